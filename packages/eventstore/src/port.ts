@@ -1,0 +1,102 @@
+/**
+ * The event store port. Adapters: PostgreSQL (the embedded default) and, later, EventStoreDB.
+ * Every adapter passes the contract suite in contract.ts.
+ */
+
+/** Who did what, on whose behalf. Never holds sensitive data. */
+export interface EventMetadata {
+  tenant_id: string;
+  actor_id?: string;
+  actor_type?: 'application' | 'user' | 'system';
+  correlation_id?: string;
+  causation_id?: string;
+}
+
+export interface NewEvent<Data = unknown> {
+  /** Generated when absent; lets consumers deduplicate. */
+  event_id?: string;
+  type: string;
+  data: Data;
+  metadata: EventMetadata;
+}
+
+/**
+ * A place in the commit order of all events. For PostgreSQL, commit is the writing transaction's
+ * id (xid8) and prepare the global position; both are decimal strings (they can exceed 2^53).
+ */
+export interface Position {
+  commit: string;
+  prepare: string;
+}
+
+export interface RecordedEvent<Data = unknown> {
+  event_id: string;
+  type: string;
+  data: Data;
+  metadata: EventMetadata;
+  stream: string;
+  /** 0 for a stream's first event. */
+  revision: number;
+  position: Position;
+  created_at: Date;
+}
+
+/**
+ * `no_stream`: the stream must not exist; `stream_exists`: it must; a number: the revision of the
+ * stream's last event must be exactly this; `any`: no check.
+ */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number;
+
+export interface AppendResult {
+  /** Revision of the last event appended. */
+  revision: number;
+  /** Position of the last event appended: a subscriber that passed it has seen the whole append. */
+  position: Position;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+  ) {
+    super(`stream ${stream} is not at the expected revision ${String(expected)}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+export interface SubscriptionOptions {
+  /** Deliver events strictly after this position; from the very first event when absent. */
+  after?: Position;
+  /** Only streams whose names start with one of these prefixes. */
+  streamPrefixes?: string[];
+  /** Largest number of events handed to one onEvents call. */
+  batchSize?: number;
+  /**
+   * Called with each batch, in commit order, one call at a time. When it throws, the subscription
+   * stops and reports the error through onError; nothing after the failed batch is delivered.
+   */
+  onEvents(events: RecordedEvent[]): Promise<void>;
+  onError?(error: unknown): void;
+}
+
+export interface Subscription {
+  /** Stops delivering; resolves once an onEvents call in progress has finished. */
+  stop(): Promise<void>;
+}
+
+export interface EventStore {
+  append(stream: string, events: NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  /** All events of one stream in revision order; [] when the stream does not exist. */
+  readStream(stream: string): Promise<RecordedEvent[]>;
+  /** Events after a position in commit order, never skipping one that commits late. */
+  readAll(options: { after?: Position; limit: number; streamPrefixes?: string[] }): Promise<RecordedEvent[]>;
+  subscribeAll(options: SubscriptionOptions): Subscription;
+  close(): Promise<void>;
+}
+
+export function comparePositions(a: Position, b: Position): number {
+  const commit = BigInt(a.commit) - BigInt(b.commit);
+  if (commit !== 0n) return commit < 0n ? -1 : 1;
+  const prepare = BigInt(a.prepare) - BigInt(b.prepare);
+  return prepare === 0n ? 0 : prepare < 0n ? -1 : 1;
+}

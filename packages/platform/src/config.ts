@@ -1,0 +1,64 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+
+const base64Key32 = z
+  .string()
+  .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded');
+
+/** The one schema for every setting the service reads from its environment. */
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  PUBLIC_URL: z.url().optional(),
+  DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/tokenvault'),
+  DATABASE_APP_ROLE: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/, 'must be a plain lower-case PostgreSQL role name')
+    .default('tokenvault_app'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(10),
+  REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+  MASTER_KEY: base64Key32.optional(),
+  MASTER_KEY_FILE: z.string().min(1).default('.data/master.key'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/, 'like 256kb or 1mb').default('256kb'),
+  READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+});
+
+export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration:\n  ${issues.join('\n  ')}`);
+  }
+}
+
+/**
+ * Parses the environment. Without MASTER_KEY a development key is generated once and kept in
+ * MASTER_KEY_FILE (gitignored), so a restarted dev server can still decrypt its own data.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = configSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  const config = parsed.data;
+  const masterKey = config.MASTER_KEY ?? readOrCreateDevMasterKey(config.MASTER_KEY_FILE, config.NODE_ENV);
+  return {
+    ...config,
+    MASTER_KEY: masterKey,
+    PUBLIC_URL: (config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/$/, ''),
+  };
+}
+
+function readOrCreateDevMasterKey(file: string, nodeEnv: string): string {
+  if (nodeEnv === 'production') throw new ConfigError(['MASTER_KEY: required in production']);
+  const path = resolve(file);
+  if (existsSync(path)) return readFileSync(path, 'utf8').trim();
+  mkdirSync(dirname(path), { recursive: true });
+  const key = randomBytes(32).toString('base64');
+  writeFileSync(path, `${key}\n`, { mode: 0o600 });
+  return key;
+}

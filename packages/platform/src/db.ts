@@ -1,0 +1,148 @@
+import pg from 'pg';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+/** Anything that runs a query: a pool or a client inside a transaction. */
+export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
+
+// int8 (bigint) values such as global positions are parsed to JavaScript bigint-safe strings by
+// default; counts and revisions here stay far below 2^53, so numbers are the convenient form.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export interface PoolOptions {
+  connectionString: string;
+  max: number;
+  /** When set, every connection switches to this non-owner role, so row-level security applies. */
+  role?: string;
+  applicationName?: string;
+}
+
+export function createPool(options: PoolOptions): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max,
+    application_name: options.applicationName ?? 'tokenvault',
+  });
+  if (options.role) {
+    const role = options.role;
+    // Queries on a client run in order, so this runs before the first query that checked it out.
+    pool.on('connect', (client) => void client.query(`SET ROLE ${pg.escapeIdentifier(role)}`).catch(() => {}));
+  }
+  return pool;
+}
+
+export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Runs read-model queries as one tenant: the tenant id is set for this transaction only, and the
+ * row-level security policies of the app role filter every table by it.
+ */
+export async function withTenant<T>(
+  pool: pg.Pool,
+  tenantId: string,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  if (!uuidPattern.test(tenantId)) throw new Error('tenant id must be a uuid');
+  const client = await pool.connect();
+  try {
+    // One round trip for both: the id is a checked uuid, so inlining it is safe.
+    await client.query(`BEGIN READ ONLY; SELECT set_config('app.tenant_id', '${tenantId}', true)`);
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Creates the database named in the URL when it does not exist yet (dev and CI convenience). */
+export async function ensureDatabase(connectionString: string): Promise<void> {
+  const url = new URL(connectionString);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  const admin = new URL(connectionString);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) {
+      await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`).catch((error: { code?: string }) => {
+        if (error.code !== '42P04') throw error; // created concurrently by another process
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export interface Migration {
+  /** Unique and stable, like `tokens/001_read_model`. */
+  id: string;
+  sql: string;
+}
+
+/**
+ * Applies the migrations not applied yet, in the given order, each in its own transaction, under
+ * an advisory lock so that processes starting together do not race. `{{app_role}}` in the SQL is
+ * replaced by the app role's quoted name.
+ */
+export async function migrate(pool: pg.Pool, migrations: Migration[], appRole: string): Promise<string[]> {
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('SELECT pg_advisory_lock(7212001)');
+    await ensureRole(client, appRole);
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
+    const done = new Set(
+      (await client.query<{ id: string }>('SELECT id FROM schema_migrations')).rows.map((row) => row.id),
+    );
+    for (const migration of migrations) {
+      if (done.has(migration.id)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(migration.sql.replaceAll('{{app_role}}', pg.escapeIdentifier(appRole)));
+        await client.query('INSERT INTO schema_migrations (id) VALUES ($1)', [migration.id]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw new Error(`migration ${migration.id} failed: ${(error as Error).message}`, { cause: error });
+      }
+      applied.push(migration.id);
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(7212001)').catch(() => {});
+    client.release();
+  }
+  return applied;
+}
+
+async function ensureRole(client: pg.PoolClient, role: string): Promise<void> {
+  const exists = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role]);
+  if (exists.rowCount === 0) {
+    await client.query(`CREATE ROLE ${pg.escapeIdentifier(role)} NOLOGIN`).catch((error: { code?: string }) => {
+      if (error.code !== '42710') throw error; // created concurrently
+    });
+  }
+  // The owner connection must be allowed to SET ROLE to it (a no-op for superusers).
+  await client.query(`GRANT ${pg.escapeIdentifier(role)} TO CURRENT_USER`).catch(() => {});
+}

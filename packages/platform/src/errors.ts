@@ -1,0 +1,56 @@
+import type { z } from 'zod';
+
+export type FieldErrors = Record<string, string[]>;
+
+const problemBase = 'https://tokenvault.dev/problems/';
+
+/** An error that the central handler turns into an RFC 9457 problem+json response. */
+export class Problem extends Error {
+  constructor(
+    readonly status: number,
+    readonly slug: string,
+    readonly title: string,
+    readonly detail?: string,
+    readonly errors?: FieldErrors,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail ?? title);
+  }
+
+  get type(): string {
+    return problemBase + this.slug;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      type: this.type,
+      title: this.title,
+      status: this.status,
+      ...(this.detail === undefined ? {} : { detail: this.detail }),
+      ...(this.errors === undefined ? {} : { errors: this.errors }),
+    };
+  }
+}
+
+export const badRequest = (detail: string, errors?: FieldErrors) =>
+  new Problem(400, 'bad-request', 'Bad Request', detail, errors);
+export const unauthorized = (detail = 'A valid API key is required in the SVC-API-KEY header.') =>
+  new Problem(401, 'unauthorized', 'Unauthorized', detail);
+export const forbidden = (detail: string) => new Problem(403, 'forbidden', 'Forbidden', detail);
+export const notFound = (detail = 'The resource was not found.') =>
+  new Problem(404, 'not-found', 'Not Found', detail);
+export const conflict = (detail: string) => new Problem(409, 'conflict', 'Conflict', detail);
+export const unprocessable = (detail: string) =>
+  new Problem(422, 'unprocessable', 'Unprocessable Entity', detail);
+export const payloadTooLarge = (detail: string) =>
+  new Problem(413, 'payload-too-large', 'Payload Too Large', detail);
+
+/** Names each wrong field by its path, prefixed by where it came from (body, query, path). */
+export function validationProblem(error: z.ZodError, location: 'body' | 'query' | 'path' | 'header'): Problem {
+  const errors: FieldErrors = {};
+  for (const issue of error.issues) {
+    const field = [location, ...issue.path.map(String)].join('.');
+    (errors[field] ??= []).push(issue.message);
+  }
+  return badRequest('The request is not valid; see errors for each field.', errors);
+}

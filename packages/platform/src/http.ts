@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { pinoHttp } from 'pino-http';
+import { z } from 'zod';
+import { Problem, badRequest, forbidden, notFound, payloadTooLarge, validationProblem } from './errors.ts';
+import type { Logger } from './logger.ts';
+
+/** A grant of token permissions on one container path and everything below it. */
+export interface ContainerRule {
+  container: string;
+  permissions: string[];
+}
+
+/** Who is calling: resolved from the API key before any handler runs. */
+export interface Principal {
+  tenantId: string;
+  actorId: string;
+  actorType: 'application' | 'user';
+  permissions: ReadonlySet<string>;
+  rules: readonly ContainerRule[];
+}
+
+export interface HandlerContext<Params, Query, Body> {
+  params: Params;
+  query: Query;
+  body: Body;
+  principal: Principal;
+  requestId: string;
+  headers: Request['headers'];
+}
+
+export interface HandlerResult {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+type AnyZodObject = z.ZodObject<z.ZodRawShape>;
+
+export interface RouteDefinition<
+  P extends AnyZodObject = AnyZodObject,
+  Q extends AnyZodObject = AnyZodObject,
+  B extends z.ZodType = z.ZodType,
+> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** Express-style path, e.g. `/tokens/:id`. */
+  path: string;
+  summary: string;
+  tag: string;
+  /** Checked before the handler runs; null for routes that need no API key. */
+  permission: string | null;
+  params?: P;
+  query?: Q;
+  body?: B;
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handle(context: HandlerContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
+}
+
+/** Keeps each route's own types while allowing heterogeneous lists of routes. */
+export function defineRoute<P extends AnyZodObject, Q extends AnyZodObject, B extends z.ZodType>(
+  route: RouteDefinition<P, Q, B>,
+): RouteDefinition {
+  return route as unknown as RouteDefinition;
+}
+
+/** A query parameter that may be given once or repeated (`?type=a&type=b`). */
+export function repeatable<T extends z.ZodType>(item: T) {
+  return z
+    .union([item, z.array(item)])
+    .optional()
+    .transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value])) as unknown as z.ZodType<
+    z.output<T>[],
+    z.input<T> | z.input<T>[] | undefined
+  >;
+}
+
+export const pageQuery = (maxSize: number) => ({
+  page: z.coerce.number().int().min(1).default(1),
+  size: z.coerce.number().int().min(1).max(maxSize).default(20),
+});
+
+export interface Pagination {
+  total_items: number;
+  page_number: number;
+  page_size: number;
+  total_pages: number;
+}
+
+export function paginated<T>(data: T[], page: number, size: number, totalItems: number) {
+  return {
+    pagination: {
+      total_items: totalItems,
+      page_number: page,
+      page_size: size,
+      total_pages: Math.ceil(totalItems / size),
+    } satisfies Pagination,
+    data,
+  };
+}
+
+export type Authenticate = (apiKey: string | undefined) => Promise<Principal>;
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      requestId: string;
+    }
+  }
+}
+
+function parseOrThrow<S extends z.ZodType>(schema: S | undefined, value: unknown, where: 'body' | 'query' | 'path') {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) throw validationProblem(result.error, where);
+  return result.data;
+}
+
+export function mountRoutes(router: Router, routes: RouteDefinition[], authenticate: Authenticate): void {
+  for (const route of routes) {
+    router[route.method](route.path, async (req: Request, res: Response) => {
+      const principal =
+        route.permission === null ? anonymous : await authenticate(req.get('svc-api-key') ?? undefined);
+      if (route.permission !== null && !principal.permissions.has(route.permission)) {
+        throw forbidden(`This API key lacks the permission ${route.permission}.`);
+      }
+      if (route.body && req.body === undefined) {
+        throw badRequest('A JSON body is required (Content-Type: application/json).', {
+          body: ['Required'],
+        });
+      }
+      const result = await route.handle({
+        params: parseOrThrow(route.params, req.params, 'path') ?? {},
+        query: parseOrThrow(route.query, req.query, 'query') ?? {},
+        body: parseOrThrow(route.body, req.body, 'body'),
+        principal,
+        requestId: req.requestId,
+        headers: req.headers,
+      });
+      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+      if (result.body === undefined) res.status(result.status).end();
+      else res.status(result.status).json(result.body);
+    });
+  }
+}
+
+const anonymous: Principal = {
+  tenantId: '',
+  actorId: '',
+  actorType: 'user',
+  permissions: new Set(),
+  rules: [],
+};
+
+const requestIdPattern = /^[\w.:-]{1,64}$/;
+
+export interface AppOptions {
+  logger: Logger;
+  bodyLimit: string;
+  /** Mounted before the routes: health checks and documents. */
+  configure(app: express.Express): void;
+}
+
+/** The express application shell: request ids, logging, JSON parsing, the central error handler. */
+export function createHttpApp(options: AppOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use((req, res, next) => {
+    const incoming = req.get('x-request-id');
+    req.requestId = incoming && requestIdPattern.test(incoming) ? incoming : randomUUID();
+    res.setHeader('x-request-id', req.requestId);
+    next();
+  });
+  app.use(
+    pinoHttp({
+      logger: options.logger,
+      genReqId: (req) => (req as Request).requestId,
+      // Only what is safe: never headers (API keys) or bodies (token data).
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          path: req.url.split('?')[0],
+        }),
+        res: (res: { statusCode: number }) => ({ status: res.statusCode }),
+      },
+      customLogLevel: (_req, res, error) =>
+        error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug',
+    }),
+  );
+  app.use(express.json({ limit: options.bodyLimit, strict: false, type: ['application/json', 'application/*+json'] }));
+  options.configure(app);
+  return app;
+}
+
+/** Last in the chain: unknown routes, then every error as problem+json. */
+export function finishHttpApp(app: express.Express, logger: Logger): void {
+  app.use(() => {
+    throw notFound('No such route.');
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const problem = toProblem(error);
+    if (problem.status >= 500) logger.error({ err: error, requestId: req.requestId }, 'request failed');
+    for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
+    res
+      .status(problem.status)
+      .type('application/problem+json')
+      .send(JSON.stringify({ ...problem.toJSON(), request_id: req.requestId }));
+  });
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+function toProblem(error: unknown): Problem {
+  if (error instanceof Problem) return error;
+  const parserError = error as BodyParserError;
+  switch (parserError?.type) {
+    case 'entity.parse.failed':
+      return badRequest('The body is not well-formed JSON.', { body: ['Malformed JSON'] });
+    case 'entity.too.large':
+      return payloadTooLarge(`The body is larger than the limit of ${parserError.limit ?? '?'} bytes.`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new Problem(415, 'unsupported-media-type', 'Unsupported Media Type', 'Use UTF-8 JSON.');
+    case 'request.aborted':
+      return badRequest('The request was aborted.');
+  }
+  return new Problem(500, 'internal', 'Internal Server Error', 'An unexpected error occurred.');
+}
+
+/** An OpenAPI 3.1 document built from the same zod schemas that validate the requests. */
+export function buildOpenApiDocument(routes: RouteDefinition[], info: { title: string; version: string }) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') =>
+    z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
+  for (const route of routes) {
+    const path = route.path.replace(/:(\w+)/g, '{$1}');
+    const parameters: unknown[] = [];
+    for (const [location, schema] of [
+      ['path', route.params],
+      ['query', route.query],
+    ] as const) {
+      if (!schema) continue;
+      for (const [name, field] of Object.entries(schema.shape)) {
+        parameters.push({
+          name,
+          in: location,
+          required: location === 'path' || !(field as z.ZodType).safeParse(undefined).success,
+          schema: jsonSchema(field as z.ZodType, 'input'),
+        });
+      }
+    }
+    const responses: Record<string, unknown> = {};
+    for (const [status, response] of Object.entries(route.responses)) {
+      responses[status] = {
+        description: response.description,
+        ...(response.schema ? { content: { 'application/json': { schema: jsonSchema(response.schema, 'output') } } } : {}),
+      };
+    }
+    responses.default = {
+      description: 'An error (RFC 9457 problem details).',
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    };
+    (paths[path] ??= {})[route.method] = {
+      summary: route.summary,
+      tags: [route.tag],
+      ...(route.permission ? { 'x-permission': route.permission, security: [{ apiKey: [] }] } : { security: [] }),
+      ...(parameters.length ? { parameters } : {}),
+      ...(route.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } }
+        : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info,
+    paths,
+    components: {
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'SVC-API-KEY' } },
+      schemas: {
+        Problem: {
+          type: 'object',
+          required: ['type', 'title', 'status'],
+          properties: {
+            type: { type: 'string', format: 'uri' },
+            title: { type: 'string' },
+            status: { type: 'integer' },
+            detail: { type: 'string' },
+            errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+            request_id: { type: 'string' },
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * Headers and bodies can carry keys and token data: they are never logged. Redaction is a second
+ * line of defence for anything that slips into a log object by mistake.
+ */
+export function createLogger(level: string, name = 'tokenvault'): Logger {
+  return pino({
+    name,
+    level,
+    redact: {
+      paths: [
+        'req.headers["svc-api-key"]',
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'body',
+        'data',
+        'api_key',
+        '*.data',
+        '*.api_key',
+        '*.token',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}

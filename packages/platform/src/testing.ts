@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { ensureDatabase, migrate, createPool, type Migration } from './db.ts';
+
+const serverUrl = process.env.TEST_DATABASE_SERVER_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const testAppRole = 'tokenvault_app';
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A database of its own for one test file, migrated with the given migrations: tests that read
+ * every event (subscriptions, rebuilds) never see another file's events.
+ */
+export async function createTestDatabase(migrations: Migration[]): Promise<TestDatabase> {
+  const name = `tokenvault_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  await ensureDatabase(url.toString());
+  const pool = createPool({ connectionString: url.toString(), max: 1 });
+  try {
+    await migrate(pool, migrations, testAppRole);
+  } finally {
+    await pool.end();
+  }
+  return {
+    url: url.toString(),
+    name,
+    async drop() {
+      const admin = new pg.Client({ connectionString: serverUrl });
+      await admin.connect();
+      try {
+        await admin.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+      } finally {
+        await admin.end();
+      }
+    },
+  };
+}

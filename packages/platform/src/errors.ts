@@ -48,9 +48,16 @@ export const payloadTooLarge = (detail: string) =>
 /** Names each wrong field by its path, prefixed by where it came from (body, query, path). */
 export function validationProblem(error: z.ZodError, location: 'body' | 'query' | 'path' | 'header'): Problem {
   const errors: FieldErrors = {};
+  const add = (path: readonly PropertyKey[], message: string) =>
+    (errors[[location, ...path.map(String)].join('.')] ??= []).push(message);
   for (const issue of error.issues) {
-    const field = [location, ...issue.path.map(String)].join('.');
-    (errors[field] ??= []).push(issue.message);
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) add([...issue.path, key], 'Unknown field');
+    } else if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) {
+      add(issue.path, 'Required');
+    } else {
+      add(issue.path, issue.message);
+    }
   }
   return badRequest('The request is not valid; see errors for each field.', errors);
 }

@@ -18,6 +18,8 @@ export interface Principal {
   actorType: 'application' | 'user';
   permissions: ReadonlySet<string>;
   rules: readonly ContainerRule[];
+  /** The tenant's settings, e.g. deduplicate_tokens: "true". */
+  tenantSettings: Readonly<Record<string, string>>;
 }
 
 export interface HandlerContext<Params, Query, Body> {
@@ -116,12 +118,15 @@ function parseOrThrow<S extends z.ZodType>(schema: S | undefined, value: unknown
   return result.data;
 }
 
-export function mountRoutes(router: Router, routes: RouteDefinition[], authenticate: Authenticate): void {
+/** What routes mount on: an express application or router. */
+export type RouteTarget = Pick<Router, 'get' | 'post' | 'put' | 'patch' | 'delete'>;
+
+export function mountRoutes(router: RouteTarget, routes: RouteDefinition[], authenticate: Authenticate): void {
   for (const route of routes) {
     router[route.method](route.path, async (req: Request, res: Response) => {
       const principal =
         route.permission === null ? anonymous : await authenticate(req.get('svc-api-key') ?? undefined);
-      if (route.permission !== null && !principal.permissions.has(route.permission)) {
+      if (route.permission !== null && !holdsPermission(principal, route.permission)) {
         throw forbidden(`This API key lacks the permission ${route.permission}.`);
       }
       if (route.body && req.body === undefined) {
@@ -144,12 +149,23 @@ export function mountRoutes(router: Router, routes: RouteDefinition[], authentic
   }
 }
 
+/**
+ * Tenant-wide, or on at least one container through a rule: a token route then checks the
+ * containers of the tokens it touches.
+ */
+export function holdsPermission(principal: Principal, permission: string): boolean {
+  return (
+    principal.permissions.has(permission) || principal.rules.some((rule) => rule.permissions.includes(permission))
+  );
+}
+
 const anonymous: Principal = {
   tenantId: '',
   actorId: '',
   actorType: 'user',
   permissions: new Set(),
   rules: [],
+  tenantSettings: {},
 };
 
 const requestIdPattern = /^[\w.:-]{1,64}$/;

@@ -1,0 +1,5 @@
+export * from './permissions.ts';
+export * from './common.ts';
+export * from './checksums.ts';
+export * from './tokens.ts';
+export * from './applications.ts';

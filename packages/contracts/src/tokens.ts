@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { passesAbaChecksum, passesLuhn } from './checksums.ts';
+import { containerPath, timestamp, uuid } from './common.ts';
+
+export const tokenTypes = ['token', 'card', 'bank'] as const;
+export type TokenType = (typeof tokenTypes)[number];
+export const tokenTypeSchema = z.enum(tokenTypes);
+
+export const defaultContainers: Record<TokenType, string> = {
+  token: '/general/high/',
+  card: '/pci/high/',
+  bank: '/bank/high/',
+};
+
+export const tokenId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:~-]*$/, 'Letters, digits and . _ : ~ - only, starting with a letter or digit');
+
+export const cardData = z.strictObject({
+  number: z
+    .string()
+    .regex(/^\d{13,19}$/, 'Must be 13 to 19 digits')
+    .refine(passesLuhn, 'Is not a valid card number (Luhn check)'),
+  expiration_month: z.number().int().min(1).max(12),
+  expiration_year: z.number().int().min(2000).max(2200),
+  cvc: z
+    .string()
+    .regex(/^\d{3,4}$/, 'Must be 3 or 4 digits')
+    .optional(),
+});
+
+export const bankData = z.strictObject({
+  routing_number: z
+    .string()
+    .regex(/^\d{9}$/, 'Must be 9 digits')
+    .refine(passesAbaChecksum, 'Is not a valid ABA routing number'),
+  account_number: z.string().regex(/^\d{3,17}$/, 'Must be 3 to 17 digits'),
+});
+
+const dataSchemas: Partial<Record<TokenType, z.ZodType>> = { card: cardData, bank: bankData };
+
+export const metadataSchema = z
+  .record(z.string().min(1).max(100), z.string().max(500, 'At most 500 characters'))
+  .refine((map) => Object.keys(map).length <= 50, 'At most 50 entries');
+
+export const tokenData = z.json({
+  error: (issue) => (issue.input === undefined ? 'Required' : 'Must be JSON'),
+});
+
+export const createTokenBody = z
+  .strictObject({
+    id: tokenId.optional(),
+    type: tokenTypeSchema.default('token'),
+    data: tokenData.refine((value) => value !== null, 'Must not be null'),
+    metadata: metadataSchema.optional(),
+    containers: z.array(containerPath).min(1).max(10).optional(),
+    expires_at: timestamp
+      .refine((value) => Date.parse(value) > Date.now(), 'Must be in the future')
+      .optional(),
+    deduplicate_token: z.boolean().optional(),
+  })
+  .superRefine((body, context) => {
+    const schema = dataSchemas[body.type];
+    if (!schema) return;
+    const result = schema.safeParse(body.data);
+    if (result.success) return;
+    for (const issue of result.error.issues) {
+      context.addIssue({ ...issue, path: ['data', ...issue.path] } as z.core.$ZodRawIssue);
+    }
+  });
+export type CreateTokenBody = z.output<typeof createTokenBody>;
+
+export const tokenParams = z.object({ id: tokenId });
+
+export const tokenSchema = z.object({
+  id: z.string(),
+  tenant_id: uuid,
+  type: tokenTypeSchema,
+  data: tokenData.optional(),
+  containers: z.array(z.string()),
+  metadata: z.record(z.string(), z.string()),
+  fingerprint: z.string(),
+  expires_at: timestamp.optional(),
+  created_by: uuid,
+  created_at: timestamp,
+  modified_by: uuid.optional(),
+  modified_at: timestamp.optional(),
+});
+export type TokenResponse = z.output<typeof tokenSchema>;

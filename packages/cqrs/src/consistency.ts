@@ -1,0 +1,101 @@
+import pg from 'pg';
+import type { Logger, Pool } from '@tokenvault/platform';
+import { comparePositions, type Position } from '@tokenvault/eventstore';
+import { checkpointChannel, readCheckpoint } from './projector.ts';
+
+interface Waiter {
+  target: Position;
+  resolve(caughtUp: boolean): void;
+  timer: NodeJS.Timeout;
+}
+
+export const readModelLagHeader = 'x-read-model-lagging';
+
+/**
+ * Read-your-writes: a write's response waits until the projector's checkpoint has passed the
+ * write's position. The projector announces each checkpoint with NOTIFY; a slow poll covers a
+ * dropped LISTEN connection.
+ */
+export class ReadModelConsistency {
+  private checkpoint: Position | undefined;
+  private readonly waiters = new Set<Waiter>();
+  private listener: pg.Client | null = null;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly options: {
+      connectionString: string;
+      pool: Pool;
+      projectorName: string;
+      timeoutMs: number;
+      logger: Logger;
+      pollIntervalMs?: number;
+    },
+  ) {}
+
+  async start(): Promise<void> {
+    await this.listen();
+    this.observe(await readCheckpoint(this.options.pool, this.options.projectorName));
+    this.pollTimer = setInterval(() => {
+      if (this.waiters.size === 0) return;
+      readCheckpoint(this.options.pool, this.options.projectorName)
+        .then((position) => this.observe(position))
+        .catch(() => {});
+    }, this.options.pollIntervalMs ?? 200);
+    this.pollTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    for (const waiter of this.waiters) this.settle(waiter, false);
+    await this.listener?.end().catch(() => {});
+  }
+
+  /** Resolves true once the read models include the write, false when the wait timed out. */
+  waitFor(target: Position, timeoutMs = this.options.timeoutMs): Promise<boolean> {
+    if (this.checkpoint && comparePositions(this.checkpoint, target) >= 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter: Waiter = { target, resolve, timer: setTimeout(() => this.settle(waiter, false), timeoutMs) };
+      this.waiters.add(waiter);
+    });
+  }
+
+  /** Headers for a write's response: whether the read side is still catching up. */
+  async afterWrite(position: Position | null): Promise<Record<string, string>> {
+    if (!position) return {};
+    return (await this.waitFor(position)) ? {} : { [readModelLagHeader]: 'true' };
+  }
+
+  private observe(position: Position | undefined): void {
+    if (!position) return;
+    if (this.checkpoint && comparePositions(position, this.checkpoint) <= 0) return;
+    this.checkpoint = position;
+    for (const waiter of this.waiters) {
+      if (comparePositions(position, waiter.target) >= 0) this.settle(waiter, true);
+    }
+  }
+
+  private settle(waiter: Waiter, caughtUp: boolean): void {
+    clearTimeout(waiter.timer);
+    this.waiters.delete(waiter);
+    waiter.resolve(caughtUp);
+  }
+
+  private async listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.options.connectionString });
+    client.on('notification', (message) => {
+      const [name, commit, prepare] = (message.payload ?? '').split(':');
+      if (name === this.options.projectorName && commit && prepare) this.observe({ commit, prepare });
+    });
+    client.on('error', (error) => {
+      this.options.logger.warn({ err: error }, 'checkpoint listener lost; reconnecting');
+      this.listener = null;
+      if (!this.closed) setTimeout(() => void this.listen().catch(() => {}), 500).unref();
+    });
+    await client.connect();
+    await client.query(`LISTEN ${checkpointChannel}`);
+    this.listener = client;
+  }
+}

@@ -1,0 +1,4 @@
+export * from './decider.ts';
+export * from './command.ts';
+export * from './projector.ts';
+export * from './consistency.ts';

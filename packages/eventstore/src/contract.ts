@@ -1,0 +1,513 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  comparePositions,
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type RecordedEvent,
+  type Subscription,
+} from './port.ts';
+
+/** An append whose transaction is still open: it holds its position but is not visible yet. */
+export interface OpenAppend {
+  result: AppendResult;
+  commit(): Promise<void>;
+}
+
+export interface ContractHarness {
+  /**
+   * Called once for the suite. The store's fallback polling should be slower than a second, so
+   * that the wake-up test proves notifications rather than polling.
+   */
+  createStore(): Promise<EventStore>;
+  /** Called after the store was closed. */
+  cleanup(): Promise<void>;
+  /** Adapters where a transaction can take its position before it commits; enables the late-commit tests. */
+  appendInOpenTransaction?(stream: string, events: NewEvent[]): Promise<OpenAppend>;
+}
+
+const tenantId = '6f1c1b5e-2f4a-4d8e-9d3b-0c2a7e5b9f10';
+const waitLimitMs = 10_000;
+
+function event(type: string, data: unknown = { type }, extra: Partial<NewEvent> = {}): NewEvent {
+  return { type, data, metadata: { tenant_id: tenantId, actor_type: 'system' }, ...extra };
+}
+
+/** A stream-name prefix of its own per test: every test reads only what it wrote. */
+function uniquePrefix(): string {
+  return `t${randomUUID().slice(0, 8)}/`;
+}
+
+function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((done) => (resolve = done));
+  return { promise, resolve };
+}
+
+function withTimeout<T>(promise: Promise<T>, what: string, ms = waitLimitMs): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+    promise.then(
+      (value) => (clearTimeout(timer), resolve(value)),
+      (error: unknown) => (clearTimeout(timer), reject(error)),
+    );
+  });
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Collects what a subscription delivers; until(n) resolves once n events arrived. */
+function collector() {
+  const events: RecordedEvent[] = [];
+  const batchSizes: number[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const waiters: { count: number; resolve(): void }[] = [];
+  return {
+    events,
+    batchSizes,
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    async onEvents(batch: RecordedEvent[]): Promise<void> {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await Promise.resolve(); // overlapping calls would show up here
+      events.push(...batch);
+      batchSizes.push(batch.length);
+      inFlight--;
+      for (const waiter of waiters.filter((w) => events.length >= w.count)) waiter.resolve();
+    },
+    until(count: number): Promise<void> {
+      if (events.length >= count) return Promise.resolve();
+      const done = deferred();
+      waiters.push({ count, resolve: done.resolve });
+      return withTimeout(done.promise, `${count} events (got ${events.length})`);
+    },
+  };
+}
+
+function expectStrictlyIncreasing(events: RecordedEvent[]): void {
+  for (let index = 1; index < events.length; index++) {
+    expect(comparePositions(events[index - 1]!.position, events[index]!.position)).toBe(-1);
+  }
+}
+
+function expectRecorded(
+  recorded: RecordedEvent[],
+  written: NewEvent[],
+  stream: string,
+  firstRevision = 0,
+): void {
+  expect(recorded).toHaveLength(written.length);
+  recorded.forEach((actual, index) => {
+    const expected = written[index]!;
+    expect(actual.stream).toBe(stream);
+    expect(actual.revision).toBe(firstRevision + index);
+    expect(actual.type).toBe(expected.type);
+    expect(actual.data).toEqual(expected.data);
+    expect(actual.metadata).toEqual(expected.metadata);
+    if (expected.event_id) expect(actual.event_id).toBe(expected.event_id);
+    else expect(actual.event_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(actual.created_at).toBeInstanceOf(Date);
+  });
+  expectStrictlyIncreasing(recorded);
+}
+
+async function expectWrongRevision(promise: Promise<unknown>, stream: string, expected: ExpectedRevision) {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(WrongExpectedRevisionError);
+  expect(error).toMatchObject({ stream, expected });
+}
+
+/** The behaviour every EventStore adapter must have. */
+export function eventStoreContract(name: string, harness: ContractHarness): void {
+  describe(`event store contract: ${name}`, () => {
+    let store: EventStore;
+    const running: Subscription[] = [];
+    const subscribe = (...args: Parameters<EventStore['subscribeAll']>) => {
+      const subscription = store.subscribeAll(...args);
+      running.push(subscription);
+      return subscription;
+    };
+
+    beforeAll(async () => {
+      store = await harness.createStore();
+    });
+
+    afterAll(async () => {
+      await Promise.all(running.map((subscription) => subscription.stop()));
+      await store?.close();
+      await harness.cleanup();
+    });
+
+    it('gives back what was written, in order, through readStream, readAll and subscribeAll', async () => {
+      const prefix = uniquePrefix();
+      const stream = `${prefix}order-1`;
+      const first: NewEvent[] = [
+        event(
+          'OrderPlaced',
+          {
+            id: 1,
+            lines: [{ sku: 'é-ß-✓', qty: 2, price: 10.5 }],
+            note: '注文 🚀 naïve',
+            gift: null,
+            rush: false,
+          },
+          { event_id: randomUUID() },
+        ),
+        event('OrderPaid', {
+          amount: { value: '12.30', currency: 'EUR' },
+          nested: { deep: { deeper: [1, [2, [3]]] } },
+        }),
+        {
+          type: 'OrderTagged',
+          data: ['a', 'b'],
+          metadata: {
+            tenant_id: tenantId,
+            actor_id: 'user-1',
+            actor_type: 'user',
+            correlation_id: randomUUID(),
+            causation_id: randomUUID(),
+          },
+        },
+      ];
+      const second: NewEvent[] = [event('OrderShipped', 'a plain string'), event('OrderClosed', 42)];
+      const other = event('Unrelated', { stream: 'other' });
+
+      const firstResult = await store.append(stream, first, { expectedRevision: 'no_stream' });
+      await store.append(`${prefix}other`, [other], { expectedRevision: 'no_stream' });
+      const secondResult = await store.append(stream, second, { expectedRevision: 2 });
+
+      const fromStream = await store.readStream(stream);
+      expectRecorded(fromStream, [...first, ...second], stream);
+      expect(firstResult).toEqual({ revision: 2, position: fromStream[2]!.position });
+      expect(secondResult).toEqual({ revision: 4, position: fromStream[4]!.position });
+      expect(await store.readStream(`${prefix}missing`)).toEqual([]);
+
+      const fromAll = await store.readAll({ limit: 100, streamPrefixes: [prefix] });
+      expectStrictlyIncreasing(fromAll);
+      expect(fromAll.map((e) => e.event_id)).toEqual([
+        ...fromStream.slice(0, 3).map((e) => e.event_id),
+        expect.any(String),
+        ...fromStream.slice(3).map((e) => e.event_id),
+      ]);
+      expectRecorded([fromAll[3]!], [other], `${prefix}other`);
+      expect(fromAll.filter((e) => e.stream === stream)).toEqual(fromStream);
+
+      const paged = [
+        ...(await store.readAll({ limit: 2, streamPrefixes: [prefix] })),
+        ...(await store.readAll({ after: fromAll[1]!.position, limit: 2, streamPrefixes: [prefix] })),
+        ...(await store.readAll({ after: fromAll[3]!.position, limit: 10, streamPrefixes: [prefix] })),
+      ];
+      expect(paged).toEqual(fromAll);
+
+      const received = collector();
+      const subscription = subscribe({
+        streamPrefixes: [prefix],
+        onEvents: (batch) => received.onEvents(batch),
+      });
+      await received.until(fromAll.length);
+      await subscription.stop();
+      expect(received.events).toEqual(fromAll);
+    });
+
+    it('checks the expected revision of each kind', async () => {
+      const prefix = uniquePrefix();
+      const stream = `${prefix}s`;
+      const missing = `${prefix}missing`;
+
+      await expectWrongRevision(
+        store.append(missing, [event('E')], { expectedRevision: 'stream_exists' }),
+        missing,
+        'stream_exists',
+      );
+      await expectWrongRevision(store.append(missing, [event('E')], { expectedRevision: 0 }), missing, 0);
+      expect(await store.readStream(missing)).toEqual([]);
+
+      expect((await store.append(stream, [event('E0')], { expectedRevision: 'no_stream' })).revision).toBe(0);
+      await expectWrongRevision(
+        store.append(stream, [event('E')], { expectedRevision: 'no_stream' }),
+        stream,
+        'no_stream',
+      );
+      expect(
+        (await store.append(stream, [event('E1')], { expectedRevision: 'stream_exists' })).revision,
+      ).toBe(1);
+      await expectWrongRevision(store.append(stream, [event('E')], { expectedRevision: 0 }), stream, 0); // stale
+      await expectWrongRevision(store.append(stream, [event('E')], { expectedRevision: 5 }), stream, 5); // ahead
+      expect((await store.append(stream, [event('E2'), event('E3')], { expectedRevision: 1 })).revision).toBe(
+        3,
+      );
+      expect((await store.append(stream, [event('E4')], { expectedRevision: 'any' })).revision).toBe(4);
+      expect(
+        (await store.append(`${prefix}fresh`, [event('F0')], { expectedRevision: 'any' })).revision,
+      ).toBe(0);
+
+      // Failed appends left nothing behind.
+      expect((await store.readStream(stream)).map((e) => e.type)).toEqual(['E0', 'E1', 'E2', 'E3', 'E4']);
+
+      await expect(store.append('', [event('E')], { expectedRevision: 'any' })).rejects.toThrow();
+      await expect(store.append(stream, [], { expectedRevision: 'any' })).rejects.toThrow();
+      expect(await store.readStream(stream)).toHaveLength(5);
+    });
+
+    it('lets exactly one of 50 concurrent appends with the same expected revision win', async () => {
+      const prefix = uniquePrefix();
+      const stream = `${prefix}contended`;
+      await store.append(stream, [event('Created')], { expectedRevision: 'no_stream' });
+
+      const attempts = Array.from({ length: 50 }, (_, writer) => [
+        event('Changed', { writer, part: 1 }, { event_id: randomUUID() }),
+        event('Changed', { writer, part: 2 }, { event_id: randomUUID() }),
+      ]);
+      const outcomes = await Promise.allSettled(
+        attempts.map((events) => store.append(stream, events, { expectedRevision: 0 })),
+      );
+
+      const winners = outcomes.flatMap((outcome, writer) => (outcome.status === 'fulfilled' ? [writer] : []));
+      expect(winners).toHaveLength(1);
+      for (const outcome of outcomes) {
+        if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(WrongExpectedRevisionError);
+      }
+      const events = await store.readStream(stream);
+      expect(events.map((e) => e.revision)).toEqual([0, 1, 2]);
+      expect(events.slice(1).map((e) => e.event_id)).toEqual(attempts[winners[0]!]!.map((e) => e.event_id));
+    });
+
+    it('lets exactly one of 50 concurrent no_stream appends create the stream', async () => {
+      const stream = `${uniquePrefix()}created-once`;
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, writer) =>
+          store.append(stream, [event('Created', { writer })], { expectedRevision: 'no_stream' }),
+        ),
+      );
+      expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+      expect(
+        outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof WrongExpectedRevisionError),
+      ).toHaveLength(49);
+      expect(await store.readStream(stream)).toHaveLength(1);
+    });
+
+    it('keeps a stream in revision order in readAll under concurrent appends', async () => {
+      const prefix = uniquePrefix();
+      const stream = `${prefix}busy`;
+      await Promise.all(
+        Array.from({ length: 40 }, (_, writer) =>
+          store.append(stream, [event('Tick', { writer }), event('Tock', { writer })], {
+            expectedRevision: 'any',
+          }),
+        ),
+      );
+      const all = await store.readAll({ limit: 1000, streamPrefixes: [prefix] });
+      expect(all.map((e) => e.revision)).toEqual(Array.from({ length: 80 }, (_, revision) => revision));
+      expectStrictlyIncreasing(all);
+    });
+
+    it.skipIf(!harness.appendInOpenTransaction)(
+      'readAll never skips an event whose transaction took its position first and committed last',
+      async () => {
+        const prefix = uniquePrefix();
+        const open = await harness.appendInOpenTransaction!(`${prefix}a`, [event('A1'), event('A2')]);
+        let beforeCommit: RecordedEvent[];
+        try {
+          await store.append(`${prefix}b`, [event('B1')], { expectedRevision: 'no_stream' });
+          beforeCommit = await store.readAll({ limit: 100, streamPrefixes: [prefix] });
+        } finally {
+          await open.commit();
+        }
+        // Continue from the last position seen, as a subscriber would.
+        const seen = [...beforeCommit];
+        const deadline = Date.now() + waitLimitMs;
+        while (seen.length < 3 && Date.now() < deadline) {
+          const next = await store.readAll({
+            after: seen.at(-1)?.position,
+            limit: 100,
+            streamPrefixes: [prefix],
+          });
+          seen.push(...next);
+          if (next.length === 0) await delay(10);
+        }
+        expect(seen.map((e) => e.type).sort()).toEqual(['A1', 'A2', 'B1']);
+        expect(seen.map((e) => e.type).filter((type) => type.startsWith('A'))).toEqual(['A1', 'A2']);
+        expectStrictlyIncreasing(seen);
+      },
+    );
+
+    it.skipIf(!harness.appendInOpenTransaction)(
+      'a running subscription delivers late-committing events exactly once, none skipped',
+      async () => {
+        const prefix = uniquePrefix();
+        const received = collector();
+        subscribe({ streamPrefixes: [prefix], onEvents: (batch) => received.onEvents(batch) });
+        const open = await harness.appendInOpenTransaction!(`${prefix}a`, [event('A1'), event('A2')]);
+        try {
+          await store.append(`${prefix}b`, [event('B1')], { expectedRevision: 'no_stream' });
+          // Not synchronisation: a window in which a subscription without the fence would read B1.
+          await delay(300);
+        } finally {
+          await open.commit();
+        }
+        await received.until(3);
+        await store.append(`${prefix}c`, [event('C1')], { expectedRevision: 'no_stream' });
+        await received.until(4);
+        expect(received.events.map((e) => e.type).sort()).toEqual(['A1', 'A2', 'B1', 'C1']);
+        expect(received.events.at(-1)!.type).toBe('C1');
+        expectStrictlyIncreasing(received.events);
+      },
+    );
+
+    it('subscribes from a checkpoint and delivers only what comes after it', async () => {
+      const prefix = uniquePrefix();
+      const stream = `${prefix}c`;
+      await store.append(stream, [event('C0'), event('C1'), event('C2')], { expectedRevision: 'no_stream' });
+      const [, checkpoint] = await store.readAll({ limit: 10, streamPrefixes: [prefix] });
+
+      const received = collector();
+      const subscription = subscribe({
+        after: checkpoint!.position,
+        streamPrefixes: [prefix],
+        onEvents: (batch) => received.onEvents(batch),
+      });
+      await received.until(1);
+      await store.append(stream, [event('C3')], { expectedRevision: 2 });
+      await received.until(2);
+      await subscription.stop();
+      expect(received.events.map((e) => e.type)).toEqual(['C2', 'C3']);
+    });
+
+    it('filters by stream prefix, literally', async () => {
+      const prefix = uniquePrefix();
+      for (const stream of ['alpha-1', 'beta-1', 'alphabet', 'gamma-1', 'alpha-2']) {
+        await store.append(`${prefix}${stream}`, [event(stream)], { expectedRevision: 'no_stream' });
+      }
+      const streamPrefixes = [`${prefix}alpha-`, `${prefix}gamma-`];
+      const received = collector();
+      const subscription = subscribe({ streamPrefixes, onEvents: (batch) => received.onEvents(batch) });
+      await received.until(3);
+      await subscription.stop();
+      expect(received.events.map((e) => e.type)).toEqual(['alpha-1', 'gamma-1', 'alpha-2']);
+      expect(await store.readAll({ limit: 10, streamPrefixes })).toEqual(received.events);
+      expect(await store.readAll({ limit: 10, streamPrefixes: [`${prefix}%`, `${prefix}_lpha`] })).toEqual(
+        [],
+      );
+    });
+
+    it('delivers in batches of at most batchSize, one onEvents call at a time', async () => {
+      const prefix = uniquePrefix();
+      const written = Array.from({ length: 25 }, (_, index) => event(`E${index}`));
+      await store.append(`${prefix}s`, written, { expectedRevision: 'no_stream' });
+      const received = collector();
+      const subscription = subscribe({
+        streamPrefixes: [prefix],
+        batchSize: 10,
+        onEvents: (batch) => received.onEvents(batch),
+      });
+      await received.until(25);
+      await subscription.stop();
+      expect(received.events.map((e) => e.type)).toEqual(written.map((e) => e.type));
+      expect(Math.max(...received.batchSizes)).toBeLessThanOrEqual(10);
+      expect(received.maxInFlight).toBe(1);
+    });
+
+    it('wakes a caught-up subscription promptly when new events are written', async () => {
+      const prefix = uniquePrefix();
+      const received = collector();
+      subscribe({ streamPrefixes: [prefix], onEvents: (batch) => received.onEvents(batch) });
+      for (let round = 1; round <= 3; round++) {
+        const started = Date.now();
+        await store.append(`${prefix}s`, [event(`E${round}`)], { expectedRevision: 'any' });
+        await received.until(round);
+        expect(Date.now() - started).toBeLessThan(1_000);
+      }
+    });
+
+    it('stop() resolves only after the onEvents call in progress finished, and nothing follows', async () => {
+      const prefix = uniquePrefix();
+      const entered = deferred();
+      const release = deferred();
+      let calls = 0;
+      let finished = false;
+      const subscription = subscribe({
+        streamPrefixes: [prefix],
+        onEvents: async () => {
+          calls++;
+          entered.resolve();
+          await release.promise;
+          finished = true;
+        },
+      });
+      await store.append(`${prefix}s`, [event('S1')], { expectedRevision: 'no_stream' });
+      await withTimeout(entered.promise, 'the first delivery');
+
+      let stopped = false;
+      const stopping = subscription.stop().then(() => (stopped = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(stopped).toBe(false);
+      release.resolve();
+      await withTimeout(stopping, 'stop()');
+      expect(finished).toBe(true);
+
+      // A witness subscription sees the next write; the stopped one must not.
+      const witness = collector();
+      const witnessSubscription = subscribe({
+        streamPrefixes: [prefix],
+        onEvents: (b) => witness.onEvents(b),
+      });
+      await witness.until(1);
+      await store.append(`${prefix}s`, [event('S2')], { expectedRevision: 0 });
+      await witness.until(2);
+      await witnessSubscription.stop();
+      expect(calls).toBe(1);
+      await subscription.stop(); // stopping twice is harmless
+    });
+
+    it('can be stopped from inside onEvents', async () => {
+      const prefix = uniquePrefix();
+      await store.append(`${prefix}s`, [event('S1'), event('S2')], { expectedRevision: 'no_stream' });
+      const delivered: string[] = [];
+      const subscription: Subscription = subscribe({
+        streamPrefixes: [prefix],
+        batchSize: 1,
+        onEvents: async (batch) => {
+          delivered.push(...batch.map((e) => e.type));
+          await subscription.stop();
+        },
+      });
+      await withTimeout(
+        (async () => {
+          while (delivered.length === 0) await delay(5);
+        })(),
+        'the first delivery',
+      );
+      await withTimeout(subscription.stop(), 'stop()');
+      expect(delivered).toEqual(['S1']);
+    });
+
+    it('stops and reports the error when onEvents throws', async () => {
+      const prefix = uniquePrefix();
+      await store.append(`${prefix}s`, [event('S1'), event('S2')], { expectedRevision: 'no_stream' });
+      const failure = new Error('projection failed');
+      const reported = deferred<unknown>();
+      let calls = 0;
+      const subscription = subscribe({
+        streamPrefixes: [prefix],
+        batchSize: 1,
+        onEvents: async () => {
+          calls++;
+          throw failure;
+        },
+        onError: (error) => reported.resolve(error),
+      });
+      expect(await withTimeout(reported.promise, 'onError')).toBe(failure);
+      await withTimeout(subscription.stop(), 'stop()');
+      expect(calls).toBe(1);
+    });
+  });
+}

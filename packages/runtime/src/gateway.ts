@@ -1,0 +1,37 @@
+import type express from 'express';
+import { buildOpenApiDocument, createHttpApp, finishHttpApp, mountRoutes } from '@tokenvault/platform';
+import type { Runtime } from './runtime.ts';
+
+/** The REST surface: every context's routes behind API-key authentication. */
+export function createGatewayApp(runtime: Runtime): express.Express {
+  const openApi = buildOpenApiDocument(runtime.routes, { title: 'Tokenvault API', version: '0.1.0' });
+  const app = createHttpApp({
+    logger: runtime.logger,
+    bodyLimit: runtime.config.BODY_LIMIT,
+    configure(app) {
+      app.get('/healthz', (_req, res) => {
+        res.json({ status: 'ok' });
+      });
+      app.get('/readyz', async (_req, res) => {
+        const [postgres, redis] = await Promise.all([
+          runtime.ownerPool.query('SELECT 1').then(
+            () => 'ok',
+            () => 'unavailable',
+          ),
+          runtime.redis.ping().then(
+            () => 'ok',
+            () => 'unavailable',
+          ),
+        ]);
+        const ready = postgres === 'ok' && redis === 'ok';
+        res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: { postgres, redis } });
+      });
+      app.get('/openapi.json', (_req, res) => {
+        res.json(openApi);
+      });
+    },
+  });
+  mountRoutes(app, runtime.routes, runtime.authenticate);
+  finishHttpApp(app, runtime.logger);
+  return app;
+}

@@ -1,0 +1,4 @@
+export * from './runtime.ts';
+export * from './gateway.ts';
+export * from './server.ts';
+export * from './process.ts';

@@ -1,0 +1,117 @@
+import {
+  createLogger,
+  createPool,
+  createRedis,
+  ensureDatabase,
+  migrate,
+  type Config,
+  type Logger,
+  type Pool,
+  type Redis,
+  type RouteDefinition,
+  type Authenticate,
+} from '@tokenvault/platform';
+import { PostgresEventStore, eventStoreMigrations, type EventStore } from '@tokenvault/eventstore';
+import { Projector, ReadModelConsistency, projectorMigrations, type Projection } from '@tokenvault/cqrs';
+import { Vault, vaultMigrations } from '@tokenvault/vault';
+import { applicationRoutes, createAuthenticator, tenancyMigrations, tenancyProjection } from '@tokenvault/tenancy';
+import { tokenRoutes, tokensMigrations, tokensProjection } from '@tokenvault/tokens';
+
+/** In dependency order: infrastructure first, then each context's read models. */
+export const allMigrations = [
+  ...eventStoreMigrations,
+  ...projectorMigrations,
+  ...vaultMigrations,
+  ...tenancyMigrations,
+  ...tokensMigrations,
+];
+
+/** Every read model, applied by one projector under one checkpoint. */
+export const allProjections: Projection[] = [tenancyProjection, tokensProjection];
+export const readModelsProjectorName = 'read-models';
+
+export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
+  await ensureDatabase(config.DATABASE_URL);
+  const pool = createPool({ connectionString: config.DATABASE_URL, max: 1, applicationName: 'tokenvault-migrate' });
+  try {
+    const applied = await migrate(pool, allMigrations, config.DATABASE_APP_ROLE);
+    if (applied.length) logger.info({ applied }, 'database migrated');
+  } finally {
+    await pool.end();
+  }
+}
+
+export interface Runtime {
+  config: Config;
+  logger: Logger;
+  /** The schema owner: event store, vault keys, projector, key resolution. */
+  ownerPool: Pool;
+  /** The app role under row-level security: every tenant-scoped read. */
+  appPool: Pool;
+  redis: Redis;
+  store: EventStore;
+  vault: Vault;
+  consistency: ReadModelConsistency;
+  authenticate: Authenticate;
+  routes: RouteDefinition[];
+  createProjector(): Projector;
+  close(): Promise<void>;
+}
+
+export async function createRuntime(config: Config, logger = createLogger(config.LOG_LEVEL)): Promise<Runtime> {
+  const poolSize = config.DATABASE_POOL_SIZE;
+  const ownerPool = createPool({ connectionString: config.DATABASE_URL, max: poolSize, applicationName: 'tokenvault' });
+  const appPool = createPool({
+    connectionString: config.DATABASE_URL,
+    max: poolSize,
+    role: config.DATABASE_APP_ROLE,
+    applicationName: 'tokenvault-queries',
+  });
+  const redis = createRedis(config.REDIS_URL);
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  const store = new PostgresEventStore(ownerPool, {
+    listenConnectionString: config.DATABASE_URL,
+    onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),
+  });
+  const vault = new Vault(ownerPool, config.MASTER_KEY);
+  const consistency = new ReadModelConsistency({
+    connectionString: config.DATABASE_URL,
+    pool: ownerPool,
+    projectorName: readModelsProjectorName,
+    timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+    logger,
+  });
+  await consistency.start();
+  const deps = { store, appPool, vault, consistency };
+  const projectors: Projector[] = [];
+  return {
+    config,
+    logger,
+    ownerPool,
+    appPool,
+    redis,
+    store,
+    vault,
+    consistency,
+    authenticate: createAuthenticator(ownerPool),
+    routes: [...tokenRoutes(deps), ...applicationRoutes(deps)],
+    createProjector() {
+      const projector = new Projector({
+        name: readModelsProjectorName,
+        store,
+        pool: ownerPool,
+        projections: allProjections,
+        logger,
+      });
+      projectors.push(projector);
+      return projector;
+    },
+    async close() {
+      for (const projector of projectors) await projector.stop();
+      await consistency.close();
+      await store.close();
+      redis.disconnect();
+      await Promise.all([ownerPool.end(), appPool.end()]);
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createLogger, type Config } from '@tokenvault/platform';
+import { createGatewayApp } from './gateway.ts';
+import { createRuntime, prepareDatabase, type Runtime } from './runtime.ts';
+
+export interface RunningService {
+  url: string;
+  runtime: Runtime;
+  close(): Promise<void>;
+}
+
+/** Everything in one process: migrations, the projector and the gateway. */
+export async function startAllInOne(config: Config): Promise<RunningService> {
+  const logger = createLogger(config.LOG_LEVEL);
+  await prepareDatabase(config, logger);
+  const runtime = await createRuntime(config, logger);
+  const projector = runtime.createProjector();
+  await projector.start();
+  const app = createGatewayApp(runtime);
+  const server: Server = await new Promise((resolve) => {
+    const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
+  });
+  server.keepAliveTimeout = 65_000;
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+  logger.info({ url, publicUrl: config.PUBLIC_URL }, 'tokenvault is listening');
+  return {
+    url,
+    runtime,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await runtime.close();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { executeCommand, type CommandOutcome } from '@tokenvault/cqrs';
+import type { EventMetadata, EventStore } from '@tokenvault/eventstore';
+import type { Principal } from '@tokenvault/platform';
+import type { CreateApplicationBody, UpdateApplicationBody } from '@tokenvault/contracts';
+import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
+import { applicationDecider, type ApplicationEvent, type ApplicationState, type ApplicationView } from '../domain/application.ts';
+import { streams } from '../domain/events.ts';
+
+export function metadataOf(principal: Principal, correlationId: string): EventMetadata {
+  return {
+    tenant_id: principal.tenantId,
+    actor_id: principal.actorId,
+    actor_type: principal.actorType,
+    correlation_id: correlationId,
+  };
+}
+
+function viewOf(outcome: CommandOutcome<ApplicationState, ApplicationEvent>): ApplicationView {
+  if (outcome.state.status !== 'active') throw new Error('the application is not active after the command');
+  return outcome.state.application;
+}
+
+export class ApplicationCommands {
+  constructor(private readonly store: EventStore) {}
+
+  async create(principal: Principal, body: CreateApplicationBody, correlationId: string) {
+    const applicationId = randomUUID();
+    const key = generateApiKey(body.type);
+    const outcome = await executeCommand(
+      this.store,
+      streams.application(principal.tenantId, applicationId),
+      applicationDecider,
+      {
+        type: 'CreateApplication',
+        applicationId,
+        tenantId: principal.tenantId,
+        name: body.name,
+        applicationType: body.type,
+        permissions: body.permissions,
+        rules: body.rules,
+        keyHash: hashApiKey(key),
+        actorId: principal.actorId,
+        now: new Date().toISOString(),
+      },
+      metadataOf(principal, correlationId),
+      { newStream: true },
+    );
+    return { application: viewOf(outcome), key, position: outcome.position };
+  }
+
+  async update(principal: Principal, applicationId: string, body: UpdateApplicationBody, correlationId: string) {
+    const outcome = await executeCommand(
+      this.store,
+      streams.application(principal.tenantId, applicationId),
+      applicationDecider,
+      {
+        type: 'UpdateApplication',
+        applicationId,
+        tenantId: principal.tenantId,
+        name: body.name,
+        permissions: body.permissions,
+        rules: body.rules,
+        actorId: principal.actorId,
+        now: new Date().toISOString(),
+      },
+      metadataOf(principal, correlationId),
+    );
+    return { application: viewOf(outcome), position: outcome.position };
+  }
+
+  async delete(principal: Principal, applicationId: string, correlationId: string) {
+    const outcome = await executeCommand(
+      this.store,
+      streams.application(principal.tenantId, applicationId),
+      applicationDecider,
+      {
+        type: 'DeleteApplication',
+        applicationId,
+        tenantId: principal.tenantId,
+        actorId: principal.actorId,
+        now: new Date().toISOString(),
+      },
+      metadataOf(principal, correlationId),
+    );
+    return { position: outcome.position };
+  }
+}

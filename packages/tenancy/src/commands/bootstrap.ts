@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { executeCommand } from '@tokenvault/cqrs';
+import type { EventMetadata, EventStore } from '@tokenvault/eventstore';
+import type { Vault } from '@tokenvault/vault';
+import { permissions } from '@tokenvault/contracts';
+import type { Position } from '@tokenvault/eventstore';
+import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
+import { applicationDecider } from '../domain/application.ts';
+import { streams } from '../domain/events.ts';
+import { memberDecider } from '../domain/member.ts';
+import { tenantDecider } from '../domain/tenant.ts';
+import { userDecider } from '../domain/user.ts';
+
+export interface BootstrapResult {
+  tenant_id: string;
+  owner_user_id: string;
+  application_id: string;
+  api_key: string;
+  /** Where the last event stands: wait for it before using the key. */
+  position: Position;
+}
+
+/**
+ * The first key has to come from somewhere: a tenant, its owner (a new user and the OWNER
+ * member) and a management application holding every permission.
+ */
+export async function bootstrapTenant(
+  store: EventStore,
+  vault: Vault,
+  input: { tenantName: string; ownerEmail: string },
+): Promise<BootstrapResult> {
+  const tenantId = randomUUID();
+  const ownerId = randomUUID();
+  const applicationId = randomUUID();
+  const now = new Date().toISOString();
+  const metadata: EventMetadata = { tenant_id: tenantId, actor_id: ownerId, actor_type: 'user' };
+  await vault.createTenantKeys(tenantId);
+  await executeCommand(
+    store,
+    streams.user(ownerId),
+    userDecider,
+    { type: 'RegisterUser', userId: ownerId, email: input.ownerEmail, now },
+    metadata,
+    { newStream: true },
+  );
+  await executeCommand(
+    store,
+    streams.tenant(tenantId),
+    tenantDecider,
+    {
+      type: 'CreateTenant',
+      tenantId,
+      name: input.tenantName,
+      ownerId,
+      settings: { deduplicate_tokens: 'false' },
+      actorId: ownerId,
+      now,
+    },
+    metadata,
+    { newStream: true },
+  );
+  const memberId = randomUUID();
+  await executeCommand(
+    store,
+    streams.member(tenantId, memberId),
+    memberDecider,
+    { type: 'AddMember', memberId, tenantId, userId: ownerId, role: 'OWNER', actorId: ownerId, now },
+    metadata,
+    { newStream: true },
+  );
+  const apiKey = generateApiKey('management');
+  const outcome = await executeCommand(
+    store,
+    streams.application(tenantId, applicationId),
+    applicationDecider,
+    {
+      type: 'CreateApplication',
+      applicationId,
+      tenantId,
+      name: 'Management (bootstrap)',
+      applicationType: 'management',
+      permissions: [...permissions],
+      rules: [],
+      keyHash: hashApiKey(apiKey),
+      actorId: ownerId,
+      now,
+    },
+    metadata,
+    { newStream: true },
+  );
+  if (!outcome.position) throw new Error('bootstrap appended nothing');
+  return {
+    tenant_id: tenantId,
+    owner_user_id: ownerId,
+    application_id: applicationId,
+    api_key: apiKey,
+    position: outcome.position,
+  };
+}

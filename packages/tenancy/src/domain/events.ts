@@ -1,0 +1,57 @@
+import type { DomainEvent } from '@tokenvault/cqrs';
+import type { ApplicationType, Permission } from '@tokenvault/contracts';
+
+export interface ContainerRuleData {
+  container: string;
+  permissions: Permission[];
+}
+
+export type TenantSettings = { deduplicate_tokens: 'true' | 'false' };
+
+export type TenancyEvent =
+  | DomainEvent<
+      'TenantCreated',
+      { tenant_id: string; name: string; owner_id: string; settings: TenantSettings; created_by: string; created_at: string }
+    >
+  | DomainEvent<'UserRegistered', { user_id: string; email: string; first_name?: string; last_name?: string; created_at: string }>
+  | DomainEvent<
+      'MemberAdded',
+      { member_id: string; tenant_id: string; user_id: string; role: 'OWNER' | 'ADMIN'; created_by: string; created_at: string }
+    >
+  | DomainEvent<
+      'ApplicationCreated',
+      {
+        application_id: string;
+        tenant_id: string;
+        name: string;
+        type: ApplicationType;
+        permissions: Permission[];
+        rules: ContainerRuleData[];
+        /** SHA-256 of the key: the key itself is never stored. */
+        key_hash: string;
+        created_by: string;
+        created_at: string;
+      }
+    >
+  | DomainEvent<
+      'ApplicationUpdated',
+      {
+        application_id: string;
+        tenant_id: string;
+        name: string;
+        permissions: Permission[];
+        rules: ContainerRuleData[];
+        modified_by: string;
+        modified_at: string;
+      }
+    >
+  | DomainEvent<'ApplicationDeleted', { application_id: string; tenant_id: string; deleted_by: string; deleted_at: string }>;
+
+export type TenancyEventOf<Type extends TenancyEvent['type']> = Extract<TenancyEvent, { type: Type }>;
+
+export const streams = {
+  tenant: (tenantId: string) => `tenancy.tenant-${tenantId}`,
+  user: (userId: string) => `tenancy.user-${userId}`,
+  member: (tenantId: string, memberId: string) => `tenancy.member-${tenantId}-${memberId}`,
+  application: (tenantId: string, applicationId: string) => `tenancy.application-${tenantId}-${applicationId}`,
+};

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { defineRoute, notFound, pageQuery, paginated, type Pool, type RouteDefinition } from '@tokenvault/platform';
+import type { ReadModelConsistency } from '@tokenvault/cqrs';
+import type { EventStore } from '@tokenvault/eventstore';
+import {
+  applicationSchema,
+  createApplicationBody,
+  createdApplicationSchema,
+  idParams,
+  paginatedSchema,
+  updateApplicationBody,
+} from '@tokenvault/contracts';
+import { ApplicationCommands } from '../commands/applications.ts';
+import { ApplicationQueries } from '../queries/applications.ts';
+
+export interface ApplicationRouteDeps {
+  store: EventStore;
+  appPool: Pool;
+  consistency: ReadModelConsistency;
+}
+
+const missing = () => notFound('No application with this id.');
+
+export function applicationRoutes({ store, appPool, consistency }: ApplicationRouteDeps): RouteDefinition[] {
+  const commands = new ApplicationCommands(store);
+  const queries = new ApplicationQueries(appPool);
+  const tag = 'Applications';
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/applications',
+      summary: 'Create an application and its API key (shown only in this response)',
+      tag,
+      permission: 'application:create',
+      body: createApplicationBody,
+      responses: { 201: { description: 'Created', schema: createdApplicationSchema } },
+      async handle({ principal, body, requestId }) {
+        const created = await commands.create(principal, body, requestId);
+        return {
+          status: 201,
+          headers: await consistency.afterWrite(created.position),
+          body: { ...created.application, key: created.key },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/applications',
+      summary: 'List applications',
+      tag,
+      permission: 'application:read',
+      query: z.strictObject(pageQuery(100)),
+      responses: { 200: { description: 'A page of applications', schema: paginatedSchema(applicationSchema) } },
+      async handle({ principal, query }) {
+        const { items, total } = await queries.list(principal.tenantId, query.page, query.size);
+        return { status: 200, body: paginated(items, query.page, query.size, total) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/applications/:id',
+      summary: 'Get an application',
+      tag,
+      permission: 'application:read',
+      params: idParams,
+      responses: { 200: { description: 'The application', schema: applicationSchema } },
+      async handle({ principal, params }) {
+        const application = await queries.get(principal.tenantId, params.id);
+        if (!application) throw missing();
+        return { status: 200, body: application };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/applications/:id',
+      summary: 'Replace an application’s name and grants',
+      tag,
+      permission: 'application:update',
+      params: idParams,
+      body: updateApplicationBody,
+      responses: { 200: { description: 'The updated application', schema: applicationSchema } },
+      async handle({ principal, params, body, requestId }) {
+        const updated = await commands.update(principal, params.id, body, requestId);
+        return { status: 200, headers: await consistency.afterWrite(updated.position), body: updated.application };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/applications/:id',
+      summary: 'Delete an application; its key stops working at once',
+      tag,
+      permission: 'application:delete',
+      params: idParams,
+      responses: { 204: { description: 'Deleted' } },
+      async handle({ principal, params, requestId }) {
+        const deleted = await commands.delete(principal, params.id, requestId);
+        return { status: 204, headers: await consistency.afterWrite(deleted.position) };
+      },
+    }),
+  ];
+}

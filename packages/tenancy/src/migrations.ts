@@ -1,0 +1,76 @@
+import type { Migration } from '@tokenvault/platform';
+
+/** The tenant of the current transaction, set by withTenant; NULL outside of one. */
+const currentTenant = `nullif(current_setting('app.tenant_id', true), '')::uuid`;
+
+export const tenancyMigrations: Migration[] = [
+  {
+    id: 'tenancy/001_read_models',
+    sql: `
+      CREATE TABLE tenants (
+        id uuid PRIMARY KEY,
+        owner_id uuid NOT NULL,
+        name text NOT NULL,
+        settings jsonb NOT NULL,
+        created_by uuid,
+        created_at timestamptz,
+        modified_by uuid,
+        modified_at timestamptz
+      );
+      CREATE TABLE users (
+        id uuid PRIMARY KEY,
+        email text NOT NULL,
+        first_name text,
+        last_name text,
+        picture text,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX users_email ON users (lower(email));
+      CREATE TABLE tenant_members (
+        tenant_id uuid NOT NULL,
+        id uuid NOT NULL,
+        user_id uuid NOT NULL,
+        role text NOT NULL,
+        created_by uuid,
+        created_at timestamptz,
+        modified_by uuid,
+        modified_at timestamptz,
+        PRIMARY KEY (tenant_id, id),
+        UNIQUE (tenant_id, user_id)
+      );
+      CREATE TABLE applications (
+        tenant_id uuid NOT NULL,
+        id uuid NOT NULL,
+        name text NOT NULL,
+        type text NOT NULL,
+        permissions text[] NOT NULL,
+        rules jsonb NOT NULL,
+        created_by uuid,
+        created_at timestamptz,
+        modified_by uuid,
+        modified_at timestamptz,
+        PRIMARY KEY (tenant_id, id)
+      );
+      CREATE INDEX applications_by_creation ON applications (tenant_id, created_at, id);
+      -- Key digests resolve a request to its tenant before any tenant is known: owner role only.
+      CREATE TABLE api_keys (
+        key_hash text PRIMARY KEY,
+        tenant_id uuid NOT NULL,
+        application_id uuid NOT NULL
+      );
+      CREATE INDEX api_keys_by_application ON api_keys (tenant_id, application_id);
+
+      ALTER TABLE tenants ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON tenants USING (id = ${currentTenant});
+      ALTER TABLE tenant_members ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON tenant_members USING (tenant_id = ${currentTenant});
+      ALTER TABLE applications ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON applications USING (tenant_id = ${currentTenant});
+      ALTER TABLE users ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON users USING (
+        EXISTS (SELECT 1 FROM tenant_members m WHERE m.user_id = users.id AND m.tenant_id = ${currentTenant})
+      );
+      GRANT SELECT ON tenants, users, tenant_members, applications TO {{app_role}};
+    `,
+  },
+];

@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import { executeCommand } from '@tokenvault/cqrs';
+import type { EventMetadata, EventStore, Position } from '@tokenvault/eventstore';
+import { forbidden, type Principal } from '@tokenvault/platform';
+import { defaultContainers, type CreateTokenBody, type TokenResponse } from '@tokenvault/contracts';
+import type { Vault } from '@tokenvault/vault';
+import { allowedOnAll } from '../domain/access.ts';
+import { tokenDecider, tokenStream, type TokenView } from '../domain/token.ts';
+import { tokenFields, type TokenQueries } from '../queries/tokens.ts';
+
+export type CreateTokenResult =
+  | { created: true; token: TokenResponse; position: Position | null }
+  | { created: false; token: TokenResponse };
+
+function metadataOf(principal: Principal, correlationId: string): EventMetadata {
+  return {
+    tenant_id: principal.tenantId,
+    actor_id: principal.actorId,
+    actor_type: principal.actorType,
+    correlation_id: correlationId,
+  };
+}
+
+function responseOf(view: TokenView): TokenResponse {
+  return tokenFields({
+    ...view,
+    expires_at: view.expires_at ? new Date(view.expires_at) : null,
+    created_at: new Date(view.created_at),
+    modified_by: null,
+    modified_at: null,
+  });
+}
+
+export class TokenCommands {
+  constructor(
+    private readonly store: EventStore,
+    private readonly vault: Vault,
+    private readonly queries: TokenQueries,
+  ) {}
+
+  async create(principal: Principal, body: CreateTokenBody, correlationId: string): Promise<CreateTokenResult> {
+    const containers = [...new Set(body.containers ?? [defaultContainers[body.type]])];
+    if (!allowedOnAll(principal, 'token:create', containers)) {
+      throw forbidden('This API key lacks token:create on the requested containers.');
+    }
+    const tenantId = principal.tenantId;
+    const fingerprint = await this.vault.fingerprint(tenantId, body.type, body.data);
+    const deduplicate = body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true';
+    if (deduplicate) {
+      const existing = await this.queries.findByFingerprint(tenantId, body.type, fingerprint);
+      if (existing) return { created: false, token: tokenFields(existing) };
+    }
+    const id = body.id ?? randomUUID();
+    const token: TokenView = {
+      id,
+      tenant_id: tenantId,
+      type: body.type,
+      data_ciphertext: await this.vault.encrypt(tenantId, id, body.data),
+      containers,
+      metadata: body.metadata ?? {},
+      fingerprint,
+      ...(body.expires_at ? { expires_at: new Date(body.expires_at).toISOString() } : {}),
+      created_by: principal.actorId,
+      created_at: new Date().toISOString(),
+    };
+    const outcome = await executeCommand(
+      this.store,
+      tokenStream(tenantId, id),
+      tokenDecider,
+      { type: 'CreateToken', token },
+      metadataOf(principal, correlationId),
+      { newStream: true, conflictDetail: 'A token with this id exists.' },
+    );
+    return { created: true, token: responseOf(token), position: outcome.position };
+  }
+
+  async delete(principal: Principal, tokenId: string, correlationId: string): Promise<{ position: Position | null }> {
+    const outcome = await executeCommand(
+      this.store,
+      tokenStream(principal.tenantId, tokenId),
+      tokenDecider,
+      {
+        type: 'DeleteToken',
+        tokenId,
+        tenantId: principal.tenantId,
+        grants: principal,
+        actorId: principal.actorId,
+        now: new Date().toISOString(),
+      },
+      metadataOf(principal, correlationId),
+    );
+    return { position: outcome.position };
+  }
+}

@@ -1,0 +1,19 @@
+// The REST gateway alone (no projector): for deployments that scale the two apart.
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '@tokenvault/platform';
+import { createGatewayApp, createRuntime, prepareDatabase, runUntilSignalled } from '@tokenvault/runtime';
+
+await runUntilSignalled(async () => {
+  const config = loadConfig();
+  const runtime = await createRuntime(config);
+  await prepareDatabase(config, runtime.logger);
+  const server = createGatewayApp(runtime).listen(config.PORT, config.HOST, () =>
+    runtime.logger.info({ port: (server.address() as AddressInfo).port }, 'api-gateway listening'),
+  );
+  return {
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await runtime.close();
+    },
+  };
+});

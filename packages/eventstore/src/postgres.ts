@@ -231,7 +231,7 @@ export async function appendToStream(
 
 // With `any`, only the ordering guard can refuse; a retry runs in a new transaction with a younger
 // id, which the guard accepts. The advisory lock makes this a safety net rather than a path.
-const maxAnyAppendAttempts = 1;
+const maxAnyAppendAttempts = 3;
 
 // ---------------------------------------------------------------------------------------------
 // Reads

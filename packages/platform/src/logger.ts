@@ -6,8 +6,8 @@ export type { Logger };
  * Headers and bodies can carry keys and token data: they are never logged. Redaction is a second
  * line of defence for anything that slips into a log object by mistake.
  */
-export function createLogger(level: string, name = 'tokenvault'): Logger {
-  return pino({
+export function createLogger(level: string, name = 'tokenvault', destination?: NodeJS.WritableStream): Logger {
+  const options = {
     name,
     level,
     redact: {
@@ -24,5 +24,6 @@ export function createLogger(level: string, name = 'tokenvault'): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -11,8 +11,11 @@ export interface RunningService {
 }
 
 /** Everything in one process: migrations, the projector and the gateway. */
-export async function startAllInOne(config: Config): Promise<RunningService> {
-  const logger = createLogger(config.LOG_LEVEL);
+export async function startAllInOne(
+  config: Config,
+  options: { logDestination?: NodeJS.WritableStream } = {},
+): Promise<RunningService> {
+  const logger = createLogger(config.LOG_LEVEL, 'tokenvault', options.logDestination);
   await prepareDatabase(config, logger);
   const runtime = await createRuntime(config, logger);
   const projector = runtime.createProjector();

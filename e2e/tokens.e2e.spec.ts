@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
+
+const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030, cvc: '123' };
+const bank = { routing_number: '011000015', account_number: '1234567890' };
+
+describe('tokens', () => {
+  let stack: TestStack;
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    tenant = await stack.createTenant();
+  });
+  afterAll(async () => stack?.stop());
+
+  it('creates a token of each type without echoing data, then reads it with data', async () => {
+    for (const [type, data, container] of [
+      ['token', { any: ['json', 1, true, null], nested: { ok: 'é✓' } }, '/general/high/'],
+      ['card', card, '/pci/high/'],
+      ['bank', bank, '/bank/high/'],
+    ] as const) {
+      const created = await tenant.client.request<Record<string, unknown>>('POST', '/tokens', { body: { type, data } });
+      expect(created.status).toBe(201);
+      expect(created.body).not.toHaveProperty('data');
+      expect(created.body).toMatchObject({ type, tenant_id: tenant.tenantId, containers: [container], metadata: {} });
+      expect(created.body.created_by).toBe(tenant.applicationId);
+      const read = await tenant.client.request<Record<string, unknown>>('GET', `/tokens/${String(created.body.id)}`);
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual({ ...created.body, data });
+    }
+  });
+
+  it('keeps metadata exactly and normalises containers', async () => {
+    const metadata = { 'Customer ID': 'C-42', empty: '', unicode: 'ünï ✓', spaces: '  padded  ' };
+    const created = await tenant.client.tokens.create({
+      data: 'x',
+      metadata,
+      containers: ['/General/Low/', '/general/low/', '/pci/'],
+    });
+    expect(created.metadata).toEqual(metadata);
+    expect(created.containers).toEqual(['/general/low/', '/pci/']);
+  });
+
+  it('takes a caller-chosen id once: the second create is a 409, also after a delete', async () => {
+    const id = `customer-${Date.now()}.card:1`;
+    expect((await tenant.client.request('POST', '/tokens', { body: { id, data: 1 } })).status).toBe(201);
+    const again = await tenant.client.request<{ status: number }>('POST', '/tokens', { body: { id, data: 2 } });
+    expect(again.status).toBe(409);
+    expect(again.headers.get('content-type')).toContain('application/problem+json');
+    expect((await tenant.client.request('DELETE', `/tokens/${id}`)).status).toBe(204);
+    expect((await tenant.client.request('GET', `/tokens/${id}`)).status).toBe(404);
+    expect((await tenant.client.request('DELETE', `/tokens/${id}`)).status).toBe(404);
+    expect((await tenant.client.request('POST', '/tokens', { body: { id, data: 3 } })).status).toBe(409);
+  });
+
+  it('deduplicates on request: same data gives the same token, other data a new one', async () => {
+    const first = await tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
+      body: { type: 'card', data: card, deduplicate_token: true },
+    });
+    const second = await tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
+      body: { type: 'card', data: { cvc: '123', expiration_year: 2030, expiration_month: 12, number: card.number }, deduplicate_token: true },
+    });
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(200);
+    expect(second.body.id).toBe(first.body.id);
+    const other = await tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
+      body: { type: 'card', data: { ...card, cvc: '999' }, deduplicate_token: true },
+    });
+    expect(other.status).toBe(201);
+    expect(other.body.fingerprint).not.toBe(first.body.fingerprint);
+    const notAsked = await tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
+      body: { type: 'card', data: card },
+    });
+    expect(notAsked.status).toBe(201);
+    expect(notAsked.body.id).not.toBe(first.body.id);
+    expect(notAsked.body.fingerprint).toBe(first.body.fingerprint);
+  });
+
+  it('fingerprints with a per-tenant key: equal data in two tenants is unrelated', async () => {
+    const other = await stack.createTenant();
+    const mine = await tenant.client.tokens.create({ type: 'bank', data: bank });
+    const theirs = await other.client.tokens.create({ type: 'bank', data: bank });
+    expect(mine.fingerprint).not.toBe(theirs.fingerprint);
+  });
+
+  it('treats an expired token as gone', async () => {
+    const created = await tenant.client.tokens.create({ data: 'soon gone', expires_at: new Date(Date.now() + 1500).toISOString() });
+    expect((await tenant.client.request('GET', `/tokens/${created.id}`)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    expect((await tenant.client.request('GET', `/tokens/${created.id}`)).status).toBe(404);
+  });
+
+  it('validates card and bank data by field', async () => {
+    const badCard = await tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/tokens', {
+      body: { type: 'card', data: { number: '4242424242424241', expiration_month: 13, expiration_year: 2030, cvc: '12' } },
+    });
+    expect(badCard.status).toBe(400);
+    expect(Object.keys(badCard.body.errors).sort()).toEqual(['body.data.cvc', 'body.data.expiration_month', 'body.data.number']);
+    const badBank = await tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/tokens', {
+      body: { type: 'bank', data: { routing_number: '011000016', account_number: '12' } },
+    });
+    expect(badBank.status).toBe(400);
+    expect(Object.keys(badBank.body.errors).sort()).toEqual(['body.data.account_number', 'body.data.routing_number']);
+  });
+});
+
+describe('container-scoped permissions', () => {
+  let stack: TestStack;
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    tenant = await stack.createTenant();
+  });
+  afterAll(async () => stack?.stop());
+
+  it('a key with rules on /pci/ only reads, creates and deletes only there', async () => {
+    const pciOnly = await tenant.client.applications.create({
+      name: 'pci only',
+      type: 'private',
+      rules: [{ container: '/pci/', permissions: ['token:create', 'token:read', 'token:delete'] }],
+    });
+    const scoped = tenant.client.withKey(pciOnly.key);
+    const general = await tenant.client.tokens.create({ data: 'general' });
+    const pci = await tenant.client.tokens.create({ type: 'card', data: card });
+
+    expect((await scoped.request('GET', `/tokens/${pci.id}`)).status).toBe(200);
+    expect((await scoped.request('GET', `/tokens/${general.id}`)).status).toBe(403);
+    expect((await scoped.request('POST', '/tokens', { body: { type: 'card', data: card } })).status).toBe(201);
+    expect((await scoped.request('POST', '/tokens', { body: { data: 'x' } })).status).toBe(403);
+    expect((await scoped.request('POST', '/tokens', { body: { data: 'x', containers: ['/pci/low/', '/general/'] } })).status).toBe(403);
+    expect((await scoped.request('DELETE', `/tokens/${general.id}`)).status).toBe(403);
+    expect((await scoped.request('DELETE', `/tokens/${pci.id}`)).status).toBe(204);
+    // The refused delete left the token in place.
+    expect((await tenant.client.request('GET', `/tokens/${general.id}`)).status).toBe(200);
+  });
+
+  it('a key without a token permission anywhere is refused before any lookup', async () => {
+    const noTokens = await tenant.client.applications.create({ name: 'apps only', type: 'management', permissions: ['application:read'] });
+    const client = tenant.client.withKey(noTokens.key);
+    expect((await client.request('GET', '/tokens/anything')).status).toBe(403);
+    expect((await client.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(403);
+    expect((await client.request('DELETE', '/tokens/anything')).status).toBe(403);
+  });
+});

@@ -55,11 +55,12 @@ describe('tokens', () => {
   });
 
   it('deduplicates on request: same data gives the same token, other data a new one', async () => {
+    const card = { number: '5555555555554444', expiration_month: 1, expiration_year: 2031, cvc: '123' };
     const first = await tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
       body: { type: 'card', data: card, deduplicate_token: true },
     });
     const second = await tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
-      body: { type: 'card', data: { cvc: '123', expiration_year: 2030, expiration_month: 12, number: card.number }, deduplicate_token: true },
+      body: { type: 'card', data: { cvc: '123', expiration_year: 2031, expiration_month: 1, number: card.number }, deduplicate_token: true },
     });
     expect(first.status).toBe(201);
     expect(second.status).toBe(200);

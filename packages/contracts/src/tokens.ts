@@ -21,7 +21,7 @@ export const tokenId = z
 export const cardData = z.strictObject({
   number: z
     .string()
-    .regex(/^\d{13,19}$/, 'Must be 13 to 19 digits')
+    .regex(/^\d{13,19}$/, { message: 'Must be 13 to 19 digits', abort: true })
     .refine(passesLuhn, 'Is not a valid card number (Luhn check)'),
   expiration_month: z.number().int().min(1).max(12),
   expiration_year: z.number().int().min(2000).max(2200),
@@ -34,7 +34,7 @@ export const cardData = z.strictObject({
 export const bankData = z.strictObject({
   routing_number: z
     .string()
-    .regex(/^\d{9}$/, 'Must be 9 digits')
+    .regex(/^\d{9}$/, { message: 'Must be 9 digits', abort: true })
     .refine(passesAbaChecksum, 'Is not a valid ABA routing number'),
   account_number: z.string().regex(/^\d{3,17}$/, 'Must be 3 to 17 digits'),
 });

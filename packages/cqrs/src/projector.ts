@@ -41,6 +41,8 @@ export class Projector {
   private readonly byType = new Map<string, Projection[]>();
   private restarting: Promise<void> | null = null;
   private stopped = true;
+  private applying = false;
+  private checkpointWatch: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly options: {
@@ -51,6 +53,8 @@ export class Projector {
       projections: readonly Projection[];
       logger: Logger;
       batchSize?: number;
+      /** How often an idle projector checks that nobody reset or moved its checkpoint. */
+      checkpointCheckIntervalMs?: number;
     },
   ) {
     for (const projection of options.projections) {
@@ -69,10 +73,17 @@ export class Projector {
       onEvents: (events) => this.applyBatch(events),
       onError: (error) => this.onError(error),
     });
+    this.checkpointWatch ??= setInterval(
+      () => void this.checkCheckpoint().catch(() => {}),
+      this.options.checkpointCheckIntervalMs ?? 1_000,
+    );
+    this.checkpointWatch.unref();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.checkpointWatch) clearInterval(this.checkpointWatch);
+    this.checkpointWatch = null;
     await this.restarting;
     await this.subscription?.stop();
     this.subscription = null;
@@ -84,15 +95,37 @@ export class Projector {
       this.options.logger.error({ err: error, projector: this.options.name }, 'projection failed; retrying');
     }
     const delay = error instanceof CheckpointMovedError ? 0 : 1_000;
-    this.restarting = new Promise<void>((resolve) => setTimeout(resolve, delay)).then(async () => {
-      if (this.stopped) return;
-      await this.subscription?.stop();
-      if (!this.stopped) await this.start();
-    });
+    if (this.restarting) return;
+    this.restarting = new Promise<void>((resolve) => setTimeout(resolve, delay))
+      .then(async () => {
+        if (this.stopped) return;
+        await this.subscription?.stop();
+        if (!this.stopped) await this.start();
+      })
+      .finally(() => {
+        this.restarting = null;
+      });
     this.restarting.catch((restartError: unknown) => this.onError(restartError));
   }
 
+  /** A rebuild resets the checkpoint while this projector may have nothing new to apply. */
+  private async checkCheckpoint(): Promise<void> {
+    if (this.applying || this.restarting || this.stopped) return;
+    const stored = await readCheckpoint(this.options.pool, this.options.name);
+    if (this.applying || this.restarting || this.stopped) return;
+    if (!positionsEqual(stored, this.position)) this.onError(new CheckpointMovedError());
+  }
+
   private async applyBatch(events: RecordedEvent[]): Promise<void> {
+    this.applying = true;
+    try {
+      await this.applyInTransaction(events);
+    } finally {
+      this.applying = false;
+    }
+  }
+
+  private async applyInTransaction(events: RecordedEvent[]): Promise<void> {
     const last = events.at(-1);
     if (!last) return;
     await withTransaction(this.options.pool, async (tx) => {
@@ -101,11 +134,7 @@ export class Projector {
          FROM projection_checkpoints WHERE name = $1 FOR UPDATE`,
         [this.options.name],
       );
-      const storedPosition = stored.rows[0];
-      const moved = this.position
-        ? !storedPosition || comparePositions(storedPosition, this.position) !== 0
-        : storedPosition !== undefined;
-      if (moved) throw new CheckpointMovedError();
+      if (!positionsEqual(stored.rows[0], this.position)) throw new CheckpointMovedError();
       for (const event of events) {
         for (const projection of this.byType.get(event.type) ?? []) await projection.apply(event, tx);
       }
@@ -124,6 +153,10 @@ export class Projector {
     });
     this.position = last.position;
   }
+}
+
+function positionsEqual(a: Position | undefined, b: Position | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : comparePositions(a, b) === 0;
 }
 
 class CheckpointMovedError extends Error {

@@ -147,6 +147,14 @@ export function eventStoreContract(name: string, harness: ContractHarness): void
       await harness.cleanup();
     });
 
+    it('reports the head position: the position of the last event committed', async () => {
+      const stream = `head-${randomUUID()}`;
+      const first = await store.append(stream, [event('A')], { expectedRevision: 'no_stream' });
+      expect(comparePositions((await store.headPosition())!, first.position)).toBe(0);
+      const second = await store.append(stream, [event('B')], { expectedRevision: 0 });
+      expect(comparePositions((await store.headPosition())!, second.position)).toBe(0);
+    });
+
     it('gives back what was written, in order, through readStream, readAll and subscribeAll', async () => {
       const prefix = uniquePrefix();
       const stream = `${prefix}order-1`;

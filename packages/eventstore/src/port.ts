@@ -90,6 +90,8 @@ export interface EventStore {
   readStream(stream: string): Promise<RecordedEvent[]>;
   /** Events after a position in commit order, never skipping one that commits late. */
   readAll(options: { after?: Position; limit: number; streamPrefixes?: string[] }): Promise<RecordedEvent[]>;
+  /** The position of the last event committed so far: a subscriber past it has seen them all. */
+  headPosition(): Promise<Position | undefined>;
   subscribeAll(options: SubscriptionOptions): Subscription;
   close(): Promise<void>;
 }

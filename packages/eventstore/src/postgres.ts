@@ -386,6 +386,14 @@ export class PostgresEventStore implements EventStore {
     return (await this.readBatch(options.after, options.limit, options.streamPrefixes)).events;
   }
 
+  async headPosition(): Promise<Position | undefined> {
+    const { rows } = await this.pool.query<{ commit: string; prepare: string }>(
+      `SELECT transaction_id::text AS commit, global_position::text AS prepare FROM es_events
+       ORDER BY transaction_id DESC, global_position DESC LIMIT 1`,
+    );
+    return rows[0];
+  }
+
   subscribeAll(options: SubscriptionOptions): Subscription {
     if (this.closed) throw new Error('the event store is closed');
     const batchSize = options.batchSize ?? this.batchSize;

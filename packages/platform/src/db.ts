@@ -15,19 +15,23 @@ export interface PoolOptions {
   /** When set, every connection switches to this non-owner role, so row-level security applies. */
   role?: string;
   applicationName?: string;
+  /** An idle connection failed (server restart, terminated backend): the pool replaces it. */
+  onIdleClientError?: (error: Error) => void;
 }
 
 export function createPool(options: PoolOptions): pg.Pool {
+  if (options.role !== undefined && !/^[a-z_][a-z0-9_]*$/.test(options.role)) {
+    throw new Error('the role must be a plain lower-case identifier');
+  }
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max,
     application_name: options.applicationName ?? 'tokenvault',
+    // Set at connection start-up, so no query ever runs as the owner by mistake.
+    ...(options.role ? { options: `-c role=${options.role}` } : {}),
   });
-  if (options.role) {
-    const role = options.role;
-    // Queries on a client run in order, so this runs before the first query that checked it out.
-    pool.on('connect', (client) => void client.query(`SET ROLE ${pg.escapeIdentifier(role)}`).catch(() => {}));
-  }
+  // Without a listener, an idle client's error would crash the process.
+  pool.on('error', options.onIdleClientError ?? (() => {}));
   return pool;
 }
 

@@ -60,10 +60,17 @@ export interface Runtime {
 
 export async function createRuntime(config: Config, logger = createLogger(config.LOG_LEVEL)): Promise<Runtime> {
   const poolSize = config.DATABASE_POOL_SIZE;
-  const ownerPool = createPool({ connectionString: config.DATABASE_URL, max: poolSize, applicationName: 'tokenvault' });
+  const onIdleClientError = (error: Error) => logger.warn({ err: error }, 'idle database connection failed');
+  const ownerPool = createPool({
+    connectionString: config.DATABASE_URL,
+    max: poolSize,
+    applicationName: 'tokenvault',
+    onIdleClientError,
+  });
   const appPool = createPool({
     connectionString: config.DATABASE_URL,
     max: poolSize,
+    onIdleClientError,
     role: config.DATABASE_APP_ROLE,
     applicationName: 'tokenvault-queries',
   });

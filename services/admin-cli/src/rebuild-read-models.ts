@@ -11,9 +11,11 @@ try {
   await resetReadModels(runtime.ownerPool, readModelsProjectorName, allProjections);
   const projector = runtime.createProjector();
   await projector.start();
-  const last = (await runtime.store.readAll({ limit: 1_000_000_000 })).at(-1);
-  if (last) await runtime.consistency.waitFor(last.position, 10 * 60_000);
-  console.error(`read models rebuilt${last ? ` up to position ${last.position.prepare}` : ' (no events)'}`);
+  const head = await runtime.store.headPosition();
+  if (head && !(await runtime.consistency.waitFor(head, 60 * 60_000))) {
+    throw new Error('the rebuild did not finish within an hour');
+  }
+  console.error(`read models rebuilt${head ? ` up to position ${head.prepare}` : ' (no events)'}`);
 } finally {
   await runtime.close();
 }

@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
+
+/** Every text value of every table of the database, as one string per row. */
+async function everyRowAsText(connectionString: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    const tables = await client.query<{ schema: string; name: string }>(
+      `SELECT table_schema AS schema, table_name AS name FROM information_schema.tables
+       WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`,
+    );
+    const rows: string[] = [];
+    for (const table of tables.rows) {
+      const result = await client.query<{ row: string }>(
+        `SELECT t::text AS row FROM ${pg.escapeIdentifier(table.schema)}.${pg.escapeIdentifier(table.name)} t`,
+      );
+      rows.push(...result.rows.map((row) => `${table.name}: ${row.row}`));
+    }
+    return rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Every key and value in the Redis database, whatever the type. */
+async function everyRedisValue(url: string): Promise<string[]> {
+  const redis = new Redis(url);
+  try {
+    const values: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) {
+        const dumped = await redis.dump(key);
+        values.push(key, dumped ?? '');
+      }
+    } while (cursor !== '0');
+    return values;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+describe('token data at rest', () => {
+  let stack: TestStack;
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    tenant = await stack.createTenant();
+  });
+  afterAll(async () => stack?.stop());
+
+  it('never stores, logs or caches a token’s data in the clear', async () => {
+    const marker = `MARKER-${randomUUID()}`;
+    const token = await tenant.client.tokens.create({ data: { secret: marker, nested: [marker] }, metadata: { note: 'safe' } });
+    const card = await tenant.client.tokens.create({
+      type: 'card',
+      data: { number: '4000056655665556', expiration_month: 3, expiration_year: 2031, cvc: '737' },
+    });
+    // Read both back (the read path must not leave plaintext behind either), then delete one.
+    expect(await tenant.client.tokens.get(token.id)).toMatchObject({ data: { secret: marker } });
+    expect(await tenant.client.tokens.get(card.id)).toMatchObject({ data: { number: '4000056655665556' } });
+    await tenant.client.tokens.delete(card.id);
+    // A failed request whose body carries the marker must not echo or log it either.
+    const refused = await tenant.client.request('POST', '/tokens', { body: { data: marker, type: 'card' } });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).not.toContain(marker);
+
+    const rows = await everyRowAsText(stack.database.url);
+    expect(rows.some((row) => row.startsWith('es_events:'))).toBe(true);
+    expect(rows.filter((row) => row.includes(marker))).toEqual([]);
+    expect(rows.filter((row) => row.includes('4000056655665556'))).toEqual([]);
+
+    const redisValues = await everyRedisValue(stack.config.REDIS_URL);
+    expect(redisValues.filter((value) => value.includes(marker))).toEqual([]);
+
+    expect(stack.logs.length).toBeGreaterThan(0);
+    expect(stack.logs.filter((line) => line.includes(marker) || line.includes(tenant.apiKey))).toEqual([]);
+  });
+
+  it('binds ciphertext to its token: a ciphertext copied to another token does not open', async () => {
+    const a = await tenant.client.tokens.create({ data: 'alpha' });
+    const b = await tenant.client.tokens.create({ data: 'beta' });
+    const pool = stack.service.runtime.ownerPool;
+    await pool.query(
+      `UPDATE tokens SET data_ciphertext = (SELECT data_ciphertext FROM tokens WHERE tenant_id = $1 AND id = $2)
+       WHERE tenant_id = $1 AND id = $3`,
+      [tenant.tenantId, a.id, b.id],
+    );
+    const read = await tenant.client.request<{ status: number; detail: string }>('GET', `/tokens/${b.id}`);
+    expect(read.status).toBe(500);
+    expect(JSON.stringify(read.body)).not.toContain('alpha');
+  });
+});

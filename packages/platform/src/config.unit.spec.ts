@@ -1,0 +1,37 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+describe('config', () => {
+  it('has working defaults and derives PUBLIC_URL from PORT', () => {
+    const keyFile = join(mkdtempSync(join(tmpdir(), 'tv-')), 'master.key');
+    const config = loadConfig({ PORT: '9000', MASTER_KEY_FILE: keyFile });
+    expect(config).toMatchObject({
+      PORT: 9000,
+      PUBLIC_URL: 'http://localhost:9000',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/tokenvault',
+    });
+    expect(Buffer.from(config.MASTER_KEY, 'base64')).toHaveLength(32);
+    // The generated development key is kept, so a restart can still decrypt.
+    expect(readFileSync(keyFile, 'utf8').trim()).toBe(config.MASTER_KEY);
+    expect(loadConfig({ MASTER_KEY_FILE: keyFile }).MASTER_KEY).toBe(config.MASTER_KEY);
+  });
+
+  it('names every wrong variable', () => {
+    try {
+      loadConfig({ PORT: 'eighty', MASTER_KEY: 'short', DATABASE_APP_ROLE: 'Robert"); DROP' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const fields = (error as ConfigError).issues.map((issue) => issue.split(':')[0]).sort();
+      expect(fields).toEqual(['DATABASE_APP_ROLE', 'MASTER_KEY', 'PORT']);
+    }
+  });
+
+  it('requires a real master key in production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', MASTER_KEY_FILE: '/nonexistent/key' })).toThrow(ConfigError);
+  });
+});

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTenant } from '@tokenvault/platform';
 import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
@@ -56,9 +57,16 @@ describe('tenant isolation', () => {
       return [...tokens.rows.map((row) => row.tenant_id), ...applications.rows.map((row) => row.tenant_id), ...tenants.rows.map((row) => row.id)];
     });
     expect(new Set(seen)).toEqual(new Set([alice.tenantId]));
-    const outsideAnyTenant = await pool.query('SELECT count(*)::int AS count FROM tokens');
-    expect(outsideAnyTenant.rows[0]).toEqual({ count: 0 });
-    await expect(pool.query('SELECT * FROM api_keys')).rejects.toThrow(/permission denied/);
-    await expect(pool.query('SELECT * FROM tenant_keys')).rejects.toThrow(/permission denied/);
+    // A connection of the app role that was never set to a tenant sees nothing at all.
+    const fresh = new pg.Client({ connectionString: stack.database.url, options: `-c role=${stack.config.DATABASE_APP_ROLE}` });
+    await fresh.connect();
+    try {
+      expect((await fresh.query('SELECT count(*)::int AS count FROM tokens')).rows[0]).toEqual({ count: 0 });
+      expect((await fresh.query('SELECT count(*)::int AS count FROM applications')).rows[0]).toEqual({ count: 0 });
+      await expect(fresh.query('SELECT * FROM api_keys')).rejects.toThrow(/permission denied/);
+      await expect(fresh.query('SELECT * FROM tenant_keys')).rejects.toThrow(/permission denied/);
+    } finally {
+      await fresh.end();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Logger, Pool } from '@tokenvault/platform';
 import { comparePositions, type Position } from '@tokenvault/eventstore';
-import { checkpointChannel, readCheckpoint } from './projector.ts';
+import { checkpointChannel, invalidationChannel, readCheckpoint } from './projector.ts';
 
 interface Waiter {
   target: Position;
@@ -11,10 +11,14 @@ interface Waiter {
 
 export const readModelLagHeader = 'x-read-model-lagging';
 
+/** A cache key that a projection declared stale, or null: anything may be stale. */
+export type InvalidationListener = (key: string | null) => void;
+
 /**
  * Read-your-writes: a write's response waits until the projector's checkpoint has passed the
  * write's position. The projector announces each checkpoint with NOTIFY; a slow poll covers a
- * dropped LISTEN connection.
+ * dropped LISTEN connection. The same connection carries the projections' invalidations, which
+ * a transaction sends before its checkpoint: a cache evicts before any waiter of that write wakes.
  */
 export class ReadModelConsistency {
   private checkpoint: Position | undefined;
@@ -22,6 +26,7 @@ export class ReadModelConsistency {
   private listener: pg.Client | null = null;
   private pollTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  private readonly invalidationListeners = new Set<InvalidationListener>();
 
   constructor(
     private readonly options: {
@@ -53,11 +58,23 @@ export class ReadModelConsistency {
     await this.listener?.end().catch(() => {});
   }
 
+  onInvalidation(listener: InvalidationListener): void {
+    this.invalidationListeners.add(listener);
+  }
+
+  private invalidate(key: string | null): void {
+    for (const listener of this.invalidationListeners) listener(key);
+  }
+
   /** Resolves true once the read models include the write, false when the wait timed out. */
   waitFor(target: Position, timeoutMs = this.options.timeoutMs): Promise<boolean> {
     if (this.checkpoint && comparePositions(this.checkpoint, target) >= 0) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const waiter: Waiter = { target, resolve, timer: setTimeout(() => this.settle(waiter, false), timeoutMs) };
+      const waiter: Waiter = {
+        target,
+        resolve,
+        timer: setTimeout(() => this.settle(waiter, false), timeoutMs),
+      };
       this.waiters.add(waiter);
     });
   }
@@ -86,16 +103,22 @@ export class ReadModelConsistency {
   private async listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.options.connectionString });
     client.on('notification', (message) => {
+      if (message.channel === invalidationChannel) {
+        this.invalidate(message.payload ?? null);
+        return;
+      }
       const [name, commit, prepare] = (message.payload ?? '').split(':');
       if (name === this.options.projectorName && commit && prepare) this.observe({ commit, prepare });
     });
     client.on('error', (error) => {
       this.options.logger.warn({ err: error }, 'checkpoint listener lost; reconnecting');
       this.listener = null;
+      // Invalidations sent while disconnected are lost: treat everything as stale.
+      this.invalidate(null);
       if (!this.closed) setTimeout(() => void this.listen().catch(() => {}), 500).unref();
     });
     await client.connect();
-    await client.query(`LISTEN ${checkpointChannel}`);
+    await client.query(`LISTEN ${checkpointChannel}; LISTEN ${invalidationChannel}`);
     this.listener = client;
   }
 }

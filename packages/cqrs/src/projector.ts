@@ -24,21 +24,34 @@ export interface Projection {
   tables: readonly string[];
   /** Event types it handles; the others never reach apply. */
   handles: readonly string[];
-  apply(event: RecordedEvent, tx: PoolClient): Promise<void>;
+  /**
+   * Applies the batch's events of the handled types, in commit order (one call per batch, so a
+   * projection can write a run of events with one statement).
+   */
+  apply(events: readonly RecordedEvent[], tx: PoolClient): Promise<void>;
 }
 
 export const checkpointChannel = 'projection_checkpoint';
+/** Projections announce on it that cached views derived from a read model are stale. */
+export const invalidationChannel = 'read_model_invalidation';
+
+/** Inside a projection's transaction: delivered at commit, before the checkpoint notification. */
+export async function notifyInvalidation(tx: PoolClient, key: string): Promise<void> {
+  await tx.query('SELECT pg_notify($1, $2)', [invalidationChannel, key]);
+}
+
+/** The checkpoint of a projector that has applied nothing yet. */
+const origin: Position = { commit: '0', prepare: '0' };
 
 /**
  * Runs projections over all events. Each batch is applied and its checkpoint stored in one
- * transaction, so a crash never applies an event twice nor skips one. The checkpoint row is
- * locked and compared with what this instance last wrote: when another instance or a rebuild
- * moved it, this instance starts again from the stored checkpoint.
+ * transaction, so a crash never applies an event twice nor skips one. The checkpoint moves only
+ * from the position this instance last wrote: when another instance or a rebuild moved it, the
+ * batch rolls back and this instance starts again from the stored checkpoint.
  */
 export class Projector {
   private subscription: Subscription | null = null;
-  private position: Position | undefined;
-  private readonly byType = new Map<string, Projection[]>();
+  private position: Position = origin;
   private restarting: Promise<void> | null = null;
   private stopped = true;
   private applying = false;
@@ -56,19 +69,18 @@ export class Projector {
       /** How often an idle projector checks that nobody reset or moved its checkpoint. */
       checkpointCheckIntervalMs?: number;
     },
-  ) {
-    for (const projection of options.projections) {
-      for (const type of projection.handles) {
-        this.byType.set(type, [...(this.byType.get(type) ?? []), projection]);
-      }
-    }
-  }
+  ) {}
 
   async start(): Promise<void> {
     this.stopped = false;
-    this.position = await readCheckpoint(this.options.pool, this.options.name);
+    await this.options.pool.query(
+      `INSERT INTO projection_checkpoints (name, commit_position, prepare_position)
+       VALUES ($1, '0', 0) ON CONFLICT (name) DO NOTHING`,
+      [this.options.name],
+    );
+    this.position = (await readCheckpoint(this.options.pool, this.options.name)) ?? origin;
     this.subscription = this.options.store.subscribeAll({
-      ...(this.position ? { after: this.position } : {}),
+      after: this.position,
       batchSize: this.options.batchSize ?? 500,
       onEvents: (events) => this.applyBatch(events),
       onError: (error) => this.onError(error),
@@ -90,13 +102,10 @@ export class Projector {
   }
 
   private onError(error: unknown): void {
-    if (this.stopped) return;
-    if (!(error instanceof CheckpointMovedError)) {
-      this.options.logger.error({ err: error, projector: this.options.name }, 'projection failed; retrying');
-    }
-    const delay = error instanceof CheckpointMovedError ? 0 : 1_000;
-    if (this.restarting) return;
-    this.restarting = new Promise<void>((resolve) => setTimeout(resolve, delay))
+    if (this.stopped || this.restarting) return;
+    const moved = error instanceof CheckpointMovedError;
+    if (!moved) this.options.logger.error({ err: error, projector: this.options.name }, 'projection failed; retrying');
+    this.restarting = new Promise<void>((resolve) => setTimeout(resolve, moved ? 0 : 1_000))
       .then(async () => {
         if (this.stopped) return;
         await this.subscription?.stop();
@@ -113,50 +122,45 @@ export class Projector {
     if (this.applying || this.restarting || this.stopped) return;
     const stored = await readCheckpoint(this.options.pool, this.options.name);
     if (this.applying || this.restarting || this.stopped) return;
-    if (!positionsEqual(stored, this.position)) this.onError(new CheckpointMovedError());
+    if (!stored || comparePositions(stored, this.position) !== 0) this.onError(new CheckpointMovedError());
   }
 
   private async applyBatch(events: RecordedEvent[]): Promise<void> {
+    const last = events.at(-1);
+    if (!last) return;
     this.applying = true;
     try {
-      await this.applyInTransaction(events);
+      await withTransaction(this.options.pool, async (tx) => {
+        for (const projection of this.options.projections) {
+          const handled = events.filter((event) => projection.handles.includes(event.type));
+          if (handled.length) await projection.apply(handled, tx);
+        }
+        // One statement: move the checkpoint only from where this instance left it, and tell
+        // read-your-writes waiters (delivered at commit).
+        const moved = await tx.query(
+          `WITH moved AS (
+             UPDATE projection_checkpoints
+             SET commit_position = $4::xid8, prepare_position = $5, updated_at = now()
+             WHERE name = $1 AND commit_position = $2::xid8 AND prepare_position = $3
+             RETURNING name)
+           SELECT pg_notify($6, $7) FROM moved`,
+          [
+            this.options.name,
+            this.position.commit,
+            this.position.prepare,
+            last.position.commit,
+            last.position.prepare,
+            checkpointChannel,
+            `${this.options.name}:${last.position.commit}:${last.position.prepare}`,
+          ],
+        );
+        if (moved.rowCount !== 1) throw new CheckpointMovedError();
+      });
+      this.position = last.position;
     } finally {
       this.applying = false;
     }
   }
-
-  private async applyInTransaction(events: RecordedEvent[]): Promise<void> {
-    const last = events.at(-1);
-    if (!last) return;
-    await withTransaction(this.options.pool, async (tx) => {
-      const stored = await tx.query<{ commit: string; prepare: string }>(
-        `SELECT commit_position::text AS commit, prepare_position::text AS prepare
-         FROM projection_checkpoints WHERE name = $1 FOR UPDATE`,
-        [this.options.name],
-      );
-      if (!positionsEqual(stored.rows[0], this.position)) throw new CheckpointMovedError();
-      for (const event of events) {
-        for (const projection of this.byType.get(event.type) ?? []) await projection.apply(event, tx);
-      }
-      await tx.query(
-        `INSERT INTO projection_checkpoints (name, commit_position, prepare_position, updated_at)
-         VALUES ($1, $2::xid8, $3, now())
-         ON CONFLICT (name) DO UPDATE SET commit_position = excluded.commit_position,
-           prepare_position = excluded.prepare_position, updated_at = excluded.updated_at`,
-        [this.options.name, last.position.commit, last.position.prepare],
-      );
-      // Delivered at commit: waiters for read-your-writes learn the new checkpoint.
-      await tx.query('SELECT pg_notify($1, $2)', [
-        checkpointChannel,
-        `${this.options.name}:${last.position.commit}:${last.position.prepare}`,
-      ]);
-    });
-    this.position = last.position;
-  }
-}
-
-function positionsEqual(a: Position | undefined, b: Position | undefined): boolean {
-  return a === undefined || b === undefined ? a === b : comparePositions(a, b) === 0;
 }
 
 class CheckpointMovedError extends Error {
@@ -174,14 +178,18 @@ export async function readCheckpoint(pool: Pool | PoolClient, name: string): Pro
 }
 
 /**
- * Empties every read model and resets the checkpoint in one transaction: a running projector
- * notices and replays from the first event.
+ * Empties every read model and resets the checkpoint to the origin in one transaction: a running
+ * projector notices and replays from the first event.
  */
 export async function resetReadModels(pool: Pool, name: string, projections: readonly Projection[]): Promise<void> {
   const tables = [...new Set(projections.flatMap((projection) => projection.tables))];
   await withTransaction(pool, async (tx) => {
     await tx.query('SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE', [name]);
     if (tables.length) await tx.query(`TRUNCATE ${tables.map((table) => pg.escapeIdentifier(table)).join(', ')}`);
-    await tx.query('DELETE FROM projection_checkpoints WHERE name = $1', [name]);
+    await tx.query(
+      `INSERT INTO projection_checkpoints (name, commit_position, prepare_position) VALUES ($1, '0', 0)
+       ON CONFLICT (name) DO UPDATE SET commit_position = '0', prepare_position = 0, updated_at = now()`,
+      [name],
+    );
   });
 }

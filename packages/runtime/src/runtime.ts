@@ -100,7 +100,7 @@ export async function createRuntime(config: Config, logger = createLogger(config
     store,
     vault,
     consistency,
-    authenticate: createAuthenticator(ownerPool),
+    authenticate: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
     routes: [...tokenRoutes(deps), ...applicationRoutes(deps)],
     createProjector() {
       const projector = new Projector({

@@ -9,8 +9,8 @@ export const appliedEventsProjection: Projection = {
   name: 'applied-events',
   tables: ['applied_events'],
   handles: ['TokenCreated', 'TokenDeleted'],
-  async apply(event, tx) {
-    await tx.query('INSERT INTO applied_events (event_id) VALUES ($1)', [event.event_id]);
+  async apply(events, tx) {
+    await tx.query('INSERT INTO applied_events (event_id) SELECT unnest($1::uuid[])', [events.map((event) => event.event_id)]);
   },
 };
 

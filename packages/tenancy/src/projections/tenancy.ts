@@ -1,4 +1,5 @@
-import type { Projection } from '@tokenvault/cqrs';
+import { notifyInvalidation, type Projection } from '@tokenvault/cqrs';
+import type { PoolClient } from '@tokenvault/platform';
 import type { RecordedEvent } from '@tokenvault/eventstore';
 import type { TenancyEvent } from '../domain/events.ts';
 
@@ -15,64 +16,95 @@ export const tenancyProjection: Projection = {
     'ApplicationUpdated',
     'ApplicationDeleted',
   ] satisfies TenancyEvent['type'][],
-  async apply(recorded, tx) {
-    const event = recorded as Recorded;
-    switch (event.type) {
-      case 'TenantCreated': {
-        const d = event.data;
-        await tx.query(
-          `INSERT INTO tenants (id, owner_id, name, settings, created_by, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-          [d.tenant_id, d.owner_id, d.name, d.settings, d.created_by, d.created_at],
-        );
-        return;
-      }
-      case 'UserRegistered': {
-        const d = event.data;
-        await tx.query(
-          `INSERT INTO users (id, email, first_name, last_name, created_at)
-           VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
-          [d.user_id, d.email, d.first_name ?? null, d.last_name ?? null, d.created_at],
-        );
-        return;
-      }
-      case 'MemberAdded': {
-        const d = event.data;
-        await tx.query(
-          `INSERT INTO tenant_members (tenant_id, id, user_id, role, created_by, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
-          [d.tenant_id, d.member_id, d.user_id, d.role, d.created_by, d.created_at],
-        );
-        return;
-      }
-      case 'ApplicationCreated': {
-        const d = event.data;
-        await tx.query(
-          `INSERT INTO applications (tenant_id, id, name, type, permissions, rules, created_by, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
-          [d.tenant_id, d.application_id, d.name, d.type, d.permissions, JSON.stringify(d.rules), d.created_by, d.created_at],
-        );
-        await tx.query(
-          'INSERT INTO api_keys (key_hash, tenant_id, application_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
-          [d.key_hash, d.tenant_id, d.application_id],
-        );
-        return;
-      }
-      case 'ApplicationUpdated': {
-        const d = event.data;
-        await tx.query(
-          `UPDATE applications SET name = $3, permissions = $4, rules = $5, modified_by = $6, modified_at = $7
-           WHERE tenant_id = $1 AND id = $2`,
-          [d.tenant_id, d.application_id, d.name, d.permissions, JSON.stringify(d.rules), d.modified_by, d.modified_at],
-        );
-        return;
-      }
-      case 'ApplicationDeleted': {
-        const d = event.data;
-        await tx.query('DELETE FROM api_keys WHERE tenant_id = $1 AND application_id = $2', [d.tenant_id, d.application_id]);
-        await tx.query('DELETE FROM applications WHERE tenant_id = $1 AND id = $2', [d.tenant_id, d.application_id]);
-        return;
-      }
-    }
+  async apply(events, tx) {
+    for (const event of events) await applyOne(event as Recorded, tx);
   },
 };
+
+/** Cached principals of this tenant (grants, settings) are stale once this commits. */
+export const principalsOfTenant = (tenantId: string) => `principals:${tenantId}`;
+
+async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
+  switch (event.type) {
+    case 'TenantCreated': {
+      const d = event.data;
+      await tx.query(
+        `INSERT INTO tenants (id, owner_id, name, settings, created_by, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
+        [d.tenant_id, d.owner_id, d.name, d.settings, d.created_by, d.created_at],
+      );
+      return;
+    }
+    case 'UserRegistered': {
+      const d = event.data;
+      await tx.query(
+        `INSERT INTO users (id, email, first_name, last_name, created_at)
+           VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+        [d.user_id, d.email, d.first_name ?? null, d.last_name ?? null, d.created_at],
+      );
+      return;
+    }
+    case 'MemberAdded': {
+      const d = event.data;
+      await tx.query(
+        `INSERT INTO tenant_members (tenant_id, id, user_id, role, created_by, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
+        [d.tenant_id, d.member_id, d.user_id, d.role, d.created_by, d.created_at],
+      );
+      return;
+    }
+    case 'ApplicationCreated': {
+      const d = event.data;
+      await tx.query(
+        `INSERT INTO applications (tenant_id, id, name, type, permissions, rules, created_by, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+        [
+          d.tenant_id,
+          d.application_id,
+          d.name,
+          d.type,
+          d.permissions,
+          JSON.stringify(d.rules),
+          d.created_by,
+          d.created_at,
+        ],
+      );
+      await tx.query(
+        'INSERT INTO api_keys (key_hash, tenant_id, application_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+        [d.key_hash, d.tenant_id, d.application_id],
+      );
+      return;
+    }
+    case 'ApplicationUpdated': {
+      const d = event.data;
+      await tx.query(
+        `UPDATE applications SET name = $3, permissions = $4, rules = $5, modified_by = $6, modified_at = $7
+           WHERE tenant_id = $1 AND id = $2`,
+        [
+          d.tenant_id,
+          d.application_id,
+          d.name,
+          d.permissions,
+          JSON.stringify(d.rules),
+          d.modified_by,
+          d.modified_at,
+        ],
+      );
+      await notifyInvalidation(tx, principalsOfTenant(d.tenant_id));
+      return;
+    }
+    case 'ApplicationDeleted': {
+      const d = event.data;
+      await tx.query('DELETE FROM api_keys WHERE tenant_id = $1 AND application_id = $2', [
+        d.tenant_id,
+        d.application_id,
+      ]);
+      await tx.query('DELETE FROM applications WHERE tenant_id = $1 AND id = $2', [
+        d.tenant_id,
+        d.application_id,
+      ]);
+      await notifyInvalidation(tx, principalsOfTenant(d.tenant_id));
+      return;
+    }
+  }
+}

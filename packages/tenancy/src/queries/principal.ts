@@ -1,4 +1,12 @@
-import { unauthorized, type Authenticate, type ContainerRule, type Pool } from '@tokenvault/platform';
+import {
+  unauthorized,
+  type Authenticate,
+  type ContainerRule,
+  type Pool,
+  type Principal,
+} from '@tokenvault/platform';
+import type { ReadModelConsistency } from '@tokenvault/cqrs';
+import { principalsOfTenant } from '../projections/tenancy.ts';
 import { hashApiKey, looksLikeApiKey } from '../domain/api-key.ts';
 
 interface PrincipalRow {
@@ -9,30 +17,72 @@ interface PrincipalRow {
   settings: Record<string, string>;
 }
 
+interface CachedPrincipal {
+  principal: Principal;
+  expiresAt: number;
+}
+
+export interface AuthenticatorOptions {
+  /** Upper bound on how long a resolved key is trusted without a look-up; 0 disables the cache. */
+  cacheTtlMs: number;
+  maxCachedKeys?: number;
+}
+
 /**
  * Resolves SVC-API-KEY to its tenant, application and grants. Only the key's SHA-256 digest is
- * looked up (fixed length, indexed); a deleted application's key row is gone, so it fails at once.
+ * looked up (fixed length, indexed). Resolved keys are cached by digest; the projection that
+ * changes or deletes an application or tenant invalidates that tenant's entries in the same
+ * notification stream a write's response waits on, so a deleted key fails as soon as the DELETE
+ * has answered. Unknown keys are never cached.
  */
-export function createAuthenticator(ownerPool: Pool): Authenticate {
+export function createAuthenticator(
+  ownerPool: Pool,
+  consistency: ReadModelConsistency,
+  options: AuthenticatorOptions,
+): Authenticate {
+  const cache = new Map<string, CachedPrincipal>();
+  const maxCachedKeys = options.maxCachedKeys ?? 10_000;
+  // A look-up that started before an invalidation must not cache what it read.
+  let generation = 0;
+  consistency.onInvalidation((key) => {
+    generation++;
+    if (key === null) return cache.clear();
+    for (const [digest, entry] of cache) {
+      if (principalsOfTenant(entry.principal.tenantId) === key) cache.delete(digest);
+    }
+  });
   return async (apiKey) => {
     if (!apiKey || !looksLikeApiKey(apiKey)) throw unauthorized();
-    const result = await ownerPool.query<PrincipalRow>(
-      `SELECT k.tenant_id, k.application_id, a.permissions, a.rules, t.settings
+    const digest = hashApiKey(apiKey);
+    const cached = cache.get(digest);
+    if (cached && cached.expiresAt > Date.now()) return cached.principal;
+    const generationAtLookUp = generation;
+    const principal = await lookUp(ownerPool, digest);
+    if (options.cacheTtlMs > 0 && generationAtLookUp === generation) {
+      if (cache.size >= maxCachedKeys) cache.delete(cache.keys().next().value!);
+      cache.set(digest, { principal, expiresAt: Date.now() + options.cacheTtlMs });
+    }
+    return principal;
+  };
+}
+
+async function lookUp(ownerPool: Pool, digest: string): Promise<Principal> {
+  const result = await ownerPool.query<PrincipalRow>(
+    `SELECT k.tenant_id, k.application_id, a.permissions, a.rules, t.settings
        FROM api_keys k
        JOIN applications a ON a.tenant_id = k.tenant_id AND a.id = k.application_id
        JOIN tenants t ON t.id = k.tenant_id
        WHERE k.key_hash = $1`,
-      [hashApiKey(apiKey)],
-    );
-    const row = result.rows[0];
-    if (!row) throw unauthorized();
-    return {
-      tenantId: row.tenant_id,
-      actorId: row.application_id,
-      actorType: 'application',
-      permissions: new Set(row.permissions),
-      rules: row.rules,
-      tenantSettings: row.settings,
-    };
+    [digest],
+  );
+  const row = result.rows[0];
+  if (!row) throw unauthorized();
+  return {
+    tenantId: row.tenant_id,
+    actorId: row.application_id,
+    actorType: 'application',
+    permissions: new Set(row.permissions),
+    rules: row.rules,
+    tenantSettings: row.settings,
   };
 }

@@ -13,9 +13,13 @@ describe('applications', () => {
   afterAll(async () => stack?.stop());
 
   it('creates an application whose key is shown once and stored only as its SHA-256', async () => {
-    const created = await tenant.client.request<Record<string, unknown> & { id: string; key: string }>('POST', '/applications', {
-      body: { name: 'Checkout', type: 'private', permissions: ['token:create', 'token:read'] },
-    });
+    const created = await tenant.client.request<Record<string, unknown> & { id: string; key: string }>(
+      'POST',
+      '/applications',
+      {
+        body: { name: 'Checkout', type: 'private', permissions: ['token:create', 'token:read'] },
+      },
+    );
     expect(created.status).toBe(201);
     expect(created.body.key).toMatch(/^tv_prv_[A-Za-z0-9_-]{43}$/);
     expect(created.body).toMatchObject({
@@ -27,7 +31,10 @@ describe('applications', () => {
       created_by: tenant.applicationId,
     });
 
-    const read = await tenant.client.request<Record<string, unknown>>('GET', `/applications/${created.body.id}`);
+    const read = await tenant.client.request<Record<string, unknown>>(
+      'GET',
+      `/applications/${created.body.id}`,
+    );
     expect(read.status).toBe(200);
     expect(read.body).not.toHaveProperty('key');
     const { key, ...withoutKey } = created.body;
@@ -50,33 +57,55 @@ describe('applications', () => {
   });
 
   it('updates name and grants, and the new grants apply at once', async () => {
-    const created = await tenant.client.applications.create({ name: 'Before', type: 'private', permissions: ['token:read'] });
+    const created = await tenant.client.applications.create({
+      name: 'Before',
+      type: 'private',
+      permissions: ['token:read'],
+    });
     const client = tenant.client.withKey(created.key);
     expect((await client.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(403);
-    const updated = await tenant.client.request<Record<string, unknown>>('PUT', `/applications/${created.id}`, {
-      body: { name: 'After', permissions: ['token:create'] },
-    });
+    const updated = await tenant.client.request<Record<string, unknown>>(
+      'PUT',
+      `/applications/${created.id}`,
+      {
+        body: { name: 'After', permissions: ['token:create'] },
+      },
+    );
     expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({ name: 'After', permissions: ['token:create'], modified_by: tenant.applicationId });
+    expect(updated.body).toMatchObject({
+      name: 'After',
+      permissions: ['token:create'],
+      modified_by: tenant.applicationId,
+    });
     expect(updated.body.modified_at).toEqual(expect.any(String));
     expect((await client.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(201);
   });
 
   it('a deleted application’s key stops working at once', async () => {
-    const created = await tenant.client.applications.create({ name: 'Short-lived', type: 'private', permissions: ['token:create'] });
+    const created = await tenant.client.applications.create({
+      name: 'Short-lived',
+      type: 'private',
+      permissions: ['token:create'],
+    });
     const client = tenant.client.withKey(created.key);
     expect((await client.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(201);
     expect((await tenant.client.request('DELETE', `/applications/${created.id}`)).status).toBe(204);
     expect((await client.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(401);
     expect((await tenant.client.request('GET', `/applications/${created.id}`)).status).toBe(404);
     expect((await tenant.client.request('DELETE', `/applications/${created.id}`)).status).toBe(404);
-    expect((await tenant.client.request('PUT', `/applications/${created.id}`, { body: { name: 'x' } })).status).toBe(404);
+    expect(
+      (await tenant.client.request('PUT', `/applications/${created.id}`, { body: { name: 'x' } })).status,
+    ).toBe(404);
   });
 
   it('lists applications in pages, in creation order', async () => {
     const fresh = await stack.createTenant();
     for (let index = 0; index < 4; index++) {
-      await fresh.client.applications.create({ name: `app ${index}`, type: 'public', permissions: ['token:create'] });
+      await fresh.client.applications.create({
+        name: `app ${index}`,
+        type: 'public',
+        permissions: ['token:create'],
+      });
     }
     const first = await fresh.client.applications.list({ page: 1, size: 3 });
     const second = await fresh.client.applications.list({ page: 2, size: 3 });
@@ -87,15 +116,31 @@ describe('applications', () => {
   });
 
   it('keeps public keys to token:create, and names the offending field', async () => {
-    const refused = await tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/applications', {
-      body: { name: 'Browser', type: 'public', permissions: ['token:create', 'token:read'] },
-    });
+    const refused = await tenant.client.request<{ errors: Record<string, string[]> }>(
+      'POST',
+      '/applications',
+      {
+        body: { name: 'Browser', type: 'public', permissions: ['token:create', 'token:read'] },
+      },
+    );
     expect(refused.status).toBe(400);
     expect(refused.body.errors).toHaveProperty(['body.permissions.1']);
-    const unknownPermission = await tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/applications', {
-      body: { name: 'x', type: 'private', permissions: ['token:fly'], rules: [{ container: 'pci', permissions: ['token:read'] }] },
-    });
+    const unknownPermission = await tenant.client.request<{ errors: Record<string, string[]> }>(
+      'POST',
+      '/applications',
+      {
+        body: {
+          name: 'x',
+          type: 'private',
+          permissions: ['token:fly'],
+          rules: [{ container: 'pci', permissions: ['token:read'] }],
+        },
+      },
+    );
     expect(unknownPermission.status).toBe(400);
-    expect(Object.keys(unknownPermission.body.errors).sort()).toEqual(['body.permissions.0', 'body.rules.0.container']);
+    expect(Object.keys(unknownPermission.body.errors).sort()).toEqual([
+      'body.permissions.0',
+      'body.rules.0.container',
+    ]);
   });
 });

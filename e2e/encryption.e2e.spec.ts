@@ -58,7 +58,10 @@ describe('token data at rest', () => {
 
   it('never stores, logs or caches a token’s data in the clear', async () => {
     const marker = `MARKER-${randomUUID()}`;
-    const token = await tenant.client.tokens.create({ data: { secret: marker, nested: [marker] }, metadata: { note: 'safe' } });
+    const token = await tenant.client.tokens.create({
+      data: { secret: marker, nested: [marker] },
+      metadata: { note: 'safe' },
+    });
     const card = await tenant.client.tokens.create({
       type: 'card',
       data: { number: '4000056655665556', expiration_month: 3, expiration_year: 2031, cvc: '737' },

@@ -10,7 +10,10 @@ describe('gateway', () => {
   afterAll(async () => stack?.stop());
 
   it('answers health and readiness (PostgreSQL and Redis checked)', async () => {
-    expect(await stack.client.request('GET', '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
+    expect(await stack.client.request('GET', '/healthz')).toMatchObject({
+      status: 200,
+      body: { status: 'ok' },
+    });
     expect(await stack.client.request('GET', '/readyz')).toMatchObject({
       status: 200,
       body: { status: 'ready', checks: { postgres: 'ok', redis: 'ok' } },
@@ -22,20 +25,44 @@ describe('gateway', () => {
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     const kept = await stack.client.request('GET', '/healthz', { headers: { 'x-request-id': 'trace-123' } });
     expect(kept.headers.get('x-request-id')).toBe('trace-123');
-    const replaced = await stack.client.request('GET', '/healthz', { headers: { 'x-request-id': 'bad id with spaces' } });
+    const replaced = await stack.client.request('GET', '/healthz', {
+      headers: { 'x-request-id': 'bad id with spaces' },
+    });
     expect(replaced.headers.get('x-request-id')).not.toBe('bad id with spaces');
-    const problem = await stack.client.request<{ request_id: string }>('GET', '/tokens/x', { headers: { 'x-request-id': 'trace-456' } });
+    const problem = await stack.client.request<{ request_id: string }>('GET', '/tokens/x', {
+      headers: { 'x-request-id': 'trace-456' },
+    });
     expect(problem.body.request_id).toBe('trace-456');
   });
 
   it('serves an OpenAPI 3.1 document built from the validating schemas', async () => {
     const { status, body } = await stack.client.request<{
       openapi: string;
-      paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown>; required: string[] } }> }; parameters?: { name: string; in: string }[]; 'x-permission'?: string }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            requestBody?: {
+              content: Record<
+                string,
+                { schema: { properties: Record<string, unknown>; required: string[] } }
+              >;
+            };
+            parameters?: { name: string; in: string }[];
+            'x-permission'?: string;
+          }
+        >
+      >;
     }>('GET', '/openapi.json');
     expect(status).toBe(200);
     expect(body.openapi).toBe('3.1.0');
-    expect(Object.keys(body.paths).sort()).toEqual(['/applications', '/applications/{id}', '/tokens', '/tokens/{id}']);
+    expect(Object.keys(body.paths).sort()).toEqual([
+      '/applications',
+      '/applications/{id}',
+      '/tokens',
+      '/tokens/{id}',
+    ]);
     const createToken = body.paths['/tokens']?.post;
     const schema = createToken?.requestBody?.content['application/json']?.schema;
     expect(Object.keys(schema?.properties ?? {}).sort()).toEqual(
@@ -43,6 +70,8 @@ describe('gateway', () => {
     );
     expect(schema?.required).toEqual(['data']);
     expect(createToken?.['x-permission']).toBe('token:create');
-    expect(body.paths['/applications/{id}']?.get?.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path' })]);
+    expect(body.paths['/applications/{id}']?.get?.parameters).toEqual([
+      expect.objectContaining({ name: 'id', in: 'path' }),
+    ]);
   });
 });

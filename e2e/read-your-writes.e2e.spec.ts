@@ -21,10 +21,15 @@ describe('read-your-writes', () => {
       Array.from({ length: clients }, async () => {
         while (next < pairs) {
           const index = next++;
-          const created = await tenant.client.request<{ id: string }>('POST', '/tokens', { body: { data: { index } } });
+          const created = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+            body: { data: { index } },
+          });
           expect(created.status).toBe(201);
           if (created.headers.get('x-read-model-lagging')) lagging++;
-          const read = await tenant.client.request<{ data: { index: number } }>('GET', `/tokens/${created.body.id}`);
+          const read = await tenant.client.request<{ data: { index: number } }>(
+            'GET',
+            `/tokens/${created.body.id}`,
+          );
           if (read.status !== 200 || read.body.data.index !== index) misses++;
         }
       }),

@@ -20,12 +20,22 @@ describe('tokens', () => {
       ['card', card, '/pci/high/'],
       ['bank', bank, '/bank/high/'],
     ] as const) {
-      const created = await tenant.client.request<Record<string, unknown>>('POST', '/tokens', { body: { type, data } });
+      const created = await tenant.client.request<Record<string, unknown>>('POST', '/tokens', {
+        body: { type, data },
+      });
       expect(created.status).toBe(201);
       expect(created.body).not.toHaveProperty('data');
-      expect(created.body).toMatchObject({ type, tenant_id: tenant.tenantId, containers: [container], metadata: {} });
+      expect(created.body).toMatchObject({
+        type,
+        tenant_id: tenant.tenantId,
+        containers: [container],
+        metadata: {},
+      });
       expect(created.body.created_by).toBe(tenant.applicationId);
-      const read = await tenant.client.request<Record<string, unknown>>('GET', `/tokens/${String(created.body.id)}`);
+      const read = await tenant.client.request<Record<string, unknown>>(
+        'GET',
+        `/tokens/${String(created.body.id)}`,
+      );
       expect(read.status).toBe(200);
       expect(read.body).toEqual({ ...created.body, data });
     }
@@ -45,7 +55,9 @@ describe('tokens', () => {
   it('takes a caller-chosen id once: the second create is a 409, also after a delete', async () => {
     const id = `customer-${Date.now()}.card:1`;
     expect((await tenant.client.request('POST', '/tokens', { body: { id, data: 1 } })).status).toBe(201);
-    const again = await tenant.client.request<{ status: number }>('POST', '/tokens', { body: { id, data: 2 } });
+    const again = await tenant.client.request<{ status: number }>('POST', '/tokens', {
+      body: { id, data: 2 },
+    });
     expect(again.status).toBe(409);
     expect(again.headers.get('content-type')).toContain('application/problem+json');
     expect((await tenant.client.request('DELETE', `/tokens/${id}`)).status).toBe(204);
@@ -60,7 +72,11 @@ describe('tokens', () => {
       body: { type: 'card', data: card, deduplicate_token: true },
     });
     const second = await tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
-      body: { type: 'card', data: { cvc: '123', expiration_year: 2031, expiration_month: 1, number: card.number }, deduplicate_token: true },
+      body: {
+        type: 'card',
+        data: { cvc: '123', expiration_year: 2031, expiration_month: 1, number: card.number },
+        deduplicate_token: true,
+      },
     });
     expect(first.status).toBe(201);
     expect(second.status).toBe(200);
@@ -86,7 +102,10 @@ describe('tokens', () => {
   });
 
   it('treats an expired token as gone', async () => {
-    const created = await tenant.client.tokens.create({ data: 'soon gone', expires_at: new Date(Date.now() + 1500).toISOString() });
+    const created = await tenant.client.tokens.create({
+      data: 'soon gone',
+      expires_at: new Date(Date.now() + 1500).toISOString(),
+    });
     expect((await tenant.client.request('GET', `/tokens/${created.id}`)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1600));
     expect((await tenant.client.request('GET', `/tokens/${created.id}`)).status).toBe(404);
@@ -94,15 +113,25 @@ describe('tokens', () => {
 
   it('validates card and bank data by field', async () => {
     const badCard = await tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/tokens', {
-      body: { type: 'card', data: { number: '4242424242424241', expiration_month: 13, expiration_year: 2030, cvc: '12' } },
+      body: {
+        type: 'card',
+        data: { number: '4242424242424241', expiration_month: 13, expiration_year: 2030, cvc: '12' },
+      },
     });
     expect(badCard.status).toBe(400);
-    expect(Object.keys(badCard.body.errors).sort()).toEqual(['body.data.cvc', 'body.data.expiration_month', 'body.data.number']);
+    expect(Object.keys(badCard.body.errors).sort()).toEqual([
+      'body.data.cvc',
+      'body.data.expiration_month',
+      'body.data.number',
+    ]);
     const badBank = await tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/tokens', {
       body: { type: 'bank', data: { routing_number: '011000016', account_number: '12' } },
     });
     expect(badBank.status).toBe(400);
-    expect(Object.keys(badBank.body.errors).sort()).toEqual(['body.data.account_number', 'body.data.routing_number']);
+    expect(Object.keys(badBank.body.errors).sort()).toEqual([
+      'body.data.account_number',
+      'body.data.routing_number',
+    ]);
   });
 });
 
@@ -128,9 +157,17 @@ describe('container-scoped permissions', () => {
 
     expect((await scoped.request('GET', `/tokens/${pci.id}`)).status).toBe(200);
     expect((await scoped.request('GET', `/tokens/${general.id}`)).status).toBe(403);
-    expect((await scoped.request('POST', '/tokens', { body: { type: 'card', data: card } })).status).toBe(201);
+    expect((await scoped.request('POST', '/tokens', { body: { type: 'card', data: card } })).status).toBe(
+      201,
+    );
     expect((await scoped.request('POST', '/tokens', { body: { data: 'x' } })).status).toBe(403);
-    expect((await scoped.request('POST', '/tokens', { body: { data: 'x', containers: ['/pci/low/', '/general/'] } })).status).toBe(403);
+    expect(
+      (
+        await scoped.request('POST', '/tokens', {
+          body: { data: 'x', containers: ['/pci/low/', '/general/'] },
+        })
+      ).status,
+    ).toBe(403);
     expect((await scoped.request('DELETE', `/tokens/${general.id}`)).status).toBe(403);
     expect((await scoped.request('DELETE', `/tokens/${pci.id}`)).status).toBe(204);
     // The refused delete left the token in place.
@@ -138,7 +175,11 @@ describe('container-scoped permissions', () => {
   });
 
   it('a key without a token permission anywhere is refused before any lookup', async () => {
-    const noTokens = await tenant.client.applications.create({ name: 'apps only', type: 'management', permissions: ['application:read'] });
+    const noTokens = await tenant.client.applications.create({
+      name: 'apps only',
+      type: 'management',
+      permissions: ['application:read'],
+    });
     const client = tenant.client.withKey(noTokens.key);
     expect((await client.request('GET', '/tokens/anything')).status).toBe(403);
     expect((await client.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(403);

@@ -81,6 +81,8 @@ export async function startStack(overrides: Record<string, string> = {}): Promis
 }
 
 export async function eventCount(stack: TestStack): Promise<number> {
-  const result = await stack.service.runtime.ownerPool.query<{ count: number }>('SELECT count(*)::int AS count FROM es_events');
+  const result = await stack.service.runtime.ownerPool.query<{ count: number }>(
+    'SELECT count(*)::int AS count FROM es_events',
+  );
   return result.rows[0]?.count ?? 0;
 }

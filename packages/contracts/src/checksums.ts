@@ -15,7 +15,17 @@ export function passesLuhn(digits: string): boolean {
 /** The ABA routing number checksum: 3·(d1+d4+d7) + 7·(d2+d5+d8) + (d3+d6+d9) ≡ 0 (mod 10). */
 export function passesAbaChecksum(routingNumber: string): boolean {
   if (!/^\d{9}$/.test(routingNumber)) return false;
-  const d = [...routingNumber].map(Number) as [number, number, number, number, number, number, number, number, number];
+  const d = [...routingNumber].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const sum = 3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + (d[2] + d[5] + d[8]);
   return sum % 10 === 0;
 }

@@ -11,7 +11,8 @@ describe('checksums', () => {
   });
 
   it('ABA accepts real routing numbers and rejects a changed digit', () => {
-    for (const routing of ['011000015', '021000021', '111000025']) expect(passesAbaChecksum(routing)).toBe(true);
+    for (const routing of ['011000015', '021000021', '111000025'])
+      expect(passesAbaChecksum(routing)).toBe(true);
     expect(passesAbaChecksum('011000016')).toBe(false);
     expect(passesAbaChecksum('01100001')).toBe(false);
   });

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 
 /** Token permissions are checked per container of the token; the others per tenant. */
-export const tokenPermissions = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:use'] as const;
+export const tokenPermissions = [
+  'token:create',
+  'token:read',
+  'token:update',
+  'token:delete',
+  'token:use',
+] as const;
 
 export const permissions = [
   ...tokenPermissions,

@@ -16,7 +16,10 @@ export const tokenId = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:~-]*$/, 'Letters, digits and . _ : ~ - only, starting with a letter or digit');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._:~-]*$/,
+    'Letters, digits and . _ : ~ - only, starting with a letter or digit',
+  );
 
 export const cardData = z.strictObject({
   number: z

@@ -1,6 +1,18 @@
 import pg from 'pg';
-import { withTransaction, type Logger, type Migration, type Pool, type PoolClient } from '@tokenvault/platform';
-import { comparePositions, type EventStore, type Position, type RecordedEvent, type Subscription } from '@tokenvault/eventstore';
+import {
+  withTransaction,
+  type Logger,
+  type Migration,
+  type Pool,
+  type PoolClient,
+} from '@tokenvault/platform';
+import {
+  comparePositions,
+  type EventStore,
+  type Position,
+  type RecordedEvent,
+  type Subscription,
+} from '@tokenvault/eventstore';
 
 export const projectorMigrations: Migration[] = [
   {
@@ -104,7 +116,8 @@ export class Projector {
   private onError(error: unknown): void {
     if (this.stopped || this.restarting) return;
     const moved = error instanceof CheckpointMovedError;
-    if (!moved) this.options.logger.error({ err: error, projector: this.options.name }, 'projection failed; retrying');
+    if (!moved)
+      this.options.logger.error({ err: error, projector: this.options.name }, 'projection failed; retrying');
     this.restarting = new Promise<void>((resolve) => setTimeout(resolve, moved ? 0 : 1_000))
       .then(async () => {
         if (this.stopped) return;
@@ -181,11 +194,16 @@ export async function readCheckpoint(pool: Pool | PoolClient, name: string): Pro
  * Empties every read model and resets the checkpoint to the origin in one transaction: a running
  * projector notices and replays from the first event.
  */
-export async function resetReadModels(pool: Pool, name: string, projections: readonly Projection[]): Promise<void> {
+export async function resetReadModels(
+  pool: Pool,
+  name: string,
+  projections: readonly Projection[],
+): Promise<void> {
   const tables = [...new Set(projections.flatMap((projection) => projection.tables))];
   await withTransaction(pool, async (tx) => {
     await tx.query('SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE', [name]);
-    if (tables.length) await tx.query(`TRUNCATE ${tables.map((table) => pg.escapeIdentifier(table)).join(', ')}`);
+    if (tables.length)
+      await tx.query(`TRUNCATE ${tables.map((table) => pg.escapeIdentifier(table)).join(', ')}`);
     await tx.query(
       `INSERT INTO projection_checkpoints (name, commit_position, prepare_position) VALUES ($1, '0', 0)
        ON CONFLICT (name) DO UPDATE SET commit_position = '0', prepare_position = 0, updated_at = now()`,

@@ -5,7 +5,9 @@ import { fold, type Decider, type DomainEvent } from './decider.ts';
  * Given/when/then for deciders, in the manner of emmett's DeciderSpecification:
  * `spec(decider).given([...events]).when(command).then([...events])` or `.thenThrows(check)`.
  */
-export function deciderSpec<State, Command, Event extends DomainEvent>(decider: Decider<State, Command, Event>) {
+export function deciderSpec<State, Command, Event extends DomainEvent>(
+  decider: Decider<State, Command, Event>,
+) {
   return {
     given(history: Event[]) {
       return {

@@ -85,7 +85,11 @@ export interface Subscription {
 }
 
 export interface EventStore {
-  append(stream: string, events: NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  append(
+    stream: string,
+    events: NewEvent[],
+    options: { expectedRevision: ExpectedRevision },
+  ): Promise<AppendResult>;
   /** All events of one stream in revision order; [] when the stream does not exist. */
   readStream(stream: string): Promise<RecordedEvent[]>;
   /** Events after a position in commit order, never skipping one that commits late. */

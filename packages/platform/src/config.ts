@@ -23,7 +23,10 @@ export const configSchema = z.object({
   MASTER_KEY: base64Key32.optional(),
   MASTER_KEY_FILE: z.string().min(1).default('.data/master.key'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/, 'like 256kb or 1mb').default('256kb'),
+  BODY_LIMIT: z
+    .string()
+    .regex(/^\d+(b|kb|mb)$/, 'like 256kb or 1mb')
+    .default('256kb'),
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
 });

@@ -32,6 +32,8 @@ describe('config', () => {
   });
 
   it('requires a real master key in production', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production', MASTER_KEY_FILE: '/nonexistent/key' })).toThrow(ConfigError);
+    expect(() => loadConfig({ NODE_ENV: 'production', MASTER_KEY_FILE: '/nonexistent/key' })).toThrow(
+      ConfigError,
+    );
   });
 });

@@ -35,7 +35,10 @@ export function createPool(options: PoolOptions): pg.Pool {
   return pool;
 }
 
-export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+export async function withTransaction<T>(
+  pool: pg.Pool,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -151,9 +154,11 @@ export async function migrate(pool: pg.Pool, migrations: Migration[], appRole: s
 async function ensureRole(client: pg.PoolClient, role: string): Promise<void> {
   const exists = await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role]);
   if (exists.rowCount === 0) {
-    await client.query(`CREATE ROLE ${pg.escapeIdentifier(role)} NOLOGIN`).catch((error: { code?: string }) => {
-      if (error.code !== '42710') throw error; // created concurrently
-    });
+    await client
+      .query(`CREATE ROLE ${pg.escapeIdentifier(role)} NOLOGIN`)
+      .catch((error: { code?: string }) => {
+        if (error.code !== '42710') throw error; // created concurrently
+      });
   }
   // The owner connection must be allowed to SET ROLE to it (a no-op for superusers).
   await client.query(`GRANT ${pg.escapeIdentifier(role)} TO CURRENT_USER`).catch(() => {});

@@ -46,7 +46,10 @@ export const payloadTooLarge = (detail: string) =>
   new Problem(413, 'payload-too-large', 'Payload Too Large', detail);
 
 /** Names each wrong field by its path, prefixed by where it came from (body, query, path). */
-export function validationProblem(error: z.ZodError, location: 'body' | 'query' | 'path' | 'header'): Problem {
+export function validationProblem(
+  error: z.ZodError,
+  location: 'body' | 'query' | 'path' | 'header',
+): Problem {
   const errors: FieldErrors = {};
   const add = (path: readonly PropertyKey[], message: string) =>
     (errors[[location, ...path.map(String)].join('.')] ??= []).push(message);

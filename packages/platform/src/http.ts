@@ -70,10 +70,9 @@ export function repeatable<T extends z.ZodType>(item: T) {
   return z
     .union([item, z.array(item)])
     .optional()
-    .transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value])) as unknown as z.ZodType<
-    z.output<T>[],
-    z.input<T> | z.input<T>[] | undefined
-  >;
+    .transform((value) =>
+      value === undefined ? [] : Array.isArray(value) ? value : [value],
+    ) as unknown as z.ZodType<z.output<T>[], z.input<T> | z.input<T>[] | undefined>;
 }
 
 export const pageQuery = (maxSize: number) => ({
@@ -111,7 +110,11 @@ declare global {
   }
 }
 
-function parseOrThrow<S extends z.ZodType>(schema: S | undefined, value: unknown, where: 'body' | 'query' | 'path') {
+function parseOrThrow<S extends z.ZodType>(
+  schema: S | undefined,
+  value: unknown,
+  where: 'body' | 'query' | 'path',
+) {
   if (!schema) return undefined;
   const result = schema.safeParse(value);
   if (!result.success) throw validationProblem(result.error, where);
@@ -121,7 +124,11 @@ function parseOrThrow<S extends z.ZodType>(schema: S | undefined, value: unknown
 /** What routes mount on: an express application or router. */
 export type RouteTarget = Pick<Router, 'get' | 'post' | 'put' | 'patch' | 'delete'>;
 
-export function mountRoutes(router: RouteTarget, routes: RouteDefinition[], authenticate: Authenticate): void {
+export function mountRoutes(
+  router: RouteTarget,
+  routes: RouteDefinition[],
+  authenticate: Authenticate,
+): void {
   for (const route of routes) {
     router[route.method](route.path, async (req: Request, res: Response) => {
       const principal =
@@ -155,7 +162,8 @@ export function mountRoutes(router: RouteTarget, routes: RouteDefinition[], auth
  */
 export function holdsPermission(principal: Principal, permission: string): boolean {
   return (
-    principal.permissions.has(permission) || principal.rules.some((rule) => rule.permissions.includes(permission))
+    principal.permissions.has(permission) ||
+    principal.rules.some((rule) => rule.permissions.includes(permission))
   );
 }
 
@@ -205,7 +213,13 @@ export function createHttpApp(options: AppOptions): express.Express {
         error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug',
     }),
   );
-  app.use(express.json({ limit: options.bodyLimit, strict: false, type: ['application/json', 'application/*+json'] }));
+  app.use(
+    express.json({
+      limit: options.bodyLimit,
+      strict: false,
+      type: ['application/json', 'application/*+json'],
+    }),
+  );
   options.configure(app);
   return app;
 }
@@ -275,7 +289,9 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: { title: s
     for (const [status, response] of Object.entries(route.responses)) {
       responses[status] = {
         description: response.description,
-        ...(response.schema ? { content: { 'application/json': { schema: jsonSchema(response.schema, 'output') } } } : {}),
+        ...(response.schema
+          ? { content: { 'application/json': { schema: jsonSchema(response.schema, 'output') } } }
+          : {}),
       };
     }
     responses.default = {
@@ -285,10 +301,17 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: { title: s
     (paths[path] ??= {})[route.method] = {
       summary: route.summary,
       tags: [route.tag],
-      ...(route.permission ? { 'x-permission': route.permission, security: [{ apiKey: [] }] } : { security: [] }),
+      ...(route.permission
+        ? { 'x-permission': route.permission, security: [{ apiKey: [] }] }
+        : { security: [] }),
       ...(parameters.length ? { parameters } : {}),
       ...(route.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body, 'input') } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
+            },
+          }
         : {}),
       responses,
     };

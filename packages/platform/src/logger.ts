@@ -6,7 +6,11 @@ export type { Logger };
  * Headers and bodies can carry keys and token data: they are never logged. Redaction is a second
  * line of defence for anything that slips into a log object by mistake.
  */
-export function createLogger(level: string, name = 'tokenvault', destination?: NodeJS.WritableStream): Logger {
+export function createLogger(
+  level: string,
+  name = 'tokenvault',
+  destination?: NodeJS.WritableStream,
+): Logger {
   const options = {
     name,
     level,

@@ -24,7 +24,9 @@ export function createGatewayApp(runtime: Runtime): express.Express {
           ),
         ]);
         const ready = postgres === 'ok' && redis === 'ok';
-        res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: { postgres, redis } });
+        res
+          .status(ready ? 200 : 503)
+          .json({ status: ready ? 'ready' : 'not ready', checks: { postgres, redis } });
       });
       app.get('/openapi.json', (_req, res) => {
         res.json(openApi);

@@ -69,12 +69,21 @@ describe('projector crash and rebuild', () => {
           };
           const deleted = {
             type: 'TokenDeleted',
-            data: { token_id: id, tenant_id: tenantId, deleted_by: metadata.actor_id, deleted_at: '2026-02-01T00:00:00Z' },
+            data: {
+              token_id: id,
+              tenant_id: tenantId,
+              deleted_by: metadata.actor_id,
+              deleted_at: '2026-02-01T00:00:00Z',
+            },
             metadata,
           };
-          await store.append(`tokens.token-${tenantId}-${id}`, index < deletedCount ? [created, deleted] : [created], {
-            expectedRevision: 'no_stream',
-          });
+          await store.append(
+            `tokens.token-${tenantId}-${id}`,
+            index < deletedCount ? [created, deleted] : [created],
+            {
+              expectedRevision: 'no_stream',
+            },
+          );
         }
       }),
     );
@@ -90,9 +99,11 @@ describe('projector crash and rebuild', () => {
   });
 
   const appliedRows = async () =>
-    (await pool.query<{ total: number; distinct: number }>(
-      'SELECT count(*)::int AS total, count(DISTINCT event_id)::int AS distinct FROM applied_events',
-    )).rows[0]!;
+    (
+      await pool.query<{ total: number; distinct: number }>(
+        'SELECT count(*)::int AS total, count(DISTINCT event_id)::int AS distinct FROM applied_events',
+      )
+    ).rows[0]!;
   const caughtUp = async () => {
     const checkpoint = await readCheckpoint(pool, readModelsProjectorName);
     return checkpoint !== undefined && comparePositions(checkpoint, last) >= 0;

@@ -12,10 +12,11 @@ import {
   type Authenticate,
 } from '@tokenvault/platform';
 import { PostgresEventStore, eventStoreMigrations, type EventStore } from '@tokenvault/eventstore';
-import { Projector, ReadModelConsistency, projectorMigrations, type Projection } from '@tokenvault/cqrs';
+import { Projector, ReadModelConsistency, projectorMigrations } from '@tokenvault/cqrs';
 import { Vault, vaultMigrations } from '@tokenvault/vault';
-import { applicationRoutes, createAuthenticator, tenancyMigrations, tenancyProjection } from '@tokenvault/tenancy';
-import { tokenRoutes, tokensMigrations, tokensProjection } from '@tokenvault/tokens';
+import { applicationRoutes, createAuthenticator, tenancyMigrations } from '@tokenvault/tenancy';
+import { tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
+import { allProjections, readModelsProjectorName } from './projections.ts';
 
 /** In dependency order: infrastructure first, then each context's read models. */
 export const allMigrations = [
@@ -26,13 +27,15 @@ export const allMigrations = [
   ...tokensMigrations,
 ];
 
-/** Every read model, applied by one projector under one checkpoint. */
-export const allProjections: Projection[] = [tenancyProjection, tokensProjection];
-export const readModelsProjectorName = 'read-models';
+export { allProjections, readModelsProjectorName };
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
   await ensureDatabase(config.DATABASE_URL);
-  const pool = createPool({ connectionString: config.DATABASE_URL, max: 1, applicationName: 'tokenvault-migrate' });
+  const pool = createPool({
+    connectionString: config.DATABASE_URL,
+    max: 1,
+    applicationName: 'tokenvault-migrate',
+  });
   try {
     const applied = await migrate(pool, allMigrations, config.DATABASE_APP_ROLE);
     if (applied.length) logger.info({ applied }, 'database migrated');
@@ -58,7 +61,10 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function createRuntime(config: Config, logger = createLogger(config.LOG_LEVEL)): Promise<Runtime> {
+export async function createRuntime(
+  config: Config,
+  logger = createLogger(config.LOG_LEVEL),
+): Promise<Runtime> {
   const poolSize = config.DATABASE_POOL_SIZE;
   const onIdleClientError = (error: Error) => logger.warn({ err: error }, 'idle database connection failed');
   const ownerPool = createPool({

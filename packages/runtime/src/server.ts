@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createLogger, type Config } from '@tokenvault/platform';
 import { createGatewayApp } from './gateway.ts';
+import { startProjectorThread } from './projector-thread.ts';
 import { createRuntime, prepareDatabase, type Runtime } from './runtime.ts';
 
 export interface RunningService {
@@ -10,7 +11,7 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-/** Everything in one process: migrations, the projector and the gateway. */
+/** Everything in one process: migrations, the projector (on its own thread) and the gateway. */
 export async function startAllInOne(
   config: Config,
   options: { logDestination?: NodeJS.WritableStream } = {},
@@ -18,8 +19,7 @@ export async function startAllInOne(
   const logger = createLogger(config.LOG_LEVEL, 'tokenvault', options.logDestination);
   await prepareDatabase(config, logger);
   const runtime = await createRuntime(config, logger);
-  const projector = runtime.createProjector();
-  await projector.start();
+  const projector = await startProjectorThread(config);
   const app = createGatewayApp(runtime);
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
@@ -36,6 +36,7 @@ export async function startAllInOne(
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await projector.stop();
       await runtime.close();
     },
   };

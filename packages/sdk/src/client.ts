@@ -58,8 +58,15 @@ export class TokenvaultClient {
     return new TokenvaultClient(this.baseUrl, apiKey);
   }
 
-  async request<Body = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse<Body>> {
-    const url = new URL(path.replace(/^\//, ''), this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`);
+  async request<Body = unknown>(
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<ApiResponse<Body>> {
+    const url = new URL(
+      path.replace(/^\//, ''),
+      this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`,
+    );
     for (const [name, value] of Object.entries(options.query ?? {})) {
       if (value === undefined) continue;
       for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(name, String(item));
@@ -70,7 +77,11 @@ export class TokenvaultClient {
     let payload: string | undefined = options.rawBody;
     if (options.body !== undefined) payload = JSON.stringify(options.body);
     if (payload !== undefined) headers['content-type'] ??= 'application/json';
-    const response = await fetch(url, { method, headers, ...(payload === undefined ? {} : { body: payload }) });
+    const response = await fetch(url, {
+      method,
+      headers,
+      ...(payload === undefined ? {} : { body: payload }),
+    });
     const text = await response.text();
     return {
       status: response.status,
@@ -86,7 +97,8 @@ export class TokenvaultClient {
   }
 
   readonly tokens = {
-    create: (body: z.input<typeof createTokenBody>) => this.expectOk<TokenResponse>('POST', '/tokens', { body }),
+    create: (body: z.input<typeof createTokenBody>) =>
+      this.expectOk<TokenResponse>('POST', '/tokens', { body }),
     get: (id: string) => this.expectOk<TokenResponse>('GET', `/tokens/${encodeURIComponent(id)}`),
     delete: (id: string) => this.expectOk<void>('DELETE', `/tokens/${encodeURIComponent(id)}`),
   };

@@ -34,7 +34,8 @@ try {
   const projector = runtime.createProjector();
   await projector.start();
   const caughtUp = await runtime.consistency.waitFor(result.position, 30_000);
-  if (!caughtUp) console.error('warning: the read models have not caught up yet; the key works once they have');
+  if (!caughtUp)
+    console.error('warning: the read models have not caught up yet; the key works once they have');
   const { position: _position, ...output } = result;
   process.stdout.write(`${JSON.stringify(output)}\n`);
 } finally {

@@ -10,7 +10,9 @@ export const appliedEventsProjection: Projection = {
   tables: ['applied_events'],
   handles: ['TokenCreated', 'TokenDeleted'],
   async apply(events, tx) {
-    await tx.query('INSERT INTO applied_events (event_id) SELECT unnest($1::uuid[])', [events.map((event) => event.event_id)]);
+    await tx.query('INSERT INTO applied_events (event_id) SELECT unnest($1::uuid[])', [
+      events.map((event) => event.event_id),
+    ]);
   },
 };
 

@@ -4,7 +4,12 @@ import type { EventMetadata, EventStore } from '@tokenvault/eventstore';
 import type { Principal } from '@tokenvault/platform';
 import type { CreateApplicationBody, UpdateApplicationBody } from '@tokenvault/contracts';
 import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
-import { applicationDecider, type ApplicationEvent, type ApplicationState, type ApplicationView } from '../domain/application.ts';
+import {
+  applicationDecider,
+  type ApplicationEvent,
+  type ApplicationState,
+  type ApplicationView,
+} from '../domain/application.ts';
 import { streams } from '../domain/events.ts';
 
 export function metadataOf(principal: Principal, correlationId: string): EventMetadata {
@@ -49,7 +54,12 @@ export class ApplicationCommands {
     return { application: viewOf(outcome), key, position: outcome.position };
   }
 
-  async update(principal: Principal, applicationId: string, body: UpdateApplicationBody, correlationId: string) {
+  async update(
+    principal: Principal,
+    applicationId: string,
+    body: UpdateApplicationBody,
+    correlationId: string,
+  ) {
     const outcome = await executeCommand(
       this.store,
       streams.application(principal.tenantId, applicationId),

@@ -3,7 +3,9 @@ import type { Decider } from '@tokenvault/cqrs';
 import type { ApplicationType, Permission } from '@tokenvault/contracts';
 import type { ContainerRuleData, TenancyEventOf } from './events.ts';
 
-export type ApplicationEvent = TenancyEventOf<'ApplicationCreated' | 'ApplicationUpdated' | 'ApplicationDeleted'>;
+export type ApplicationEvent = TenancyEventOf<
+  'ApplicationCreated' | 'ApplicationUpdated' | 'ApplicationDeleted'
+>;
 
 /** The whole application as decided: create and update responses are built from it. */
 export interface ApplicationView {
@@ -20,9 +22,7 @@ export interface ApplicationView {
 }
 
 export type ApplicationState =
-  | { status: 'absent' }
-  | { status: 'active'; application: ApplicationView }
-  | { status: 'deleted' };
+  { status: 'absent' } | { status: 'active'; application: ApplicationView } | { status: 'deleted' };
 
 interface Grants {
   name: string;
@@ -40,7 +40,13 @@ export type ApplicationCommand =
       actorId: string;
       now: string;
     } & Grants)
-  | ({ type: 'UpdateApplication'; applicationId: string; tenantId: string; actorId: string; now: string } & Grants)
+  | ({
+      type: 'UpdateApplication';
+      applicationId: string;
+      tenantId: string;
+      actorId: string;
+      now: string;
+    } & Grants)
   | { type: 'DeleteApplication'; applicationId: string; tenantId: string; actorId: string; now: string };
 
 const missing = () => notFound('No application with this id.');

@@ -11,12 +11,29 @@ export type TenantSettings = { deduplicate_tokens: 'true' | 'false' };
 export type TenancyEvent =
   | DomainEvent<
       'TenantCreated',
-      { tenant_id: string; name: string; owner_id: string; settings: TenantSettings; created_by: string; created_at: string }
+      {
+        tenant_id: string;
+        name: string;
+        owner_id: string;
+        settings: TenantSettings;
+        created_by: string;
+        created_at: string;
+      }
     >
-  | DomainEvent<'UserRegistered', { user_id: string; email: string; first_name?: string; last_name?: string; created_at: string }>
+  | DomainEvent<
+      'UserRegistered',
+      { user_id: string; email: string; first_name?: string; last_name?: string; created_at: string }
+    >
   | DomainEvent<
       'MemberAdded',
-      { member_id: string; tenant_id: string; user_id: string; role: 'OWNER' | 'ADMIN'; created_by: string; created_at: string }
+      {
+        member_id: string;
+        tenant_id: string;
+        user_id: string;
+        role: 'OWNER' | 'ADMIN';
+        created_by: string;
+        created_at: string;
+      }
     >
   | DomainEvent<
       'ApplicationCreated',
@@ -45,7 +62,10 @@ export type TenancyEvent =
         modified_at: string;
       }
     >
-  | DomainEvent<'ApplicationDeleted', { application_id: string; tenant_id: string; deleted_by: string; deleted_at: string }>;
+  | DomainEvent<
+      'ApplicationDeleted',
+      { application_id: string; tenant_id: string; deleted_by: string; deleted_at: string }
+    >;
 
 export type TenancyEventOf<Type extends TenancyEvent['type']> = Extract<TenancyEvent, { type: Type }>;
 
@@ -53,5 +73,6 @@ export const streams = {
   tenant: (tenantId: string) => `tenancy.tenant-${tenantId}`,
   user: (userId: string) => `tenancy.user-${userId}`,
   member: (tenantId: string, memberId: string) => `tenancy.member-${tenantId}-${memberId}`,
-  application: (tenantId: string, applicationId: string) => `tenancy.application-${tenantId}-${applicationId}`,
+  application: (tenantId: string, applicationId: string) =>
+    `tenancy.application-${tenantId}-${applicationId}`,
 };

@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { defineRoute, notFound, pageQuery, paginated, type Pool, type RouteDefinition } from '@tokenvault/platform';
+import {
+  defineRoute,
+  notFound,
+  pageQuery,
+  paginated,
+  type Pool,
+  type RouteDefinition,
+} from '@tokenvault/platform';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import {
@@ -50,7 +57,9 @@ export function applicationRoutes({ store, appPool, consistency }: ApplicationRo
       tag,
       permission: 'application:read',
       query: z.strictObject(pageQuery(100)),
-      responses: { 200: { description: 'A page of applications', schema: paginatedSchema(applicationSchema) } },
+      responses: {
+        200: { description: 'A page of applications', schema: paginatedSchema(applicationSchema) },
+      },
       async handle({ principal, query }) {
         const { items, total } = await queries.list(principal.tenantId, query.page, query.size);
         return { status: 200, body: paginated(items, query.page, query.size, total) };
@@ -81,7 +90,11 @@ export function applicationRoutes({ store, appPool, consistency }: ApplicationRo
       responses: { 200: { description: 'The updated application', schema: applicationSchema } },
       async handle({ principal, params, body, requestId }) {
         const updated = await commands.update(principal, params.id, body, requestId);
-        return { status: 200, headers: await consistency.afterWrite(updated.position), body: updated.application };
+        return {
+          status: 200,
+          headers: await consistency.afterWrite(updated.position),
+          body: updated.application,
+        };
       },
     }),
     defineRoute({

@@ -14,7 +14,8 @@ interface ApplicationRow {
   modified_at: Date | null;
 }
 
-const columns = 'id, tenant_id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at';
+const columns =
+  'id, tenant_id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at';
 
 function toResponse(row: ApplicationRow): ApplicationResponse {
   return {
@@ -45,7 +46,11 @@ export class ApplicationQueries {
     });
   }
 
-  async list(tenantId: string, page: number, size: number): Promise<{ items: ApplicationResponse[]; total: number }> {
+  async list(
+    tenantId: string,
+    page: number,
+    size: number,
+  ): Promise<{ items: ApplicationResponse[]; total: number }> {
     return withTenant(this.appPool, tenantId, async (client) => {
       const [rows, count] = await Promise.all([
         client.query<ApplicationRow>(
@@ -53,7 +58,10 @@ export class ApplicationQueries {
            ORDER BY created_at, id LIMIT $2 OFFSET $3`,
           [tenantId, size, (page - 1) * size],
         ),
-        client.query<{ total: number }>('SELECT count(*)::int AS total FROM applications WHERE tenant_id = $1', [tenantId]),
+        client.query<{ total: number }>(
+          'SELECT count(*)::int AS total FROM applications WHERE tenant_id = $1',
+          [tenantId],
+        ),
       ]);
       return { items: rows.rows.map(toResponse), total: count.rows[0]?.total ?? 0 };
     });

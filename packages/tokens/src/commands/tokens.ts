@@ -38,7 +38,11 @@ export class TokenCommands {
     private readonly queries: TokenQueries,
   ) {}
 
-  async create(principal: Principal, body: CreateTokenBody, correlationId: string): Promise<CreateTokenResult> {
+  async create(
+    principal: Principal,
+    body: CreateTokenBody,
+    correlationId: string,
+  ): Promise<CreateTokenResult> {
     const containers = [...new Set(body.containers ?? [defaultContainers[body.type]])];
     if (!allowedOnAll(principal, 'token:create', containers)) {
       throw forbidden('This API key lacks token:create on the requested containers.');
@@ -74,7 +78,11 @@ export class TokenCommands {
     return { created: true, token: responseOf(token), position: outcome.position };
   }
 
-  async delete(principal: Principal, tokenId: string, correlationId: string): Promise<{ position: Position | null }> {
+  async delete(
+    principal: Principal,
+    tokenId: string,
+    correlationId: string,
+  ): Promise<{ position: Position | null }> {
     const outcome = await executeCommand(
       this.store,
       tokenStream(principal.tenantId, tokenId),

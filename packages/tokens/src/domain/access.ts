@@ -8,7 +8,9 @@ export interface Grants {
 
 function allowedOn(grants: Grants, permission: string, container: string): boolean {
   const tenantWide =
-    grants.permissions instanceof Set ? grants.permissions.has(permission) : (grants.permissions as string[]).includes(permission);
+    grants.permissions instanceof Set
+      ? grants.permissions.has(permission)
+      : (grants.permissions as string[]).includes(permission);
   return (
     tenantWide ||
     grants.rules.some((rule) => container.startsWith(rule.container) && rule.permissions.includes(permission))

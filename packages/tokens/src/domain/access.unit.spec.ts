@@ -17,6 +17,8 @@ describe('container access', () => {
   });
 
   it('a tenant-wide permission covers every container', () => {
-    expect(allowedOnAll({ permissions: new Set(['token:create']), rules: [] }, 'token:create', ['/a/', '/b/c/'])).toBe(true);
+    expect(
+      allowedOnAll({ permissions: new Set(['token:create']), rules: [] }, 'token:create', ['/a/', '/b/c/']),
+    ).toBe(true);
   });
 });

@@ -34,7 +34,10 @@ export type TokenEvent =
         created_at: string;
       }
     >
-  | DomainEvent<'TokenDeleted', { token_id: string; tenant_id: string; deleted_by: string; deleted_at: string }>;
+  | DomainEvent<
+      'TokenDeleted',
+      { token_id: string; tenant_id: string; deleted_by: string; deleted_at: string }
+    >;
 
 export type TokenState = { status: 'absent' } | { status: 'live'; token: TokenView } | { status: 'deleted' };
 

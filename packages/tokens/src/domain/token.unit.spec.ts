@@ -19,13 +19,21 @@ const token: TokenView = {
 const created: TokenEvent = { type: 'TokenCreated', data: { ...tokenWithoutId(), token_id: 'tok-1' } };
 const deleted: TokenEvent = {
   type: 'TokenDeleted',
-  data: { token_id: 'tok-1', tenant_id: tenantId, deleted_by: actorId, deleted_at: '2026-01-02T00:00:00.000Z' },
+  data: {
+    token_id: 'tok-1',
+    tenant_id: tenantId,
+    deleted_by: actorId,
+    deleted_at: '2026-01-02T00:00:00.000Z',
+  },
 };
 function tokenWithoutId() {
   const { id: _id, ...rest } = token;
   return rest;
 }
-const deleteCommand = (grants: { permissions: string[]; rules?: { container: string; permissions: string[] }[] }) => ({
+const deleteCommand = (grants: {
+  permissions: string[];
+  rules?: { container: string; permissions: string[] }[];
+}) => ({
   type: 'DeleteToken' as const,
   tokenId: 'tok-1',
   tenantId,
@@ -47,23 +55,36 @@ describe('token decider', () => {
   });
 
   it('deletes a live token with token:delete on its containers', () => {
-    spec.given([created]).when(deleteCommand({ permissions: ['token:delete'] })).then([deleted]);
     spec
       .given([created])
-      .when(deleteCommand({ permissions: [], rules: [{ container: '/pci/', permissions: ['token:delete'] }] }))
+      .when(deleteCommand({ permissions: ['token:delete'] }))
+      .then([deleted]);
+    spec
+      .given([created])
+      .when(
+        deleteCommand({ permissions: [], rules: [{ container: '/pci/', permissions: ['token:delete'] }] }),
+      )
       .then([deleted]);
   });
 
   it('refuses a delete without the permission on the token’s containers', () => {
     spec
       .given([created])
-      .when(deleteCommand({ permissions: [], rules: [{ container: '/bank/', permissions: ['token:delete'] }] }))
+      .when(
+        deleteCommand({ permissions: [], rules: [{ container: '/bank/', permissions: ['token:delete'] }] }),
+      )
       .thenThrows(problem(403));
   });
 
   it('answers 404 for a token that is absent or already deleted', () => {
-    spec.given([]).when(deleteCommand({ permissions: ['token:delete'] })).thenThrows(problem(404));
-    spec.given([created, deleted]).when(deleteCommand({ permissions: ['token:delete'] })).thenThrows(problem(404));
+    spec
+      .given([])
+      .when(deleteCommand({ permissions: ['token:delete'] }))
+      .thenThrows(problem(404));
+    spec
+      .given([created, deleted])
+      .when(deleteCommand({ permissions: ['token:delete'] }))
+      .thenThrows(problem(404));
   });
 
   it('folds events into the decided state', () => {

@@ -46,8 +46,16 @@ export const tokensProjection: Projection = {
   handles: ['TokenCreated', 'TokenDeleted'] satisfies TokenEvent['type'][],
   async apply(events, tx) {
     for (const run of runsOfSameType(events as readonly Recorded[])) {
-      if (run[0]!.type === 'TokenCreated') await insertTokens(tx, run.map((event) => event.data as Created));
-      else await deleteTokens(tx, run.map((event) => event.data as Deleted));
+      if (run[0]!.type === 'TokenCreated')
+        await insertTokens(
+          tx,
+          run.map((event) => event.data as Created),
+        );
+      else
+        await deleteTokens(
+          tx,
+          run.map((event) => event.data as Deleted),
+        );
     }
   },
 };

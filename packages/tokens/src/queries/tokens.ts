@@ -51,7 +51,11 @@ export class TokenQueries {
   }
 
   /** The oldest live token with this fingerprint: what deduplication hands back. */
-  async findByFingerprint(tenantId: string, type: TokenType, fingerprint: string): Promise<TokenRow | undefined> {
+  async findByFingerprint(
+    tenantId: string,
+    type: TokenType,
+    fingerprint: string,
+  ): Promise<TokenRow | undefined> {
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<TokenRow>(
         `SELECT * FROM tokens WHERE tenant_id = $1 AND type = $2 AND fingerprint = $3 AND ${live}

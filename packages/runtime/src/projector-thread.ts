@@ -1,0 +1,76 @@
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { once } from 'node:events';
+import { createLogger, createPool, type Config } from '@tokenvault/platform';
+import { PostgresEventStore } from '@tokenvault/eventstore';
+import { Projector } from '@tokenvault/cqrs';
+import { allProjections, readModelsProjectorName } from './projections.ts';
+
+type Message = { kind: 'started' } | { kind: 'stopped' } | { kind: 'failed'; message: string };
+
+/**
+ * The projector on a thread of its own, inside the one process: its database round trips do not
+ * queue behind the HTTP handlers on the main event loop, which keeps projection lag (and so the
+ * read-your-writes wait of every write) short under load.
+ */
+export async function startProjectorThread(config: Config): Promise<{ stop(): Promise<void> }> {
+  const worker = new Worker(new URL('./thread-bootstrap.mjs', import.meta.url), {
+    workerData: { entry: import.meta.url, config },
+  });
+  const [first] = (await once(worker, 'message')) as [Message];
+  if (first.kind !== 'started') {
+    await worker.terminate();
+    throw new Error(
+      `the projector thread failed to start: ${first.kind === 'failed' ? first.message : first.kind}`,
+    );
+  }
+  return {
+    async stop() {
+      const stopped = once(worker, 'message');
+      worker.postMessage('stop');
+      await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      await worker.terminate();
+    },
+  };
+}
+
+async function runInThread(config: Config): Promise<void> {
+  const port = parentPort!;
+  const logger = createLogger(config.LOG_LEVEL, 'tokenvault-projector');
+  const pool = createPool({
+    connectionString: config.DATABASE_URL,
+    max: 2,
+    applicationName: 'tokenvault-projector',
+    onIdleClientError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
+  });
+  const store = new PostgresEventStore(pool, {
+    listenConnectionString: config.DATABASE_URL,
+    onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),
+  });
+  const projector = new Projector({
+    name: readModelsProjectorName,
+    store,
+    pool,
+    projections: allProjections,
+    logger,
+  });
+  try {
+    await projector.start();
+  } catch (error) {
+    port.postMessage({ kind: 'failed', message: (error as Error).message } satisfies Message);
+    return;
+  }
+  port.on('message', (message) => {
+    if (message !== 'stop') return;
+    void (async () => {
+      await projector.stop();
+      await store.close();
+      await pool.end();
+      port.postMessage({ kind: 'stopped' } satisfies Message);
+    })();
+  });
+  port.postMessage({ kind: 'started' } satisfies Message);
+}
+
+if (!isMainThread && (workerData as { entry?: string } | undefined)?.entry === import.meta.url) {
+  await runInThread((workerData as { config: Config }).config);
+}

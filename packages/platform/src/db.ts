@@ -14,21 +14,29 @@ export interface PoolOptions {
   max: number;
   /** When set, every connection switches to this non-owner role, so row-level security applies. */
   role?: string;
+  /** Session settings applied at connection start-up, e.g. `{ synchronous_commit: 'off' }`. */
+  settings?: Record<string, string>;
   applicationName?: string;
   /** An idle connection failed (server restart, terminated backend): the pool replaces it. */
   onIdleClientError?: (error: Error) => void;
 }
 
 export function createPool(options: PoolOptions): pg.Pool {
-  if (options.role !== undefined && !/^[a-z_][a-z0-9_]*$/.test(options.role)) {
-    throw new Error('the role must be a plain lower-case identifier');
+  const settings = { ...options.settings, ...(options.role ? { role: options.role } : {}) };
+  for (const [name, value] of Object.entries(settings)) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(name) || !/^[a-z_][a-z0-9_]*$/.test(value)) {
+      throw new Error(`the setting ${name} must be a plain lower-case identifier`);
+    }
   }
+  const startupOptions = Object.entries(settings)
+    .map(([name, value]) => `-c ${name}=${value}`)
+    .join(' ');
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max,
     application_name: options.applicationName ?? 'tokenvault',
     // Set at connection start-up, so no query ever runs as the owner by mistake.
-    ...(options.role ? { options: `-c role=${options.role}` } : {}),
+    ...(startupOptions ? { options: startupOptions } : {}),
   });
   // Without a listener, an idle client's error would crash the process.
   pool.on('error', options.onIdleClientError ?? (() => {}));

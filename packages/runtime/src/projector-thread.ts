@@ -40,6 +40,9 @@ async function runInThread(config: Config): Promise<void> {
     connectionString: config.DATABASE_URL,
     max: 2,
     applicationName: 'tokenvault-projector',
+    // Read models are rebuilt from the events, and the checkpoint commits with them: a commit
+    // lost in a crash is replayed, so the projector need not wait for its WAL flush.
+    settings: { synchronous_commit: 'off' },
     onIdleClientError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
   });
   const store = new PostgresEventStore(pool, {

@@ -1,4 +1,4 @@
-import { conflict } from '@tokenvault/platform';
+import { conflict, type Principal } from '@tokenvault/platform';
 import {
   WrongExpectedRevisionError,
   type EventMetadata,
@@ -6,6 +6,16 @@ import {
   type Position,
 } from '@tokenvault/eventstore';
 import { fold, type Decider, type DomainEvent } from './decider.ts';
+
+/** Who caused the events: the caller's tenant and identity, and the request that carried it. */
+export function metadataOf(principal: Principal, correlationId: string): EventMetadata {
+  return {
+    tenant_id: principal.tenantId,
+    actor_id: principal.actorId,
+    actor_type: principal.actorType,
+    correlation_id: correlationId,
+  };
+}
 
 export interface CommandOutcome<State, Event> {
   state: State;

@@ -2,7 +2,7 @@
 // Creates a tenant, its owner and a management key with every permission; prints one JSON line.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadConfig } from '@tokenvault/platform';
+import { createLogger, loadConfig } from '@tokenvault/platform';
 import { bootstrapTenant } from '@tokenvault/tenancy';
 import { createRuntime, prepareDatabase } from '@tokenvault/runtime';
 
@@ -23,9 +23,10 @@ if (!input.success) {
 }
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-const runtime = await createRuntime(config);
+const logger = createLogger(config.LOG_LEVEL);
+await prepareDatabase(config, logger);
+const runtime = await createRuntime(config, logger);
 try {
-  await prepareDatabase(config, runtime.logger);
   const result = await bootstrapTenant(runtime.store, runtime.vault, {
     tenantName: input.data['tenant-name'],
     ownerEmail: input.data['owner-email'],

@@ -1,13 +1,14 @@
 // npm run rebuild-read-models: empties every read model and replays all events from the first.
 // Safe while the service runs: its projector sees the reset checkpoint and replays too.
-import { loadConfig } from '@tokenvault/platform';
+import { createLogger, loadConfig } from '@tokenvault/platform';
 import { resetReadModels } from '@tokenvault/cqrs';
 import { allProjections, createRuntime, prepareDatabase, readModelsProjectorName } from '@tokenvault/runtime';
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-const runtime = await createRuntime(config);
+const logger = createLogger(config.LOG_LEVEL);
+await prepareDatabase(config, logger);
+const runtime = await createRuntime(config, logger);
 try {
-  await prepareDatabase(config, runtime.logger);
   await resetReadModels(runtime.ownerPool, readModelsProjectorName, allProjections);
   const projector = runtime.createProjector();
   await projector.start();

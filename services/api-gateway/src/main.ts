@@ -1,12 +1,13 @@
 // The REST gateway alone (no projector): for deployments that scale the two apart.
 import type { AddressInfo } from 'node:net';
-import { loadConfig } from '@tokenvault/platform';
+import { createLogger, loadConfig } from '@tokenvault/platform';
 import { createGatewayApp, createRuntime, prepareDatabase, runUntilSignalled } from '@tokenvault/runtime';
 
 await runUntilSignalled(async () => {
   const config = loadConfig();
-  const runtime = await createRuntime(config);
-  await prepareDatabase(config, runtime.logger);
+  const logger = createLogger(config.LOG_LEVEL);
+  await prepareDatabase(config, logger);
+  const runtime = await createRuntime(config, logger);
   const server = createGatewayApp(runtime).listen(config.PORT, config.HOST, () =>
     runtime.logger.info({ port: (server.address() as AddressInfo).port }, 'api-gateway listening'),
   );

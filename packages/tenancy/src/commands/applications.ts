@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, type CommandOutcome } from '@tokenvault/cqrs';
-import type { EventMetadata, EventStore } from '@tokenvault/eventstore';
+import { executeCommand, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import type { EventStore } from '@tokenvault/eventstore';
 import type { Principal } from '@tokenvault/platform';
 import type { CreateApplicationBody, UpdateApplicationBody } from '@tokenvault/contracts';
 import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
@@ -11,15 +11,6 @@ import {
   type ApplicationView,
 } from '../domain/application.ts';
 import { streams } from '../domain/events.ts';
-
-export function metadataOf(principal: Principal, correlationId: string): EventMetadata {
-  return {
-    tenant_id: principal.tenantId,
-    actor_id: principal.actorId,
-    actor_type: principal.actorType,
-    correlation_id: correlationId,
-  };
-}
 
 function viewOf(outcome: CommandOutcome<ApplicationState, ApplicationEvent>): ApplicationView {
   if (outcome.state.status !== 'active') throw new Error('the application is not active after the command');

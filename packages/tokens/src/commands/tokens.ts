@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand } from '@tokenvault/cqrs';
-import type { EventMetadata, EventStore, Position } from '@tokenvault/eventstore';
+import { executeCommand, metadataOf } from '@tokenvault/cqrs';
+import type { EventStore, Position } from '@tokenvault/eventstore';
 import { forbidden, type Principal } from '@tokenvault/platform';
 import { defaultContainers, type CreateTokenBody, type TokenResponse } from '@tokenvault/contracts';
 import type { Vault } from '@tokenvault/vault';
@@ -11,15 +11,6 @@ import { tokenFields, type TokenQueries } from '../queries/tokens.ts';
 export type CreateTokenResult =
   | { created: true; token: TokenResponse; position: Position | null }
   | { created: false; token: TokenResponse };
-
-function metadataOf(principal: Principal, correlationId: string): EventMetadata {
-  return {
-    tenant_id: principal.tenantId,
-    actor_id: principal.actorId,
-    actor_type: principal.actorType,
-    correlation_id: correlationId,
-  };
-}
 
 function responseOf(view: TokenView): TokenResponse {
   return tokenFields({

@@ -5,4 +5,4 @@ export { bootstrapTenant, type BootstrapResult } from './commands/bootstrap.ts';
 export { applicationRoutes } from './http/applications.ts';
 export { applicationDecider } from './domain/application.ts';
 export { generateApiKey, hashApiKey } from './domain/api-key.ts';
-export { streams as tenancyStreams, type TenancyEvent } from './domain/events.ts';
+export { streams as tenancyStreams, tenancyEventTypes, type TenancyEvent } from './domain/events.ts';

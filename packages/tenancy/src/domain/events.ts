@@ -76,3 +76,13 @@ export const streams = {
   application: (tenantId: string, applicationId: string) =>
     `tenancy.application-${tenantId}-${applicationId}`,
 };
+
+/** Every event type of this context; `satisfies` fails to compile when one is missing or extra. */
+export const tenancyEventTypes = Object.keys({
+  TenantCreated: true,
+  UserRegistered: true,
+  MemberAdded: true,
+  ApplicationCreated: true,
+  ApplicationUpdated: true,
+  ApplicationDeleted: true,
+} satisfies Record<TenancyEvent['type'], true>) as TenancyEvent['type'][];

@@ -87,3 +87,9 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
     }
   },
 };
+
+/** Every event type of this context; `satisfies` fails to compile when one is missing or extra. */
+export const tokenEventTypes = Object.keys({
+  TokenCreated: true,
+  TokenDeleted: true,
+} satisfies Record<TokenEvent['type'], true>) as TokenEvent['type'][];

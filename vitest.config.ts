@@ -24,6 +24,8 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['e2e/**/*.e2e.spec.ts'],
+          // A real Kafka broker for the run (infra/kafka), stopped at the end.
+          globalSetup: ['e2e/kafka/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

@@ -92,3 +92,11 @@ export const tokenSchema = z.object({
   modified_at: timestamp.optional(),
 });
 export type TokenResponse = z.output<typeof tokenSchema>;
+
+export const usageReportSchema = z.object({
+  token_report: z.object({
+    metrics_by_type: z.record(z.string(), z.object({ count: z.number().int(), last_created_at: timestamp.optional() })),
+    included_monthly_active_tokens: z.number().int(),
+    monthly_active_tokens: z.number().int(),
+  }),
+});

@@ -27,8 +27,18 @@ export const configSchema = z.object({
     .string()
     .regex(/^\d+(b|kb|mb)$/, 'like 256kb or 1mb')
     .default('256kb'),
+  INCLUDED_MONTHLY_ACTIVE_TOKENS: z.coerce.number().int().min(0).default(1_000),
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  KAFKA_BROKERS: z
+    .string()
+    .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, 'host:port, comma-separated')
+    .optional(),
+  KAFKA_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, . _ -')
+    .default('tokenvault'),
+  KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(3),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };

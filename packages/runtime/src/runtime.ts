@@ -14,8 +14,16 @@ import {
 import { PostgresEventStore, eventStoreMigrations, type EventStore } from '@tokenvault/eventstore';
 import { Projector, ReadModelConsistency, projectorMigrations } from '@tokenvault/cqrs';
 import { Vault, vaultMigrations } from '@tokenvault/vault';
-import { applicationRoutes, createAuthenticator, tenancyMigrations } from '@tokenvault/tenancy';
+import {
+  applicationRoutes,
+  createAuthenticator,
+  tenancyMigrations,
+  tenantOfInvalidation,
+  tenantRoutes,
+} from '@tokenvault/tenancy';
 import { tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
+import { auditMigrations, logRoutes } from '@tokenvault/audit';
+import { relayMigrations } from '@tokenvault/relay';
 import { allProjections, readModelsProjectorName } from './projections.ts';
 
 /** In dependency order: infrastructure first, then each context's read models. */
@@ -25,6 +33,8 @@ export const allMigrations = [
   ...vaultMigrations,
   ...tenancyMigrations,
   ...tokensMigrations,
+  ...auditMigrations,
+  ...relayMigrations,
 ];
 
 export { allProjections, readModelsProjectorName };
@@ -95,7 +105,14 @@ export async function createRuntime(
     logger,
   });
   await consistency.start();
-  const deps = { store, appPool, vault, consistency };
+  // Keys unwrapped in memory go when their tenant changes or is deleted (and all after a lost
+  // notification connection).
+  consistency.onInvalidation((key) => {
+    if (key === null) return vault.forget(null);
+    const tenantId = tenantOfInvalidation(key);
+    if (tenantId) vault.forget(tenantId);
+  });
+  const deps = { store, appPool, vault, consistency, includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS };
   const projectors: Projector[] = [];
   return {
     config,
@@ -107,7 +124,7 @@ export async function createRuntime(
     vault,
     consistency,
     authenticate: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
-    routes: [...tokenRoutes(deps), ...applicationRoutes(deps)],
+    routes: [...tokenRoutes(deps), ...applicationRoutes(deps), ...tenantRoutes(deps), ...logRoutes(deps)],
     createProjector() {
       const projector = new Projector({
         name: readModelsProjectorName,

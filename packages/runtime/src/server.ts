@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createLogger, type Config } from '@tokenvault/platform';
+import { KafkaRelay } from '@tokenvault/relay';
 import { createGatewayApp } from './gateway.ts';
 import { startProjectorThread } from './projector-thread.ts';
 import { createRuntime, prepareDatabase, type Runtime } from './runtime.ts';
@@ -20,6 +21,18 @@ export async function startAllInOne(
   await prepareDatabase(config, logger);
   const runtime = await createRuntime(config, logger);
   const projector = await startProjectorThread(config);
+  // Kafka is downstream: the relay connects in the background and never holds up the API.
+  const relay = config.KAFKA_BROKERS
+    ? new KafkaRelay({
+        store: runtime.store,
+        pool: runtime.ownerPool,
+        logger,
+        brokers: config.KAFKA_BROKERS,
+        topicPrefix: config.KAFKA_TOPIC_PREFIX,
+        partitions: config.KAFKA_TOPIC_PARTITIONS,
+      })
+    : undefined;
+  await relay?.start();
   const app = createGatewayApp(runtime);
   const server: Server = await new Promise((resolve) => {
     const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
@@ -36,6 +49,7 @@ export async function startAllInOne(
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      await relay?.stop();
       await projector.stop();
       await runtime.close();
     },

@@ -1,5 +1,13 @@
 export { tokensMigrations } from './migrations.ts';
 export { tokensProjection } from './projections/tokens.ts';
 export { tokenRoutes } from './http/tokens.ts';
-export { tokenDecider, tokenEventTypes, tokenStream, type TokenEvent } from './domain/token.ts';
+export {
+  tokenDecider,
+  tokenEventTypes,
+  tokenReadsStream,
+  tokenStream,
+  type TokenEvent,
+  type TokenReadEvent,
+  type TokensContextEvent,
+} from './domain/token.ts';
 export { allowedOnAll, allowedOnAny } from './domain/access.ts';

@@ -26,4 +26,37 @@ export const tokensMigrations: Migration[] = [
       GRANT SELECT ON tokens TO {{app_role}};
     `,
   },
+  {
+    id: 'tokens/002_usage',
+    sql: `
+      CREATE TABLE token_type_usage (
+        tenant_id uuid NOT NULL,
+        type text NOT NULL,
+        count bigint NOT NULL,
+        last_created_at timestamptz,
+        PRIMARY KEY (tenant_id, type)
+      );
+      -- One row per token active (created, read or used) in a calendar month (UTC): distinctness.
+      CREATE TABLE token_monthly_activity (
+        tenant_id uuid NOT NULL,
+        month date NOT NULL,
+        token_id text NOT NULL,
+        PRIMARY KEY (tenant_id, month, token_id)
+      );
+      -- The count kept up to date with it, so a report never counts rows.
+      CREATE TABLE token_monthly_usage (
+        tenant_id uuid NOT NULL,
+        month date NOT NULL,
+        active_tokens bigint NOT NULL,
+        PRIMARY KEY (tenant_id, month)
+      );
+      ALTER TABLE token_type_usage ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON token_type_usage
+        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
+      ALTER TABLE token_monthly_usage ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON token_monthly_usage
+        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
+      GRANT SELECT ON token_type_usage, token_monthly_usage TO {{app_role}};
+    `,
+  },
 ];

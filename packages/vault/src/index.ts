@@ -1,2 +1,2 @@
 export { canonicalJson, DecryptionError } from './crypto.ts';
-export { Vault, vaultMigrations, TenantKeysUnavailableError } from './vault.ts';
+export { Vault, vaultMigrations, TenantKeysUnavailableError, destroyTenantKeysWithin } from './vault.ts';

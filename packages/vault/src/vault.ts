@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Migration, Pool } from '@tokenvault/platform';
+import type { Migration, Pool, Queryable } from '@tokenvault/platform';
 import { canonicalJson, hmac, open, seal } from './crypto.ts';
 
 export const vaultMigrations: Migration[] = [
@@ -17,6 +17,14 @@ export const vaultMigrations: Migration[] = [
     `,
   },
 ];
+
+/**
+ * Crypto-shredding inside the caller's transaction (the projection that removes a deleted
+ * tenant), so the keys go atomically with the tenant's read models.
+ */
+export async function destroyTenantKeysWithin(tx: Queryable, tenantId: string): Promise<void> {
+  await tx.query('DELETE FROM tenant_keys WHERE tenant_id = $1', [tenantId]);
+}
 
 export class TenantKeysUnavailableError extends Error {
   constructor(readonly tenantId: string) {
@@ -61,11 +69,6 @@ export class Vault {
     );
   }
 
-  async destroyTenantKeys(tenantId: string): Promise<void> {
-    this.keys.delete(tenantId);
-    await this.pool.query('DELETE FROM tenant_keys WHERE tenant_id = $1', [tenantId]);
-  }
-
   async encrypt(tenantId: string, subjectId: string, value: unknown): Promise<string> {
     const { dataKey } = await this.tenantKeys(tenantId);
     return seal(dataKey, Buffer.from(JSON.stringify(value), 'utf8'), `${tenantId}:${subjectId}`);
@@ -82,9 +85,10 @@ export class Vault {
     return hmac(fingerprintKey, `${kind}\u0000${canonicalJson(value)}`);
   }
 
-  /** Forgets unwrapped keys held in memory (another process destroyed them, or tests). */
-  forget(tenantId: string): void {
-    this.keys.delete(tenantId);
+  /** Forgets unwrapped keys held in memory: after a tenant's keys were destroyed, or all (null). */
+  forget(tenantId: string | null): void {
+    if (tenantId === null) this.keys.clear();
+    else this.keys.delete(tenantId);
   }
 
   private tenantKeys(tenantId: string): Promise<TenantKeys> {

@@ -21,6 +21,11 @@ export type TenancyEvent =
       }
     >
   | DomainEvent<
+      'TenantUpdated',
+      { tenant_id: string; name: string; settings: TenantSettings; modified_by: string; modified_at: string }
+    >
+  | DomainEvent<'TenantDeleted', { tenant_id: string; deleted_by: string; deleted_at: string }>
+  | DomainEvent<
       'UserRegistered',
       { user_id: string; email: string; first_name?: string; last_name?: string; created_at: string }
     >
@@ -80,6 +85,8 @@ export const streams = {
 /** Every event type of this context; `satisfies` fails to compile when one is missing or extra. */
 export const tenancyEventTypes = Object.keys({
   TenantCreated: true,
+  TenantUpdated: true,
+  TenantDeleted: true,
   UserRegistered: true,
   MemberAdded: true,
   ApplicationCreated: true,

@@ -1,37 +1,108 @@
-import { conflict } from '@tokenvault/platform';
+import { conflict, notFound } from '@tokenvault/platform';
 import type { Decider } from '@tokenvault/cqrs';
 import type { TenancyEventOf, TenantSettings } from './events.ts';
 
-export type TenantEvent = TenancyEventOf<'TenantCreated'>;
-export type TenantState = { status: 'absent' } | { status: 'active'; ownerId: string };
+export type TenantEvent = TenancyEventOf<'TenantCreated' | 'TenantUpdated' | 'TenantDeleted'>;
 
-export type TenantCommand = {
-  type: 'CreateTenant';
-  tenantId: string;
+/** The tenant as decided: update responses are built from it. */
+export interface TenantView {
+  id: string;
+  owner_id: string;
   name: string;
-  ownerId: string;
   settings: TenantSettings;
-  actorId: string;
-  now: string;
-};
+  created_by: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at?: string;
+}
+
+export type TenantState =
+  { status: 'absent' } | { status: 'active'; tenant: TenantView } | { status: 'deleted' };
+
+export type TenantCommand =
+  | {
+      type: 'CreateTenant';
+      tenantId: string;
+      name: string;
+      ownerId: string;
+      settings: TenantSettings;
+      actorId: string;
+      now: string;
+    }
+  | {
+      type: 'UpdateTenant';
+      tenantId: string;
+      name: string;
+      settings?: TenantSettings;
+      actorId: string;
+      now: string;
+    }
+  | { type: 'DeleteTenant'; tenantId: string; actorId: string; now: string };
 
 export const tenantDecider: Decider<TenantState, TenantCommand, TenantEvent> = {
   initialState: () => ({ status: 'absent' }),
-  evolve: (_state, event) => ({ status: 'active', ownerId: event.data.owner_id }),
+  evolve(state, event) {
+    switch (event.type) {
+      case 'TenantCreated': {
+        const { tenant_id, ...rest } = event.data;
+        return { status: 'active', tenant: { id: tenant_id, ...rest } };
+      }
+      case 'TenantUpdated':
+        if (state.status !== 'active') return state;
+        return {
+          status: 'active',
+          tenant: {
+            ...state.tenant,
+            name: event.data.name,
+            settings: event.data.settings,
+            modified_by: event.data.modified_by,
+            modified_at: event.data.modified_at,
+          },
+        };
+      case 'TenantDeleted':
+        return { status: 'deleted' };
+    }
+  },
   decide(command, state) {
-    if (state.status !== 'absent') throw conflict('The tenant exists.');
-    return [
-      {
-        type: 'TenantCreated',
-        data: {
-          tenant_id: command.tenantId,
-          name: command.name,
-          owner_id: command.ownerId,
-          settings: command.settings,
-          created_by: command.actorId,
-          created_at: command.now,
-        },
-      },
-    ];
+    switch (command.type) {
+      case 'CreateTenant':
+        if (state.status !== 'absent') throw conflict('The tenant exists.');
+        return [
+          {
+            type: 'TenantCreated',
+            data: {
+              tenant_id: command.tenantId,
+              name: command.name,
+              owner_id: command.ownerId,
+              settings: command.settings,
+              created_by: command.actorId,
+              created_at: command.now,
+            },
+          },
+        ];
+      case 'UpdateTenant':
+        if (state.status !== 'active') throw notFound('No such tenant.');
+        return [
+          {
+            type: 'TenantUpdated',
+            data: {
+              tenant_id: command.tenantId,
+              name: command.name,
+              // Settings left out of an update keep their values.
+              settings: { ...state.tenant.settings, ...command.settings },
+              modified_by: command.actorId,
+              modified_at: command.now,
+            },
+          },
+        ];
+      case 'DeleteTenant':
+        if (state.status !== 'active') throw notFound('No such tenant.');
+        return [
+          {
+            type: 'TenantDeleted',
+            data: { tenant_id: command.tenantId, deleted_by: command.actorId, deleted_at: command.now },
+          },
+        ];
+    }
   },
 };

@@ -1,5 +1,6 @@
 import { notifyInvalidation, type Projection } from '@tokenvault/cqrs';
 import type { PoolClient } from '@tokenvault/platform';
+import { destroyTenantKeysWithin } from '@tokenvault/vault';
 import type { RecordedEvent } from '@tokenvault/eventstore';
 import type { TenancyEvent } from '../domain/events.ts';
 
@@ -10,6 +11,8 @@ export const tenancyProjection: Projection = {
   tables: ['tenants', 'users', 'tenant_members', 'applications', 'api_keys'],
   handles: [
     'TenantCreated',
+    'TenantUpdated',
+    'TenantDeleted',
     'UserRegistered',
     'MemberAdded',
     'ApplicationCreated',
@@ -24,6 +27,9 @@ export const tenancyProjection: Projection = {
 /** Cached principals of this tenant (grants, settings) are stale once this commits. */
 export const principalsOfTenant = (tenantId: string) => `principals:${tenantId}`;
 
+/** The tenant an invalidation key of principalsOfTenant names, if it is one. */
+export const tenantOfInvalidation = (key: string): string | undefined => /^principals:(.+)$/.exec(key)?.[1];
+
 async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
   switch (event.type) {
     case 'TenantCreated': {
@@ -33,6 +39,25 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
            VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
         [d.tenant_id, d.owner_id, d.name, d.settings, d.created_by, d.created_at],
       );
+      return;
+    }
+    case 'TenantUpdated': {
+      const d = event.data;
+      await tx.query(
+        'UPDATE tenants SET name = $2, settings = $3, modified_by = $4, modified_at = $5 WHERE id = $1',
+        [d.tenant_id, d.name, d.settings, d.modified_by, d.modified_at],
+      );
+      await notifyInvalidation(tx, principalsOfTenant(d.tenant_id));
+      return;
+    }
+    case 'TenantDeleted': {
+      const tenantId = event.data.tenant_id;
+      for (const table of ['api_keys', 'applications', 'tenant_members']) {
+        await tx.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
+      }
+      await tx.query('DELETE FROM tenants WHERE id = $1', [tenantId]);
+      await destroyTenantKeysWithin(tx, tenantId);
+      await notifyInvalidation(tx, principalsOfTenant(tenantId));
       return;
     }
     case 'UserRegistered': {
@@ -105,6 +130,11 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
       ]);
       await notifyInvalidation(tx, principalsOfTenant(d.tenant_id));
       return;
+    }
+    default: {
+      // Fails to compile when an event type of the context has no case here.
+      const unhandled: never = event;
+      throw new Error(`no projection for ${(unhandled as Recorded).type}`);
     }
   }
 }

@@ -36,8 +36,20 @@ export type TokenEvent =
     >
   | DomainEvent<
       'TokenDeleted',
-      { token_id: string; tenant_id: string; deleted_by: string; deleted_at: string }
+      { token_id: string; tenant_id: string; type: TokenType; deleted_by: string; deleted_at: string }
     >;
+
+/**
+ * A read of a token's data, appended before the data is returned: the audit log and the monthly
+ * active tokens count it. Not part of the token's own stream (reads must not contend with writes).
+ */
+export type TokenReadEvent = DomainEvent<
+  'TokenRead',
+  { token_id: string; tenant_id: string; type: TokenType; read_by: string; read_at: string }
+>;
+
+/** Every event this context appends. */
+export type TokensContextEvent = TokenEvent | TokenReadEvent;
 
 export type TokenState = { status: 'absent' } | { status: 'live'; token: TokenView } | { status: 'deleted' };
 
@@ -78,6 +90,7 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
             data: {
               token_id: command.tokenId,
               tenant_id: command.tenantId,
+              type: state.token.type,
               deleted_by: command.actorId,
               deleted_at: command.now,
             },
@@ -92,4 +105,7 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
 export const tokenEventTypes = Object.keys({
   TokenCreated: true,
   TokenDeleted: true,
-} satisfies Record<TokenEvent['type'], true>) as TokenEvent['type'][];
+  TokenRead: true,
+} satisfies Record<TokensContextEvent['type'], true>) as TokensContextEvent['type'][];
+
+export const tokenReadsStream = (tenantId: string) => `tokens.reads-${tenantId}`;

@@ -22,6 +22,7 @@ const deleted: TokenEvent = {
   data: {
     token_id: 'tok-1',
     tenant_id: tenantId,
+    type: 'card',
     deleted_by: actorId,
     deleted_at: '2026-01-02T00:00:00.000Z',
   },

@@ -2,7 +2,9 @@ import { defineRoute, forbidden, notFound, type Pool, type RouteDefinition } fro
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
-import { createTokenBody, tokenParams, tokenSchema } from '@tokenvault/contracts';
+import { createTokenBody, tokenParams, tokenSchema, usageReportSchema } from '@tokenvault/contracts';
+import { ReadAuditor } from '../commands/read-audit.ts';
+import { usageReport } from '../queries/usage.ts';
 import { TokenCommands } from '../commands/tokens.ts';
 import { allowedOnAny } from '../domain/access.ts';
 import { TokenQueries, tokenFields } from '../queries/tokens.ts';
@@ -12,11 +14,15 @@ export interface TokenRouteDeps {
   appPool: Pool;
   vault: Vault;
   consistency: ReadModelConsistency;
+  /** The plan's monthly active tokens, shown in the usage report. */
+  includedMonthlyActiveTokens: number;
 }
 
-export function tokenRoutes({ store, appPool, vault, consistency }: TokenRouteDeps): RouteDefinition[] {
+export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
+  const { store, appPool, vault, consistency } = deps;
   const queries = new TokenQueries(appPool);
   const commands = new TokenCommands(store, vault, queries);
+  const readAuditor = new ReadAuditor(store);
   const tag = 'Tokens';
   return [
     defineRoute({
@@ -44,14 +50,30 @@ export function tokenRoutes({ store, appPool, vault, consistency }: TokenRouteDe
       permission: 'token:read',
       params: tokenParams,
       responses: { 200: { description: 'The token', schema: tokenSchema } },
-      async handle({ principal, params }) {
+      async handle({ principal, params, requestId }) {
         const row = await queries.get(principal.tenantId, params.id);
         if (!row) throw notFound('No token with this id.');
         if (!allowedOnAny(principal, 'token:read', row.containers)) {
           throw forbidden('This API key lacks token:read on the token’s containers.');
         }
         const data = await vault.decrypt(row.tenant_id, row.id, row.data_ciphertext);
+        // The read is on record before the data leaves.
+        await readAuditor.record(principal, [{ tokenId: row.id, type: row.type }], requestId);
         return { status: 200, body: { ...tokenFields(row), data } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/tenants/self/reports/usage',
+      summary: 'Token usage of the tenant: live tokens by type and monthly active tokens',
+      tag: 'Tenant',
+      permission: 'report:read',
+      responses: { 200: { description: 'The usage report', schema: usageReportSchema } },
+      async handle({ principal }) {
+        return {
+          status: 200,
+          body: await usageReport(appPool, principal.tenantId, deps.includedMonthlyActiveTokens),
+        };
       },
     }),
     defineRoute({

@@ -1,15 +1,18 @@
 import type { Projection } from '@tokenvault/cqrs';
 import type { RecordedEvent } from '@tokenvault/eventstore';
 import type { PoolClient } from '@tokenvault/platform';
-import type { TokenEvent } from '../domain/token.ts';
+import type { TokensContextEvent } from '../domain/token.ts';
 
-type Recorded = RecordedEvent & TokenEvent;
-type Created = Extract<TokenEvent, { type: 'TokenCreated' }>['data'];
-type Deleted = Extract<TokenEvent, { type: 'TokenDeleted' }>['data'];
+type TenantDeleted = { type: 'TenantDeleted'; data: { tenant_id: string } };
+type Handled = RecordedEvent & (TokensContextEvent | TenantDeleted);
+type DataOf<Type extends Handled['type']> = Extract<
+  TokensContextEvent | TenantDeleted,
+  { type: Type }
+>['data'];
 
 /** Consecutive events of one type, so each run is written with one statement. */
-function runsOfSameType(events: readonly Recorded[]): Recorded[][] {
-  const runs: Recorded[][] = [];
+function runsOfSameType(events: readonly Handled[]): Handled[][] {
+  const runs: Handled[][] = [];
   for (const event of events) {
     const current = runs.at(-1);
     if (current && current[0]!.type === event.type) current.push(event);
@@ -18,7 +21,25 @@ function runsOfSameType(events: readonly Recorded[]): Recorded[][] {
   return runs;
 }
 
-async function insertTokens(tx: PoolClient, created: Created[]): Promise<void> {
+const json = (rows: unknown[]) => JSON.stringify(rows);
+
+/** Marks tokens active in the month of `at` (UTC) and counts the ones new to that month. */
+async function recordActivity(tx: PoolClient, rows: { tenant_id: string; token_id: string; at: string }[]) {
+  await tx.query(
+    `WITH activity AS (
+       INSERT INTO token_monthly_activity (tenant_id, month, token_id)
+       SELECT DISTINCT a.tenant_id, date_trunc('month', a.at AT TIME ZONE 'UTC')::date, a.token_id
+       FROM jsonb_to_recordset($1::jsonb) AS a(tenant_id uuid, token_id text, at timestamptz)
+       ON CONFLICT DO NOTHING
+       RETURNING tenant_id, month)
+     INSERT INTO token_monthly_usage (tenant_id, month, active_tokens)
+     SELECT tenant_id, month, count(*) FROM activity GROUP BY tenant_id, month
+     ON CONFLICT (tenant_id, month) DO UPDATE SET active_tokens = token_monthly_usage.active_tokens + excluded.active_tokens`,
+    [json(rows)],
+  );
+}
+
+async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promise<void> {
   await tx.query(
     `INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
                          expires_at, created_by, created_at)
@@ -28,34 +49,66 @@ async function insertTokens(tx: PoolClient, created: Created[]): Promise<void> {
        tenant_id uuid, token_id text, type text, data_ciphertext text, containers text[], metadata jsonb,
        fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz)
      ON CONFLICT DO NOTHING`,
-    [JSON.stringify(created)],
+    [json(events)],
+  );
+  await tx.query(
+    `INSERT INTO token_type_usage (tenant_id, type, count, last_created_at)
+     SELECT t.tenant_id, t.type, count(*), max(t.created_at)
+     FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id uuid, type text, created_at timestamptz)
+     GROUP BY t.tenant_id, t.type
+     ON CONFLICT (tenant_id, type) DO UPDATE SET
+       count = token_type_usage.count + excluded.count,
+       last_created_at = greatest(token_type_usage.last_created_at, excluded.last_created_at)`,
+    [json(events.map(({ tenant_id, type, created_at }) => ({ tenant_id, type, created_at })))],
+  );
+  await recordActivity(
+    tx,
+    events.map((event) => ({ tenant_id: event.tenant_id, token_id: event.token_id, at: event.created_at })),
   );
 }
 
-async function deleteTokens(tx: PoolClient, deleted: Deleted[]): Promise<void> {
+async function deleted(tx: PoolClient, events: DataOf<'TokenDeleted'>[]): Promise<void> {
   await tx.query(
     `DELETE FROM tokens t USING jsonb_to_recordset($1::jsonb) AS d(tenant_id uuid, token_id text)
      WHERE t.tenant_id = d.tenant_id AND t.id = d.token_id`,
-    [JSON.stringify(deleted.map(({ tenant_id, token_id }) => ({ tenant_id, token_id })))],
+    [json(events.map(({ tenant_id, token_id }) => ({ tenant_id, token_id })))],
   );
+  await tx.query(
+    `UPDATE token_type_usage u SET count = u.count - d.deleted
+     FROM (SELECT tenant_id, type, count(*) AS deleted
+           FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id uuid, type text) GROUP BY tenant_id, type) d
+     WHERE u.tenant_id = d.tenant_id AND u.type = d.type`,
+    [json(events.map(({ tenant_id, type }) => ({ tenant_id, type })))],
+  );
+}
+
+async function read(tx: PoolClient, events: DataOf<'TokenRead'>[]): Promise<void> {
+  await recordActivity(
+    tx,
+    events.map((event) => ({ tenant_id: event.tenant_id, token_id: event.token_id, at: event.read_at })),
+  );
+}
+
+/** A deleted tenant's tokens and usage go with it (its data key is destroyed by tenancy). */
+async function tenantDeleted(tx: PoolClient, events: DataOf<'TenantDeleted'>[]): Promise<void> {
+  const tenantIds = events.map((event) => event.tenant_id);
+  for (const table of ['tokens', 'token_type_usage', 'token_monthly_activity', 'token_monthly_usage']) {
+    await tx.query(`DELETE FROM ${table} WHERE tenant_id = ANY($1::uuid[])`, [tenantIds]);
+  }
 }
 
 export const tokensProjection: Projection = {
   name: 'tokens',
-  tables: ['tokens'],
-  handles: ['TokenCreated', 'TokenDeleted'] satisfies TokenEvent['type'][],
+  tables: ['tokens', 'token_type_usage', 'token_monthly_activity', 'token_monthly_usage'],
+  handles: ['TokenCreated', 'TokenDeleted', 'TokenRead', 'TenantDeleted'] satisfies Handled['type'][],
   async apply(events, tx) {
-    for (const run of runsOfSameType(events as readonly Recorded[])) {
-      if (run[0]!.type === 'TokenCreated')
-        await insertTokens(
-          tx,
-          run.map((event) => event.data as Created),
-        );
-      else
-        await deleteTokens(
-          tx,
-          run.map((event) => event.data as Deleted),
-        );
+    for (const run of runsOfSameType(events as readonly Handled[])) {
+      const type = run[0]!.type;
+      const data = run.map((event) => event.data);
+      if (type === 'TokenCreated') await created(tx, data as DataOf<'TokenCreated'>[]);
+      else if (type === 'TokenDeleted') await deleted(tx, data as DataOf<'TokenDeleted'>[]);
+      else if (type === 'TokenRead') await read(tx, data as DataOf<'TokenRead'>[]);
+      else await tenantDeleted(tx, data as DataOf<'TenantDeleted'>[]);
     }
   },
 };

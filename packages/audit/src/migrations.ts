@@ -1,0 +1,29 @@
+import type { Migration } from '@tokenvault/platform';
+
+export const auditMigrations: Migration[] = [
+  {
+    id: 'audit/001_logs',
+    sql: `
+      CREATE TABLE audit_logs (
+        tenant_id uuid NOT NULL,
+        created_at timestamptz NOT NULL,
+        -- The event's global position: a unique, commit-ordered tie-breaker within a millisecond.
+        position bigint NOT NULL,
+        event_id uuid NOT NULL,
+        actor_id uuid,
+        actor_type text,
+        entity_type text NOT NULL,
+        entity_id text NOT NULL,
+        operation text NOT NULL,
+        message text NOT NULL,
+        PRIMARY KEY (tenant_id, created_at, position)
+      );
+      CREATE INDEX audit_logs_by_entity ON audit_logs (tenant_id, entity_id, created_at, position);
+      CREATE INDEX audit_logs_by_entity_type ON audit_logs (tenant_id, entity_type, created_at, position);
+      ALTER TABLE audit_logs ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON audit_logs
+        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
+      GRANT SELECT ON audit_logs TO {{app_role}};
+    `,
+  },
+];

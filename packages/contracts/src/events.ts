@@ -1,0 +1,313 @@
+// The public contract of the events published on Kafka (docs/events.md is generated from it).
+//
+// An ALLOW-LIST: each event type names its topic, the entity it is about (the Kafka key and the
+// CloudEvents subject) and a zod schema of its PUBLIC data. The relay publishes
+// `schema.parse(data)`, which drops every field the schema does not name; an event type without
+// an entry here is never published. Sensitive data (token data or its ciphertext, fingerprints,
+// API keys or their hashes, invitation tokens) and personal data beyond ids (e-mail addresses,
+// names of people) have no field here, so they can never reach a consumer.
+import { z } from 'zod';
+import { applicationTypes } from './applications.ts';
+import { permissionSchema } from './permissions.ts';
+import { tokenTypeSchema } from './tokens.ts';
+
+/** One topic per bounded context: `<KAFKA_TOPIC_PREFIX>.<topic>`. */
+export const eventTopics = ['tokens', 'tenancy', 'reactors', 'audit'] as const;
+export type EventTopic = (typeof eventTopics)[number];
+
+export interface PublicEventContract<Schema extends z.ZodObject = z.ZodObject> {
+  topic: EventTopic;
+  /** What happened, for docs/events.md. */
+  description: string;
+  /** The kind of entity the event is about, e.g. `token`. */
+  entity: string;
+  /**
+   * The entity's id, from the public data: the Kafka key (so one entity's events stay in order on
+   * one partition) and the CloudEvents `subject`. Ids that are only unique within a tenant are
+   * prefixed with the tenant id (`<tenant_id>/<id>`).
+   */
+  entityId(data: z.output<Schema>): string;
+  /** The public data: unknown keys are stripped when parsed. */
+  schema: Schema;
+}
+
+const id = (what: string) => z.string().describe(what);
+const at = (what: string) => z.string().describe(`${what} (ISO 8601)`);
+const tenantId = id('The tenant.');
+const rules = z
+  .array(z.object({ container: z.string(), permissions: z.array(permissionSchema) }))
+  .describe('Token permissions per container (and everything below it).');
+
+const contract = <Schema extends z.ZodObject>(entry: PublicEventContract<Schema>) =>
+  entry as unknown as PublicEventContract;
+
+/**
+ * Every event type that may leave the service, by its event-store type. Adding an event type to
+ * a context means adding its entry here (a unit test in packages/relay fails until then).
+ */
+export const publicEvents: Record<string, PublicEventContract> = {
+  TokenCreated: contract({
+    topic: 'tokens',
+    description: 'A token was created. Its data never leaves the service: read it through the API.',
+    entity: 'token',
+    entityId: (data) => `${data.tenant_id}/${data.token_id}`,
+    schema: z.object({
+      token_id: id('The token id (unique within its tenant).'),
+      tenant_id: tenantId,
+      type: tokenTypeSchema.describe('The token type.'),
+      containers: z.array(z.string()).describe('The containers the token is in.'),
+      expires_at: at('When the token expires').optional(),
+      created_by: id('The application that created it.'),
+      created_at: at('When'),
+    }),
+  }),
+  TokenDeleted: contract({
+    topic: 'tokens',
+    description: 'A token was deleted.',
+    entity: 'token',
+    entityId: (data) => `${data.tenant_id}/${data.token_id}`,
+    schema: z.object({
+      token_id: id('The token id.'),
+      tenant_id: tenantId,
+      type: tokenTypeSchema.describe('The token type.').optional(),
+      deleted_by: id('The application that deleted it.'),
+      deleted_at: at('When'),
+    }),
+  }),
+  TenantCreated: contract({
+    topic: 'tenancy',
+    description: 'A tenant was created (with its owner).',
+    entity: 'tenant',
+    entityId: (data) => data.tenant_id,
+    schema: z.object({
+      tenant_id: tenantId,
+      name: z.string().describe('The tenant name.'),
+      owner_id: id('The user who owns the tenant.'),
+      settings: z.record(z.string(), z.string()).describe('Tenant settings.'),
+      created_by: id('Who created it.'),
+      created_at: at('When'),
+    }),
+  }),
+  TokenRead: contract({
+    topic: 'audit',
+    description: 'A token’s data was read (revealed to a caller). The data itself is never published.',
+    entity: 'token',
+    entityId: (data) => `${data.tenant_id}/${data.token_id}`,
+    schema: z.object({
+      token_id: id('The token id.'),
+      tenant_id: tenantId,
+      type: tokenTypeSchema.describe('The token type.'),
+      read_by: id('The application that read it.'),
+      read_at: at('When'),
+    }),
+  }),
+  TenantUpdated: contract({
+    topic: 'tenancy',
+    description: 'A tenant’s name or settings changed.',
+    entity: 'tenant',
+    entityId: (data) => data.tenant_id,
+    schema: z.object({
+      tenant_id: tenantId,
+      name: z.string().describe('The tenant name.'),
+      settings: z.record(z.string(), z.string()).describe('Tenant settings.'),
+      modified_by: id('Who changed it.'),
+      modified_at: at('When'),
+    }),
+  }),
+  TenantDeleted: contract({
+    topic: 'tenancy',
+    description: 'A tenant was deleted (its data key destroyed: its token data is unreadable).',
+    entity: 'tenant',
+    entityId: (data) => data.tenant_id,
+    schema: z.object({
+      tenant_id: tenantId,
+      deleted_by: id('Who deleted it.'),
+      deleted_at: at('When'),
+    }),
+  }),
+  UserRegistered: contract({
+    topic: 'tenancy',
+    description: 'A user was registered. Only the id is published: no e-mail address or name.',
+    entity: 'user',
+    entityId: (data) => data.user_id,
+    schema: z.object({
+      user_id: id('The user.'),
+      created_at: at('When'),
+    }),
+  }),
+  MemberAdded: contract({
+    topic: 'tenancy',
+    description: 'A user became a member of a tenant.',
+    entity: 'member',
+    entityId: (data) => `${data.tenant_id}/${data.member_id}`,
+    schema: z.object({
+      member_id: id('The member.'),
+      tenant_id: tenantId,
+      user_id: id('The user.'),
+      role: z.enum(['OWNER', 'ADMIN']).describe('The member role.'),
+      created_by: id('Who added the member.'),
+      created_at: at('When'),
+    }),
+  }),
+  ApplicationCreated: contract({
+    topic: 'tenancy',
+    description: 'An application (an API key holder) was created. Neither its key nor its hash is published.',
+    entity: 'application',
+    entityId: (data) => `${data.tenant_id}/${data.application_id}`,
+    schema: z.object({
+      application_id: id('The application.'),
+      tenant_id: tenantId,
+      name: z.string().describe('The application name.'),
+      type: z.enum(applicationTypes).describe('The application type.'),
+      permissions: z.array(permissionSchema).describe('Tenant-wide permissions.'),
+      rules,
+      created_by: id('Who created it.'),
+      created_at: at('When'),
+    }),
+  }),
+  ApplicationUpdated: contract({
+    topic: 'tenancy',
+    description: 'An application’s name or permissions changed.',
+    entity: 'application',
+    entityId: (data) => `${data.tenant_id}/${data.application_id}`,
+    schema: z.object({
+      application_id: id('The application.'),
+      tenant_id: tenantId,
+      name: z.string().describe('The application name.'),
+      permissions: z.array(permissionSchema).describe('Tenant-wide permissions.'),
+      rules,
+      modified_by: id('Who changed it.'),
+      modified_at: at('When'),
+    }),
+  }),
+  ApplicationDeleted: contract({
+    topic: 'tenancy',
+    description: 'An application was deleted: its key no longer works.',
+    entity: 'application',
+    entityId: (data) => `${data.tenant_id}/${data.application_id}`,
+    schema: z.object({
+      application_id: id('The application.'),
+      tenant_id: tenantId,
+      deleted_by: id('Who deleted it.'),
+      deleted_at: at('When'),
+    }),
+  }),
+};
+
+/** The CloudEvents 1.0 structured-mode JSON envelope of every message value. */
+export const cloudEventSchema = z.object({
+  specversion: z.literal('1.0'),
+  /** The event-store event id: the same on a redelivery, so consumers can drop duplicates. */
+  id: z.string(),
+  source: z.string(),
+  /** `tokenvault.<topic>.<EventType>`, e.g. `tokenvault.tokens.TokenCreated`. */
+  type: z.string(),
+  /** The entity id, the same as the Kafka key. */
+  subject: z.string(),
+  time: z.string(),
+  datacontenttype: z.literal('application/json'),
+  /** Extension attributes. */
+  tenantid: z.string(),
+  entitytype: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type CloudEvent = z.infer<typeof cloudEventSchema>;
+
+export const cloudEventType = (topic: EventTopic, eventType: string) => `tokenvault.${topic}.${eventType}`;
+
+export class UnpublishableEventError extends Error {
+  constructor(readonly eventType: string) {
+    super(`event type ${eventType} has no entry in publicEvents: it is never published`);
+    this.name = 'UnpublishableEventError';
+  }
+}
+
+export interface PublishableEvent {
+  event_id: string;
+  type: string;
+  data: unknown;
+  metadata: { tenant_id: string };
+  created_at: Date | string;
+}
+
+/**
+ * The message for one event: its topic (without prefix), key and CloudEvents envelope holding
+ * only the public data. Throws for an event type without an entry, or data that does not fit it.
+ */
+export function toPublicMessage(event: PublishableEvent): {
+  topic: EventTopic;
+  key: string;
+  value: CloudEvent;
+} {
+  const entry = publicEvents[event.type];
+  if (!entry) throw new UnpublishableEventError(event.type);
+  const data = entry.schema.parse(event.data) as Record<string, unknown>;
+  const subject = entry.entityId(data);
+  return {
+    topic: entry.topic,
+    key: subject,
+    value: {
+      specversion: '1.0',
+      id: event.event_id,
+      source: `/tokenvault/${entry.topic}`,
+      type: cloudEventType(entry.topic, event.type),
+      subject,
+      time: new Date(event.created_at).toISOString(),
+      datacontenttype: 'application/json',
+      tenantid: event.metadata.tenant_id,
+      entitytype: entry.entity,
+      data,
+    },
+  };
+}
+
+/** docs/events.md, generated from publicEvents (a unit test keeps the file up to date). */
+export function renderEventsDoc(): string {
+  const lines: string[] = [];
+  for (const topic of eventTopics) {
+    lines.push(`## \`<prefix>.${topic}\``, '');
+    const entries = Object.entries(publicEvents).filter(([, entry]) => entry.topic === topic);
+    if (entries.length === 0) {
+      lines.push('No events yet.', '');
+      continue;
+    }
+    for (const [type, entry] of entries) {
+      lines.push(`### ${type}`, '');
+      lines.push(`${entry.description}`, '');
+      lines.push(`Type \`${cloudEventType(topic, type)}\`; entity \`${entry.entity}\`.`, '');
+      lines.push('| Field | Type | Required | Meaning |', '| --- | --- | --- | --- |');
+      const json = z.toJSONSchema(entry.schema, { io: 'output', unrepresentable: 'any' }) as JsonSchema;
+      const required = new Set(json.required ?? []);
+      for (const [field, property] of Object.entries(json.properties ?? {})) {
+        lines.push(
+          `| \`${field}\` | ${typeName(property)} | ${required.has(field) ? 'yes' : 'no'} | ${property.description ?? ''} |`,
+        );
+      }
+      lines.push('');
+    }
+  }
+  return lines.join('\n');
+}
+
+interface JsonSchema {
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: JsonSchema | boolean;
+  required?: string[];
+  description?: string;
+}
+
+function typeName(schema: JsonSchema): string {
+  if (schema.enum) return schema.enum.map((value) => `\`${String(value)}\``).join(' \\| ');
+  if (schema.type === 'array') return `array of ${schema.items ? typeName(schema.items) : 'any'}`;
+  if (schema.type === 'object' && schema.properties)
+    return `{ ${Object.entries(schema.properties)
+      .map(([name, property]) => `${name}: ${typeName(property)}`)
+      .join(', ')} }`;
+  if (schema.type === 'object' && typeof schema.additionalProperties === 'object')
+    return `map of ${typeName(schema.additionalProperties)}`;
+  return Array.isArray(schema.type) ? schema.type.join(' \\| ') : (schema.type ?? 'any');
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { timestamp, uuid } from './common.ts';
+
+/** A date (midnight UTC) or a date-time with an offset. */
+const instant = z
+  .union([z.iso.date(), z.iso.datetime({ offset: true })], {
+    error: 'Must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)',
+  })
+  .transform((value) => new Date(value.length === 10 ? `${value}T00:00:00Z` : value));
+
+export const listLogsQuery = z
+  .strictObject({
+    entity_type: z.string().min(1).max(50).optional(),
+    entity_id: z.string().min(1).max(200).optional(),
+    start_date: instant.optional(),
+    end_date: instant.optional(),
+    page: z.coerce.number().int().min(1).optional(),
+    size: z.coerce.number().int().min(1).max(100).default(20),
+    /** The opaque cursor of a previous page's pagination.next. */
+    start: z.string().min(1).max(200).optional(),
+  })
+  .refine((query) => !(query.page !== undefined && query.start !== undefined), {
+    message: 'Give either page or start (a cursor), not both',
+    path: ['start'],
+  });
+export type ListLogsQuery = z.output<typeof listLogsQuery>;
+
+export const logSchema = z.object({
+  tenant_id: uuid,
+  actor_id: uuid.optional(),
+  actor_type: z.string().optional(),
+  entity_type: z.string(),
+  entity_id: z.string(),
+  operation: z.enum(['create', 'update', 'read', 'delete']),
+  message: z.string(),
+  created_at: timestamp,
+});
+export type LogResponse = z.output<typeof logSchema>;
+
+export const logPageSchema = z.object({
+  pagination: z.object({
+    /** Null on a cursor page: counting the whole range on every page would cost too much. */
+    total_items: z.number().int().nullable(),
+    page_number: z.number().int().nullable(),
+    page_size: z.number().int(),
+    total_pages: z.number().int().nullable(),
+    /** The cursor of the next page (`?start=`), null at the end. */
+    next: z.string().nullable(),
+  }),
+  data: z.array(logSchema),
+});
+
+export const entityTypeSchema = z.object({ display_name: z.string(), value: z.string() });

@@ -1,0 +1,1 @@
+export { KafkaRelay, readRelayCheckpoint, relayMigrations, topicName, type RelayOptions } from './relay.ts';

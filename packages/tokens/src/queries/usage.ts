@@ -1,0 +1,44 @@
+import { withTenant, type Pool } from '@tokenvault/platform';
+import { tokenTypes, type TokenType } from '@tokenvault/contracts';
+
+export interface UsageReport {
+  token_report: {
+    metrics_by_type: Record<string, { count: number; last_created_at?: string }>;
+    included_monthly_active_tokens: number;
+    monthly_active_tokens: number;
+  };
+}
+
+/** Reads the usage the projection keeps: no counting of token rows per request. */
+export async function usageReport(
+  appPool: Pool,
+  tenantId: string,
+  includedMonthlyActiveTokens: number,
+): Promise<UsageReport> {
+  return withTenant(appPool, tenantId, async (client) => {
+    const types = await client.query<{ type: TokenType; count: number; last_created_at: Date | null }>(
+      'SELECT type, count, last_created_at FROM token_type_usage WHERE tenant_id = $1',
+      [tenantId],
+    );
+    const month = await client.query<{ active_tokens: number }>(
+      `SELECT active_tokens FROM token_monthly_usage
+       WHERE tenant_id = $1 AND month = date_trunc('month', now() AT TIME ZONE 'UTC')::date`,
+      [tenantId],
+    );
+    const metrics: UsageReport['token_report']['metrics_by_type'] = {};
+    for (const type of tokenTypes) metrics[type] = { count: 0 };
+    for (const row of types.rows) {
+      metrics[row.type] = {
+        count: row.count,
+        ...(row.last_created_at ? { last_created_at: row.last_created_at.toISOString() } : {}),
+      };
+    }
+    return {
+      token_report: {
+        metrics_by_type: metrics,
+        included_monthly_active_tokens: includedMonthlyActiveTokens,
+        monthly_active_tokens: month.rows[0]?.active_tokens ?? 0,
+      },
+    };
+  });
+}

@@ -60,8 +60,14 @@ describe('gateway', () => {
     expect(Object.keys(body.paths).sort()).toEqual([
       '/applications',
       '/applications/{id}',
+      '/logs',
+      '/logs/entity-types',
+      '/tenants/self',
+      '/tenants/self/reports/usage',
       '/tokens',
       '/tokens/{id}',
+      '/tokens/{parent_id}/children',
+      '/tokens/{parent_id}/children/{child_id}',
     ]);
     const createToken = body.paths['/tokens']?.post;
     const schema = createToken?.requestBody?.content['application/json']?.schema;

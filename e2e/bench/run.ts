@@ -4,7 +4,8 @@
 //
 // Knobs (env): BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS (16),
 // BENCH_APPENDERS (16), DATABASE_POOL_SIZE (10), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432),
-// BENCH_CPU_PROFILE_DIR (unset: when set, the service runs with --cpu-prof and writes its profile there).
+// BENCH_CPU_PROFILE_DIR (unset: when set, the service runs with --cpu-prof and writes its profile there),
+// BENCH_KAFKA (1: start a Kafka broker with infra/kafka and measure the relay; 0 skips it).
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -22,6 +23,8 @@ import {
 } from '@tokenvault/eventstore';
 import { createPool, migrate } from '@tokenvault/platform';
 import type { CheckpointObservation, ListenerMessage } from './lag-listener.ts';
+import type { KafkaListenerMessage, KafkaObservation } from './kafka-listener.ts';
+import { brokerDir, startBroker, stopBroker } from '../../infra/kafka/kafka.mjs';
 
 const settings = {
   durationS: positiveInt('BENCH_DURATION_S', 10),
@@ -31,6 +34,7 @@ const settings = {
   poolSize: positiveInt('DATABASE_POOL_SIZE', 10),
   postgresUrl: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432',
   cpuProfileDir: process.env.BENCH_CPU_PROFILE_DIR,
+  kafka: process.env.BENCH_KAFKA !== '0',
 };
 // The whole run must stay bounded even if something hangs.
 const overallTimeoutMs = 5 * 60_000;
@@ -143,6 +147,12 @@ async function stopChild(child: Child): Promise<void> {
 // Last resort: the bench process is exiting (even on an uncaught error), so take the children along.
 process.on('exit', () => {
   for (const child of children) child.process.kill('SIGKILL');
+  // The broker is detached (it outlives a normal child): take it along too.
+  try {
+    if (kafkaBroker) process.kill(kafkaBroker.pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
 });
 
 async function freePort(): Promise<number> {
@@ -490,6 +500,143 @@ async function transactionCount(observer: pg.Pool, database: string): Promise<nu
 }
 
 // ---------------------------------------------------------------------------------------------
+// Kafka relay
+
+interface KafkaBroker {
+  bootstrap: string;
+  dir: string;
+  pid: number;
+}
+let kafkaBroker: KafkaBroker | undefined;
+
+/** A broker of the bench's own (infra/kafka); undefined when Kafka cannot run here. */
+async function startKafka(): Promise<KafkaBroker | undefined> {
+  if (!settings.kafka) return undefined;
+  try {
+    const port = await freePort();
+    const dir = `${brokerDir(port)}-bench`;
+    const { bootstrap, pid } = await startBroker({
+      port,
+      controllerPort: await freePort(),
+      dir,
+      fresh: true,
+      quiet: true,
+    });
+    kafkaBroker = { bootstrap, dir, pid };
+    log(`kafka broker on ${bootstrap}`);
+    return kafkaBroker;
+  } catch (error) {
+    log(`no Kafka broker (${String(error).split('\n')[0]}): the relay rows are skipped`);
+    return undefined;
+  }
+}
+
+async function relayCaughtUp(servicePool: pg.Pool): Promise<{ done: boolean; relayed: number }> {
+  const { rows } = await servicePool.query<{ done: boolean; relayed: number }>(
+    `SELECT NOT EXISTS (
+       SELECT 1 FROM es_events e, relay_checkpoints c
+       WHERE c.name = 'kafka-relay' AND (e.transaction_id, e.global_position) > (c.commit_position, c.prepare_position)
+     ) AND EXISTS (SELECT 1 FROM relay_checkpoints WHERE name = 'kafka-relay') AS done,
+     (SELECT count(*)::int FROM es_events e, relay_checkpoints c
+      WHERE c.name = 'kafka-relay' AND (e.transaction_id, e.global_position) <= (c.commit_position, c.prepare_position)) AS relayed`,
+  );
+  return rows[0] ?? { done: false, relayed: 0 };
+}
+
+/**
+ * Relay throughput: the relay (services/relay, its own process) starts on a store that already
+ * holds every event of the runs before; events per second from its first acknowledged batch until
+ * its checkpoint reaches the head.
+ */
+async function measureRelayCatchUp(servicePool: pg.Pool, relay: Child): Promise<Row> {
+  const deadline = Date.now() + 120_000;
+  let first: { atMs: number; relayed: number } | undefined;
+  for (;;) {
+    if (exited(relay.process)) throw new Error(`the relay exited:\n${relay.output()}`);
+    if (Date.now() > deadline) throw new Error(`the relay did not catch up:\n${relay.output()}`);
+    const state = await relayCaughtUp(servicePool);
+    const atMs = performance.now();
+    if (!first && state.relayed > 0) first = { atMs, relayed: state.relayed };
+    if (state.done && first) {
+      const events = state.relayed - first.relayed;
+      const seconds = (atMs - first.atMs) / 1000;
+      return {
+        scenario: 'Kafka relay catch-up (store → Kafka acked)',
+        rate: events / seconds,
+        p50Ms: Number.NaN,
+        p99Ms: Number.NaN,
+        failures: 0,
+        errors: 0,
+        note: `events/s: ${events} events after the first batch in ${seconds.toFixed(2)} s (batches of 500, acks=all)`,
+      };
+    }
+    await sleep(20);
+  }
+}
+
+async function startKafkaListener(
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: Child; dump(): Promise<KafkaObservation[]> }> {
+  const child = fork(`${benchDir}kafka-listener.ts`, [], {
+    cwd: repoRoot,
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const tracked = track('kafka listener', child);
+  const nextMessage = () =>
+    new Promise<KafkaListenerMessage>((resolve, reject) => {
+      child.once('message', (message) => resolve(message as KafkaListenerMessage));
+      child.once('exit', () => reject(new Error(`kafka listener exited:\n${tracked.output()}`)));
+    });
+  const ready = await nextMessage();
+  if (ready.type !== 'ready') throw new Error('kafka listener did not start');
+  return {
+    child: tracked,
+    async dump() {
+      const reply = nextMessage();
+      child.send('dump');
+      const message = await reply;
+      if (message.type !== 'observations') throw new Error('kafka listener sent no observations');
+      return message.observations;
+    },
+  };
+}
+
+/** Lag of one event = its first receipt by the kafkajs consumer − es_events.created_at. */
+async function measureKafkaLag(
+  servicePool: pg.Pool,
+  observations: KafkaObservation[],
+  window: { fromMs: number; toMs: number },
+): Promise<Row> {
+  const received = new Map<string, number>();
+  for (const { id, receivedAtMs } of observations) if (!received.has(id)) received.set(id, receivedAtMs);
+  const { rows } = await servicePool.query<{ event_id: string; created_ms: number }>(
+    `SELECT event_id::text, extract(epoch FROM created_at)::float8 * 1000 AS created_ms
+     FROM es_events
+     WHERE event_type = 'TokenCreated' AND created_at >= to_timestamp($1 / 1000.0) AND created_at < to_timestamp($2 / 1000.0)`,
+    [window.fromMs, window.toMs],
+  );
+  const lags: number[] = [];
+  let missing = 0;
+  for (const row of rows) {
+    const at = received.get(row.event_id);
+    if (at === undefined) missing++;
+    else lags.push(at - row.created_ms);
+  }
+  lags.sort((a, b) => a - b);
+  return {
+    scenario: 'Kafka end-to-end lag under POST /tokens load',
+    rate: null,
+    p50Ms: percentile(lags, 50),
+    p99Ms: percentile(lags, 99),
+    failures: missing,
+    errors: 0,
+    note: `API write (append) → kafkajs consumer; ${lags.length} events; ${observations.length - received.size} duplicates`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 // Report
 
 const fmt = (value: number | null, digits = 1) =>
@@ -560,6 +707,7 @@ async function main(): Promise<void> {
   let observer: pg.Pool | undefined;
   const info = await machineInfo(databaseUrl('postgres'));
   try {
+    const kafkaStarting = startKafka();
     await createDatabase(serviceDb);
     createdDatabases.push(serviceDb);
     await createDatabase(bareDb);
@@ -689,6 +837,42 @@ async function main(): Promise<void> {
     // The HTTP servers are idle from here on; the appends run on the bare database.
     rows.push(await measureAppends(databaseUrl(bareDb)));
 
+    // Kafka: the relay catches up on every event so far, then runs alongside a POST /tokens load
+    // while a kafkajs consumer records when each event arrives.
+    const kafka = await kafkaStarting;
+    const kafkaScenarios: string[] = [];
+    if (kafka) {
+      const kafkaEnv = { KAFKA_BROKERS: kafka.bootstrap, KAFKA_TOPIC_PREFIX: `bench-${suffix}` };
+      log('kafka relay: catching up on the events so far');
+      const relay = startTsChild('relay', 'services/relay/src/main.ts', { ...serviceEnv, ...kafkaEnv });
+      rows.push(await measureRelayCatchUp(servicePool, relay));
+      const kafkaListener = await startKafkaListener(kafkaEnv);
+      const withRelay = await measureHttp(
+        {
+          name: 'POST /tokens, relay to Kafka running',
+          url: `${serviceUrl}/tokens`,
+          method: 'POST',
+          headers: auth,
+          body: tokenBody,
+        },
+        { note: () => 'relay as its own process; kafkajs consumer in another' },
+      );
+      rows.push(withRelay.row);
+      const pool = servicePool;
+      const deadline = Date.now() + 60_000;
+      while (!(await relayCaughtUp(pool)).done && Date.now() < deadline) await sleep(100);
+      await sleep(1_000);
+      const kafkaObservations = await kafkaListener.dump();
+      await stopChild(kafkaListener.child);
+      await stopChild(relay);
+      rows.push(await measureKafkaLag(servicePool, kafkaObservations, withRelay.window));
+      kafkaScenarios.push(
+        'Kafka relay catch-up (store → Kafka acked)',
+        'POST /tokens, relay to Kafka running',
+        'Kafka end-to-end lag under POST /tokens load',
+      );
+    }
+
     const order = [
       'POST /tokens',
       'bare INSERT (POST /rows)',
@@ -696,6 +880,7 @@ async function main(): Promise<void> {
       'bare GET (GET /rows/:id)',
       'event store append (port, in-process)',
       'projection lag under POST /tokens load',
+      ...kafkaScenarios,
     ];
     const ordered = order.map((scenario) => requireRow(rows, scenario));
     const rate = (scenario: string) => requireRow(rows, scenario).rate ?? 0;
@@ -753,6 +938,8 @@ let cleaning: Promise<void> | undefined;
 function cleanUp(): Promise<void> {
   cleaning ??= (async () => {
     await Promise.all([...children].map((child) => stopChild(child)));
+    if (kafkaBroker) await stopBroker({ dir: kafkaBroker.dir, remove: true }).catch(() => {});
+    kafkaBroker = undefined;
     for (const name of createdDatabases) {
       await dropDatabase(name).catch((error: unknown) => log(`could not drop ${name}: ${String(error)}`));
     }

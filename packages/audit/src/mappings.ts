@@ -35,6 +35,18 @@ export const logMappings: Record<string, Mapping> = {
   ApplicationDeleted: entry('application', 'application_id', 'delete', 'Application deleted'),
   TokenCreated: tokenEntry('create', 'Token created'),
   TokenDeleted: tokenEntry('delete', 'Token deleted'),
+  TokenAssociated: (data) => ({
+    entity_type: text(data, 'type'),
+    entity_id: text(data, 'child_id'),
+    operation: 'update',
+    message: `Token associated as a child of ${text(data, 'parent_id')}`,
+  }),
+  TokenDissociated: (data) => ({
+    entity_type: text(data, 'type'),
+    entity_id: text(data, 'child_id'),
+    operation: 'update',
+    message: `Token no longer a child of ${text(data, 'parent_id')}`,
+  }),
   TokenRead: tokenEntry('read', 'Token retrieved'),
 };
 

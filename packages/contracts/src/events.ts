@@ -57,6 +57,7 @@ export const publicEvents: Record<string, PublicEventContract> = {
       type: tokenTypeSchema.describe('The token type.'),
       containers: z.array(z.string()).describe('The containers the token is in.'),
       expires_at: at('When the token expires').optional(),
+      parent_id: id('The parent token, when created as a child of one.').optional(),
       created_by: id('The application that created it.'),
       created_at: at('When'),
     }),
@@ -70,6 +71,14 @@ export const publicEvents: Record<string, PublicEventContract> = {
       token_id: id('The token id.'),
       tenant_id: tenantId,
       type: tokenTypeSchema.describe('The token type.').optional(),
+      parent_ids: z
+        .array(z.string())
+        .describe('The parents it was a child of (associations ended).')
+        .optional(),
+      child_ids: z
+        .array(z.string())
+        .describe('The children it was a parent of (associations ended).')
+        .optional(),
       deleted_by: id('The application that deleted it.'),
       deleted_at: at('When'),
     }),
@@ -86,6 +95,34 @@ export const publicEvents: Record<string, PublicEventContract> = {
       settings: z.record(z.string(), z.string()).describe('Tenant settings.'),
       created_by: id('Who created it.'),
       created_at: at('When'),
+    }),
+  }),
+  TokenAssociated: contract({
+    topic: 'tokens',
+    description: 'A token became the child of another token. Keyed by the child (its stream).',
+    entity: 'token',
+    entityId: (data) => `${data.tenant_id}/${data.child_id}`,
+    schema: z.object({
+      tenant_id: tenantId,
+      parent_id: id('The parent token.'),
+      child_id: id('The child token.'),
+      type: tokenTypeSchema.describe('The child token type.'),
+      associated_by: id('Who associated them.'),
+      associated_at: at('When'),
+    }),
+  }),
+  TokenDissociated: contract({
+    topic: 'tokens',
+    description: 'A token stopped being the child of another token. Keyed by the child.',
+    entity: 'token',
+    entityId: (data) => `${data.tenant_id}/${data.child_id}`,
+    schema: z.object({
+      tenant_id: tenantId,
+      parent_id: id('The parent token.'),
+      child_id: id('The child token.'),
+      type: tokenTypeSchema.describe('The child token type.'),
+      dissociated_by: id('Who dissociated them.'),
+      dissociated_at: at('When'),
     }),
   }),
   TokenRead: contract({

@@ -76,6 +76,8 @@ export const createTokenBody = z
 export type CreateTokenBody = z.output<typeof createTokenBody>;
 
 export const tokenParams = z.object({ id: tokenId });
+export const parentParams = z.object({ parent_id: tokenId });
+export const associationParams = z.object({ parent_id: tokenId, child_id: tokenId });
 
 export const tokenSchema = z.object({
   id: z.string(),
@@ -95,7 +97,10 @@ export type TokenResponse = z.output<typeof tokenSchema>;
 
 export const usageReportSchema = z.object({
   token_report: z.object({
-    metrics_by_type: z.record(z.string(), z.object({ count: z.number().int(), last_created_at: timestamp.optional() })),
+    metrics_by_type: z.record(
+      z.string(),
+      z.object({ count: z.number().int(), last_created_at: timestamp.optional() }),
+    ),
     included_monthly_active_tokens: z.number().int(),
     monthly_active_tokens: z.number().int(),
   }),

@@ -155,7 +155,9 @@ export class KafkaRelay {
 
   private async publish(events: RecordedEvent[]): Promise<void> {
     const last = events.at(-1);
-    if (!last || !this.producer) return;
+    if (!last) return;
+    // Never let a batch pass unsent: without a producer the subscription stops and starts again.
+    if (!this.producer) throw new Error('the relay has no Kafka producer');
     const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
     for (const event of events) {
       // Throws for an event type without a public contract: it is never published raw, and the

@@ -59,4 +59,23 @@ export const tokensMigrations: Migration[] = [
       GRANT SELECT ON token_type_usage, token_monthly_usage TO {{app_role}};
     `,
   },
+  {
+    id: 'tokens/003_associations',
+    sql: `
+      CREATE TABLE token_associations (
+        tenant_id uuid NOT NULL,
+        parent_id text NOT NULL,
+        child_id text NOT NULL,
+        associated_at timestamptz NOT NULL,
+        PRIMARY KEY (tenant_id, parent_id, child_id)
+      );
+      -- Listing a parent's children in a stable order, and removing a deleted child everywhere.
+      CREATE INDEX token_associations_by_parent ON token_associations (tenant_id, parent_id, associated_at, child_id);
+      CREATE INDEX token_associations_by_child ON token_associations (tenant_id, child_id);
+      ALTER TABLE token_associations ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON token_associations
+        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
+      GRANT SELECT ON token_associations TO {{app_role}};
+    `,
+  },
 ];

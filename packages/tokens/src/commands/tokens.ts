@@ -29,10 +29,12 @@ export class TokenCommands {
     private readonly queries: TokenQueries,
   ) {}
 
+  /** With a parent, the token and its association to the parent are one event. */
   async create(
     principal: Principal,
     body: CreateTokenBody,
     correlationId: string,
+    parentId?: string,
   ): Promise<CreateTokenResult> {
     const containers = [...new Set(body.containers ?? [defaultContainers[body.type]])];
     if (!allowedOnAll(principal, 'token:create', containers)) {
@@ -57,6 +59,7 @@ export class TokenCommands {
       ...(body.expires_at ? { expires_at: new Date(body.expires_at).toISOString() } : {}),
       created_by: principal.actorId,
       created_at: new Date().toISOString(),
+      ...(parentId === undefined ? {} : { parent_id: parentId }),
     };
     const outcome = await executeCommand(
       this.store,
@@ -74,20 +77,46 @@ export class TokenCommands {
     tokenId: string,
     correlationId: string,
   ): Promise<{ position: Position | null }> {
+    const childIds = await this.queries.childIds(principal.tenantId, tokenId);
     const outcome = await executeCommand(
       this.store,
       tokenStream(principal.tenantId, tokenId),
       tokenDecider,
-      {
-        type: 'DeleteToken',
-        tokenId,
-        tenantId: principal.tenantId,
-        grants: principal,
-        actorId: principal.actorId,
-        now: new Date().toISOString(),
-      },
+      { type: 'DeleteToken', tokenId, childIds, ...this.acting(principal) },
       metadataOf(principal, correlationId),
     );
     return { position: outcome.position };
+  }
+
+  /** Idempotent: an association already there is a success with no new event. */
+  async associate(principal: Principal, parentId: string, childId: string, correlationId: string) {
+    const outcome = await executeCommand(
+      this.store,
+      tokenStream(principal.tenantId, childId),
+      tokenDecider,
+      { type: 'AssociateParent', tokenId: childId, parentId, ...this.acting(principal) },
+      metadataOf(principal, correlationId),
+    );
+    return { position: outcome.position };
+  }
+
+  async dissociate(principal: Principal, parentId: string, childId: string, correlationId: string) {
+    const outcome = await executeCommand(
+      this.store,
+      tokenStream(principal.tenantId, childId),
+      tokenDecider,
+      { type: 'DissociateParent', tokenId: childId, parentId, ...this.acting(principal) },
+      metadataOf(principal, correlationId),
+    );
+    return { position: outcome.position };
+  }
+
+  private acting(principal: Principal) {
+    return {
+      tenantId: principal.tenantId,
+      grants: principal,
+      actorId: principal.actorId,
+      now: new Date().toISOString(),
+    };
   }
 }

@@ -1,4 +1,4 @@
-import { conflict, forbidden, notFound } from '@tokenvault/platform';
+import { badRequest, conflict, forbidden, notFound } from '@tokenvault/platform';
 import type { Decider, DomainEvent } from '@tokenvault/cqrs';
 import type { TokenType } from '@tokenvault/contracts';
 import { allowedOnAll, type Grants } from './access.ts';
@@ -15,8 +15,15 @@ export interface TokenView {
   expires_at?: string;
   created_by: string;
   created_at: string;
+  /** Set when the token was created as a child: its first association, made in the same event. */
+  parent_id?: string;
 }
 
+/**
+ * A token's events, all in its own stream. Associations are kept in the CHILD's stream, so that
+ * creating a child and its association is one event, and every association of a token as a
+ * child is known exactly from its own history.
+ */
 export type TokenEvent =
   | DomainEvent<
       'TokenCreated',
@@ -32,11 +39,43 @@ export type TokenEvent =
         expires_at?: string;
         created_by: string;
         created_at: string;
+        parent_id?: string;
+      }
+    >
+  | DomainEvent<
+      'TokenAssociated',
+      {
+        tenant_id: string;
+        parent_id: string;
+        child_id: string;
+        type: TokenType;
+        associated_by: string;
+        associated_at: string;
+      }
+    >
+  | DomainEvent<
+      'TokenDissociated',
+      {
+        tenant_id: string;
+        parent_id: string;
+        child_id: string;
+        type: TokenType;
+        dissociated_by: string;
+        dissociated_at: string;
       }
     >
   | DomainEvent<
       'TokenDeleted',
-      { token_id: string; tenant_id: string; type: TokenType; deleted_by: string; deleted_at: string }
+      {
+        token_id: string;
+        tenant_id: string;
+        type: TokenType;
+        /** The associations the deletion ends: as a child (exact) and as a parent (as listed then). */
+        parent_ids: string[];
+        child_ids: string[];
+        deleted_by: string;
+        deleted_at: string;
+      }
     >;
 
 /**
@@ -51,36 +90,59 @@ export type TokenReadEvent = DomainEvent<
 /** Every event this context appends. */
 export type TokensContextEvent = TokenEvent | TokenReadEvent;
 
-export type TokenState = { status: 'absent' } | { status: 'live'; token: TokenView } | { status: 'deleted' };
+export type TokenState =
+  { status: 'absent' } | { status: 'live'; token: TokenView; parents: string[] } | { status: 'deleted' };
+
+interface Acting {
+  tenantId: string;
+  grants: Grants;
+  actorId: string;
+  now: string;
+}
 
 export type TokenCommand =
   | { type: 'CreateToken'; token: TokenView }
-  | { type: 'DeleteToken'; tokenId: string; tenantId: string; grants: Grants; actorId: string; now: string };
+  | ({ type: 'DeleteToken'; tokenId: string; childIds: string[] } & Acting)
+  | ({ type: 'AssociateParent'; tokenId: string; parentId: string } & Acting)
+  | ({ type: 'DissociateParent'; tokenId: string; parentId: string } & Acting);
 
 export const tokenStream = (tenantId: string, tokenId: string) => `tokens.token-${tenantId}-${tokenId}`;
 
+const missing = () => notFound('No token with this id.');
+
 export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
   initialState: () => ({ status: 'absent' }),
-  evolve(_state, event) {
+  evolve(state, event) {
     switch (event.type) {
       case 'TokenCreated': {
         const { token_id, ...rest } = event.data;
-        return { status: 'live', token: { id: token_id, ...rest } };
+        return {
+          status: 'live',
+          token: { id: token_id, ...rest },
+          parents: rest.parent_id ? [rest.parent_id] : [],
+        };
       }
+      case 'TokenAssociated':
+        if (state.status !== 'live') return state;
+        return { ...state, parents: [...state.parents, event.data.parent_id] };
+      case 'TokenDissociated':
+        if (state.status !== 'live') return state;
+        return { ...state, parents: state.parents.filter((parent) => parent !== event.data.parent_id) };
       case 'TokenDeleted':
         return { status: 'deleted' };
     }
   },
   decide(command, state) {
+    if (command.type === 'CreateToken') {
+      // Ids are never reused, not even after a delete: a token id names one value forever.
+      if (state.status !== 'absent') throw conflict('A token with this id exists.');
+      const { id, ...rest } = command.token;
+      return [{ type: 'TokenCreated', data: { token_id: id, ...rest } }];
+    }
+    if (state.status !== 'live') throw missing();
+    const common = { tenant_id: command.tenantId, type: state.token.type };
     switch (command.type) {
-      case 'CreateToken': {
-        // Ids are never reused, not even after a delete: a token id names one value forever.
-        if (state.status !== 'absent') throw conflict('A token with this id exists.');
-        const { id, ...rest } = command.token;
-        return [{ type: 'TokenCreated', data: { token_id: id, ...rest } }];
-      }
-      case 'DeleteToken': {
-        if (state.status !== 'live') throw notFound('No token with this id.');
+      case 'DeleteToken':
         if (!allowedOnAll(command.grants, 'token:delete', state.token.containers)) {
           throw forbidden('This API key lacks token:delete on the token’s containers.');
         }
@@ -89,14 +151,47 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
             type: 'TokenDeleted',
             data: {
               token_id: command.tokenId,
-              tenant_id: command.tenantId,
-              type: state.token.type,
+              ...common,
+              parent_ids: state.parents,
+              child_ids: command.childIds,
               deleted_by: command.actorId,
               deleted_at: command.now,
             },
           },
         ];
-      }
+      case 'AssociateParent':
+        if (command.parentId === command.tokenId)
+          throw badRequest('A token cannot be its own child.', {
+            'path.child_id': ['Must differ from parent_id'],
+          });
+        // Already there: a success that changes nothing.
+        if (state.parents.includes(command.parentId)) return [];
+        return [
+          {
+            type: 'TokenAssociated',
+            data: {
+              ...common,
+              parent_id: command.parentId,
+              child_id: command.tokenId,
+              associated_by: command.actorId,
+              associated_at: command.now,
+            },
+          },
+        ];
+      case 'DissociateParent':
+        if (!state.parents.includes(command.parentId)) throw notFound('No such association.');
+        return [
+          {
+            type: 'TokenDissociated',
+            data: {
+              ...common,
+              parent_id: command.parentId,
+              child_id: command.tokenId,
+              dissociated_by: command.actorId,
+              dissociated_at: command.now,
+            },
+          },
+        ];
     }
   },
 };
@@ -104,6 +199,8 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
 /** Every event type of this context; `satisfies` fails to compile when one is missing or extra. */
 export const tokenEventTypes = Object.keys({
   TokenCreated: true,
+  TokenAssociated: true,
+  TokenDissociated: true,
   TokenDeleted: true,
   TokenRead: true,
 } satisfies Record<TokensContextEvent['type'], true>) as TokensContextEvent['type'][];

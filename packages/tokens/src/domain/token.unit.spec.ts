@@ -23,6 +23,8 @@ const deleted: TokenEvent = {
     token_id: 'tok-1',
     tenant_id: tenantId,
     type: 'card',
+    parent_ids: [],
+    child_ids: ['child-9'],
     deleted_by: actorId,
     deleted_at: '2026-01-02T00:00:00.000Z',
   },
@@ -37,6 +39,7 @@ const deleteCommand = (grants: {
 }) => ({
   type: 'DeleteToken' as const,
   tokenId: 'tok-1',
+  childIds: ['child-9'],
   tenantId,
   grants: { permissions: grants.permissions, rules: grants.rules ?? [] },
   actorId,
@@ -89,6 +92,100 @@ describe('token decider', () => {
   });
 
   it('folds events into the decided state', () => {
-    expect(tokenDecider.evolve(tokenDecider.initialState(), created)).toEqual({ status: 'live', token });
+    expect(tokenDecider.evolve(tokenDecider.initialState(), created)).toEqual({
+      status: 'live',
+      token,
+      parents: [],
+    });
+  });
+});
+
+describe('token associations (kept in the child’s stream)', () => {
+  const acting = {
+    tenantId,
+    grants: { permissions: [], rules: [] },
+    actorId,
+    now: '2026-01-03T00:00:00.000Z',
+  };
+  const associate = (parentId: string) => ({
+    type: 'AssociateParent' as const,
+    tokenId: 'tok-1',
+    parentId,
+    ...acting,
+  });
+  const dissociate = (parentId: string) => ({
+    type: 'DissociateParent' as const,
+    tokenId: 'tok-1',
+    parentId,
+    ...acting,
+  });
+  const associated = (parentId: string): TokenEvent => ({
+    type: 'TokenAssociated',
+    data: {
+      tenant_id: tenantId,
+      parent_id: parentId,
+      child_id: 'tok-1',
+      type: 'card',
+      associated_by: actorId,
+      associated_at: acting.now,
+    },
+  });
+  const dissociated = (parentId: string): TokenEvent => ({
+    type: 'TokenDissociated',
+    data: {
+      tenant_id: tenantId,
+      parent_id: parentId,
+      child_id: 'tok-1',
+      type: 'card',
+      dissociated_by: actorId,
+      dissociated_at: acting.now,
+    },
+  });
+
+  it('associates a parent once; again is a success with no event', () => {
+    spec
+      .given([created])
+      .when(associate('p'))
+      .then([associated('p')]);
+    spec
+      .given([created, associated('p')])
+      .when(associate('p'))
+      .then([]);
+  });
+
+  it('knows the parent a child was created under', () => {
+    const createdAsChild: TokenEvent = {
+      type: 'TokenCreated',
+      data: { ...created.data, parent_id: 'p' } as never,
+    };
+    spec.given([createdAsChild]).when(associate('p')).then([]);
+    spec
+      .given([createdAsChild])
+      .when(dissociate('p'))
+      .then([dissociated('p')]);
+  });
+
+  it('refuses a token as its own child, and a dissociation that is not there', () => {
+    spec.given([created]).when(associate('tok-1')).thenThrows(problem(400));
+    spec.given([created]).when(dissociate('p')).thenThrows(problem(404));
+    spec
+      .given([created, associated('p'), dissociated('p')])
+      .when(dissociate('p'))
+      .thenThrows(problem(404));
+  });
+
+  it('re-associates after a dissociation, and a deleted token takes none', () => {
+    spec
+      .given([created, associated('p'), dissociated('p')])
+      .when(associate('p'))
+      .then([associated('p')]);
+    spec.given([created, deleted]).when(associate('p')).thenThrows(problem(404));
+  });
+
+  it('a deletion records the associations it ends', () => {
+    spec
+      .given([created, associated('p'), associated('q'), dissociated('p')])
+      .when(deleteCommand({ permissions: ['token:delete'] }))
+      .then([{ ...deleted, data: { ...deleted.data, parent_ids: ['q'] } } as TokenEvent]);
   });
 });

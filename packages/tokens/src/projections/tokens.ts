@@ -2,6 +2,7 @@ import type { Projection } from '@tokenvault/cqrs';
 import type { RecordedEvent } from '@tokenvault/eventstore';
 import type { PoolClient } from '@tokenvault/platform';
 import type { TokensContextEvent } from '../domain/token.ts';
+import { deleteAssociations, deleteAssociationsOf, insertAssociations } from './associations.ts';
 
 type TenantDeleted = { type: 'TenantDeleted'; data: { tenant_id: string } };
 type Handled = RecordedEvent & (TokensContextEvent | TenantDeleted);
@@ -65,9 +66,25 @@ async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promis
     tx,
     events.map((event) => ({ tenant_id: event.tenant_id, token_id: event.token_id, at: event.created_at })),
   );
+  await insertAssociations(
+    tx,
+    events.flatMap((event) =>
+      event.parent_id
+        ? [
+            {
+              tenant_id: event.tenant_id,
+              parent_id: event.parent_id,
+              child_id: event.token_id,
+              associated_at: event.created_at,
+            },
+          ]
+        : [],
+    ),
+  );
 }
 
 async function deleted(tx: PoolClient, events: DataOf<'TokenDeleted'>[]): Promise<void> {
+  await deleteAssociationsOf(tx, events);
   await tx.query(
     `DELETE FROM tokens t USING jsonb_to_recordset($1::jsonb) AS d(tenant_id uuid, token_id text)
      WHERE t.tenant_id = d.tenant_id AND t.id = d.token_id`,
@@ -92,23 +109,62 @@ async function read(tx: PoolClient, events: DataOf<'TokenRead'>[]): Promise<void
 /** A deleted tenant's tokens and usage go with it (its data key is destroyed by tenancy). */
 async function tenantDeleted(tx: PoolClient, events: DataOf<'TenantDeleted'>[]): Promise<void> {
   const tenantIds = events.map((event) => event.tenant_id);
-  for (const table of ['tokens', 'token_type_usage', 'token_monthly_activity', 'token_monthly_usage']) {
+  for (const table of [
+    'tokens',
+    'token_type_usage',
+    'token_monthly_activity',
+    'token_monthly_usage',
+    'token_associations',
+  ]) {
     await tx.query(`DELETE FROM ${table} WHERE tenant_id = ANY($1::uuid[])`, [tenantIds]);
   }
 }
 
 export const tokensProjection: Projection = {
   name: 'tokens',
-  tables: ['tokens', 'token_type_usage', 'token_monthly_activity', 'token_monthly_usage'],
-  handles: ['TokenCreated', 'TokenDeleted', 'TokenRead', 'TenantDeleted'] satisfies Handled['type'][],
+  tables: [
+    'tokens',
+    'token_type_usage',
+    'token_monthly_activity',
+    'token_monthly_usage',
+    'token_associations',
+  ],
+  handles: [
+    'TokenCreated',
+    'TokenAssociated',
+    'TokenDissociated',
+    'TokenDeleted',
+    'TokenRead',
+    'TenantDeleted',
+  ] satisfies Handled['type'][],
   async apply(events, tx) {
     for (const run of runsOfSameType(events as readonly Handled[])) {
       const type = run[0]!.type;
       const data = run.map((event) => event.data);
-      if (type === 'TokenCreated') await created(tx, data as DataOf<'TokenCreated'>[]);
-      else if (type === 'TokenDeleted') await deleted(tx, data as DataOf<'TokenDeleted'>[]);
-      else if (type === 'TokenRead') await read(tx, data as DataOf<'TokenRead'>[]);
-      else await tenantDeleted(tx, data as DataOf<'TenantDeleted'>[]);
+      switch (type) {
+        case 'TokenCreated':
+          await created(tx, data as DataOf<'TokenCreated'>[]);
+          break;
+        case 'TokenAssociated':
+          await insertAssociations(tx, data as DataOf<'TokenAssociated'>[]);
+          break;
+        case 'TokenDissociated':
+          await deleteAssociations(tx, data as DataOf<'TokenDissociated'>[]);
+          break;
+        case 'TokenDeleted':
+          await deleted(tx, data as DataOf<'TokenDeleted'>[]);
+          break;
+        case 'TokenRead':
+          await read(tx, data as DataOf<'TokenRead'>[]);
+          break;
+        case 'TenantDeleted':
+          await tenantDeleted(tx, data as DataOf<'TenantDeleted'>[]);
+          break;
+        default: {
+          const unhandled: never = type;
+          throw new Error(`no projection for ${String(unhandled)}`);
+        }
+      }
     }
   },
 };

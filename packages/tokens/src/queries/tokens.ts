@@ -50,6 +50,61 @@ export class TokenQueries {
     });
   }
 
+  /** Ids of a token's children as the read model has them (what a deletion ends). */
+  async childIds(tenantId: string, parentId: string): Promise<string[]> {
+    return withTenant(this.appPool, tenantId, async (client) => {
+      const result = await client.query<{ child_id: string }>(
+        'SELECT child_id FROM token_associations WHERE tenant_id = $1 AND parent_id = $2 ORDER BY associated_at, child_id',
+        [tenantId, parentId],
+      );
+      return result.rows.map((row) => row.child_id);
+    });
+  }
+
+  /**
+   * A page of a parent's live children, by association time then id. `readableUnder` limits them
+   * to tokens with a container under one of these paths; null means every container.
+   */
+  async children(
+    tenantId: string,
+    parentId: string,
+    filter: { ids: string[]; types: string[]; readableUnder: string[] | null; page: number; size: number },
+  ): Promise<{ rows: TokenRow[]; total: number }> {
+    const conditions = [
+      'a.tenant_id = $1',
+      'a.parent_id = $2',
+      `(t.expires_at IS NULL OR t.expires_at > now())`,
+    ];
+    const values: unknown[] = [tenantId, parentId];
+    const add = (sql: (placeholder: string) => string, value: unknown) => {
+      values.push(value);
+      conditions.push(sql(`$${values.length}`));
+    };
+    if (filter.ids.length) add((p) => `t.id = ANY(${p}::text[])`, filter.ids);
+    if (filter.types.length) add((p) => `t.type = ANY(${p}::text[])`, filter.types);
+    if (filter.readableUnder) {
+      add(
+        (p) =>
+          `EXISTS (SELECT 1 FROM unnest(t.containers) c, unnest(${p}::text[]) r WHERE starts_with(c, r))`,
+        filter.readableUnder,
+      );
+    }
+    const from = `token_associations a JOIN tokens t ON t.tenant_id = a.tenant_id AND t.id = a.child_id
+                  WHERE ${conditions.join(' AND ')}`;
+    return withTenant(this.appPool, tenantId, async (client) => {
+      const rows = await client.query<TokenRow>(
+        `SELECT t.* FROM ${from} ORDER BY a.associated_at, a.child_id
+         LIMIT ${filter.size} OFFSET ${(filter.page - 1) * filter.size}`,
+        values,
+      );
+      const count = await client.query<{ total: number }>(
+        `SELECT count(*)::int AS total FROM ${from}`,
+        values,
+      );
+      return { rows: rows.rows, total: count.rows[0]?.total ?? 0 };
+    });
+  }
+
   /** The oldest live token with this fingerprint: what deduplication hands back. */
   async findByFingerprint(
     tenantId: string,

@@ -21,5 +21,10 @@ try {
   failed = true;
 }
 const results = JSON.parse(readFileSync(report, 'utf8'));
-console.log(`\nvitest: ${results.numPassedTests} passed, ${results.numFailedTests} failed`);
-if (failed || results.numFailedTests > 0 || results.numPassedTests === 0) process.exit(1);
+// A file that failed outside any test (a hook, an import) counts as one failure.
+const failedFiles = results.testResults.filter(
+  (file) => file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed'),
+).length;
+const failures = results.numFailedTests + failedFiles;
+console.log(`\nvitest: ${results.numPassedTests} passed, ${failures} failed`);
+if (failed || failures > 0 || results.numPassedTests === 0) process.exit(1);

@@ -77,7 +77,10 @@ describe('broker down while events are written', () => {
         () => stack.logs.some((line) => line.includes('kafka relay failed')),
         60_000,
       );
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 10_000 - (Date.now() - downAt))));
+      // Timers may fire a millisecond early: wait until the clock, not the timer, says 10 s.
+      while (Date.now() - downAt < 10_000) {
+        await new Promise((resolve) => setTimeout(resolve, 10_000 - (Date.now() - downAt) + 5));
+      }
       downFor = Date.now() - downAt;
     } finally {
       await startBroker({

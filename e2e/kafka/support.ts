@@ -123,8 +123,9 @@ export async function waitForRelay(pool: Pool, timeoutMs = 90_000): Promise<void
 }
 
 /**
- * Asserts that every stored event arrived (none lost) and that, per key, the first arrival of each
- * event id is in the order the events were written.
+ * Asserts that every stored event arrived (none lost) and that, per topic and key, the first
+ * arrival of each event id is in the order the events were written. (One entity's events on two
+ * topics, such as a token's changes and its reads, have no order between the topics.)
  */
 export function expectComplete(
   stored: RecordedEvent[],
@@ -133,16 +134,18 @@ export function expectComplete(
 ): void {
   const expectedByKey = new Map<string, string[]>();
   for (const event of stored) {
-    const { key } = toPublicMessage(event);
-    expectedByKey.set(key, [...(expectedByKey.get(key) ?? []), event.event_id]);
+    const { topic, key } = toPublicMessage(event);
+    const topicKey = `${topic} ${key}`;
+    expectedByKey.set(topicKey, [...(expectedByKey.get(topicKey) ?? []), event.event_id]);
   }
   const receivedByKey = new Map<string, string[]>();
   for (const delivery of received) {
-    const list = receivedByKey.get(delivery.key) ?? [];
+    const topicKey = `${delivery.topic.slice(delivery.topic.lastIndexOf('.') + 1)} ${delivery.key}`;
+    const list = receivedByKey.get(topicKey) ?? [];
     if (!list.includes(delivery.event.id)) list.push(delivery.event.id);
-    receivedByKey.set(delivery.key, list);
+    receivedByKey.set(topicKey, list);
   }
-  expect(Object.fromEntries(receivedByKey), 'event ids per key, in arrival order').toEqual(
+  expect(Object.fromEntries(receivedByKey), 'event ids per topic and key, in arrival order').toEqual(
     Object.fromEntries(expectedByKey),
   );
 }

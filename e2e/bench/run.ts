@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { logPaths, seedChildren, seedLogs } from './read-models.ts';
 import pg from 'pg';
 import { readModelLagHeader } from '@tokenvault/cqrs';
 import {
@@ -37,7 +38,7 @@ const settings = {
   kafka: process.env.BENCH_KAFKA !== '0',
 };
 // The whole run must stay bounded even if something hangs.
-const overallTimeoutMs = 5 * 60_000;
+const overallTimeoutMs = 10 * 60_000;
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
@@ -267,6 +268,8 @@ interface MeasureOptions {
   transactions?: () => Promise<number>;
   /** Called between the warm-up and the measured run (reset counters). */
   beforeMeasured?: () => void;
+  /** Shorter runs for the read-model query scenarios: [warm-up, measured] seconds. */
+  seconds?: [number, number];
 }
 
 interface Measured {
@@ -277,14 +280,13 @@ interface Measured {
 
 /** A short discarded run first (JIT, pools, caches), then the measured one at the same settings. */
 async function measureHttp(scenario: HttpScenario, options: MeasureOptions = {}): Promise<Measured> {
-  log(
-    `${scenario.name}: ${settings.warmupS} s warm-up, ${settings.durationS} s measured, ${settings.connections} connections`,
-  );
-  await loadHttp(scenario, settings.warmupS);
+  const [warmupS, durationS] = options.seconds ?? [settings.warmupS, settings.durationS];
+  log(`${scenario.name}: ${warmupS} s warm-up, ${durationS} s measured, ${settings.connections} connections`);
+  await loadHttp(scenario, warmupS);
   options.beforeMeasured?.();
   const transactionsBefore = await options.transactions?.();
   const fromMs = Date.now();
-  const result = await loadHttp(scenario, settings.durationS);
+  const result = await loadHttp(scenario, durationS);
   const toMs = Date.now();
   const completed = result['2xx'] + result.non2xx;
   const notes = [options.note?.() ?? ''];
@@ -751,10 +753,13 @@ async function main(): Promise<void> {
       ['--tenant-name', 'Bench', '--owner-email', 'bench@example.test'],
       serviceEnv,
     );
-    const { api_key: apiKey } = JSON.parse(bootstrapOutput.trim().split('\n').at(-1) ?? '{}') as {
+    const { api_key: apiKey, tenant_id: tenantId } = JSON.parse(
+      bootstrapOutput.trim().split('\n').at(-1) ?? '{}',
+    ) as {
       api_key?: string;
+      tenant_id?: string;
     };
-    if (!apiKey) throw new Error(`bootstrap printed no api_key: ${bootstrapOutput}`);
+    if (!apiKey || !tenantId) throw new Error(`bootstrap printed no api_key: ${bootstrapOutput}`);
     const auth = { 'svc-api-key': apiKey };
     const poolOf = (database: string) =>
       new pg.Pool({ connectionString: databaseUrl(database), max: 1, application_name: 'bench-observer' });
@@ -834,6 +839,49 @@ async function main(): Promise<void> {
     );
     rows.push(getTokens.row);
 
+    // Read models at size: a parent with 10,000 children, a tenant with 1,000,000 log rows.
+    const childCount = 10_000;
+    log(`creating ${childCount} children under one parent through the API`);
+    const parentId = await seedChildren(serviceUrl, apiKey, childCount);
+    await waitForProjector(servicePool);
+    const querySeconds: [number, number] = [1, 5];
+    for (const [name, path] of [
+      ['GET children, first page, type=token', `/tokens/${parentId}/children?type=token&size=20&page=1`],
+      ['GET children, page 400, type=token', `/tokens/${parentId}/children?type=token&size=20&page=400`],
+    ] as const) {
+      const measured = await measureHttp(
+        { name, url: serviceUrl, method: 'GET', headers: auth, nextPath: () => path },
+        {
+          seconds: querySeconds,
+          note: () => `${childCount} children; data opened and read-audited per child`,
+        },
+      );
+      rows.push(measured.row);
+    }
+    const logCount = 1_000_000;
+    log(`writing ${logCount} audit-log rows as the projection would`);
+    await seedLogs(servicePool, tenantId, logCount);
+    const paths = logPaths(logCount);
+    for (const [name, pathOf] of [
+      ['GET /logs by entity_id', paths.byEntity],
+      ['GET /logs, one-day range', paths.byDay],
+      ['GET /logs, cursor deep in a day', paths.deepCursor],
+    ] as const) {
+      let index = 0;
+      const measured = await measureHttp(
+        { name, url: serviceUrl, method: 'GET', headers: auth, nextPath: () => pathOf(index++) },
+        { seconds: querySeconds, note: () => `${logCount} rows in the tenant` },
+      );
+      rows.push(measured.row);
+    }
+    const queryScenarios = [
+      'GET children, first page, type=token',
+      'GET children, page 400, type=token',
+      'GET /logs by entity_id',
+      'GET /logs, one-day range',
+      'GET /logs, cursor deep in a day',
+    ];
+
     // The HTTP servers are idle from here on; the appends run on the bare database.
     rows.push(await measureAppends(databaseUrl(bareDb)));
 
@@ -880,6 +928,7 @@ async function main(): Promise<void> {
       'bare GET (GET /rows/:id)',
       'event store append (port, in-process)',
       'projection lag under POST /tokens load',
+      ...queryScenarios,
       ...kafkaScenarios,
     ];
     const ordered = order.map((scenario) => requireRow(rows, scenario));
@@ -901,6 +950,10 @@ async function main(): Promise<void> {
         met: readRatio >= 0.6,
       },
       { name: 'projection lag p99', measured: `${fmt(lagP99)} ms`, goal: '< 50 ms', met: lagP99 < 50 },
+      ...queryScenarios.map((scenario) => {
+        const p99 = requireRow(rows, scenario).p99Ms;
+        return { name: `${scenario} p99`, measured: `${fmt(p99)} ms`, goal: '< 20 ms', met: p99 < 20 };
+      }),
     ];
     const failures = rows.reduce((sum, row) => sum + row.failures + row.errors, 0);
 

@@ -9,14 +9,17 @@ interface PendingBatch {
   settle: { resolve(): void; reject(error: unknown): void }[];
 }
 
+/** Appends in flight at once for one tenant, each to its own reads stream. */
+const shardsPerTenant = 4;
+
 /**
- * Appends read-audit events before token data leaves the service. Reads of one tenant that
- * arrive while an append is in flight are coalesced into the next append (group commit), so a
- * burst of reads costs one round trip per batch, not one per read.
+ * Appends read-audit events before token data leaves the service. Up to `shardsPerTenant`
+ * appends per tenant run at once; reads that arrive while all are busy are coalesced into the
+ * next append (group commit), so a burst of reads costs a few round trips, not one per read.
  */
 export class ReadAuditor {
   private readonly pending = new Map<string, PendingBatch>();
-  private readonly appending = new Set<string>();
+  private readonly busyShards = new Map<string, Set<number>>();
 
   constructor(private readonly store: EventStore) {}
 
@@ -49,28 +52,31 @@ export class ReadAuditor {
         batch.events.push({ ...event, metadata });
       }
       batch.settle.push({ resolve, reject });
-      if (!this.appending.has(tenantId)) this.flush(tenantId);
+      this.dispatch(tenantId);
     });
   }
 
-  private flush(tenantId: string): void {
+  private dispatch(tenantId: string): void {
     const batch = this.pending.get(tenantId);
     if (!batch) return;
+    const busy = this.busyShards.get(tenantId) ?? new Set<number>();
+    const shard = Array.from({ length: shardsPerTenant }, (_, index) => index).find(
+      (index) => !busy.has(index),
+    );
+    if (shard === undefined) return;
     this.pending.delete(tenantId);
-    this.send(tenantId, batch);
-  }
-
-  private send(tenantId: string, batch: PendingBatch): void {
-    this.appending.add(tenantId);
+    busy.add(shard);
+    this.busyShards.set(tenantId, busy);
     this.store
-      .append(tokenReadsStream(tenantId), batch.events, { expectedRevision: 'any' })
+      .append(tokenReadsStream(tenantId, shard), batch.events, { expectedRevision: 'any' })
       .then(
         () => batch.settle.forEach((caller) => caller.resolve()),
         (error: unknown) => batch.settle.forEach((caller) => caller.reject(error)),
       )
       .finally(() => {
-        this.appending.delete(tenantId);
-        this.flush(tenantId);
+        busy.delete(shard);
+        if (busy.size === 0) this.busyShards.delete(tenantId);
+        this.dispatch(tenantId);
       });
   }
 }

@@ -205,4 +205,5 @@ export const tokenEventTypes = Object.keys({
   TokenRead: true,
 } satisfies Record<TokensContextEvent['type'], true>) as TokensContextEvent['type'][];
 
-export const tokenReadsStream = (tenantId: string) => `tokens.reads-${tenantId}`;
+/** Reads go to a few streams per tenant, so that concurrent read-audit appends do not queue. */
+export const tokenReadsStream = (tenantId: string, shard: number) => `tokens.reads-${tenantId}-${shard}`;

@@ -92,16 +92,18 @@ export class TokenQueries {
     const from = `token_associations a JOIN tokens t ON t.tenant_id = a.tenant_id AND t.id = a.child_id
                   WHERE ${conditions.join(' AND ')}`;
     return withTenant(this.appPool, tenantId, async (client) => {
-      const rows = await client.query<TokenRow>(
-        `SELECT t.* FROM ${from} ORDER BY a.associated_at, a.child_id
+      // The total rides along with the page (one round trip); an empty page needs its own count.
+      const page = await client.query<TokenRow & { total: number }>(
+        `SELECT t.*, count(*) OVER ()::int AS total FROM ${from} ORDER BY a.associated_at, a.child_id
          LIMIT ${filter.size} OFFSET ${(filter.page - 1) * filter.size}`,
         values,
       );
+      if (page.rows.length > 0) return { rows: page.rows, total: page.rows[0]!.total };
       const count = await client.query<{ total: number }>(
         `SELECT count(*)::int AS total FROM ${from}`,
         values,
       );
-      return { rows: rows.rows, total: count.rows[0]?.total ?? 0 };
+      return { rows: [], total: count.rows[0]?.total ?? 0 };
     });
   }
 

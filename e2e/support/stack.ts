@@ -3,7 +3,8 @@ import { Writable } from 'node:stream';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { loadConfig, type Config } from '@tokenvault/platform';
 import { allMigrations, startAllInOne, type RunningService } from '@tokenvault/runtime';
-import { bootstrapTenant } from '@tokenvault/tenancy';
+import { bootstrapTenant, type Clock } from '@tokenvault/tenancy';
+import { obliterateInvitationMailQueue } from '@tokenvault/worker';
 import { TokenvaultClient } from '@tokenvault/sdk';
 
 export interface TestTenant {
@@ -31,7 +32,10 @@ export interface TestStack {
  * The whole service, in this process, on a database of its own, listening on a free port: the
  * tests talk to it over HTTP only, as a client would.
  */
-export async function startStack(overrides: Record<string, string> = {}): Promise<TestStack> {
+export async function startStack(
+  overrides: Record<string, string> = {},
+  options: { clock?: Clock } = {},
+): Promise<TestStack> {
   const database = await createTestDatabase(allMigrations);
   const logs: string[] = [];
   const config = loadConfig({
@@ -41,6 +45,9 @@ export async function startStack(overrides: Record<string, string> = {}): Promis
     HOST: '127.0.0.1',
     MASTER_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'debug',
+    // Queues of their own (test files share one Redis) and quick e-mail retries.
+    QUEUE_PREFIX: `tv-test-${database.name}`,
+    EMAIL_BACKOFF_MS: '200',
     ...overrides,
   });
   const logSink = new Writable({
@@ -49,7 +56,10 @@ export async function startStack(overrides: Record<string, string> = {}): Promis
       done();
     },
   });
-  const service = await startAllInOne(config, { logDestination: logSink });
+  const service = await startAllInOne(config, {
+    logDestination: logSink,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const client = new TokenvaultClient(service.url);
   let tenantCount = 0;
   return {
@@ -75,6 +85,7 @@ export async function startStack(overrides: Record<string, string> = {}): Promis
     },
     async stop() {
       await service.close();
+      await obliterateInvitationMailQueue(config).catch(() => {});
       await database.drop();
     },
   };

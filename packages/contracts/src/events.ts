@@ -229,6 +229,74 @@ export const publicEvents: Record<string, PublicEventContract> = {
       deleted_at: at('When'),
     }),
   }),
+  MemberRemoved: contract({
+    topic: 'tenancy',
+    description: 'A member was removed from a tenant: the user no longer has access to it.',
+    entity: 'member',
+    entityId: (data) => `${data.tenant_id}/${data.member_id}`,
+    schema: z.object({
+      member_id: id('The member.'),
+      tenant_id: tenantId,
+      user_id: id('The user.'),
+      removed_by: id('Who removed the member.'),
+      removed_at: at('When'),
+    }),
+  }),
+  InvitationCreated: contract({
+    topic: 'tenancy',
+    description:
+      'Someone was invited to a tenant. Neither the e-mail address nor the link (or its hash) is published.',
+    entity: 'invitation',
+    entityId: (data) => `${data.tenant_id}/${data.invitation_id}`,
+    schema: z.object({
+      invitation_id: id('The invitation.'),
+      tenant_id: tenantId,
+      link_version: z.number().int().describe('The version of its link (1, then one more per resend).'),
+      expires_at: at('When it expires'),
+      created_by: id('Who invited.'),
+      created_at: at('When'),
+    }),
+  }),
+  InvitationResent: contract({
+    topic: 'tenancy',
+    description:
+      'An invitation was sent again with a new link (earlier links stopped working) and a new expiry.',
+    entity: 'invitation',
+    entityId: (data) => `${data.tenant_id}/${data.invitation_id}`,
+    schema: z.object({
+      invitation_id: id('The invitation.'),
+      tenant_id: tenantId,
+      link_version: z.number().int().describe('The version of its new link.'),
+      expires_at: at('When it expires'),
+      modified_by: id('Who resent it.'),
+      modified_at: at('When'),
+    }),
+  }),
+  InvitationDeleted: contract({
+    topic: 'tenancy',
+    description: 'An invitation was deleted: its links stopped working.',
+    entity: 'invitation',
+    entityId: (data) => `${data.tenant_id}/${data.invitation_id}`,
+    schema: z.object({
+      invitation_id: id('The invitation.'),
+      tenant_id: tenantId,
+      deleted_by: id('Who deleted it.'),
+      deleted_at: at('When'),
+    }),
+  }),
+  InvitationAccepted: contract({
+    topic: 'tenancy',
+    description: 'An invitation was accepted: the member was added and the invitation removed.',
+    entity: 'invitation',
+    entityId: (data) => `${data.tenant_id}/${data.invitation_id}`,
+    schema: z.object({
+      invitation_id: id('The invitation.'),
+      tenant_id: tenantId,
+      member_id: id('The member it created.'),
+      user_id: id('The user who accepted.'),
+      accepted_at: at('When'),
+    }),
+  }),
 };
 
 /** The CloudEvents 1.0 structured-mode JSON envelope of every message value. */

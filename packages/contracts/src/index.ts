@@ -6,3 +6,5 @@ export * from './applications.ts';
 export * from './events.ts';
 export * from './tenants.ts';
 export * from './logs.ts';
+export * from './members.ts';
+export * from './invitations.ts';

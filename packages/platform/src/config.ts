@@ -39,6 +39,18 @@ export const configSchema = z.object({
     .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, . _ -')
     .default('tokenvault'),
   KAFKA_TOPIC_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(3),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/\S+$/, 'like smtp://user:pass@host:587 or smtps://host:465')
+    .default('smtp://127.0.0.1:1025'),
+  SMTP_FROM: z.string().min(3).default('Tokenvault <no-reply@tokenvault.local>'),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(100).default(4),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, . _ -')
+    .default('tokenvault'),
+  EMAIL_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
+  EMAIL_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(5_000),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };

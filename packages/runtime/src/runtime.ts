@@ -17,7 +17,12 @@ import { Vault, vaultMigrations } from '@tokenvault/vault';
 import {
   applicationRoutes,
   createAuthenticator,
+  InvitationLinks,
+  invitationRoutes,
+  memberRoutes,
+  systemClock,
   tenancyMigrations,
+  type Clock,
   tenantOfInvalidation,
   tenantRoutes,
 } from '@tokenvault/tenancy';
@@ -67,6 +72,10 @@ export interface Runtime {
   consistency: ReadModelConsistency;
   authenticate: Authenticate;
   routes: RouteDefinition[];
+  /** Where commands and queries take "now" from (tests may set a controllable one). */
+  clock: Clock;
+  /** Derives and checks invitation link tokens (from MASTER_KEY). */
+  invitationLinks: InvitationLinks;
   createProjector(): Projector;
   close(): Promise<void>;
 }
@@ -74,7 +83,10 @@ export interface Runtime {
 export async function createRuntime(
   config: Config,
   logger = createLogger(config.LOG_LEVEL),
+  options: { clock?: Clock } = {},
 ): Promise<Runtime> {
+  const clock = options.clock ?? systemClock;
+  const invitationLinks = new InvitationLinks(config.MASTER_KEY);
   const poolSize = config.DATABASE_POOL_SIZE;
   const onIdleClientError = (error: Error) => logger.warn({ err: error }, 'idle database connection failed');
   const ownerPool = createPool({
@@ -124,7 +136,16 @@ export async function createRuntime(
     vault,
     consistency,
     authenticate: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
-    routes: [...tokenRoutes(deps), ...applicationRoutes(deps), ...tenantRoutes(deps), ...logRoutes(deps)],
+    routes: [
+      ...tokenRoutes(deps),
+      ...applicationRoutes(deps),
+      ...tenantRoutes(deps),
+      ...memberRoutes({ ...deps, clock }),
+      ...invitationRoutes({ ...deps, ownerPool, clock, links: invitationLinks }),
+      ...logRoutes(deps),
+    ],
+    clock,
+    invitationLinks,
     createProjector() {
       const projector = new Projector({
         name: readModelsProjectorName,

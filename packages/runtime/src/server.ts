@@ -2,6 +2,8 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createLogger, type Config } from '@tokenvault/platform';
 import { KafkaRelay } from '@tokenvault/relay';
+import type { Clock } from '@tokenvault/tenancy';
+import { startInvitationMail } from '@tokenvault/worker';
 import { createGatewayApp } from './gateway.ts';
 import { startProjectorThread } from './projector-thread.ts';
 import { createRuntime, prepareDatabase, type Runtime } from './runtime.ts';
@@ -15,12 +17,22 @@ export interface RunningService {
 /** Everything in one process: migrations, the projector (on its own thread) and the gateway. */
 export async function startAllInOne(
   config: Config,
-  options: { logDestination?: NodeJS.WritableStream } = {},
+  options: { logDestination?: NodeJS.WritableStream; clock?: Clock } = {},
 ): Promise<RunningService> {
   const logger = createLogger(config.LOG_LEVEL, 'tokenvault', options.logDestination);
   await prepareDatabase(config, logger);
-  const runtime = await createRuntime(config, logger);
+  const runtime = await createRuntime(config, logger, options.clock ? { clock: options.clock } : {});
   const projector = await startProjectorThread(config);
+  // Invitation e-mails: the enqueuer (event store -> BullMQ) and the worker pool (-> SMTP).
+  const mail = await startInvitationMail({
+    config,
+    store: runtime.store,
+    ownerPool: runtime.ownerPool,
+    appPool: runtime.appPool,
+    links: runtime.invitationLinks,
+    clock: runtime.clock,
+    logger,
+  });
   // Kafka is downstream: the relay connects in the background and never holds up the API.
   const relay = config.KAFKA_BROKERS
     ? new KafkaRelay({
@@ -50,6 +62,8 @@ export async function startAllInOne(
         server.closeIdleConnections();
       });
       await relay?.stop();
+      // Jobs in flight finish (or, past the forced-exit timeout, are released as stalled).
+      await mail.stop();
       await projector.stop();
       await runtime.close();
     },

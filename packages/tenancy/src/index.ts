@@ -8,3 +8,10 @@ export { principalsOfTenant, tenantOfInvalidation } from './projections/tenancy.
 export { applicationDecider } from './domain/application.ts';
 export { generateApiKey, hashApiKey } from './domain/api-key.ts';
 export { streams as tenancyStreams, tenancyEventTypes, type TenancyEvent } from './domain/events.ts';
+export { memberRoutes } from './http/members.ts';
+export { invitationRoutes, createInvitationBody } from './http/invitations.ts';
+export { InvitationLinks, hashLinkToken } from './domain/invitation-link.ts';
+export { parseEmailAddress } from './domain/email.ts';
+export { systemClock, type Clock } from './domain/clock.ts';
+export { invitationLifetimeMs } from './domain/invitation.ts';
+export { loadInvitationMailFacts, type InvitationMailFacts } from './queries/invitation-mail.ts';

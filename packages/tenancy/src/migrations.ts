@@ -73,4 +73,29 @@ export const tenancyMigrations: Migration[] = [
       GRANT SELECT ON tenants, users, tenant_members, applications TO {{app_role}};
     `,
   },
+  {
+    id: 'tenancy/002_invitations',
+    sql: `
+      -- Pending invitations (EXPIRED is computed at read time from expires_at). Neither the link
+      -- token nor its hash is kept here: acceptance checks the invitation's event stream.
+      CREATE TABLE tenant_invitations (
+        tenant_id uuid NOT NULL,
+        id uuid NOT NULL,
+        email text NOT NULL,
+        link_version integer NOT NULL,
+        expires_at timestamptz NOT NULL,
+        created_by uuid,
+        created_at timestamptz,
+        modified_by uuid,
+        modified_at timestamptz,
+        PRIMARY KEY (tenant_id, id)
+      );
+      CREATE INDEX tenant_invitations_by_creation ON tenant_invitations (tenant_id, created_at, id);
+      CREATE INDEX tenant_invitations_by_email ON tenant_invitations (tenant_id, lower(email));
+      CREATE INDEX tenant_members_by_creation ON tenant_members (tenant_id, created_at, id);
+      ALTER TABLE tenant_invitations ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON tenant_invitations USING (tenant_id = ${currentTenant});
+      GRANT SELECT ON tenant_invitations TO {{app_role}};
+    `,
+  },
 ];

@@ -41,6 +41,52 @@ export type TenancyEvent =
       }
     >
   | DomainEvent<
+      'MemberRemoved',
+      { member_id: string; tenant_id: string; user_id: string; removed_by: string; removed_at: string }
+    >
+  | DomainEvent<
+      'InvitationCreated',
+      {
+        invitation_id: string;
+        tenant_id: string;
+        email: string;
+        /** 1, then one more per resend: a link names its version, so a resend voids every earlier link. */
+        link_version: number;
+        /** SHA-256 of the link's token (derived from the ids and the version): never the token. */
+        token_hash: string;
+        expires_at: string;
+        created_by: string;
+        created_at: string;
+      }
+    >
+  | DomainEvent<
+      'InvitationResent',
+      {
+        invitation_id: string;
+        tenant_id: string;
+        link_version: number;
+        token_hash: string;
+        expires_at: string;
+        modified_by: string;
+        modified_at: string;
+      }
+    >
+  | DomainEvent<
+      'InvitationDeleted',
+      { invitation_id: string; tenant_id: string; deleted_by: string; deleted_at: string }
+    >
+  | DomainEvent<
+      'InvitationAccepted',
+      {
+        invitation_id: string;
+        tenant_id: string;
+        link_version: number;
+        member_id: string;
+        user_id: string;
+        accepted_at: string;
+      }
+    >
+  | DomainEvent<
       'ApplicationCreated',
       {
         application_id: string;
@@ -80,6 +126,7 @@ export const streams = {
   member: (tenantId: string, memberId: string) => `tenancy.member-${tenantId}-${memberId}`,
   application: (tenantId: string, applicationId: string) =>
     `tenancy.application-${tenantId}-${applicationId}`,
+  invitation: (tenantId: string, invitationId: string) => `tenancy.invitation-${tenantId}-${invitationId}`,
 };
 
 /** Every event type of this context; `satisfies` fails to compile when one is missing or extra. */
@@ -89,6 +136,11 @@ export const tenancyEventTypes = Object.keys({
   TenantDeleted: true,
   UserRegistered: true,
   MemberAdded: true,
+  MemberRemoved: true,
+  InvitationCreated: true,
+  InvitationResent: true,
+  InvitationDeleted: true,
+  InvitationAccepted: true,
   ApplicationCreated: true,
   ApplicationUpdated: true,
   ApplicationDeleted: true,

@@ -8,13 +8,18 @@ type Recorded = RecordedEvent<TenancyEvent['data']> & TenancyEvent;
 
 export const tenancyProjection: Projection = {
   name: 'tenancy',
-  tables: ['tenants', 'users', 'tenant_members', 'applications', 'api_keys'],
+  tables: ['tenants', 'users', 'tenant_members', 'tenant_invitations', 'applications', 'api_keys'],
   handles: [
     'TenantCreated',
     'TenantUpdated',
     'TenantDeleted',
     'UserRegistered',
     'MemberAdded',
+    'MemberRemoved',
+    'InvitationCreated',
+    'InvitationResent',
+    'InvitationDeleted',
+    'InvitationAccepted',
     'ApplicationCreated',
     'ApplicationUpdated',
     'ApplicationDeleted',
@@ -52,7 +57,7 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
     }
     case 'TenantDeleted': {
       const tenantId = event.data.tenant_id;
-      for (const table of ['api_keys', 'applications', 'tenant_members']) {
+      for (const table of ['api_keys', 'applications', 'tenant_members', 'tenant_invitations']) {
         await tx.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
       }
       await tx.query('DELETE FROM tenants WHERE id = $1', [tenantId]);
@@ -76,6 +81,41 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
            VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`,
         [d.tenant_id, d.member_id, d.user_id, d.role, d.created_by, d.created_at],
       );
+      return;
+    }
+    case 'MemberRemoved': {
+      const d = event.data;
+      await tx.query('DELETE FROM tenant_members WHERE tenant_id = $1 AND id = $2', [
+        d.tenant_id,
+        d.member_id,
+      ]);
+      return;
+    }
+    case 'InvitationCreated': {
+      const d = event.data;
+      await tx.query(
+        `INSERT INTO tenant_invitations (tenant_id, id, email, link_version, expires_at, created_by, created_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+        [d.tenant_id, d.invitation_id, d.email, d.link_version, d.expires_at, d.created_by, d.created_at],
+      );
+      return;
+    }
+    case 'InvitationResent': {
+      const d = event.data;
+      await tx.query(
+        `UPDATE tenant_invitations SET link_version = $3, expires_at = $4, modified_by = $5, modified_at = $6
+           WHERE tenant_id = $1 AND id = $2`,
+        [d.tenant_id, d.invitation_id, d.link_version, d.expires_at, d.modified_by, d.modified_at],
+      );
+      return;
+    }
+    case 'InvitationDeleted':
+    case 'InvitationAccepted': {
+      const d = event.data;
+      await tx.query('DELETE FROM tenant_invitations WHERE tenant_id = $1 AND id = $2', [
+        d.tenant_id,
+        d.invitation_id,
+      ]);
       return;
     }
     case 'ApplicationCreated': {

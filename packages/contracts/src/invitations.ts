@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { timestamp, uuid } from './common.ts';
+
+export const invitationStatuses = ['PENDING', 'EXPIRED'] as const;
+export type InvitationStatus = (typeof invitationStatuses)[number];
+
+export const invitationSchema = z.object({
+  id: uuid,
+  tenant_id: uuid,
+  email: z.string(),
+  status: z.enum(invitationStatuses),
+  expires_at: timestamp,
+  created_by: uuid.optional(),
+  created_at: timestamp.optional(),
+  modified_by: uuid.optional(),
+  modified_at: timestamp.optional(),
+});
+export type InvitationResponse = z.output<typeof invitationSchema>;
+
+const personName = z.string().trim().min(1, 'Must not be empty').max(200, 'At most 200 characters');
+
+/** The link token comes from the invitation e-mail; no API key is needed. */
+export const acceptInvitationBody = z.strictObject({
+  token: z.string().min(1, 'Must not be empty').max(500, 'At most 500 characters'),
+  first_name: personName.optional(),
+  last_name: personName.optional(),
+});
+export type AcceptInvitationBody = z.output<typeof acceptInvitationBody>;

@@ -1,0 +1,280 @@
+import { randomUUID } from 'node:crypto';
+import { executeCommand, fold, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import { comparePositions, type EventMetadata, type EventStore, type Position } from '@tokenvault/eventstore';
+import { badRequest, conflict, Problem, type Pool, type Principal } from '@tokenvault/platform';
+import type { AcceptInvitationBody, InvitationResponse, MemberResponse } from '@tokenvault/contracts';
+import type { Clock } from '../domain/clock.ts';
+import { streams, type TenancyEvent } from '../domain/events.ts';
+import { memberIdOfInvitation, userIdOfEmail } from '../domain/ids.ts';
+import {
+  checkLink,
+  invitationDecider,
+  linkGone,
+  type InvitationEvent,
+  type InvitationState,
+} from '../domain/invitation.ts';
+import { hashLinkToken, type InvitationLinks } from '../domain/invitation-link.ts';
+import { memberDecider } from '../domain/member.ts';
+import { userDecider } from '../domain/user.ts';
+import { InvitationQueries, invitationStatusAt } from '../queries/invitations.ts';
+import { MemberQueries } from '../queries/members.ts';
+
+export interface InvitationCommandDeps {
+  store: EventStore;
+  appPool: Pool;
+  /** Look-ups made before any tenant is known (a user by e-mail across tenants). */
+  ownerPool: Pool;
+  links: InvitationLinks;
+  clock: Clock;
+}
+
+const isConflict = (error: unknown) => error instanceof Problem && error.status === 409;
+const latest = (...positions: (Position | null)[]) =>
+  positions.reduce<Position | null>(
+    (last, position) => (position && (!last || comparePositions(position, last) > 0) ? position : last),
+    null,
+  );
+
+export class InvitationCommands {
+  private readonly invitations: InvitationQueries;
+  private readonly members: MemberQueries;
+
+  constructor(private readonly deps: InvitationCommandDeps) {
+    this.invitations = new InvitationQueries(deps.appPool);
+    this.members = new MemberQueries(deps.appPool);
+  }
+
+  private responseOf(outcome: CommandOutcome<InvitationState, InvitationEvent>): InvitationResponse {
+    if (outcome.state.status !== 'pending')
+      throw new Error('the invitation is not pending after the command');
+    const { link_version: _version, token_hash: _hash, id, ...rest } = outcome.state.invitation;
+    return { id, ...rest, status: invitationStatusAt(rest.expires_at, this.deps.clock.now()) };
+  }
+
+  private linkHash(tenantId: string, invitationId: string) {
+    return (linkVersion: number) => this.deps.links.tokenHash({ tenantId, invitationId, linkVersion });
+  }
+
+  /**
+   * A new invitation (PENDING, 72 hours). The address must not be a member's nor have an
+   * invitation in this tenant already (checked on the read models: two concurrent invitations of
+   * one new address can both pass, and then both are listed).
+   */
+  async create(principal: Principal, email: string, correlationId: string) {
+    const tenantId = principal.tenantId;
+    const [member, invited] = await Promise.all([
+      this.members.hasMemberWithEmail(tenantId, email),
+      this.invitations.hasInvitationFor(tenantId, email),
+    ]);
+    if (member) throw conflict('A member of this tenant has this e-mail address.');
+    if (invited) throw conflict('This e-mail address already has an invitation: resend it instead.');
+    const invitationId = randomUUID();
+    const outcome = await executeCommand(
+      this.deps.store,
+      streams.invitation(tenantId, invitationId),
+      invitationDecider,
+      {
+        type: 'CreateInvitation',
+        invitationId,
+        tenantId,
+        email,
+        linkHash: this.linkHash(tenantId, invitationId),
+        actorId: principal.actorId,
+        now: this.deps.clock.now().toISOString(),
+      },
+      metadataOf(principal, correlationId),
+      { newStream: true },
+    );
+    return { invitation: this.responseOf(outcome), position: outcome.position };
+  }
+
+  /** A new link version (every earlier link stops working) and 72 hours from now. */
+  async resend(principal: Principal, invitationId: string, correlationId: string) {
+    const outcome = await executeCommand(
+      this.deps.store,
+      streams.invitation(principal.tenantId, invitationId),
+      invitationDecider,
+      {
+        type: 'ResendInvitation',
+        invitationId,
+        tenantId: principal.tenantId,
+        linkHash: this.linkHash(principal.tenantId, invitationId),
+        actorId: principal.actorId,
+        now: this.deps.clock.now().toISOString(),
+      },
+      metadataOf(principal, correlationId),
+    );
+    return { invitation: this.responseOf(outcome), position: outcome.position };
+  }
+
+  async delete(principal: Principal, invitationId: string, correlationId: string) {
+    const outcome = await executeCommand(
+      this.deps.store,
+      streams.invitation(principal.tenantId, invitationId),
+      invitationDecider,
+      {
+        type: 'DeleteInvitation',
+        invitationId,
+        tenantId: principal.tenantId,
+        actorId: principal.actorId,
+        now: this.deps.clock.now().toISOString(),
+      },
+      metadataOf(principal, correlationId),
+    );
+    return { position: outcome.position };
+  }
+
+  /**
+   * Accepts a link: the user (created when the address is new), an ADMIN member, and the
+   * invitation closed. The member id is derived from the invitation, and its stream must not
+   * exist: of two concurrent acceptances only one adds the member. The invitation is closed
+   * after the member is added; if that step never happened (a crash), accepting the same link
+   * again finds the member and closes the invitation, so nothing stays half-written.
+   */
+  async accept(
+    body: AcceptInvitationBody,
+    correlationId: string,
+  ): Promise<{
+    member: MemberResponse;
+    position: Position | null;
+  }> {
+    const { store, links, ownerPool, clock } = this.deps;
+    const link = links.parse(body.token);
+    if (!link)
+      throw badRequest('This is not a valid invitation link.', { 'body.token': ['Not a valid link'] });
+    const { tenantId, invitationId, linkVersion } = link;
+    const tokenHash = hashLinkToken(body.token);
+    const now = clock.now().toISOString();
+    const invitationStream = streams.invitation(tenantId, invitationId);
+    const history = await store.readStream(invitationStream);
+    const state = fold(
+      invitationDecider,
+      history.map((event) => ({ type: event.type, data: event.data }) as InvitationEvent),
+    );
+    const invitation = checkLink(state, { linkVersion, tokenHash }, now);
+    const tenant = await ownerPool.query('SELECT 1 FROM tenants WHERE id = $1', [tenantId]);
+    if (tenant.rowCount === 0) throw linkGone('This tenant no longer exists.');
+
+    const existingUser = await ownerPool.query<{
+      id: string;
+      first_name: string | null;
+      last_name: string | null;
+    }>(
+      'SELECT id, first_name, last_name FROM users WHERE lower(email) = lower($1) ORDER BY created_at, id LIMIT 1',
+      [invitation.email],
+    );
+    const userId = existingUser.rows[0]?.id ?? userIdOfEmail(invitation.email);
+    const memberId = memberIdOfInvitation(tenantId, invitationId);
+    const metadata: EventMetadata = {
+      tenant_id: tenantId,
+      actor_id: userId,
+      actor_type: 'user',
+      correlation_id: correlationId,
+    };
+    const membership = await ownerPool.query<{ id: string }>(
+      'SELECT id FROM tenant_members WHERE tenant_id = $1 AND user_id = $2',
+      [tenantId, userId],
+    );
+    if (membership.rows[0] && membership.rows[0].id !== memberId) {
+      throw conflict('This user is already a member of the tenant.');
+    }
+
+    let userPosition: Position | null = null;
+    let names = { first_name: existingUser.rows[0]?.first_name, last_name: existingUser.rows[0]?.last_name };
+    if (!existingUser.rows[0]) {
+      try {
+        const registered = await executeCommand(
+          store,
+          streams.user(userId),
+          userDecider,
+          {
+            type: 'RegisterUser',
+            userId,
+            email: invitation.email,
+            ...(body.first_name === undefined ? {} : { firstName: body.first_name }),
+            ...(body.last_name === undefined ? {} : { lastName: body.last_name }),
+            now,
+          },
+          metadata,
+          { newStream: true },
+        );
+        userPosition = registered.position;
+        names = { first_name: body.first_name, last_name: body.last_name };
+      } catch (error) {
+        // Registered meanwhile (a concurrent acceptance, or a read model behind): the same user.
+        if (!isConflict(error)) throw error;
+      }
+    }
+
+    let memberPosition: Position | null = null;
+    let createdAt = now;
+    try {
+      const added = await executeCommand(
+        store,
+        streams.member(tenantId, memberId),
+        memberDecider,
+        { type: 'AddMember', memberId, tenantId, userId, role: 'ADMIN', actorId: userId, now },
+        metadata,
+        { newStream: true },
+      );
+      memberPosition = added.position;
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      // Added by a concurrent acceptance of this link, or by an attempt that stopped half-way.
+      const memberEvents = await store.readStream(streams.member(tenantId, memberId));
+      const addedEvent = memberEvents.find((event) => event.type === 'MemberAdded');
+      if (!addedEvent) throw error;
+      createdAt = (addedEvent.data as Extract<TenancyEvent, { type: 'MemberAdded' }>['data']).created_at;
+    }
+
+    const closed = await this.closeInvitation(
+      tenantId,
+      invitationId,
+      {
+        linkVersion,
+        tokenHash,
+        memberId,
+        userId,
+        now,
+      },
+      correlationId,
+    );
+    const member: MemberResponse = {
+      id: memberId,
+      tenant_id: tenantId,
+      role: 'ADMIN',
+      user: {
+        id: userId,
+        email: invitation.email,
+        ...(names.first_name ? { first_name: names.first_name } : {}),
+        ...(names.last_name ? { last_name: names.last_name } : {}),
+      },
+      created_by: userId,
+      created_at: createdAt,
+    };
+    return { member, position: latest(userPosition, memberPosition, closed) };
+  }
+
+  /** InvitationAccepted, once: a concurrent twin that already closed it leaves nothing to do. */
+  private async closeInvitation(
+    tenantId: string,
+    invitationId: string,
+    accept: { linkVersion: number; tokenHash: string; memberId: string; userId: string; now: string },
+    correlationId: string,
+  ): Promise<Position | null> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const outcome = await executeCommand(
+          this.deps.store,
+          streams.invitation(tenantId, invitationId),
+          invitationDecider,
+          { type: 'AcceptInvitation', invitationId, tenantId, ...accept },
+          { tenant_id: tenantId, actor_id: accept.userId, actor_type: 'user', correlation_id: correlationId },
+        );
+        return outcome.position;
+      } catch (error) {
+        if (!isConflict(error) || attempt >= 3) throw error;
+      }
+    }
+  }
+}

@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import {
+  defineRoute,
+  forbidden,
+  holdsPermission,
+  notFound,
+  pageQuery,
+  paginated,
+  type Pool,
+  type RouteDefinition,
+} from '@tokenvault/platform';
+import type { ReadModelConsistency } from '@tokenvault/cqrs';
+import type { EventStore } from '@tokenvault/eventstore';
+import {
+  acceptInvitationBody,
+  idParams,
+  invitationSchema,
+  invitationStatuses,
+  memberSchema,
+  paginatedSchema,
+} from '@tokenvault/contracts';
+import { InvitationCommands } from '../commands/invitations.ts';
+import { InvitationQueries } from '../queries/invitations.ts';
+import type { Clock } from '../domain/clock.ts';
+import { parseEmailAddress } from '../domain/email.ts';
+import type { InvitationLinks } from '../domain/invitation-link.ts';
+
+export interface InvitationRouteDeps {
+  store: EventStore;
+  appPool: Pool;
+  ownerPool: Pool;
+  consistency: ReadModelConsistency;
+  clock: Clock;
+  links: InvitationLinks;
+}
+
+/** A bare RFC 5322 address (see parseEmailAddress), its domain lower-cased. */
+const emailAddress = z.string({ error: 'Must be a string' }).transform((value, context) => {
+  const address = parseEmailAddress(value);
+  if (address === undefined) {
+    context.addIssue({ code: 'custom', message: 'Must be a single e-mail address (RFC 5322 addr-spec)' });
+    return z.NEVER;
+  }
+  return address;
+});
+
+export const createInvitationBody = z.strictObject({ email: emailAddress });
+
+const missing = () => notFound('No invitation with this id.');
+
+export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
+  const { consistency, clock } = deps;
+  const commands = new InvitationCommands(deps);
+  const queries = new InvitationQueries(deps.appPool);
+  const tag = 'Tenant invitations';
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/tenants/self/invitations',
+      summary: 'Invite an e-mail address to the tenant (an e-mail with a link is sent)',
+      tag,
+      permission: 'tenant:invitation:create',
+      body: createInvitationBody,
+      responses: { 201: { description: 'Created (PENDING for 72 hours)', schema: invitationSchema } },
+      async handle({ principal, body, requestId }) {
+        const created = await commands.create(principal, body.email, requestId);
+        return {
+          status: 201,
+          headers: await consistency.afterWrite(created.position),
+          body: created.invitation,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/tenants/self/invitations/:id/resend',
+      summary: 'Send the invitation again with a new link, valid 72 hours (earlier links stop working)',
+      tag,
+      permission: 'tenant:invitation:create',
+      params: idParams,
+      responses: { 200: { description: 'The invitation, PENDING again', schema: invitationSchema } },
+      async handle({ principal, params, requestId }) {
+        if (!holdsPermission(principal, 'tenant:invitation:update')) {
+          throw forbidden('This API key lacks the permission tenant:invitation:update.');
+        }
+        const resent = await commands.resend(principal, params.id, requestId);
+        return {
+          status: 200,
+          headers: await consistency.afterWrite(resent.position),
+          body: resent.invitation,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/tenants/self/invitations',
+      summary: 'List the tenant’s invitations',
+      tag,
+      permission: 'tenant:invitation:read',
+      query: z.strictObject({ ...pageQuery(100), status: z.enum(invitationStatuses).optional() }),
+      responses: {
+        200: { description: 'A page of invitations', schema: paginatedSchema(invitationSchema) },
+      },
+      async handle({ principal, query }) {
+        const { items, total } = await queries.list(
+          principal.tenantId,
+          { status: query.status },
+          query.page,
+          query.size,
+          clock.now(),
+        );
+        return { status: 200, body: paginated(items, query.page, query.size, total) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/tenants/self/invitations/:id',
+      summary: 'Get an invitation',
+      tag,
+      permission: 'tenant:invitation:read',
+      params: idParams,
+      responses: { 200: { description: 'The invitation', schema: invitationSchema } },
+      async handle({ principal, params }) {
+        const invitation = await queries.get(principal.tenantId, params.id, clock.now());
+        if (!invitation) throw missing();
+        return { status: 200, body: invitation };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/tenants/self/invitations/:id',
+      summary: 'Delete an invitation: its links stop working',
+      tag,
+      permission: 'tenant:invitation:delete',
+      params: idParams,
+      responses: { 204: { description: 'Deleted' } },
+      async handle({ principal, params, requestId }) {
+        const deleted = await commands.delete(principal, params.id, requestId);
+        return { status: 204, headers: await consistency.afterWrite(deleted.position) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/tenants/invitations/accept',
+      summary: 'Accept an invitation with the token of its e-mail link (no API key)',
+      tag,
+      permission: null,
+      body: acceptInvitationBody,
+      responses: {
+        201: { description: 'The new ADMIN member', schema: memberSchema },
+        410: { description: 'The link expired, was replaced, deleted or already used' },
+      },
+      async handle({ body, requestId }) {
+        const accepted = await commands.accept(body, requestId);
+        return {
+          status: 201,
+          headers: await consistency.afterWrite(accepted.position),
+          body: accepted.member,
+        };
+      },
+    }),
+  ];
+}

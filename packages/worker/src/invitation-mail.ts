@@ -1,0 +1,280 @@
+import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import nodemailer from 'nodemailer';
+import {
+  type EventStore,
+  type Position,
+  type RecordedEvent,
+  type Subscription,
+} from '@tokenvault/eventstore';
+import type { Config, Logger, Pool } from '@tokenvault/platform';
+import { loadInvitationMailFacts, type Clock, type InvitationLinks } from '@tokenvault/tenancy';
+import { renderInvitationEmail } from './render.ts';
+
+export const invitationMailQueueName = 'invitation-email';
+
+/** Ids and a version only: the link token is derived again by the worker, never carried. */
+export interface InvitationMailJob {
+  tenant_id: string;
+  invitation_id: string;
+  link_version: number;
+}
+
+/** One job per link: a duplicate enqueue (a replay after a crash) is ignored by BullMQ. */
+export const invitationMailJobId = (job: InvitationMailJob) =>
+  `invitation.${job.invitation_id}.v${job.link_version}`;
+
+export function queueConnection(config: Pick<Config, 'REDIS_URL'>): ConnectionOptions {
+  // Blocking commands of BullMQ's workers need maxRetriesPerRequest: null.
+  return { url: config.REDIS_URL, maxRetriesPerRequest: null };
+}
+
+type MailConfig = Pick<
+  Config,
+  | 'REDIS_URL'
+  | 'QUEUE_PREFIX'
+  | 'EMAIL_ATTEMPTS'
+  | 'EMAIL_BACKOFF_MS'
+  | 'SMTP_URL'
+  | 'SMTP_FROM'
+  | 'PUBLIC_URL'
+  | 'WORKER_CONCURRENCY'
+>;
+
+export function createInvitationMailQueue(config: MailConfig): Queue<InvitationMailJob> {
+  return new Queue<InvitationMailJob>(invitationMailQueueName, {
+    connection: queueConnection(config),
+    prefix: config.QUEUE_PREFIX,
+    defaultJobOptions: {
+      attempts: config.EMAIL_ATTEMPTS,
+      backoff: { type: 'exponential', delay: config.EMAIL_BACKOFF_MS },
+      // Kept a week after success (a month after failure) so a replayed enqueue is still a duplicate.
+      removeOnComplete: { age: 7 * 24 * 3600 },
+      removeOnFail: { age: 30 * 24 * 3600 },
+    },
+  });
+}
+
+const checkpointName = 'invitation-mail-enqueuer';
+const origin: Position = { commit: '0', prepare: '0' };
+
+/**
+ * Turns InvitationCreated and InvitationResent events into e-mail jobs: a subscription of the
+ * event store from a checkpoint kept in PostgreSQL (a row of projection_checkpoints), moved only
+ * after the batch's jobs were added to the queue. A crash in between enqueues them again, and
+ * BullMQ drops a job whose id it already has: at least once in, at most once per link out.
+ */
+export class InvitationMailEnqueuer {
+  private subscription: Subscription | null = null;
+  private stopped = true;
+  private restartTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly options: {
+      store: EventStore;
+      /** The owner role: the checkpoint table. */
+      pool: Pool;
+      queue: Queue<InvitationMailJob>;
+      logger: Logger;
+    },
+  ) {}
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    const { pool, store } = this.options;
+    await pool.query(
+      `INSERT INTO projection_checkpoints (name, commit_position, prepare_position)
+       VALUES ($1, '0', 0) ON CONFLICT (name) DO NOTHING`,
+      [checkpointName],
+    );
+    const stored = await pool.query<Position>(
+      'SELECT commit_position::text AS commit, prepare_position::text AS prepare FROM projection_checkpoints WHERE name = $1',
+      [checkpointName],
+    );
+    const after = stored.rows[0] ?? origin;
+    this.subscription = store.subscribeAll({
+      after,
+      streamPrefixes: ['tenancy.invitation-'],
+      batchSize: 200,
+      onEvents: (events) => this.enqueue(events),
+      onError: (error) => this.onError(error),
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    await this.subscription?.stop();
+    this.subscription = null;
+  }
+
+  private onError(error: unknown): void {
+    if (this.stopped) return;
+    this.options.logger.error({ err: error }, 'invitation e-mail enqueuer failed; restarting');
+    this.restartTimer = setTimeout(() => {
+      void (async () => {
+        await this.subscription?.stop();
+        if (!this.stopped) await this.start();
+      })().catch((restartError: unknown) => this.onError(restartError));
+    }, 1_000);
+  }
+
+  private async enqueue(events: RecordedEvent[]): Promise<void> {
+    const last = events.at(-1);
+    if (!last) return;
+    const jobs = events.flatMap((event) => {
+      if (event.type !== 'InvitationCreated' && event.type !== 'InvitationResent') return [];
+      const data = event.data as { tenant_id: string; invitation_id: string; link_version: number };
+      const job: InvitationMailJob = {
+        tenant_id: data.tenant_id,
+        invitation_id: data.invitation_id,
+        link_version: data.link_version,
+      };
+      return [{ name: 'send', data: job, opts: { jobId: invitationMailJobId(job) } }];
+    });
+    if (jobs.length) await this.options.queue.addBulk(jobs);
+    await this.options.pool.query(
+      `UPDATE projection_checkpoints SET commit_position = $2::xid8, prepare_position = $3, updated_at = now()
+        WHERE name = $1 AND (commit_position, prepare_position) < ($2::xid8, $3)`,
+      [checkpointName, last.position.commit, last.position.prepare],
+    );
+  }
+}
+
+export type MailOutcome = 'sent' | 'not-pending' | 'stale-link' | 'expired';
+
+/**
+ * The pool of e-mail senders: each job reads the invitation from its event stream, skips it when
+ * it is gone, its link was replaced or it expired, and otherwise derives the link token, renders
+ * the message (text and HTML) and sends it over SMTP. A failed send is retried with exponential
+ * backoff. close() waits for the jobs in flight. Neither the token nor the link is ever logged.
+ */
+export class InvitationMailWorker {
+  private readonly worker: Worker<InvitationMailJob, MailOutcome>;
+  private readonly transport: nodemailer.Transporter;
+
+  constructor(
+    private readonly options: {
+      config: MailConfig;
+      store: EventStore;
+      appPool: Pool;
+      links: InvitationLinks;
+      clock: Clock;
+      logger: Logger;
+    },
+  ) {
+    const { config, logger } = options;
+    this.transport = nodemailer.createTransport(config.SMTP_URL);
+    this.worker = new Worker<InvitationMailJob, MailOutcome>(
+      invitationMailQueueName,
+      (job) => this.process(job),
+      {
+        connection: queueConnection(config),
+        prefix: config.QUEUE_PREFIX,
+        concurrency: config.WORKER_CONCURRENCY,
+        autorun: false,
+      },
+    );
+    this.worker.on('failed', (job, error) =>
+      logger.warn(
+        { jobId: job?.id, attemptsMade: job?.attemptsMade, reason: error.message },
+        'invitation e-mail not sent; it will be retried while attempts remain',
+      ),
+    );
+    this.worker.on('error', (error) => logger.warn({ err: error }, 'invitation e-mail worker error'));
+  }
+
+  start(): void {
+    void this.worker
+      .run()
+      .catch((error: unknown) =>
+        this.options.logger.error({ err: error }, 'invitation e-mail worker stopped'),
+      );
+  }
+
+  /** Waits for the jobs in flight to finish; nothing new is taken. */
+  async close(): Promise<void> {
+    await this.worker.close();
+    this.transport.close();
+  }
+
+  private async process(job: Job<InvitationMailJob, MailOutcome>): Promise<MailOutcome> {
+    const { config, store, appPool, links, clock, logger } = this.options;
+    const { tenant_id: tenantId, invitation_id: invitationId, link_version: linkVersion } = job.data;
+    const facts = await loadInvitationMailFacts(store, appPool, tenantId, invitationId);
+    const outcome: MailOutcome = !facts
+      ? 'not-pending'
+      : facts.linkVersion !== linkVersion
+        ? 'stale-link'
+        : Date.parse(facts.expiresAt) <= clock.now().getTime()
+          ? 'expired'
+          : 'sent';
+    if (outcome !== 'sent' || !facts) {
+      logger.info({ jobId: job.id, outcome }, 'invitation e-mail skipped');
+      return outcome;
+    }
+    const token = links.token({ tenantId, invitationId, linkVersion });
+    const acceptUrl = `${config.PUBLIC_URL}/tenants/invitations/accept?token=${encodeURIComponent(token)}`;
+    const message = renderInvitationEmail({
+      tenantName: facts.tenantName,
+      inviter: facts.inviter,
+      expiresAt: facts.expiresAt,
+      acceptUrl,
+    });
+    await this.transport.sendMail({
+      from: config.SMTP_FROM,
+      to: facts.email,
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
+      // The same Message-ID on every attempt of one link: receivers can drop a duplicate.
+      messageId: `<invitation.${invitationId}.v${linkVersion}@tokenvault>`,
+    });
+    logger.info({ jobId: job.id, attempt: job.attemptsMade + 1 }, 'invitation e-mail sent');
+    return outcome;
+  }
+}
+
+/** The e-mail side of invitations in one piece: the enqueuer, the queue and the worker pool. */
+export async function startInvitationMail(options: {
+  config: MailConfig;
+  store: EventStore;
+  ownerPool: Pool;
+  appPool: Pool;
+  links: InvitationLinks;
+  clock: Clock;
+  logger: Logger;
+  /** Default true: a process may run the enqueuer alone. */
+  worker?: boolean;
+}): Promise<{ stop(): Promise<void> }> {
+  const queue = createInvitationMailQueue(options.config);
+  queue.on('error', (error) => options.logger.warn({ err: error }, 'invitation e-mail queue error'));
+  const enqueuer = new InvitationMailEnqueuer({
+    store: options.store,
+    pool: options.ownerPool,
+    queue,
+    logger: options.logger,
+  });
+  const worker = options.worker === false ? undefined : new InvitationMailWorker(options);
+  worker?.start();
+  await enqueuer.start();
+  return {
+    async stop() {
+      await enqueuer.stop();
+      await worker?.close();
+      await queue.close();
+    },
+  };
+}
+
+/** Removes every key of the invitation queue under a prefix (tests' throw-away prefixes). */
+export async function obliterateInvitationMailQueue(config: Pick<Config, 'REDIS_URL' | 'QUEUE_PREFIX'>) {
+  const queue = new Queue(invitationMailQueueName, {
+    connection: queueConnection(config),
+    prefix: config.QUEUE_PREFIX,
+  });
+  try {
+    await queue.obliterate({ force: true });
+  } finally {
+    await queue.close();
+  }
+}

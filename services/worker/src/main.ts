@@ -1,0 +1,28 @@
+// The background worker alone: turns invitation events into BullMQ jobs and sends the e-mails.
+import { createLogger, loadConfig } from '@tokenvault/platform';
+import { createRuntime, prepareDatabase, runUntilSignalled } from '@tokenvault/runtime';
+import { startInvitationMail } from '@tokenvault/worker';
+
+await runUntilSignalled(async () => {
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL, 'tokenvault-worker');
+  await prepareDatabase(config, logger);
+  const runtime = await createRuntime(config, logger);
+  const mail = await startInvitationMail({
+    config,
+    store: runtime.store,
+    ownerPool: runtime.ownerPool,
+    appPool: runtime.appPool,
+    links: runtime.invitationLinks,
+    clock: runtime.clock,
+    logger,
+  });
+  logger.info({ concurrency: config.WORKER_CONCURRENCY }, 'worker running');
+  return {
+    async close() {
+      // Active jobs finish before the connections close.
+      await mail.stop();
+      await runtime.close();
+    },
+  };
+});

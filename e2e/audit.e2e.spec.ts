@@ -205,6 +205,8 @@ describe('audit log', () => {
       { start_date: '2000-01-01' },
     ]) {
       const page = await logs(other.client, { ...query, size: 100 });
+      // Its own bootstrap rows are there (so the check below is not on an empty page).
+      if (!('entity_id' in query) && !('entity_type' in query)) expect(page.data.length).toBeGreaterThan(0);
       expect(page.data.every((log) => log.tenant_id === other.tenantId)).toBe(true);
       expect(page.data.some((log) => log.entity_id === mine.id)).toBe(false);
     }

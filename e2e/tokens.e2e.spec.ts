@@ -186,3 +186,59 @@ describe('container-scoped permissions', () => {
     expect((await client.request('DELETE', '/tokens/anything')).status).toBe(403);
   });
 });
+
+describe('deduplication respects containers and access', () => {
+  let stack: TestStack;
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    tenant = await stack.createTenant();
+  });
+  afterAll(async () => stack?.stop());
+
+  it('deduplicates only to a token in the same containers that the key may read; an explicit id is never swapped', async () => {
+    const data = { ssn: '123-45-6789' };
+    const general = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+      body: { data, deduplicate_token: true },
+    });
+    const elsewhere = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+      body: { data, containers: ['/hr/'], deduplicate_token: true },
+    });
+    expect([general.status, elsewhere.status]).toEqual([201, 201]);
+    expect(elsewhere.body.id).not.toBe(general.body.id);
+    const again = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+      body: { data, deduplicate_token: true },
+    });
+    expect([again.status, again.body.id]).toEqual([200, general.body.id]);
+
+    const writeOnly = tenant.client.withKey(
+      (
+        await tenant.client.applications.create({
+          name: 'writer',
+          type: 'public',
+          permissions: ['token:create'],
+        })
+      ).key,
+    );
+    const fromWriter = await writeOnly.request<{ id: string }>('POST', '/tokens', {
+      body: { data, deduplicate_token: true },
+    });
+    expect(fromWriter.status).toBe(201);
+    expect(fromWriter.body.id).not.toBe(general.body.id);
+
+    const named = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+      body: { id: 'explicit-ssn', data, deduplicate_token: true },
+    });
+    expect([named.status, named.body.id]).toEqual([201, 'explicit-ssn']);
+  });
+
+  it('an expired token is a 404 for deletes too', async () => {
+    const created = await tenant.client.tokens.create({
+      data: 'brief',
+      expires_at: new Date(Date.now() + 500).toISOString(),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await tenant.client.request('DELETE', `/tokens/${created.id}`)).status).toBe(404);
+  });
+});

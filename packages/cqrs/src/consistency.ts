@@ -85,9 +85,12 @@ export class ReadModelConsistency {
     return (await this.waitFor(position)) ? {} : { [readModelLagHeader]: 'true' };
   }
 
+  /**
+   * The projector's checkpoint only moves forward, except when a rebuild resets it: the latest
+   * report is the truth, even when it is lower than the last one.
+   */
   private observe(position: Position | undefined): void {
     if (!position) return;
-    if (this.checkpoint && comparePositions(position, this.checkpoint) <= 0) return;
     this.checkpoint = position;
     for (const waiter of this.waiters) {
       if (comparePositions(position, waiter.target) >= 0) this.settle(waiter, true);
@@ -100,6 +103,7 @@ export class ReadModelConsistency {
     waiter.resolve(caughtUp);
   }
 
+  /** Connects the LISTEN client; when it is lost later, reconnects with backoff. */
   private async listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.options.connectionString });
     client.on('notification', (message) => {
@@ -110,15 +114,45 @@ export class ReadModelConsistency {
       const [name, commit, prepare] = (message.payload ?? '').split(':');
       if (name === this.options.projectorName && commit && prepare) this.observe({ commit, prepare });
     });
-    client.on('error', (error) => {
+    let connected = false;
+    let lost = false;
+    const onLost = (error?: Error) => {
+      if (lost) return;
+      lost = true;
+      client.end().catch(() => {});
+      if (!connected || this.closed) return;
       this.options.logger.warn({ err: error }, 'checkpoint listener lost; reconnecting');
       this.listener = null;
-      // Invalidations sent while disconnected are lost: treat everything as stale.
-      this.invalidate(null);
-      if (!this.closed) setTimeout(() => void this.listen().catch(() => {}), 500).unref();
-    });
-    await client.connect();
-    await client.query(`LISTEN ${checkpointChannel}; LISTEN ${invalidationChannel}`);
+      this.reconnect(0);
+    };
+    client.on('error', onLost);
+    client.on('end', () => onLost());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${checkpointChannel}; LISTEN ${invalidationChannel}`);
+    } catch (error) {
+      onLost();
+      throw error;
+    }
+    connected = true;
     this.listener = client;
+  }
+
+  private reconnect(attempt: number): void {
+    const delay = Math.min(100 * 2 ** attempt, 5_000);
+    setTimeout(async () => {
+      if (this.closed) return;
+      try {
+        await this.listen();
+      } catch {
+        this.reconnect(attempt + 1);
+        return;
+      }
+      // Notifications sent while disconnected are lost: anything cached may be stale.
+      this.invalidate(null);
+      this.observe(
+        await readCheckpoint(this.options.pool, this.options.projectorName).catch(() => undefined),
+      );
+    }, delay).unref();
   }
 }

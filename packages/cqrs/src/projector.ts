@@ -133,9 +133,11 @@ export class Projector {
   /** A rebuild resets the checkpoint while this projector may have nothing new to apply. */
   private async checkCheckpoint(): Promise<void> {
     if (this.applying || this.restarting || this.stopped) return;
+    const expected = this.position;
     const stored = await readCheckpoint(this.options.pool, this.options.name);
-    if (this.applying || this.restarting || this.stopped) return;
-    if (!stored || comparePositions(stored, this.position) !== 0) this.onError(new CheckpointMovedError());
+    // A batch that committed meanwhile moved both: only a difference from what we had then counts.
+    if (this.applying || this.restarting || this.stopped || this.position !== expected) return;
+    if (!stored || comparePositions(stored, expected) !== 0) this.onError(new CheckpointMovedError());
   }
 
   private async applyBatch(events: RecordedEvent[]): Promise<void> {
@@ -201,7 +203,7 @@ export async function resetReadModels(
 ): Promise<void> {
   const tables = [...new Set(projections.flatMap((projection) => projection.tables))];
   await withTransaction(pool, async (tx) => {
-    await tx.query('SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE', [name]);
+    // Tables first, then the checkpoint row: the projector's batches lock in the same order.
     if (tables.length)
       await tx.query(`TRUNCATE ${tables.map((table) => pg.escapeIdentifier(table)).join(', ')}`);
     await tx.query(
@@ -209,5 +211,7 @@ export async function resetReadModels(
        ON CONFLICT (name) DO UPDATE SET commit_position = '0', prepare_position = 0, updated_at = now()`,
       [name],
     );
+    // Read-your-writes waiters learn at commit that the read models start again from nothing.
+    await tx.query('SELECT pg_notify($1, $2)', [checkpointChannel, `${name}:0:0`]);
   });
 }

@@ -23,7 +23,7 @@ import {
   systemClock,
   tenancyMigrations,
   type Clock,
-  tenantOfInvalidation,
+  tenantOfKeysInvalidation,
   tenantRoutes,
 } from '@tokenvault/tenancy';
 import { tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
@@ -117,14 +117,20 @@ export async function createRuntime(
     logger,
   });
   await consistency.start();
-  // Keys unwrapped in memory go when their tenant changes or is deleted (and all after a lost
-  // notification connection).
+  // Keys unwrapped in memory go when their tenant is deleted (and all after a lost notification
+  // connection, when a deletion may have been missed).
   consistency.onInvalidation((key) => {
     if (key === null) return vault.forget(null);
-    const tenantId = tenantOfInvalidation(key);
+    const tenantId = tenantOfKeysInvalidation(key);
     if (tenantId) vault.forget(tenantId);
   });
-  const deps = { store, appPool, vault, consistency, includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS };
+  const deps = {
+    store,
+    appPool,
+    vault,
+    consistency,
+    includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
+  };
   const projectors: Projector[] = [];
   return {
     config,

@@ -4,7 +4,7 @@ export { createAuthenticator } from './queries/principal.ts';
 export { bootstrapTenant, type BootstrapResult } from './commands/bootstrap.ts';
 export { applicationRoutes } from './http/applications.ts';
 export { tenantRoutes } from './http/tenants.ts';
-export { principalsOfTenant, tenantOfInvalidation } from './projections/tenancy.ts';
+export { principalsOfTenant, tenantOfKeysInvalidation } from './projections/tenancy.ts';
 export { applicationDecider } from './domain/application.ts';
 export { generateApiKey, hashApiKey } from './domain/api-key.ts';
 export { streams as tenancyStreams, tenancyEventTypes, type TenancyEvent } from './domain/events.ts';

@@ -1,7 +1,10 @@
 // npm run rebuild-read-models: empties every read model and replays all events from the first.
-// Safe while the service runs: its projector sees the reset checkpoint and replays too.
+// Safe while the service runs: its projector sees the reset checkpoint and replays too, and its
+// read-your-writes waits follow the reset.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger, loadConfig } from '@tokenvault/platform';
-import { resetReadModels } from '@tokenvault/cqrs';
+import { comparePositions } from '@tokenvault/eventstore';
+import { readCheckpoint, resetReadModels } from '@tokenvault/cqrs';
 import { allProjections, createRuntime, prepareDatabase, readModelsProjectorName } from '@tokenvault/runtime';
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
@@ -10,11 +13,16 @@ await prepareDatabase(config, logger);
 const runtime = await createRuntime(config, logger);
 try {
   await resetReadModels(runtime.ownerPool, readModelsProjectorName, allProjections);
+  const head = await runtime.store.headPosition();
   const projector = runtime.createProjector();
   await projector.start();
-  const head = await runtime.store.headPosition();
-  if (head && !(await runtime.consistency.waitFor(head, 60 * 60_000))) {
-    throw new Error('the rebuild did not finish within an hour');
+  const deadline = Date.now() + 60 * 60_000;
+  // Polls the stored checkpoint: whichever projector replays (this one or a running service's).
+  for (;;) {
+    const checkpoint = await readCheckpoint(runtime.ownerPool, readModelsProjectorName);
+    if (!head || (checkpoint && comparePositions(checkpoint, head) >= 0)) break;
+    if (Date.now() > deadline) throw new Error('the rebuild did not finish within an hour');
+    await sleep(200);
   }
   console.error(`read models rebuilt${head ? ` up to position ${head.prepare}` : ' (no events)'}`);
 } finally {

@@ -32,8 +32,12 @@ export const tenancyProjection: Projection = {
 /** Cached principals of this tenant (grants, settings) are stale once this commits. */
 export const principalsOfTenant = (tenantId: string) => `principals:${tenantId}`;
 
-/** The tenant an invalidation key of principalsOfTenant names, if it is one. */
-export const tenantOfInvalidation = (key: string): string | undefined => /^principals:(.+)$/.exec(key)?.[1];
+/** Unwrapped data keys of this tenant held in memory are void once this commits (it was deleted). */
+export const keysOfTenant = (tenantId: string) => `tenant-keys:${tenantId}`;
+
+/** The tenant whose keys an invalidation key of keysOfTenant voids, if it is one. */
+export const tenantOfKeysInvalidation = (key: string): string | undefined =>
+  /^tenant-keys:(.+)$/.exec(key)?.[1];
 
 async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
   switch (event.type) {
@@ -63,6 +67,7 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
       await tx.query('DELETE FROM tenants WHERE id = $1', [tenantId]);
       await destroyTenantKeysWithin(tx, tenantId);
       await notifyInvalidation(tx, principalsOfTenant(tenantId));
+      await notifyInvalidation(tx, keysOfTenant(tenantId));
       return;
     }
     case 'UserRegistered': {

@@ -4,7 +4,7 @@ import type { EventStore, Position } from '@tokenvault/eventstore';
 import { forbidden, type Principal } from '@tokenvault/platform';
 import { defaultContainers, type CreateTokenBody, type TokenResponse } from '@tokenvault/contracts';
 import type { Vault } from '@tokenvault/vault';
-import { allowedOnAll } from '../domain/access.ts';
+import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
 import { tokenDecider, tokenStream, type TokenView } from '../domain/token.ts';
 import { tokenFields, type TokenQueries } from '../queries/tokens.ts';
 
@@ -42,10 +42,16 @@ export class TokenCommands {
     }
     const tenantId = principal.tenantId;
     const fingerprint = await this.vault.fingerprint(tenantId, body.type, body.data);
-    const deduplicate = body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true';
+    // A caller-chosen id asks for that token, not for any equal one.
+    const deduplicate =
+      body.id === undefined &&
+      (body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true');
     if (deduplicate) {
-      const existing = await this.queries.findByFingerprint(tenantId, body.type, fingerprint);
-      if (existing) return { created: false, token: tokenFields(existing) };
+      // Only a token in the same containers, and one this key may read, stands in for a new one.
+      const existing = await this.queries.findByFingerprint(tenantId, body.type, fingerprint, containers);
+      if (existing && allowedOnAny(principal, 'token:read', existing.containers)) {
+        return { created: false, token: tokenFields(existing) };
+      }
     }
     const id = body.id ?? randomUUID();
     const token: TokenView = {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  conflict,
   defineRoute,
   forbidden,
   notFound,
@@ -165,6 +166,9 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
         if (result.created) {
           return { status: 201, headers: await consistency.afterWrite(result.position), body: result.token };
         }
+        if (result.token.id === params.parent_id) {
+          throw conflict('The data equals the parent’s own: a token cannot be its own child.');
+        }
         const associated = await commands.associate(principal, params.parent_id, result.token.id, requestId);
         return {
           status: 200,
@@ -229,6 +233,8 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
       params: tokenParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params, requestId }) {
+        // An expired token is gone for deletes too (404), like for reads.
+        await tokenFor(principal, params.id, 'token:delete', 'all');
         const deleted = await commands.delete(principal, params.id, requestId);
         return { status: 204, headers: await consistency.afterWrite(deleted.position) };
       },

@@ -112,12 +112,14 @@ export class TokenQueries {
     tenantId: string,
     type: TokenType,
     fingerprint: string,
+    containers: string[],
   ): Promise<TokenRow | undefined> {
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<TokenRow>(
         `SELECT * FROM tokens WHERE tenant_id = $1 AND type = $2 AND fingerprint = $3 AND ${live}
+           AND containers @> $4::text[] AND containers <@ $4::text[]
          ORDER BY created_at, id LIMIT 1`,
-        [tenantId, type, fingerprint],
+        [tenantId, type, fingerprint, containers],
       );
       return result.rows[0];
     });

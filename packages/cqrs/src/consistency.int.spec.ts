@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger, createPool, type Pool } from '@tokenvault/platform';
+import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
+import { ReadModelConsistency } from './consistency.ts';
+import { checkpointChannel, invalidationChannel, projectorMigrations } from './projector.ts';
+
+async function eventually(check: () => void | Promise<void>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+}
+
+describe('read-model consistency watcher', () => {
+  let database: TestDatabase;
+  let pool: Pool;
+  let consistency: ReadModelConsistency;
+  const invalidations: (string | null)[] = [];
+  const setCheckpoint = (commit: string, prepare: number) =>
+    pool.query(
+      `INSERT INTO projection_checkpoints (name, commit_position, prepare_position) VALUES ('read-models', $1, $2)
+       ON CONFLICT (name) DO UPDATE SET commit_position = $1, prepare_position = $2`,
+      [commit, prepare],
+    );
+  const notifyCheckpoint = (commit: string, prepare: number) =>
+    pool.query('SELECT pg_notify($1, $2)', [checkpointChannel, `read-models:${commit}:${prepare}`]);
+
+  beforeAll(async () => {
+    database = await createTestDatabase(projectorMigrations);
+    pool = createPool({ connectionString: database.url, max: 2 });
+    consistency = new ReadModelConsistency({
+      connectionString: database.url,
+      pool,
+      projectorName: 'read-models',
+      timeoutMs: 5_000,
+      logger: createLogger('silent'),
+      pollIntervalMs: 50,
+    });
+    consistency.onInvalidation((key) => invalidations.push(key));
+    await consistency.start();
+  });
+
+  afterAll(async () => {
+    await consistency?.close();
+    await pool?.end();
+    await database?.drop();
+  });
+
+  it('wakes a waiter on the checkpoint notification, and times out without one', async () => {
+    const waiting = consistency.waitFor({ commit: '10', prepare: '5' });
+    await setCheckpoint('10', 5);
+    await notifyCheckpoint('10', 5);
+    expect(await waiting).toBe(true);
+    expect(await consistency.waitFor({ commit: '11', prepare: '6' }, 200)).toBe(false);
+  });
+
+  it('follows a checkpoint reset by a rebuild: a write is waited for again until replayed', async () => {
+    await setCheckpoint('0', 0);
+    await notifyCheckpoint('0', 0);
+    await eventually(async () =>
+      expect(await consistency.waitFor({ commit: '1', prepare: '1' }, 30)).toBe(false),
+    );
+    const waiting = consistency.waitFor({ commit: '10', prepare: '5' }, 5_000);
+    let settled = false;
+    void waiting.then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(settled).toBe(false);
+    await setCheckpoint('10', 5);
+    expect(await waiting).toBe(true);
+  });
+
+  it('reconnects when its connection dies, and then treats every cached value as stale', async () => {
+    invalidations.length = 0;
+    const killed = await pool.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+       WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`,
+    );
+    expect(killed.rowCount).toBe(1);
+    await eventually(() => expect(invalidations).toContain(null));
+    // Listening again: an invalidation sent now arrives.
+    await eventually(async () => {
+      await pool.query('SELECT pg_notify($1, $2)', [invalidationChannel, 'principals:after-reconnect']);
+      expect(invalidations).toContain('principals:after-reconnect');
+    });
+  });
+});

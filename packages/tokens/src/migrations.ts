@@ -78,4 +78,19 @@ export const tokensMigrations: Migration[] = [
       GRANT SELECT ON token_associations TO {{app_role}};
     `,
   },
+  {
+    id: 'tokens/004_association_child_fields',
+    // The child's immutable fields that filter a child list (type, containers, expiry) on the
+    // association row: counting and paging then read only this table, and just the page's rows
+    // are joined to tokens, by primary key.
+    sql: `
+      ALTER TABLE token_associations ADD COLUMN type text, ADD COLUMN containers text[], ADD COLUMN expires_at timestamptz;
+      UPDATE token_associations a SET type = t.type, containers = t.containers, expires_at = t.expires_at
+        FROM tokens t WHERE t.tenant_id = a.tenant_id AND t.id = a.child_id;
+      DELETE FROM token_associations WHERE type IS NULL;
+      ALTER TABLE token_associations ALTER COLUMN type SET NOT NULL, ALTER COLUMN containers SET NOT NULL;
+      CREATE INDEX token_associations_by_parent_and_type
+        ON token_associations (tenant_id, parent_id, type, associated_at, child_id);
+    `,
+  },
 ];

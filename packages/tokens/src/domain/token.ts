@@ -49,6 +49,9 @@ export type TokenEvent =
         parent_id: string;
         child_id: string;
         type: TokenType;
+        /** The child's containers and expiry, which child lists filter on. */
+        containers: string[];
+        expires_at?: string;
         associated_by: string;
         associated_at: string;
       }
@@ -173,6 +176,8 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
               ...common,
               parent_id: command.parentId,
               child_id: command.tokenId,
+              containers: state.token.containers,
+              ...(state.token.expires_at ? { expires_at: state.token.expires_at } : {}),
               associated_by: command.actorId,
               associated_at: command.now,
             },

@@ -126,6 +126,7 @@ describe('token associations (kept in the child’s stream)', () => {
       parent_id: parentId,
       child_id: 'tok-1',
       type: 'card',
+      containers: ['/pci/high/'],
       associated_by: actorId,
       associated_at: acting.now,
     },

@@ -4,15 +4,20 @@ export interface AssociationRow {
   tenant_id: string;
   parent_id: string;
   child_id: string;
+  /** The child's own (immutable) fields that child lists filter on. */
+  type: string;
+  containers: string[];
+  expires_at?: string;
   associated_at: string;
 }
 
 export async function insertAssociations(tx: PoolClient, rows: AssociationRow[]): Promise<void> {
   if (rows.length === 0) return;
   await tx.query(
-    `INSERT INTO token_associations (tenant_id, parent_id, child_id, associated_at)
-     SELECT tenant_id, parent_id, child_id, associated_at
-     FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id uuid, parent_id text, child_id text, associated_at timestamptz)
+    `INSERT INTO token_associations (tenant_id, parent_id, child_id, type, containers, expires_at, associated_at)
+     SELECT tenant_id, parent_id, child_id, type, containers, expires_at, associated_at
+     FROM jsonb_to_recordset($1::jsonb) AS r(tenant_id uuid, parent_id text, child_id text, type text,
+                                             containers text[], expires_at timestamptz, associated_at timestamptz)
      ON CONFLICT DO NOTHING`,
     [JSON.stringify(rows)],
   );

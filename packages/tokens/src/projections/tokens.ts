@@ -75,6 +75,9 @@ async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promis
               tenant_id: event.tenant_id,
               parent_id: event.parent_id,
               child_id: event.token_id,
+              type: event.type,
+              containers: event.containers,
+              ...(event.expires_at ? { expires_at: event.expires_at } : {}),
               associated_at: event.created_at,
             },
           ]

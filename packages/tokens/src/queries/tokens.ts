@@ -63,7 +63,9 @@ export class TokenQueries {
 
   /**
    * A page of a parent's live children, by association time then id. `readableUnder` limits them
-   * to tokens with a container under one of these paths; null means every container.
+   * to tokens with a container under one of these paths; null means every container. Filtering,
+   * counting and paging read the association rows only; the page's children are then fetched by
+   * primary key.
    */
   async children(
     tenantId: string,
@@ -73,34 +75,39 @@ export class TokenQueries {
     const conditions = [
       'a.tenant_id = $1',
       'a.parent_id = $2',
-      `(t.expires_at IS NULL OR t.expires_at > now())`,
+      '(a.expires_at IS NULL OR a.expires_at > now())',
     ];
     const values: unknown[] = [tenantId, parentId];
     const add = (sql: (placeholder: string) => string, value: unknown) => {
       values.push(value);
       conditions.push(sql(`$${values.length}`));
     };
-    if (filter.ids.length) add((p) => `t.id = ANY(${p}::text[])`, filter.ids);
-    if (filter.types.length) add((p) => `t.type = ANY(${p}::text[])`, filter.types);
+    if (filter.ids.length) add((p) => `a.child_id = ANY(${p}::text[])`, filter.ids);
+    if (filter.types.length) add((p) => `a.type = ANY(${p}::text[])`, filter.types);
     if (filter.readableUnder) {
       add(
         (p) =>
-          `EXISTS (SELECT 1 FROM unnest(t.containers) c, unnest(${p}::text[]) r WHERE starts_with(c, r))`,
+          `EXISTS (SELECT 1 FROM unnest(a.containers) c, unnest(${p}::text[]) r WHERE starts_with(c, r))`,
         filter.readableUnder,
       );
     }
-    const from = `token_associations a JOIN tokens t ON t.tenant_id = a.tenant_id AND t.id = a.child_id
-                  WHERE ${conditions.join(' AND ')}`;
+    const where = conditions.join(' AND ');
     return withTenant(this.appPool, tenantId, async (client) => {
       // The total rides along with the page (one round trip); an empty page needs its own count.
       const page = await client.query<TokenRow & { total: number }>(
-        `SELECT t.*, count(*) OVER ()::int AS total FROM ${from} ORDER BY a.associated_at, a.child_id
-         LIMIT ${filter.size} OFFSET ${(filter.page - 1) * filter.size}`,
+        `WITH page AS (
+           SELECT a.child_id, a.associated_at, count(*) OVER () AS total
+           FROM token_associations a WHERE ${where}
+           ORDER BY a.associated_at, a.child_id
+           LIMIT ${filter.size} OFFSET ${(filter.page - 1) * filter.size})
+         SELECT t.*, page.total::int AS total
+         FROM page JOIN tokens t ON t.tenant_id = $1 AND t.id = page.child_id
+         ORDER BY page.associated_at, page.child_id`,
         values,
       );
       if (page.rows.length > 0) return { rows: page.rows, total: page.rows[0]!.total };
       const count = await client.query<{ total: number }>(
-        `SELECT count(*)::int AS total FROM ${from}`,
+        `SELECT count(*)::int AS total FROM token_associations a WHERE ${where}`,
         values,
       );
       return { rows: [], total: count.rows[0]?.total ?? 0 };

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logMappings } from '@tokenvault/audit';
+import { eventually } from './support/eventually.ts';
+import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
+import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
+
+interface Log {
+  entity_type: string;
+  entity_id: string;
+  operation: string;
+  message: string;
+  actor_id?: string;
+}
+
+/**
+ * One of every write the service offers, through the API, and then exactly one log row per event
+ * it appended (checked against the event store itself, event by event).
+ */
+describe('audit log: one row per event, for every write the service offers', () => {
+  let smtp: TestSmtpServer;
+  let stack: TestStack;
+  let tenant: TestTenant;
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer();
+    stack = await startStack({ SMTP_URL: smtp.url });
+    tenant = await stack.createTenant();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await smtp?.stop();
+  });
+
+  it('logs every event type with its entity, operation and actor', async () => {
+    const client = tenant.client;
+    const ok = async (promise: Promise<{ status: number; body: unknown }>) => {
+      const response = await promise;
+      expect(response.status, JSON.stringify(response.body)).toBeLessThan(300);
+      return response.body as { id: string };
+    };
+    const parent = await ok(client.request('POST', '/tokens', { body: { data: 'parent' } }));
+    const other = await ok(
+      client.request('POST', '/tokens', {
+        body: { type: 'bank', data: { routing_number: '011000015', account_number: '1234' } },
+      }),
+    );
+    await ok(client.request('GET', `/tokens/${other.id}`));
+    await ok(client.request('POST', `/tokens/${parent.id}/children/${other.id}`));
+    await ok(client.request('DELETE', `/tokens/${parent.id}/children/${other.id}`));
+    const child = await ok(
+      client.request('POST', `/tokens/${parent.id}/children`, { body: { data: 'child' } }),
+    );
+    await ok(client.request('GET', `/tokens/${parent.id}/children`));
+    await ok(client.request('DELETE', `/tokens/${child.id}`));
+    const application = await ok(
+      client.request('POST', '/applications', { body: { name: 'a', type: 'private', permissions: [] } }),
+    );
+    await ok(client.request('PUT', `/applications/${application.id}`, { body: { name: 'b' } }));
+    await ok(client.request('DELETE', `/applications/${application.id}`));
+    await ok(client.request('PUT', '/tenants/self', { body: { name: 'renamed' } }));
+    const email = `audited-${Date.now()}@example.com`;
+    const invitation = await ok(client.request('POST', '/tenants/self/invitations', { body: { email } }));
+    await smtp.waitFor(email);
+    await ok(client.request('POST', `/tenants/self/invitations/${invitation.id}/resend`));
+    const mail = await smtp.waitFor(email, (message) => linkTokenOf(message).split('.')[2] === '2');
+    const member = await ok(
+      stack.client.request('POST', '/tenants/invitations/accept', { body: { token: linkTokenOf(mail) } }),
+    );
+    await ok(client.request('DELETE', `/tenants/self/members/${member.id}`));
+    const dropped = await ok(
+      client.request('POST', '/tenants/self/invitations', {
+        body: { email: `dropped-${Date.now()}@example.com` },
+      }),
+    );
+    await ok(client.request('DELETE', `/tenants/self/invitations/${dropped.id}`));
+
+    const events = await stack.service.runtime.ownerPool.query<{
+      event_type: string;
+      data: Record<string, unknown>;
+    }>(`SELECT event_type, data FROM es_events WHERE metadata->>'tenant_id' = $1 ORDER BY global_position`, [
+      tenant.tenantId,
+    ]);
+    const expected = events.rows.map((event) => {
+      const entry = logMappings[event.event_type]!(event.data);
+      return [entry.entity_type, entry.entity_id, entry.operation, entry.message];
+    });
+    // Every event type of the service but the tenant's own deletion (checked in tenant.e2e) appears.
+    expect(new Set(events.rows.map((event) => event.event_type))).toEqual(
+      new Set(Object.keys(logMappings).filter((type) => type !== 'TenantDeleted')),
+    );
+    const logs = await eventually(async () => {
+      const page = await client.request<{ data: Log[] }>('GET', '/logs', { query: { size: 100 } });
+      expect(page.body.data).toHaveLength(expected.length);
+      return page.body.data;
+    });
+    expect(logs.map((log) => [log.entity_type, log.entity_id, log.operation, log.message]).sort()).toEqual(
+      expected.sort(),
+    );
+    const byApplication = logs.filter((log) => log.actor_id === tenant.applicationId);
+    expect(byApplication.length).toBeGreaterThan(expected.length / 2);
+  });
+});

@@ -378,3 +378,29 @@ describe('tenant invitations, with e-mail over SMTP', () => {
     );
   });
 });
+
+describe('the page an invitation e-mail links to', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => stack?.stop());
+
+  it('serves a page whose only script is its own, and that never leaks the token as a referrer', async () => {
+    const response = await fetch(`${stack.url}/tenants/invitations/accept?token=abc.def`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/html');
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const page = await response.text();
+    // The token is read by the script from the address, never written into the page.
+    expect(page).not.toContain('abc.def');
+    const script = /<script>([\s\S]*)<\/script>/.exec(page)?.[1] ?? '';
+    expect(script).toContain('fetch(location.pathname, {');
+    const { createHash } = await import('node:crypto');
+    const hash = createHash('sha256').update(script).digest('base64');
+    expect(response.headers.get('content-security-policy')).toContain(`script-src 'sha256-${hash}'`);
+    expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
+  });
+});

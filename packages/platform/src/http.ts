@@ -32,7 +32,10 @@ export interface HandlerContext<Params, Query, Body> {
 
 export interface HandlerResult {
   status: number;
+  /** Sent as JSON. */
   body?: unknown;
+  /** A page instead of JSON (for people following a link, not for API clients). */
+  html?: string;
   headers?: Record<string, string>;
 }
 
@@ -149,7 +152,8 @@ export function mountRoutes(
         headers: req.headers,
       });
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
-      if (result.body === undefined) res.status(result.status).end();
+      if (result.html !== undefined) res.status(result.status).type('html').send(result.html);
+      else if (result.body === undefined) res.status(result.status).end();
       else res.status(result.status).json(result.body);
     });
   }

@@ -11,6 +11,7 @@ import {
 } from '@tokenvault/platform';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
+import { acceptPage, acceptPageHeaders } from './accept-page.ts';
 import {
   acceptInvitationBody,
   idParams,
@@ -137,6 +138,17 @@ export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
       async handle({ principal, params, requestId }) {
         const deleted = await commands.delete(principal, params.id, requestId);
         return { status: 204, headers: await consistency.afterWrite(deleted.position) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/tenants/invitations/accept',
+      summary: 'The page an invitation e-mail links to: it posts the link’s token to accept (no API key)',
+      tag,
+      permission: null,
+      responses: { 200: { description: 'An HTML page' } },
+      async handle() {
+        return { status: 200, html: acceptPage, headers: acceptPageHeaders };
       },
     }),
     defineRoute({

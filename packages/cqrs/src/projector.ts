@@ -68,6 +68,7 @@ export class Projector {
   private stopped = true;
   private applying = false;
   private checkpointWatch: NodeJS.Timeout | null = null;
+  private readonly handledTypes: ReadonlyMap<Projection, ReadonlySet<string>>;
 
   constructor(
     private readonly options: {
@@ -81,7 +82,11 @@ export class Projector {
       /** How often an idle projector checks that nobody reset or moved its checkpoint. */
       checkpointCheckIntervalMs?: number;
     },
-  ) {}
+  ) {
+    this.handledTypes = new Map(
+      options.projections.map((projection) => [projection, new Set(projection.handles)]),
+    );
+  }
 
   async start(): Promise<void> {
     this.stopped = false;
@@ -146,8 +151,8 @@ export class Projector {
     this.applying = true;
     try {
       await withTransaction(this.options.pool, async (tx) => {
-        for (const projection of this.options.projections) {
-          const handled = events.filter((event) => projection.handles.includes(event.type));
+        for (const [projection, types] of this.handledTypes) {
+          const handled = events.filter((event) => types.has(event.type));
           if (handled.length) await projection.apply(handled, tx);
         }
         // One statement: move the checkpoint only from where this instance left it, and tell

@@ -109,29 +109,25 @@ async function read(tx: PoolClient, events: DataOf<'TokenRead'>[]): Promise<void
   );
 }
 
+const ownedTables = [
+  'tokens',
+  'token_type_usage',
+  'token_monthly_activity',
+  'token_monthly_usage',
+  'token_associations',
+] as const;
+
 /** A deleted tenant's tokens and usage go with it (its data key is destroyed by tenancy). */
 async function tenantDeleted(tx: PoolClient, events: DataOf<'TenantDeleted'>[]): Promise<void> {
   const tenantIds = events.map((event) => event.tenant_id);
-  for (const table of [
-    'tokens',
-    'token_type_usage',
-    'token_monthly_activity',
-    'token_monthly_usage',
-    'token_associations',
-  ]) {
+  for (const table of ownedTables) {
     await tx.query(`DELETE FROM ${table} WHERE tenant_id = ANY($1::uuid[])`, [tenantIds]);
   }
 }
 
 export const tokensProjection: Projection = {
   name: 'tokens',
-  tables: [
-    'tokens',
-    'token_type_usage',
-    'token_monthly_activity',
-    'token_monthly_usage',
-    'token_associations',
-  ],
+  tables: ownedTables,
   handles: [
     'TokenCreated',
     'TokenAssociated',

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRelayCheckpoint } from '@tokenvault/relay';
+import { Checkpoint } from '@tokenvault/cqrs';
+import { relayCheckpointName } from '@tokenvault/relay';
 import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
 import {
   allEvents,
@@ -92,7 +93,7 @@ describe('relay restarted mid-stream', () => {
 
     // Mid-stream: the relay has published (and checkpointed) 40 events, more are being written.
     const passed = async () => {
-      const checkpoint = await readRelayCheckpoint(pool);
+      const checkpoint = await new Checkpoint(pool, relayCheckpointName).read();
       const stored = await allEvents(pool);
       const index = stored.findIndex(
         (event) =>
@@ -109,7 +110,7 @@ describe('relay restarted mid-stream', () => {
     expect(index).toBeGreaterThanOrEqual(40);
     const rewound = stored[index - 10]!.position;
     await pool.query(
-      `UPDATE relay_checkpoints SET commit_position = $1::xid8, prepare_position = $2 WHERE name = 'kafka-relay'`,
+      `UPDATE projection_checkpoints SET commit_position = $1::xid8, prepare_position = $2 WHERE name = 'kafka-relay'`,
       [rewound.commit, rewound.prepare],
     );
     startRelay();

@@ -543,10 +543,10 @@ async function startKafka(): Promise<KafkaBroker | undefined> {
 async function relayCaughtUp(servicePool: pg.Pool): Promise<{ done: boolean; relayed: number }> {
   const { rows } = await servicePool.query<{ done: boolean; relayed: number }>(
     `SELECT NOT EXISTS (
-       SELECT 1 FROM es_events e, relay_checkpoints c
+       SELECT 1 FROM es_events e, projection_checkpoints c
        WHERE c.name = 'kafka-relay' AND (e.transaction_id, e.global_position) > (c.commit_position, c.prepare_position)
-     ) AND EXISTS (SELECT 1 FROM relay_checkpoints WHERE name = 'kafka-relay') AS done,
-     (SELECT count(*)::int FROM es_events e, relay_checkpoints c
+     ) AND EXISTS (SELECT 1 FROM projection_checkpoints WHERE name = 'kafka-relay') AS done,
+     (SELECT count(*)::int FROM es_events e, projection_checkpoints c
       WHERE c.name = 'kafka-relay' AND (e.transaction_id, e.global_position) <= (c.commit_position, c.prepare_position)) AS relayed`,
   );
   return rows[0] ?? { done: false, relayed: 0 };
@@ -863,7 +863,8 @@ async function main(): Promise<void> {
         {
           seconds: querySeconds,
           connections: queryConnections,
-          note: () => `${childCount} children; ${queryConnections} connections; each child opened and read-audited`,
+          note: () =>
+            `${childCount} children; ${queryConnections} connections; each child opened and read-audited`,
         },
       );
       rows.push(measured.row);

@@ -3,7 +3,8 @@ import { inject } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
 import { eventTopics, toPublicMessage } from '@tokenvault/contracts';
 import { comparePositions, type RecordedEvent } from '@tokenvault/eventstore';
-import { readRelayCheckpoint } from '@tokenvault/relay';
+import { Checkpoint } from '@tokenvault/cqrs';
+import { relayCheckpointName } from '@tokenvault/relay';
 import type { Pool } from '@tokenvault/platform';
 import { consumeEvents, type Delivery, type EventConsumer } from './consumer-example.ts';
 
@@ -115,7 +116,7 @@ export async function waitForRelay(pool: Pool, timeoutMs = 90_000): Promise<void
   await waitUntil(
     'the relay to catch up',
     async () => {
-      const checkpoint = await readRelayCheckpoint(pool);
+      const checkpoint = await new Checkpoint(pool, relayCheckpointName).read();
       return checkpoint !== undefined && comparePositions(checkpoint, last.position) >= 0;
     },
     timeoutMs,

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import type { Logger, Pool } from '@tokenvault/platform';
 import { comparePositions, type Position } from '@tokenvault/eventstore';
-import { checkpointChannel, invalidationChannel, readCheckpoint } from './projector.ts';
+import { Checkpoint } from './checkpoint.ts';
+import { checkpointChannel, invalidationChannel } from './projector.ts';
 
 interface Waiter {
   target: Position;
@@ -27,6 +28,7 @@ export class ReadModelConsistency {
   private pollTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly invalidationListeners = new Set<InvalidationListener>();
+  private readonly checkpointRow: Checkpoint;
 
   constructor(
     private readonly options: {
@@ -37,14 +39,17 @@ export class ReadModelConsistency {
       logger: Logger;
       pollIntervalMs?: number;
     },
-  ) {}
+  ) {
+    this.checkpointRow = new Checkpoint(options.pool, options.projectorName);
+  }
 
   async start(): Promise<void> {
     await this.listen();
-    this.observe(await readCheckpoint(this.options.pool, this.options.projectorName));
+    this.observe(await this.checkpointRow.read());
     this.pollTimer = setInterval(() => {
       if (this.waiters.size === 0) return;
-      readCheckpoint(this.options.pool, this.options.projectorName)
+      this.checkpointRow
+        .read()
         .then((position) => this.observe(position))
         .catch(() => {});
     }, this.options.pollIntervalMs ?? 200);
@@ -150,9 +155,7 @@ export class ReadModelConsistency {
       }
       // Notifications sent while disconnected are lost: anything cached may be stale.
       this.invalidate(null);
-      this.observe(
-        await readCheckpoint(this.options.pool, this.options.projectorName).catch(() => undefined),
-      );
+      this.observe(await this.checkpointRow.read().catch(() => undefined));
     }, delay).unref();
   }
 }

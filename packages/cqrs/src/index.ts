@@ -2,3 +2,4 @@ export * from './decider.ts';
 export * from './command.ts';
 export * from './projector.ts';
 export * from './consistency.ts';
+export * from './checkpoint.ts';

@@ -6,13 +6,8 @@ import {
   type Pool,
   type PoolClient,
 } from '@tokenvault/platform';
-import {
-  comparePositions,
-  type EventStore,
-  type Position,
-  type RecordedEvent,
-  type Subscription,
-} from '@tokenvault/eventstore';
+import type { EventStore, Position, RecordedEvent, Subscription } from '@tokenvault/eventstore';
+import { Checkpoint, origin } from './checkpoint.ts';
 
 export const projectorMigrations: Migration[] = [
   {
@@ -52,9 +47,6 @@ export async function notifyInvalidation(tx: PoolClient, key: string): Promise<v
   await tx.query('SELECT pg_notify($1, $2)', [invalidationChannel, key]);
 }
 
-/** The checkpoint of a projector that has applied nothing yet. */
-const origin: Position = { commit: '0', prepare: '0' };
-
 /**
  * Runs projections over all events. Each batch is applied and its checkpoint stored in one
  * transaction, so a crash never applies an event twice nor skips one. The checkpoint moves only
@@ -64,6 +56,7 @@ const origin: Position = { commit: '0', prepare: '0' };
 export class Projector {
   private subscription: Subscription | null = null;
   private position: Position = origin;
+  private readonly checkpoint: Checkpoint;
   private restarting: Promise<void> | null = null;
   private stopped = true;
   private applying = false;
@@ -83,6 +76,7 @@ export class Projector {
       checkpointCheckIntervalMs?: number;
     },
   ) {
+    this.checkpoint = new Checkpoint(options.pool, options.name);
     this.handledTypes = new Map(
       options.projections.map((projection) => [projection, new Set(projection.handles)]),
     );
@@ -90,12 +84,7 @@ export class Projector {
 
   async start(): Promise<void> {
     this.stopped = false;
-    await this.options.pool.query(
-      `INSERT INTO projection_checkpoints (name, commit_position, prepare_position)
-       VALUES ($1, '0', 0) ON CONFLICT (name) DO NOTHING`,
-      [this.options.name],
-    );
-    this.position = (await readCheckpoint(this.options.pool, this.options.name)) ?? origin;
+    this.position = await this.checkpoint.load();
     this.subscription = this.options.store.subscribeAll({
       after: this.position,
       batchSize: this.options.batchSize ?? 500,
@@ -139,10 +128,10 @@ export class Projector {
   private async checkCheckpoint(): Promise<void> {
     if (this.applying || this.restarting || this.stopped) return;
     const expected = this.position;
-    const stored = await readCheckpoint(this.options.pool, this.options.name);
+    const stored = await this.checkpoint.read();
     // A batch that committed meanwhile moved both: only a difference from what we had then counts.
     if (this.applying || this.restarting || this.stopped || this.position !== expected) return;
-    if (!stored || comparePositions(stored, expected) !== 0) this.onError(new CheckpointMovedError());
+    if (!Checkpoint.same(stored, expected)) this.onError(new CheckpointMovedError());
   }
 
   private async applyBatch(events: RecordedEvent[]): Promise<void> {
@@ -155,26 +144,12 @@ export class Projector {
           const handled = events.filter((event) => types.has(event.type));
           if (handled.length) await projection.apply(handled, tx);
         }
-        // One statement: move the checkpoint only from where this instance left it, and tell
-        // read-your-writes waiters (delivered at commit).
-        const moved = await tx.query(
-          `WITH moved AS (
-             UPDATE projection_checkpoints
-             SET commit_position = $4::xid8, prepare_position = $5, updated_at = now()
-             WHERE name = $1 AND commit_position = $2::xid8 AND prepare_position = $3
-             RETURNING name)
-           SELECT pg_notify($6, $7) FROM moved`,
-          [
-            this.options.name,
-            this.position.commit,
-            this.position.prepare,
-            last.position.commit,
-            last.position.prepare,
-            checkpointChannel,
-            `${this.options.name}:${last.position.commit}:${last.position.prepare}`,
-          ],
-        );
-        if (moved.rowCount !== 1) throw new CheckpointMovedError();
+        // Moved only from where this instance left it; read-your-writes waiters hear of it at commit.
+        const moved = await this.checkpoint.move(tx, this.position, last.position, {
+          channel: checkpointChannel,
+          payload: `${this.options.name}:${last.position.commit}:${last.position.prepare}`,
+        });
+        if (!moved) throw new CheckpointMovedError();
       });
       this.position = last.position;
     } finally {
@@ -187,14 +162,6 @@ class CheckpointMovedError extends Error {
   constructor() {
     super('the checkpoint was moved by another projector instance or a rebuild');
   }
-}
-
-export async function readCheckpoint(pool: Pool | PoolClient, name: string): Promise<Position | undefined> {
-  const result = await pool.query<{ commit: string; prepare: string }>(
-    'SELECT commit_position::text AS commit, prepare_position::text AS prepare FROM projection_checkpoints WHERE name = $1',
-    [name],
-  );
-  return result.rows[0];
 }
 
 /**
@@ -211,11 +178,7 @@ export async function resetReadModels(
     // Tables first, then the checkpoint row: the projector's batches lock in the same order.
     if (tables.length)
       await tx.query(`TRUNCATE ${tables.map((table) => pg.escapeIdentifier(table)).join(', ')}`);
-    await tx.query(
-      `INSERT INTO projection_checkpoints (name, commit_position, prepare_position) VALUES ($1, '0', 0)
-       ON CONFLICT (name) DO UPDATE SET commit_position = '0', prepare_position = 0, updated_at = now()`,
-      [name],
-    );
+    await new Checkpoint(pool, name).reset(tx);
     // Read-your-writes waiters learn at commit that the read models start again from nothing.
     await tx.query('SELECT pg_notify($1, $2)', [checkpointChannel, `${name}:0:0`]);
   });

@@ -1,1 +1,1 @@
-export { KafkaRelay, readRelayCheckpoint, relayMigrations, topicName, type RelayOptions } from './relay.ts';
+export { KafkaRelay, relayCheckpointName, topicName, type RelayOptions } from './relay.ts';

@@ -1,21 +1,8 @@
 import { Kafka, Partitioners, logLevel, type Admin, type LogEntry, type Producer } from 'kafkajs';
 import { eventTopics, toPublicMessage, type EventTopic } from '@tokenvault/contracts';
 import type { EventStore, Position, RecordedEvent, Subscription } from '@tokenvault/eventstore';
-import type { Logger, Migration, Pool } from '@tokenvault/platform';
-
-export const relayMigrations: Migration[] = [
-  {
-    id: 'relay/001_relay_checkpoints',
-    sql: `
-      CREATE TABLE relay_checkpoints (
-        name text PRIMARY KEY,
-        commit_position xid8 NOT NULL,
-        prepare_position bigint NOT NULL,
-        updated_at timestamptz NOT NULL DEFAULT now()
-      );
-    `,
-  },
-];
+import type { Logger, Pool } from '@tokenvault/platform';
+import { Checkpoint, origin } from '@tokenvault/cqrs';
 
 export interface RelayOptions {
   store: EventStore;
@@ -35,7 +22,8 @@ export interface RelayOptions {
   maxBackoffMs?: number;
 }
 
-const origin: Position = { commit: '0', prepare: '0' };
+/** The checkpoint row of the default relay deployment. */
+export const relayCheckpointName = 'kafka-relay';
 
 export const topicName = (prefix: string, topic: EventTopic) => `${prefix}.${topic}`;
 
@@ -49,6 +37,7 @@ export const topicName = (prefix: string, topic: EventTopic) => `${prefix}.${top
 export class KafkaRelay {
   private readonly kafka: Kafka;
   private readonly name: string;
+  private readonly checkpoint: Checkpoint;
   private producer: Producer | null = null;
   private subscription: Subscription | null = null;
   private position: Position = origin;
@@ -60,7 +49,8 @@ export class KafkaRelay {
   published = 0;
 
   constructor(private readonly options: RelayOptions) {
-    this.name = options.name ?? 'kafka-relay';
+    this.name = options.name ?? relayCheckpointName;
+    this.checkpoint = new Checkpoint(options.pool, this.name);
     const logger = options.logger.child({ component: 'kafka-relay' });
     this.kafka = new Kafka({
       clientId: options.clientId ?? 'tokenvault-relay',
@@ -117,12 +107,7 @@ export class KafkaRelay {
     await producer.connect();
     this.producer = producer;
     if (this.stopped) return this.disconnect();
-    await this.options.pool.query(
-      `INSERT INTO relay_checkpoints (name, commit_position, prepare_position)
-       VALUES ($1, '0', 0) ON CONFLICT (name) DO NOTHING`,
-      [this.name],
-    );
-    this.position = (await readRelayCheckpoint(this.options.pool, this.name)) ?? origin;
+    this.position = await this.checkpoint.load();
     this.subscription = this.options.store.subscribeAll({
       after: this.position,
       batchSize: this.options.batchSize ?? 500,
@@ -177,12 +162,9 @@ export class KafkaRelay {
       topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
     });
     // Acknowledged: only now may the checkpoint move, and only from where this instance left it.
-    const moved = await this.options.pool.query(
-      `UPDATE relay_checkpoints SET commit_position = $4::xid8, prepare_position = $5, updated_at = now()
-       WHERE name = $1 AND commit_position = $2::xid8 AND prepare_position = $3`,
-      [this.name, this.position.commit, this.position.prepare, last.position.commit, last.position.prepare],
-    );
-    if (moved.rowCount !== 1) throw new Error('the relay checkpoint was moved by another relay instance');
+    if (!(await this.checkpoint.move(this.options.pool, this.position, last.position))) {
+      throw new Error('the relay checkpoint was moved by another relay instance');
+    }
     this.position = last.position;
     this.published += events.length;
     this.failures = 0;
@@ -214,12 +196,4 @@ export class KafkaRelay {
     this.producer = null;
     await producer?.disconnect().catch(() => {});
   }
-}
-
-export async function readRelayCheckpoint(pool: Pool, name = 'kafka-relay'): Promise<Position | undefined> {
-  const result = await pool.query<{ commit: string; prepare: string }>(
-    'SELECT commit_position::text AS commit, prepare_position::text AS prepare FROM relay_checkpoints WHERE name = $1',
-    [name],
-  );
-  return result.rows[0];
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createPool, type Pool } from '@tokenvault/platform';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { PostgresEventStore, comparePositions, type Position } from '@tokenvault/eventstore';
-import { Projector, readCheckpoint, resetReadModels } from '@tokenvault/cqrs';
+import { Projector, Checkpoint, resetReadModels } from '@tokenvault/cqrs';
 import { allMigrations, readModelsProjectorName } from './runtime.ts';
 import { crashTestProjections } from './testing/projector-process.ts';
 
@@ -105,7 +105,7 @@ describe('projector crash and rebuild', () => {
       )
     ).rows[0]!;
   const caughtUp = async () => {
-    const checkpoint = await readCheckpoint(pool, readModelsProjectorName);
+    const checkpoint = await new Checkpoint(pool, readModelsProjectorName).read();
     return checkpoint !== undefined && comparePositions(checkpoint, last) >= 0;
   };
 

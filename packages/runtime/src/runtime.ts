@@ -28,7 +28,7 @@ import {
 } from '@tokenvault/tenancy';
 import { tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
 import { auditMigrations, logRoutes } from '@tokenvault/audit';
-import { relayMigrations } from '@tokenvault/relay';
+
 import { allProjections, readModelsProjectorName } from './projections.ts';
 
 /** In dependency order: infrastructure first, then each context's read models. */
@@ -39,7 +39,6 @@ export const allMigrations = [
   ...tenancyMigrations,
   ...tokensMigrations,
   ...auditMigrations,
-  ...relayMigrations,
 ];
 
 export { allProjections, readModelsProjectorName };

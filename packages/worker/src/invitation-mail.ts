@@ -7,6 +7,7 @@ import {
   type Subscription,
 } from '@tokenvault/eventstore';
 import type { Config, Logger, Pool } from '@tokenvault/platform';
+import { Checkpoint, origin } from '@tokenvault/cqrs';
 import { loadInvitationMailFacts, type Clock, type InvitationLinks } from '@tokenvault/tenancy';
 import { renderInvitationEmail } from './render.ts';
 
@@ -55,7 +56,6 @@ export function createInvitationMailQueue(config: MailConfig): Queue<InvitationM
 }
 
 const checkpointName = 'invitation-mail-enqueuer';
-const origin: Position = { commit: '0', prepare: '0' };
 
 /**
  * Turns InvitationCreated and InvitationResent events into e-mail jobs: a subscription of the
@@ -67,6 +67,8 @@ export class InvitationMailEnqueuer {
   private subscription: Subscription | null = null;
   private stopped = true;
   private restartTimer: NodeJS.Timeout | null = null;
+  private position: Position = origin;
+  private readonly checkpoint: Checkpoint;
 
   constructor(
     private readonly options: {
@@ -76,23 +78,15 @@ export class InvitationMailEnqueuer {
       queue: Queue<InvitationMailJob>;
       logger: Logger;
     },
-  ) {}
+  ) {
+    this.checkpoint = new Checkpoint(options.pool, checkpointName);
+  }
 
   async start(): Promise<void> {
     this.stopped = false;
-    const { pool, store } = this.options;
-    await pool.query(
-      `INSERT INTO projection_checkpoints (name, commit_position, prepare_position)
-       VALUES ($1, '0', 0) ON CONFLICT (name) DO NOTHING`,
-      [checkpointName],
-    );
-    const stored = await pool.query<Position>(
-      'SELECT commit_position::text AS commit, prepare_position::text AS prepare FROM projection_checkpoints WHERE name = $1',
-      [checkpointName],
-    );
-    const after = stored.rows[0] ?? origin;
-    this.subscription = store.subscribeAll({
-      after,
+    this.position = await this.checkpoint.load();
+    this.subscription = this.options.store.subscribeAll({
+      after: this.position,
       streamPrefixes: ['tenancy.invitation-'],
       batchSize: 200,
       onEvents: (events) => this.enqueue(events),
@@ -132,11 +126,11 @@ export class InvitationMailEnqueuer {
       return [{ name: 'send', data: job, opts: { jobId: invitationMailJobId(job) } }];
     });
     if (jobs.length) await this.options.queue.addBulk(jobs);
-    await this.options.pool.query(
-      `UPDATE projection_checkpoints SET commit_position = $2::xid8, prepare_position = $3, updated_at = now()
-        WHERE name = $1 AND (commit_position, prepare_position) < ($2::xid8, $3)`,
-      [checkpointName, last.position.commit, last.position.prepare],
-    );
+    // Another instance that moved it first enqueued the same jobs (same ids): restart from there.
+    if (!(await this.checkpoint.move(this.options.pool, this.position, last.position))) {
+      throw new Error('the e-mail enqueuer checkpoint was moved by another instance');
+    }
+    this.position = last.position;
   }
 }
 

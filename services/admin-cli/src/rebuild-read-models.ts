@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger, loadConfig } from '@tokenvault/platform';
 import { comparePositions } from '@tokenvault/eventstore';
-import { readCheckpoint, resetReadModels } from '@tokenvault/cqrs';
+import { Checkpoint, resetReadModels } from '@tokenvault/cqrs';
 import { allProjections, createRuntime, prepareDatabase, readModelsProjectorName } from '@tokenvault/runtime';
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
@@ -19,7 +19,7 @@ try {
   const deadline = Date.now() + 60 * 60_000;
   // Polls the stored checkpoint: whichever projector replays (this one or a running service's).
   for (;;) {
-    const checkpoint = await readCheckpoint(runtime.ownerPool, readModelsProjectorName);
+    const checkpoint = await new Checkpoint(runtime.ownerPool, readModelsProjectorName).read();
     if (!head || (checkpoint && comparePositions(checkpoint, head) >= 0)) break;
     if (Date.now() > deadline) throw new Error('the rebuild did not finish within an hour');
     await sleep(200);

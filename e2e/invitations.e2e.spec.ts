@@ -144,6 +144,24 @@ describe('tenant invitations, with e-mail over SMTP', () => {
     await invite(email, other);
   });
 
+  it('five invitations of one new address at the same moment: one is created, four are 409', async () => {
+    const email = newAddress();
+    const responses = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        tenant.client.request<Invitation>('POST', '/tenants/self/invitations', { body: { email } }),
+      ),
+    );
+    expect(responses.map((response) => response.status).sort()).toEqual([201, 409, 409, 409, 409]);
+    const listed = await tenant.client.request<Page<Invitation>>('GET', '/tenants/self/invitations', {
+      query: { size: 100 },
+    });
+    expect(
+      listed.body.data.filter(
+        (invitation) => invitation.email === email.toLowerCase(),
+      ),
+    ).toHaveLength(1);
+  });
+
   it('resend: the first link fails, the second works', async () => {
     const invitation = await invite();
     const first = linkTokenOf(await mailTo(invitation.email));

@@ -233,6 +233,17 @@ describe('deduplication respects containers and access', () => {
     expect([named.status, named.body.id]).toEqual([201, 'explicit-ssn']);
   });
 
+  it('five identical deduplicating creates at the same moment make one token', async () => {
+    const data = { iban: `DE${Date.now()}` };
+    const responses = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        tenant.client.request<{ id: string }>('POST', '/tokens', { body: { data, deduplicate_token: true } }),
+      ),
+    );
+    expect(responses.map((response) => response.status).sort()).toEqual([200, 200, 200, 200, 201]);
+    expect(new Set(responses.map((response) => response.body.id)).size).toBe(1);
+  });
+
   it('an expired token is a 404 for deletes too', async () => {
     const created = await tenant.client.tokens.create({
       data: 'brief',

@@ -96,6 +96,24 @@ export async function withTenant<T>(
   }
 }
 
+/**
+ * Runs `work` while holding a session advisory lock named by `key` (hashed to 64 bits), so that
+ * check-then-write sequences on the same key, in any process, run one at a time. The lock is held
+ * on a connection of its own, not one of the pool's: waiters must never take the connections the
+ * holder's work needs.
+ */
+export async function withAdvisoryLock<T>(pool: pg.Pool, key: string, work: () => Promise<T>): Promise<T> {
+  const client = new pg.Client(pool.options);
+  await client.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
+    return await work();
+  } finally {
+    // Ending the session releases the lock, also when work failed.
+    await client.end().catch(() => {});
+  }
+}
+
 /** Creates the database named in the URL when it does not exist yet (dev and CI convenience). */
 export async function ensureDatabase(connectionString: string): Promise<void> {
   const url = new URL(connectionString);

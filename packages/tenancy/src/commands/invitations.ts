@@ -1,7 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, fold, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import {
+  executeCommand,
+  fold,
+  metadataOf,
+  type CommandOutcome,
+  type ReadModelConsistency,
+} from '@tokenvault/cqrs';
 import { comparePositions, type EventMetadata, type EventStore, type Position } from '@tokenvault/eventstore';
-import { badRequest, conflict, Problem, type Pool, type Principal } from '@tokenvault/platform';
+import {
+  badRequest,
+  conflict,
+  Problem,
+  withAdvisoryLock,
+  type Pool,
+  type Principal,
+} from '@tokenvault/platform';
 import type { AcceptInvitationBody, InvitationResponse, MemberResponse } from '@tokenvault/contracts';
 import type { Clock } from '../domain/clock.ts';
 import { streams, type TenancyEvent } from '../domain/events.ts';
@@ -26,6 +39,7 @@ export interface InvitationCommandDeps {
   ownerPool: Pool;
   links: InvitationLinks;
   clock: Clock;
+  consistency: ReadModelConsistency;
 }
 
 const isConflict = (error: unknown) => error instanceof Problem && error.status === 409;
@@ -60,32 +74,42 @@ export class InvitationCommands {
    * invitation in this tenant already (checked on the read models: two concurrent invitations of
    * one new address can both pass, and then both are listed).
    */
+  /**
+   * One invitation per address and tenant: the check reads the read models, so creates for the
+   * same address run one at a time, each waiting until its invitation is in the read models
+   * before the next one checks.
+   */
   async create(principal: Principal, email: string, correlationId: string) {
     const tenantId = principal.tenantId;
-    const [member, invited] = await Promise.all([
-      this.members.hasMemberWithEmail(tenantId, email),
-      this.invitations.hasInvitationFor(tenantId, email),
-    ]);
-    if (member) throw conflict('A member of this tenant has this e-mail address.');
-    if (invited) throw conflict('This e-mail address already has an invitation: resend it instead.');
-    const invitationId = randomUUID();
-    const outcome = await executeCommand(
-      this.deps.store,
-      streams.invitation(tenantId, invitationId),
-      invitationDecider,
-      {
-        type: 'CreateInvitation',
-        invitationId,
-        tenantId,
-        email,
-        linkHash: this.linkHash(tenantId, invitationId),
-        actorId: principal.actorId,
-        now: this.deps.clock.now().toISOString(),
+    return withAdvisoryLock(
+      this.deps.ownerPool,
+      `invitation:${tenantId}:${email.toLowerCase()}`,
+      async () => {
+        const member = await this.members.hasMemberWithEmail(tenantId, email);
+        if (member) throw conflict('A member of this tenant has this e-mail address.');
+        const invited = await this.invitations.hasInvitationFor(tenantId, email);
+        if (invited) throw conflict('This e-mail address already has an invitation: resend it instead.');
+        const invitationId = randomUUID();
+        const outcome = await executeCommand(
+          this.deps.store,
+          streams.invitation(tenantId, invitationId),
+          invitationDecider,
+          {
+            type: 'CreateInvitation',
+            invitationId,
+            tenantId,
+            email,
+            linkHash: this.linkHash(tenantId, invitationId),
+            actorId: principal.actorId,
+            now: this.deps.clock.now().toISOString(),
+          },
+          metadataOf(principal, correlationId),
+          { newStream: true },
+        );
+        await this.deps.consistency.waitFor(outcome.position!);
+        return { invitation: this.responseOf(outcome), position: outcome.position };
       },
-      metadataOf(principal, correlationId),
-      { newStream: true },
     );
-    return { invitation: this.responseOf(outcome), position: outcome.position };
   }
 
   /** A new link version (every earlier link stops working) and 72 hours from now. */

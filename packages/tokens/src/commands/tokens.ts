@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, metadataOf } from '@tokenvault/cqrs';
+import { executeCommand, metadataOf, type ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore, Position } from '@tokenvault/eventstore';
-import { forbidden, type Principal } from '@tokenvault/platform';
+import { forbidden, withAdvisoryLock, type Pool, type Principal } from '@tokenvault/platform';
 import { defaultContainers, type CreateTokenBody, type TokenResponse } from '@tokenvault/contracts';
 import type { Vault } from '@tokenvault/vault';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
@@ -27,6 +27,9 @@ export class TokenCommands {
     private readonly store: EventStore,
     private readonly vault: Vault,
     private readonly queries: TokenQueries,
+    private readonly consistency: ReadModelConsistency,
+    /** Holds the locks that make deduplicating creates of equal data run one at a time. */
+    private readonly lockPool: Pool,
   ) {}
 
   /** With a parent, the token and its association to the parent are one event. */
@@ -46,26 +49,46 @@ export class TokenCommands {
     const deduplicate =
       body.id === undefined &&
       (body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true');
-    if (deduplicate) {
+    if (!deduplicate)
+      return this.append(principal, body, correlationId, { containers, fingerprint, parentId });
+    // Equal data is checked and created one request at a time, each waiting until its token is in
+    // the read model: two identical creates at the same moment give one token, not two.
+    return withAdvisoryLock(this.lockPool, `dedup:${tenantId}:${body.type}:${fingerprint}`, async () => {
       // Only a token in the same containers, and one this key may read, stands in for a new one.
       const existing = await this.queries.findByFingerprint(tenantId, body.type, fingerprint, containers);
       if (existing && allowedOnAny(principal, 'token:read', existing.containers)) {
         return { created: false, token: tokenFields(existing) };
       }
-    }
+      const created = await this.append(principal, body, correlationId, {
+        containers,
+        fingerprint,
+        parentId,
+      });
+      if (created.created && created.position) await this.consistency.waitFor(created.position);
+      return created;
+    });
+  }
+
+  private async append(
+    principal: Principal,
+    body: CreateTokenBody,
+    correlationId: string,
+    fields: { containers: string[]; fingerprint: string; parentId: string | undefined },
+  ): Promise<CreateTokenResult> {
+    const tenantId = principal.tenantId;
     const id = body.id ?? randomUUID();
     const token: TokenView = {
       id,
       tenant_id: tenantId,
       type: body.type,
       data_ciphertext: await this.vault.encrypt(tenantId, id, body.data),
-      containers,
+      containers: fields.containers,
       metadata: body.metadata ?? {},
-      fingerprint,
+      fingerprint: fields.fingerprint,
       ...(body.expires_at ? { expires_at: new Date(body.expires_at).toISOString() } : {}),
       created_by: principal.actorId,
       created_at: new Date().toISOString(),
-      ...(parentId === undefined ? {} : { parent_id: parentId }),
+      ...(fields.parentId === undefined ? {} : { parent_id: fields.parentId }),
     };
     const outcome = await executeCommand(
       this.store,

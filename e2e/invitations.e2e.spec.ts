@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { invitationMailJobId, invitationMailQueueName, queueConnection } from '@tokenvault/worker';
+import { memberIdOfInvitation } from '@tokenvault/tenancy';
 import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
 import { TestClock } from './support/clock.ts';
@@ -155,11 +156,7 @@ describe('tenant invitations, with e-mail over SMTP', () => {
     const listed = await tenant.client.request<Page<Invitation>>('GET', '/tenants/self/invitations', {
       query: { size: 100 },
     });
-    expect(
-      listed.body.data.filter(
-        (invitation) => invitation.email === email.toLowerCase(),
-      ),
-    ).toHaveLength(1);
+    expect(listed.body.data.filter((invitation) => invitation.email === email.toLowerCase())).toHaveLength(1);
   });
 
   it('resend: the first link fails, the second works', async () => {
@@ -284,6 +281,47 @@ describe('tenant invitations, with e-mail over SMTP', () => {
       expect((await members()).filter((member) => member.user.email === invitation.email)).toHaveLength(1),
     );
     expect((await accept(token)).status).toBe(410);
+  });
+
+  it('an acceptance that stopped after its commit point is completed by a retry of the same link', async () => {
+    const invitation = await invite();
+    const token = linkTokenOf(await mailTo(invitation.email));
+    const [, , version] = token.split('.');
+    // As if the process died right after appending InvitationAccepted: no user, no member yet.
+    const memberId = memberIdOfInvitation(tenant.tenantId, invitation.id);
+    await stack.service.runtime.store.append(
+      `tenancy.invitation-${tenant.tenantId}-${invitation.id}`,
+      [
+        {
+          type: 'InvitationAccepted',
+          data: {
+            invitation_id: invitation.id,
+            tenant_id: tenant.tenantId,
+            link_version: Number(version),
+            member_id: memberId,
+            user_id: '00000000-0000-4000-8000-000000000000',
+            accepted_at: new Date().toISOString(),
+          },
+          metadata: { tenant_id: tenant.tenantId, actor_type: 'user' },
+        },
+      ],
+      { expectedRevision: 'any' },
+    );
+    const retried = await accept(token);
+    expect(retried.status).toBe(201);
+    expect(retried.body).toMatchObject({ id: memberId, role: 'ADMIN' });
+    expect((await members()).map((member) => member.id)).toContain(memberId);
+    // Complete now: the link is used.
+    expect((await accept(token)).status).toBe(410);
+  });
+
+  it('a resend between the check and the acceptance fails the acceptance and writes nothing', async () => {
+    const invitation = await invite();
+    const token = linkTokenOf(await mailTo(invitation.email));
+    await tenant.client.request('POST', `/tenants/self/invitations/${invitation.id}/resend`);
+    const before = (await members()).length;
+    expect((await accept(token)).status).toBe(410);
+    expect((await members()).length).toBe(before);
   });
 
   it('validates e-mail addresses per RFC 5322 (a bare addr-spec)', async () => {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { Problem } from './errors.ts';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -106,7 +107,25 @@ export async function withAdvisoryLock<T>(pool: pg.Pool, key: string, work: () =
   const client = new pg.Client(pool.options);
   await client.connect();
   try {
-    await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
+    // A bounded wait: a request queued behind a stuck holder gives up with a 503, not forever.
+    await client.query("SET lock_timeout = '30s'");
+    await client
+      .query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key])
+      .catch((error: { code?: string }) => {
+        if (error.code === '55P03') {
+          throw new Problem(
+            503,
+            'busy',
+            'Service Unavailable',
+            'The same change is in progress; retry shortly.',
+            undefined,
+            {
+              'retry-after': '1',
+            },
+          );
+        }
+        throw error;
+      });
     return await work();
   } finally {
     // Ending the session releases the lock, also when work failed.

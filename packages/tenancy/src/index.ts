@@ -15,3 +15,4 @@ export { parseEmailAddress } from './domain/email.ts';
 export { systemClock, type Clock } from './domain/clock.ts';
 export { invitationLifetimeMs } from './domain/invitation.ts';
 export { loadInvitationMailFacts, type InvitationMailFacts } from './queries/invitation-mail.ts';
+export { memberIdOfInvitation } from './domain/ids.ts';

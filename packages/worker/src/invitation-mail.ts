@@ -67,6 +67,7 @@ export class InvitationMailEnqueuer {
   private subscription: Subscription | null = null;
   private stopped = true;
   private restartTimer: NodeJS.Timeout | null = null;
+  private restarting: Promise<void> | null = null;
   private position: Position = origin;
   private readonly checkpoint: Checkpoint;
 
@@ -85,6 +86,8 @@ export class InvitationMailEnqueuer {
   async start(): Promise<void> {
     this.stopped = false;
     this.position = await this.checkpoint.load();
+    // Stopped while the checkpoint loaded: subscribing now would outlive the stop.
+    if (this.stopped) return;
     this.subscription = this.options.store.subscribeAll({
       after: this.position,
       streamPrefixes: ['tenancy.invitation-'],
@@ -97,6 +100,7 @@ export class InvitationMailEnqueuer {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
+    await this.restarting;
     await this.subscription?.stop();
     this.subscription = null;
   }
@@ -105,7 +109,7 @@ export class InvitationMailEnqueuer {
     if (this.stopped) return;
     this.options.logger.error({ err: error }, 'invitation e-mail enqueuer failed; restarting');
     this.restartTimer = setTimeout(() => {
-      void (async () => {
+      this.restarting = (async () => {
         await this.subscription?.stop();
         if (!this.stopped) await this.start();
       })().catch((restartError: unknown) => this.onError(restartError));
@@ -157,7 +161,12 @@ export class InvitationMailWorker {
     },
   ) {
     const { config, logger } = options;
-    this.transport = nodemailer.createTransport(config.SMTP_URL);
+    // Bounded waits: a stuck SMTP server must not outlast a graceful shutdown.
+    this.transport = nodemailer.createTransport(config.SMTP_URL, {
+      connectionTimeout: 10_000,
+      greetingTimeout: 10_000,
+      socketTimeout: 10_000,
+    });
     this.worker = new Worker<InvitationMailJob, MailOutcome>(
       invitationMailQueueName,
       (job) => this.process(job),
@@ -170,7 +179,14 @@ export class InvitationMailWorker {
     );
     this.worker.on('failed', (job, error) =>
       logger.warn(
-        { jobId: job?.id, attemptsMade: job?.attemptsMade, reason: error.message },
+        // Never the message: an SMTP server's reply can quote the recipient's address.
+        {
+          jobId: job?.id,
+          attemptsMade: job?.attemptsMade,
+          code:
+            (error as { responseCode?: number; code?: string }).responseCode ??
+            (error as { code?: string }).code,
+        },
         'invitation e-mail not sent; it will be retried while attempts remain',
       ),
     );
@@ -214,15 +230,21 @@ export class InvitationMailWorker {
       expiresAt: facts.expiresAt,
       acceptUrl,
     });
-    await this.transport.sendMail({
-      from: config.SMTP_FROM,
-      to: facts.email,
-      subject: message.subject,
-      text: message.text,
-      html: message.html,
-      // The same Message-ID on every attempt of one link: receivers can drop a duplicate.
-      messageId: `<invitation.${invitationId}.v${linkVersion}@tokenvault>`,
-    });
+    await this.transport
+      .sendMail({
+        from: config.SMTP_FROM,
+        to: facts.email,
+        subject: message.subject,
+        text: message.text,
+        html: message.html,
+        // The same Message-ID on every attempt of one link: receivers can drop a duplicate.
+        messageId: `<invitation.${invitationId}.v${linkVersion}@tokenvault>`,
+      })
+      .catch((error: { responseCode?: number; code?: string }) => {
+        // Rethrown without the server's text (it can quote the address), which BullMQ would keep
+        // as the job's failure reason in Redis.
+        throw new Error(`SMTP delivery failed (${error.responseCode ?? error.code ?? 'unknown'})`);
+      });
     logger.info({ jobId: job.id, attempt: job.attemptsMade + 1 }, 'invitation e-mail sent');
     return outcome;
   }

@@ -17,7 +17,7 @@ import {
 } from '@tokenvault/platform';
 import type { AcceptInvitationBody, InvitationResponse, MemberResponse } from '@tokenvault/contracts';
 import type { Clock } from '../domain/clock.ts';
-import { streams, type TenancyEvent } from '../domain/events.ts';
+import { streams } from '../domain/events.ts';
 import { memberIdOfInvitation, userIdOfEmail } from '../domain/ids.ts';
 import {
   checkLink,
@@ -41,6 +41,9 @@ export interface InvitationCommandDeps {
   clock: Clock;
   consistency: ReadModelConsistency;
 }
+
+/** How long a lock holder waits for the read model before it lets the next request check. */
+const lockedWaitMs = 60_000;
 
 const isConflict = (error: unknown) => error instanceof Problem && error.status === 409;
 const latest = (...positions: (Position | null)[]) =>
@@ -106,7 +109,8 @@ export class InvitationCommands {
           metadataOf(principal, correlationId),
           { newStream: true },
         );
-        await this.deps.consistency.waitFor(outcome.position!);
+        // Held until the read model has it (a generous bound: past it the projector is down).
+        await this.deps.consistency.waitFor(outcome.position!, lockedWaitMs);
         return { invitation: this.responseOf(outcome), position: outcome.position };
       },
     );
@@ -149,11 +153,11 @@ export class InvitationCommands {
   }
 
   /**
-   * Accepts a link: the user (created when the address is new), an ADMIN member, and the
-   * invitation closed. The member id is derived from the invitation, and its stream must not
-   * exist: of two concurrent acceptances only one adds the member. The invitation is closed
-   * after the member is added; if that step never happened (a crash), accepting the same link
-   * again finds the member and closes the invitation, so nothing stays half-written.
+   * Accepts a link. InvitationAccepted is the commit point: it is appended first, against the
+   * invitation as it was checked, so a resend or delete in between makes it fail before anything
+   * is written. The user (when the address is new) and the ADMIN member follow, under ids derived
+   * from the address and the invitation, so a retry of the same link after a crash, or a
+   * concurrent acceptance, completes the same member instead of adding another.
    */
   async accept(
     body: AcceptInvitationBody,
@@ -169,13 +173,16 @@ export class InvitationCommands {
     const { tenantId, invitationId, linkVersion } = link;
     const tokenHash = hashLinkToken(body.token);
     const now = clock.now().toISOString();
-    const invitationStream = streams.invitation(tenantId, invitationId);
-    const history = await store.readStream(invitationStream);
+    const memberId = memberIdOfInvitation(tenantId, invitationId);
+    const history = await store.readStream(streams.invitation(tenantId, invitationId));
     const state = fold(
       invitationDecider,
       history.map((event) => ({ type: event.type, data: event.data }) as InvitationEvent),
     );
-    const invitation = checkLink(state, { linkVersion, tokenHash }, now);
+    // Accepted already through this very link: a retry, or a concurrent twin; finish it.
+    const finishing =
+      state.status === 'accepted' && state.memberId === memberId && state.linkVersion === linkVersion;
+    const email = finishing ? state.email : checkLink(state, { linkVersion, tokenHash }, now).email;
     const tenant = await ownerPool.query('SELECT 1 FROM tenants WHERE id = $1', [tenantId]);
     if (tenant.rowCount === 0) throw linkGone('This tenant no longer exists.');
 
@@ -185,10 +192,9 @@ export class InvitationCommands {
       last_name: string | null;
     }>(
       'SELECT id, first_name, last_name FROM users WHERE lower(email) = lower($1) ORDER BY created_at, id LIMIT 1',
-      [invitation.email],
+      [email],
     );
-    const userId = existingUser.rows[0]?.id ?? userIdOfEmail(invitation.email);
-    const memberId = memberIdOfInvitation(tenantId, invitationId);
+    const userId = existingUser.rows[0]?.id ?? userIdOfEmail(email);
     const metadata: EventMetadata = {
       tenant_id: tenantId,
       actor_id: userId,
@@ -203,6 +209,13 @@ export class InvitationCommands {
       throw conflict('This user is already a member of the tenant.');
     }
 
+    const closed = await this.closeInvitation(
+      tenantId,
+      invitationId,
+      { linkVersion, tokenHash, memberId, userId, now },
+      correlationId,
+    );
+
     let userPosition: Position | null = null;
     let names = { first_name: existingUser.rows[0]?.first_name, last_name: existingUser.rows[0]?.last_name };
     if (!existingUser.rows[0]) {
@@ -214,7 +227,7 @@ export class InvitationCommands {
           {
             type: 'RegisterUser',
             userId,
-            email: invitation.email,
+            email,
             ...(body.first_name === undefined ? {} : { firstName: body.first_name }),
             ...(body.last_name === undefined ? {} : { lastName: body.last_name }),
             now,
@@ -231,7 +244,6 @@ export class InvitationCommands {
     }
 
     let memberPosition: Position | null = null;
-    let createdAt = now;
     try {
       const added = await executeCommand(
         store,
@@ -243,38 +255,25 @@ export class InvitationCommands {
       );
       memberPosition = added.position;
     } catch (error) {
-      if (!isConflict(error)) throw error;
-      // Added by a concurrent acceptance of this link, or by an attempt that stopped half-way.
-      const memberEvents = await store.readStream(streams.member(tenantId, memberId));
-      const addedEvent = memberEvents.find((event) => event.type === 'MemberAdded');
-      if (!addedEvent) throw error;
-      createdAt = (addedEvent.data as Extract<TenancyEvent, { type: 'MemberAdded' }>['data']).created_at;
+      // The member exists: this link was used (by a concurrent acceptance that got there first,
+      // or earlier). A used link is gone; only an acceptance that stopped before this step is
+      // completed by a retry.
+      if (isConflict(error)) throw linkGone('This invitation has already been accepted.');
+      throw error;
     }
 
-    const closed = await this.closeInvitation(
-      tenantId,
-      invitationId,
-      {
-        linkVersion,
-        tokenHash,
-        memberId,
-        userId,
-        now,
-      },
-      correlationId,
-    );
     const member: MemberResponse = {
       id: memberId,
       tenant_id: tenantId,
       role: 'ADMIN',
       user: {
         id: userId,
-        email: invitation.email,
+        email,
         ...(names.first_name ? { first_name: names.first_name } : {}),
         ...(names.last_name ? { last_name: names.last_name } : {}),
       },
       created_by: userId,
-      created_at: createdAt,
+      created_at: now,
     };
     return { member, position: latest(userPosition, memberPosition, closed) };
   }

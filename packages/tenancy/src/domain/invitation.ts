@@ -27,7 +27,7 @@ export type InvitationState =
   | { status: 'absent' }
   | { status: 'pending'; invitation: InvitationView }
   | { status: 'deleted' }
-  | { status: 'accepted'; memberId: string; linkVersion: number };
+  | { status: 'accepted'; memberId: string; linkVersion: number; email: string };
 
 export type InvitationCommand =
   | {
@@ -137,7 +137,12 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
       case 'InvitationDeleted':
         return { status: 'deleted' };
       case 'InvitationAccepted':
-        return { status: 'accepted', memberId: event.data.member_id, linkVersion: event.data.link_version };
+        return {
+          status: 'accepted',
+          memberId: event.data.member_id,
+          linkVersion: event.data.link_version,
+          email: state.status === 'pending' ? state.invitation.email : '',
+        };
     }
   },
   decide(command, state) {

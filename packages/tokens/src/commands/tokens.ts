@@ -64,7 +64,8 @@ export class TokenCommands {
         fingerprint,
         parentId,
       });
-      if (created.created && created.position) await this.consistency.waitFor(created.position);
+      // Held until the read model has it (a generous bound: past it the projector is down).
+      if (created.created && created.position) await this.consistency.waitFor(created.position, 60_000);
       return created;
     });
   }

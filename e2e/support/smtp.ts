@@ -93,7 +93,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
 
 /** The acceptance token of the link in an invitation e-mail. */
 export function linkTokenOf(mail: ReceivedMail): string {
-  const match = /https?:\/\/\S+\?token=([A-Za-z0-9._~%-]+)/.exec(mail.text);
+  const match = /https?:\/\/\S+#token=([A-Za-z0-9._~%-]+)/.exec(mail.text);
   if (!match?.[1]) throw new Error('no acceptance link in the e-mail');
   return decodeURIComponent(match[1]);
 }

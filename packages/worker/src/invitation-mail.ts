@@ -223,7 +223,8 @@ export class InvitationMailWorker {
       return outcome;
     }
     const token = links.token({ tenantId, invitationId, linkVersion });
-    const acceptUrl = `${config.PUBLIC_URL}/tenants/invitations/accept?token=${encodeURIComponent(token)}`;
+    // In the fragment, which browsers never send: the token stays out of proxy and access logs.
+    const acceptUrl = `${config.PUBLIC_URL}/tenants/invitations/accept#token=${encodeURIComponent(token)}`;
     const message = renderInvitationEmail({
       tenantName: facts.tenantName,
       inviter: facts.inviter,

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 
 // The page an invitation e-mail links to. It holds no data of its own: the script reads the token
-// from the address and posts it, with the names typed in, to POST /tenants/invitations/accept.
+// from the address's fragment (never sent to a server) and posts it, with the names typed in, to POST /tenants/invitations/accept.
 const script = `
 const form = document.querySelector('form');
 const result = document.querySelector('#result');
-const token = new URLSearchParams(location.search).get('token');
+const token = new URLSearchParams(location.hash.slice(1)).get('token');
 if (!token) { result.textContent = 'This link has no invitation token.'; form.hidden = true; }
 form.addEventListener('submit', async (event) => {
   event.preventDefault();

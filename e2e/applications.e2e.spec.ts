@@ -1,19 +1,12 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
+import { describe, expect, it } from 'vitest';
+import { useStack } from './support/stack.ts';
 
 describe('applications', () => {
-  let stack: TestStack;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    tenant = await stack.createTenant();
-  });
-  afterAll(async () => stack?.stop());
+  const env = useStack();
 
   it('creates an application whose key is shown once and stored only as its SHA-256', async () => {
-    const created = await tenant.client.request<Record<string, unknown> & { id: string; key: string }>(
+    const created = await env.tenant.client.request<Record<string, unknown> & { id: string; key: string }>(
       'POST',
       '/applications',
       {
@@ -27,11 +20,11 @@ describe('applications', () => {
       type: 'private',
       permissions: ['token:create', 'token:read'],
       rules: [],
-      tenant_id: tenant.tenantId,
-      created_by: tenant.applicationId,
+      tenant_id: env.tenant.tenantId,
+      created_by: env.tenant.applicationId,
     });
 
-    const read = await tenant.client.request<Record<string, unknown>>(
+    const read = await env.tenant.client.request<Record<string, unknown>>(
       'GET',
       `/applications/${created.body.id}`,
     );
@@ -41,7 +34,7 @@ describe('applications', () => {
     expect(read.body).toEqual(withoutKey);
 
     const digest = createHash('sha256').update(key).digest('hex');
-    const pool = stack.service.runtime.ownerPool;
+    const pool = env.stack.service.runtime.ownerPool;
     const everywhere = await pool.query<{ hits: number }>(
       `SELECT (SELECT count(*) FROM es_events WHERE data::text LIKE '%' || $1 || '%')
             + (SELECT count(*) FROM api_keys WHERE key_hash LIKE '%' || $1 || '%') AS hits`,
@@ -51,20 +44,20 @@ describe('applications', () => {
     const stored = await pool.query('SELECT 1 FROM api_keys WHERE key_hash = $1', [digest]);
     expect(stored.rowCount).toBe(1);
 
-    const itsClient = tenant.client.withKey(key);
+    const itsClient = env.tenant.client.withKey(key);
     expect((await itsClient.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(201);
     expect((await itsClient.request('GET', '/applications')).status).toBe(403);
   });
 
   it('updates name and grants, and the new grants apply at once', async () => {
-    const created = await tenant.client.applications.create({
+    const created = await env.tenant.client.applications.create({
       name: 'Before',
       type: 'private',
       permissions: ['token:read'],
     });
-    const client = tenant.client.withKey(created.key);
+    const client = env.tenant.client.withKey(created.key);
     expect((await client.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(403);
-    const updated = await tenant.client.request<Record<string, unknown>>(
+    const updated = await env.tenant.client.request<Record<string, unknown>>(
       'PUT',
       `/applications/${created.id}`,
       {
@@ -75,31 +68,31 @@ describe('applications', () => {
     expect(updated.body).toMatchObject({
       name: 'After',
       permissions: ['token:create'],
-      modified_by: tenant.applicationId,
+      modified_by: env.tenant.applicationId,
     });
     expect(updated.body.modified_at).toEqual(expect.any(String));
     expect((await client.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(201);
   });
 
   it('a deleted application’s key stops working at once', async () => {
-    const created = await tenant.client.applications.create({
+    const created = await env.tenant.client.applications.create({
       name: 'Short-lived',
       type: 'private',
       permissions: ['token:create'],
     });
-    const client = tenant.client.withKey(created.key);
+    const client = env.tenant.client.withKey(created.key);
     expect((await client.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(201);
-    expect((await tenant.client.request('DELETE', `/applications/${created.id}`)).status).toBe(204);
+    expect((await env.tenant.client.request('DELETE', `/applications/${created.id}`)).status).toBe(204);
     expect((await client.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(401);
-    expect((await tenant.client.request('GET', `/applications/${created.id}`)).status).toBe(404);
-    expect((await tenant.client.request('DELETE', `/applications/${created.id}`)).status).toBe(404);
+    expect((await env.tenant.client.request('GET', `/applications/${created.id}`)).status).toBe(404);
+    expect((await env.tenant.client.request('DELETE', `/applications/${created.id}`)).status).toBe(404);
     expect(
-      (await tenant.client.request('PUT', `/applications/${created.id}`, { body: { name: 'x' } })).status,
+      (await env.tenant.client.request('PUT', `/applications/${created.id}`, { body: { name: 'x' } })).status,
     ).toBe(404);
   });
 
   it('lists applications in pages, in creation order', async () => {
-    const fresh = await stack.createTenant();
+    const fresh = await env.stack.createTenant();
     for (let index = 0; index < 4; index++) {
       await fresh.client.applications.create({
         name: `app ${index}`,
@@ -116,7 +109,7 @@ describe('applications', () => {
   });
 
   it('keeps public keys to token:create, and names the offending field', async () => {
-    const refused = await tenant.client.request<{ errors: Record<string, string[]> }>(
+    const refused = await env.tenant.client.request<{ errors: Record<string, string[]> }>(
       'POST',
       '/applications',
       {
@@ -125,7 +118,7 @@ describe('applications', () => {
     );
     expect(refused.status).toBe(400);
     expect(refused.body.errors).toHaveProperty(['body.permissions.1']);
-    const unknownPermission = await tenant.client.request<{ errors: Record<string, string[]> }>(
+    const unknownPermission = await env.tenant.client.request<{ errors: Record<string, string[]> }>(
       'POST',
       '/applications',
       {

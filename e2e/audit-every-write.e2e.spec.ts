@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logMappings } from '@tokenvault/audit';
-import { eventually } from './support/eventually.ts';
+import { eventually } from '@tokenvault/platform/testing';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
 import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
 

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from '@tokenvault/sdk';
-import { eventually } from './support/eventually.ts';
-import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
+import { eventually } from '@tokenvault/platform/testing';
+import { type TestTenant, useStack } from './support/stack.ts';
 
 interface Log {
   tenant_id: string;
@@ -18,14 +18,7 @@ type LogPage = Page<Log> & { pagination: { next: string | null } };
 const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
 
 describe('audit log', () => {
-  let stack: TestStack;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    tenant = await stack.createTenant();
-  });
-  afterAll(async () => stack?.stop());
+  const env = useStack();
 
   const logs = async (client: TestTenant['client'], query: Record<string, string | number | undefined>) => {
     const response = await client.request<LogPage>('GET', '/logs', { query });
@@ -34,28 +27,28 @@ describe('audit log', () => {
   };
 
   it('has one row for every write and every token read, with entity, operation and actor', async () => {
-    const app = tenant.applicationId;
-    const token = await tenant.client.tokens.create({ data: 'plain' });
-    const cardToken = await tenant.client.tokens.create({ type: 'card', data: card });
-    const bank = await tenant.client.tokens.create({
+    const app = env.tenant.applicationId;
+    const token = await env.tenant.client.tokens.create({ data: 'plain' });
+    const cardToken = await env.tenant.client.tokens.create({ type: 'card', data: card });
+    const bank = await env.tenant.client.tokens.create({
       type: 'bank',
       data: { routing_number: '011000015', account_number: '123456' },
     });
-    await tenant.client.tokens.get(cardToken.id);
-    await tenant.client.tokens.get(cardToken.id);
-    await tenant.client.tokens.delete(bank.id);
-    const created = await tenant.client.applications.create({
+    await env.tenant.client.tokens.get(cardToken.id);
+    await env.tenant.client.tokens.get(cardToken.id);
+    await env.tenant.client.tokens.delete(bank.id);
+    const created = await env.tenant.client.applications.create({
       name: 'x',
       type: 'private',
       permissions: ['token:read'],
     });
-    await tenant.client.applications.update(created.id, { name: 'y', permissions: [] });
-    await tenant.client.applications.delete(created.id);
-    await tenant.client.request('PUT', '/tenants/self', { body: { name: 'Renamed' } });
+    await env.tenant.client.applications.update(created.id, { name: 'y', permissions: [] });
+    await env.tenant.client.applications.delete(created.id);
+    await env.tenant.client.request('PUT', '/tenants/self', { body: { name: 'Renamed' } });
 
     const expected: [string, string, string, string][] = [
-      ['tenant', tenant.tenantId, 'create', 'Tenant created'],
-      ['user', tenant.ownerUserId, 'create', 'User registered'],
+      ['tenant', env.tenant.tenantId, 'create', 'Tenant created'],
+      ['user', env.tenant.ownerUserId, 'create', 'User registered'],
       ['application', app, 'create', 'Application created'],
       ['token', token.id, 'create', 'Token created'],
       ['card', cardToken.id, 'create', 'Token created'],
@@ -66,10 +59,10 @@ describe('audit log', () => {
       ['application', created.id, 'create', 'Application created'],
       ['application', created.id, 'update', 'Application updated'],
       ['application', created.id, 'delete', 'Application deleted'],
-      ['tenant', tenant.tenantId, 'update', 'Tenant updated'],
+      ['tenant', env.tenant.tenantId, 'update', 'Tenant updated'],
     ];
     const all = await eventually(async () => {
-      const page = await logs(tenant.client, { size: 100 });
+      const page = await logs(env.tenant.client, { size: 100 });
       expect(page.data.filter((log) => log.operation === 'read')).toHaveLength(2);
       return page.data;
     });
@@ -80,13 +73,14 @@ describe('audit log', () => {
     expect(all.filter((log) => log.entity_type === 'tenant_member')).toHaveLength(1);
     for (const log of rows.filter(
       (row) =>
-        row.entity_id !== tenant.ownerUserId && !(row.entity_type === 'tenant' && row.operation === 'create'),
+        row.entity_id !== env.tenant.ownerUserId &&
+        !(row.entity_type === 'tenant' && row.operation === 'create'),
     )) {
       if (log.entity_id === app && log.operation === 'create') continue; // bootstrap: acted by the owner
-      expect(log).toMatchObject({ tenant_id: tenant.tenantId, actor_id: app, actor_type: 'application' });
+      expect(log).toMatchObject({ tenant_id: env.tenant.tenantId, actor_id: app, actor_type: 'application' });
     }
     expect(all.find((log) => log.entity_id === app)).toMatchObject({
-      actor_id: tenant.ownerUserId,
+      actor_id: env.tenant.ownerUserId,
       actor_type: 'user',
     });
     // Newest first.
@@ -95,26 +89,34 @@ describe('audit log', () => {
   });
 
   it('filters by entity and by dates: start_date is inclusive, end_date exclusive', async () => {
-    const token = await tenant.client.tokens.create({ data: 'dated' });
+    const token = await env.tenant.client.tokens.create({ data: 'dated' });
     const [row] = (await eventually(async () => {
-      const page = await logs(tenant.client, { entity_id: token.id });
+      const page = await logs(env.tenant.client, { entity_id: token.id });
       expect(page.data).toHaveLength(1);
       return page.data;
     })) as [Log];
     const at = row.created_at;
-    expect((await logs(tenant.client, { entity_id: token.id, start_date: at })).data).toHaveLength(1);
-    expect((await logs(tenant.client, { entity_id: token.id, end_date: at })).data).toHaveLength(0);
+    expect((await logs(env.tenant.client, { entity_id: token.id, start_date: at })).data).toHaveLength(1);
+    expect((await logs(env.tenant.client, { entity_id: token.id, end_date: at })).data).toHaveLength(0);
     const justAfter = new Date(Date.parse(at) + 1).toISOString();
-    expect((await logs(tenant.client, { entity_id: token.id, end_date: justAfter })).data).toHaveLength(1);
-    expect((await logs(tenant.client, { entity_id: token.id, start_date: justAfter })).data).toHaveLength(0);
+    expect((await logs(env.tenant.client, { entity_id: token.id, end_date: justAfter })).data).toHaveLength(
+      1,
+    );
+    expect((await logs(env.tenant.client, { entity_id: token.id, start_date: justAfter })).data).toHaveLength(
+      0,
+    );
     const day = at.slice(0, 10);
-    expect((await logs(tenant.client, { entity_id: token.id, start_date: day })).data).toHaveLength(1);
-    expect((await logs(tenant.client, { entity_type: 'token', entity_id: token.id })).data).toHaveLength(1);
-    expect((await logs(tenant.client, { entity_type: 'card', entity_id: token.id })).data).toHaveLength(0);
+    expect((await logs(env.tenant.client, { entity_id: token.id, start_date: day })).data).toHaveLength(1);
+    expect((await logs(env.tenant.client, { entity_type: 'token', entity_id: token.id })).data).toHaveLength(
+      1,
+    );
+    expect((await logs(env.tenant.client, { entity_type: 'card', entity_id: token.id })).data).toHaveLength(
+      0,
+    );
   });
 
   it('pages by cursor across 250 rows, each row once, and past the end is empty', async () => {
-    const fresh = await stack.createTenant();
+    const fresh = await env.stack.createTenant();
     let next = 0;
     await Promise.all(
       Array.from({ length: 10 }, async () => {
@@ -162,7 +164,7 @@ describe('audit log', () => {
       [{ start: 'not-a-cursor' }, 'query.start'],
       [{ page: 2, start: 'x' }, 'query.start'],
     ] as const) {
-      const response = await tenant.client.request<{ errors: Record<string, string[]> }>('GET', '/logs', {
+      const response = await env.tenant.client.request<{ errors: Record<string, string[]> }>('GET', '/logs', {
         query,
       });
       expect(response.status, JSON.stringify(query)).toBe(400);
@@ -171,7 +173,7 @@ describe('audit log', () => {
   });
 
   it('lists the entity types it logs', async () => {
-    const response = await tenant.client.request<{ value: string; display_name: string }[]>(
+    const response = await env.tenant.client.request<{ value: string; display_name: string }[]>(
       'GET',
       '/logs/entity-types',
     );
@@ -192,11 +194,11 @@ describe('audit log', () => {
     for (const type of response.body) expect(type.display_name).toEqual(expect.any(String));
   });
 
-  it('never shows another tenant’s logs, whatever the filters', async () => {
-    const other = await stack.createTenant();
-    const mine = await tenant.client.tokens.create({ data: 'mine' });
+  it('never shows another env.tenant’s logs, whatever the filters', async () => {
+    const other = await env.stack.createTenant();
+    const mine = await env.tenant.client.tokens.create({ data: 'mine' });
     await eventually(async () =>
-      expect((await logs(tenant.client, { entity_id: mine.id })).data).toHaveLength(1),
+      expect((await logs(env.tenant.client, { entity_id: mine.id })).data).toHaveLength(1),
     );
     for (const query of [
       {},

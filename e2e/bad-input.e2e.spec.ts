@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventCount, startStack, type TestStack, type TestTenant } from './support/stack.ts';
+import { describe, expect, it } from 'vitest';
+import { type TestStack, type TestTenant, eventCount, useStack } from './support/stack.ts';
 
 interface ProblemBody {
   type: string;
@@ -10,14 +10,7 @@ interface ProblemBody {
 }
 
 describe('bad input', () => {
-  let stack: TestStack;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    stack = await startStack({ BODY_LIMIT: '16kb' });
-    tenant = await stack.createTenant();
-  });
-  afterAll(async () => stack?.stop());
+  const env = useStack({ BODY_LIMIT: '16kb' });
 
   const cases: {
     name: string;
@@ -128,8 +121,8 @@ describe('bad input', () => {
 
   for (const testCase of cases) {
     it(`${testCase.name}: ${testCase.status} problem+json, and nothing appended`, async () => {
-      const before = await eventCount(stack);
-      const response = await testCase.send(tenant, stack);
+      const before = await eventCount(env.stack);
+      const response = await testCase.send(env.tenant, env.stack);
       expect(response.status).toBe(testCase.status);
       expect(response.headers.get('content-type')).toContain('application/problem+json');
       const body = response.body as ProblemBody;
@@ -139,22 +132,22 @@ describe('bad input', () => {
         title: expect.any(String),
       });
       if (testCase.fields) expect(Object.keys(body.errors ?? {}).sort()).toEqual([...testCase.fields].sort());
-      expect(await eventCount(stack)).toBe(before);
+      expect(await eventCount(env.stack)).toBe(before);
     });
   }
 
   it('a known key without the permission: 403, and nothing appended', async () => {
-    const readOnly = await tenant.client.applications.create({
+    const readOnly = await env.tenant.client.applications.create({
       name: 'read only',
       type: 'private',
       permissions: ['token:read'],
     });
-    const before = await eventCount(stack);
-    const response = await tenant.client
+    const before = await eventCount(env.stack);
+    const response = await env.tenant.client
       .withKey(readOnly.key)
       .request<ProblemBody>('POST', '/tokens', { body: { data: 1 } });
     expect(response.status).toBe(403);
     expect(response.body.detail).toContain('token:create');
-    expect(await eventCount(stack)).toBe(before);
+    expect(await eventCount(env.stack)).toBe(before);
   });
 });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
+import { describe, expect, it } from 'vitest';
+import { useStack } from './support/stack.ts';
 
 /** Every text value of every table of the database, as one string per row. */
 async function everyRowAsText(connectionString: string): Promise<string[]> {
@@ -47,56 +47,58 @@ async function everyRedisValue(url: string): Promise<string[]> {
 }
 
 describe('token data at rest', () => {
-  let stack: TestStack;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    tenant = await stack.createTenant();
-  });
-  afterAll(async () => stack?.stop());
+  const env = useStack();
 
   it('never stores, logs or caches a token’s data in the clear', async () => {
     const marker = `MARKER-${randomUUID()}`;
-    const token = await tenant.client.tokens.create({
+    const token = await env.tenant.client.tokens.create({
       data: { secret: marker, nested: [marker] },
       metadata: { note: 'safe' },
     });
-    const card = await tenant.client.tokens.create({
+    const card = await env.tenant.client.tokens.create({
       type: 'card',
       data: { number: '4000056655665556', expiration_month: 3, expiration_year: 2031, cvc: '737' },
     });
     // Read both back (the read path must not leave plaintext behind either), then delete one.
-    expect(await tenant.client.tokens.get(token.id)).toMatchObject({ data: { secret: marker } });
-    expect(await tenant.client.tokens.get(card.id)).toMatchObject({ data: { number: '4000056655665556' } });
-    await tenant.client.tokens.delete(card.id);
+    expect(await env.tenant.client.tokens.get(token.id)).toMatchObject({ data: { secret: marker } });
+    expect(await env.tenant.client.tokens.get(card.id)).toMatchObject({
+      data: { number: '4000056655665556' },
+    });
+    await env.tenant.client.tokens.delete(card.id);
     // A failed request whose body carries the marker must not echo or log it either.
-    const refused = await tenant.client.request('POST', '/tokens', { body: { data: marker, type: 'card' } });
+    const refused = await env.tenant.client.request('POST', '/tokens', {
+      body: { data: marker, type: 'card' },
+    });
     expect(refused.status).toBe(400);
     expect(JSON.stringify(refused.body)).not.toContain(marker);
 
-    const rows = await everyRowAsText(stack.database.url);
+    const rows = await everyRowAsText(env.stack.database.url);
     expect(rows.some((row) => row.startsWith('es_events:'))).toBe(true);
     expect(rows.filter((row) => row.includes(marker))).toEqual([]);
     expect(rows.filter((row) => row.includes('4000056655665556'))).toEqual([]);
 
-    const redisValues = await everyRedisValue(stack.config.REDIS_URL);
+    const redisValues = await everyRedisValue(env.stack.config.REDIS_URL);
     expect(redisValues.filter((value) => value.includes(marker))).toEqual([]);
 
-    expect(stack.logs.length).toBeGreaterThan(0);
-    expect(stack.logs.filter((line) => line.includes(marker) || line.includes(tenant.apiKey))).toEqual([]);
+    expect(env.stack.logs.length).toBeGreaterThan(0);
+    expect(
+      env.stack.logs.filter((line) => line.includes(marker) || line.includes(env.tenant.apiKey)),
+    ).toEqual([]);
   });
 
   it('binds ciphertext to its token: a ciphertext copied to another token does not open', async () => {
-    const a = await tenant.client.tokens.create({ data: 'alpha' });
-    const b = await tenant.client.tokens.create({ data: 'beta' });
-    const pool = stack.service.runtime.ownerPool;
+    const a = await env.tenant.client.tokens.create({ data: 'alpha' });
+    const b = await env.tenant.client.tokens.create({ data: 'beta' });
+    const pool = env.stack.service.runtime.ownerPool;
     await pool.query(
       `UPDATE tokens SET data_ciphertext = (SELECT data_ciphertext FROM tokens WHERE tenant_id = $1 AND id = $2)
        WHERE tenant_id = $1 AND id = $3`,
-      [tenant.tenantId, a.id, b.id],
+      [env.tenant.tenantId, a.id, b.id],
     );
-    const read = await tenant.client.request<{ status: number; detail: string }>('GET', `/tokens/${b.id}`);
+    const read = await env.tenant.client.request<{ status: number; detail: string }>(
+      'GET',
+      `/tokens/${b.id}`,
+    );
     expect(read.status).toBe(500);
     expect(JSON.stringify(read.body)).not.toContain('alpha');
   });

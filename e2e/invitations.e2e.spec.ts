@@ -5,7 +5,7 @@ import { memberIdOfInvitation } from '@tokenvault/tenancy';
 import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
 import { TestClock } from './support/clock.ts';
-import { eventually } from './support/eventually.ts';
+import { eventually } from '@tokenvault/platform/testing';
 
 interface Invitation {
   id: string;

@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
+import { describe, expect, it } from 'vitest';
+import { useStack } from './support/stack.ts';
 
 describe('read-your-writes', () => {
-  let stack: TestStack;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    stack = await startStack({ LOG_LEVEL: 'warn' });
-    tenant = await stack.createTenant();
-  });
-  afterAll(async () => stack?.stop());
+  const env = useStack({ LOG_LEVEL: 'warn' });
 
   it('500 POST-then-GET pairs, 10 clients at once: every GET sees its write', async () => {
     const pairs = 500;
@@ -21,12 +14,12 @@ describe('read-your-writes', () => {
       Array.from({ length: clients }, async () => {
         while (next < pairs) {
           const index = next++;
-          const created = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+          const created = await env.tenant.client.request<{ id: string }>('POST', '/tokens', {
             body: { data: { index } },
           });
           expect(created.status).toBe(201);
           if (created.headers.get('x-read-model-lagging')) lagging++;
-          const read = await tenant.client.request<{ data: { index: number } }>(
+          const read = await env.tenant.client.request<{ data: { index: number } }>(
             'GET',
             `/tokens/${created.body.id}`,
           );

@@ -1,42 +1,35 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
+import { describe, expect, it } from 'vitest';
+import { useStack } from './support/stack.ts';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
 
 describe('rebuild-read-models CLI, while the service runs', () => {
-  let stack: TestStack;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    stack = await startStack({ LOG_LEVEL: 'warn' });
-    tenant = await stack.createTenant();
-  });
-  afterAll(async () => stack?.stop());
+  const env = useStack({ LOG_LEVEL: 'warn' });
 
   it('replays every event into the same read models, and the running service keeps reading its writes', async () => {
-    const parent = await tenant.client.tokens.create({ data: 'parent' });
+    const parent = await env.tenant.client.tokens.create({ data: 'parent' });
     const ids: string[] = [];
     for (let index = 0; index < 30; index++) {
       ids.push(
         (
-          await tenant.client.request<{ id: string }>('POST', `/tokens/${parent.id}/children`, {
+          await env.tenant.client.request<{ id: string }>('POST', `/tokens/${parent.id}/children`, {
             body: { data: index },
           })
         ).body.id,
       );
     }
-    await tenant.client.tokens.delete(ids[0]!);
-    await tenant.client.request('PUT', '/tenants/self', { body: { name: 'Before rebuild' } });
+    await env.tenant.client.tokens.delete(ids[0]!);
+    await env.tenant.client.request('PUT', '/tenants/self', { body: { name: 'Before rebuild' } });
     const snapshot = async () => ({
       children: (
-        await tenant.client.request('GET', `/tokens/${parent.id}/children`, { query: { size: 100 } })
+        await env.tenant.client.request('GET', `/tokens/${parent.id}/children`, { query: { size: 100 } })
       ).body,
-      tenant: (await tenant.client.request('GET', '/tenants/self')).body,
-      applications: (await tenant.client.request('GET', '/applications')).body,
-      usage: (await tenant.client.request('GET', '/tenants/self/reports/usage')).body,
+      tenant: (await env.tenant.client.request('GET', '/tenants/self')).body,
+      applications: (await env.tenant.client.request('GET', '/applications')).body,
+      usage: (await env.tenant.client.request('GET', '/tenants/self/reports/usage')).body,
     });
     const before = await snapshot();
 
@@ -47,8 +40,8 @@ describe('rebuild-read-models CLI, while the service runs', () => {
         cwd: root,
         env: {
           ...process.env,
-          DATABASE_URL: stack.database.url,
-          MASTER_KEY: stack.config.MASTER_KEY,
+          DATABASE_URL: env.stack.database.url,
+          MASTER_KEY: env.stack.config.MASTER_KEY,
           LOG_LEVEL: 'warn',
         },
       },
@@ -62,7 +55,7 @@ describe('rebuild-read-models CLI, while the service runs', () => {
     expect(after.applications).toEqual(before.applications);
     expect(after.usage).toEqual(before.usage);
 
-    const created = await tenant.client.tokens.create({ data: 'after' });
-    expect(await tenant.client.tokens.get(created.id)).toMatchObject({ data: 'after' });
+    const created = await env.tenant.client.tokens.create({ data: 'after' });
+    expect(await env.tenant.client.tokens.get(created.id)).toMatchObject({ data: 'after' });
   });
 });

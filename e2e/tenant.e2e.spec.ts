@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Vault, TenantKeysUnavailableError } from '@tokenvault/vault';
 import { createPool } from '@tokenvault/platform';
-import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
+import { useStack } from './support/stack.ts';
 
 interface Tenant {
   id: string;
@@ -14,60 +14,53 @@ interface Tenant {
 }
 
 describe('the tenant', () => {
-  let stack: TestStack;
-  let tenant: TestTenant;
+  const env = useStack({}, { tenantName: 'Original' });
 
-  beforeAll(async () => {
-    stack = await startStack();
-    tenant = await stack.createTenant('Original');
-  });
-  afterAll(async () => stack?.stop());
-
-  it('is the tenant of the key, and can be renamed and reconfigured', async () => {
-    const read = await tenant.client.request<Tenant>('GET', '/tenants/self');
+  it('is the env.tenant of the key, and can be renamed and reconfigured', async () => {
+    const read = await env.tenant.client.request<Tenant>('GET', '/tenants/self');
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({
-      id: tenant.tenantId,
-      owner_id: tenant.ownerUserId,
+      id: env.tenant.tenantId,
+      owner_id: env.tenant.ownerUserId,
       name: 'Original',
       settings: { deduplicate_tokens: 'false' },
-      created_by: tenant.ownerUserId,
+      created_by: env.tenant.ownerUserId,
     });
-    const updated = await tenant.client.request<Tenant>('PUT', '/tenants/self', {
+    const updated = await env.tenant.client.request<Tenant>('PUT', '/tenants/self', {
       body: { name: 'Renamed', settings: { deduplicate_tokens: 'true' } },
     });
     expect(updated.status).toBe(200);
     expect(updated.body).toMatchObject({
       name: 'Renamed',
       settings: { deduplicate_tokens: 'true' },
-      modified_by: tenant.applicationId,
+      modified_by: env.tenant.applicationId,
     });
     expect(Date.parse(updated.body.modified_at!)).toBeGreaterThan(Date.now() - 60_000);
-    expect((await tenant.client.request<Tenant>('GET', '/tenants/self')).body).toEqual(updated.body);
+    expect((await env.tenant.client.request<Tenant>('GET', '/tenants/self')).body).toEqual(updated.body);
     // Settings left out keep their value.
-    const renamedOnly = await tenant.client.request<Tenant>('PUT', '/tenants/self', {
+    const renamedOnly = await env.tenant.client.request<Tenant>('PUT', '/tenants/self', {
       body: { name: 'Again' },
     });
     expect(renamedOnly.body.settings).toEqual({ deduplicate_tokens: 'true' });
   });
 
-  it('deduplicates tokens once the tenant setting is "true"', async () => {
-    await tenant.client.request('PUT', '/tenants/self', {
+  it('deduplicates tokens once the env.tenant setting is "true"', async () => {
+    await env.tenant.client.request('PUT', '/tenants/self', {
       body: { name: 'Dedup', settings: { deduplicate_tokens: 'true' } },
     });
     const data = { email: `${randomBytes(4).toString('hex')}@example.com` };
-    const first = await tenant.client.request<{ id: string }>('POST', '/tokens', { body: { data } });
-    const second = await tenant.client.request<{ id: string }>('POST', '/tokens', { body: { data } });
+    const first = await env.tenant.client.request<{ id: string }>('POST', '/tokens', { body: { data } });
+    const second = await env.tenant.client.request<{ id: string }>('POST', '/tokens', { body: { data } });
     expect([first.status, second.status]).toEqual([201, 200]);
     expect(second.body.id).toBe(first.body.id);
-    const optedOut = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+    const optedOut = await env.tenant.client.request<{ id: string }>('POST', '/tokens', {
       body: { data, deduplicate_token: false },
     });
     expect(optedOut.status).toBe(201);
-    await tenant.client.request('PUT', '/tenants/self', {
+    await env.tenant.client.request('PUT', '/tenants/self', {
       body: { name: 'Dedup', settings: { deduplicate_tokens: 'false' } },
     });
-    expect((await tenant.client.request('POST', '/tokens', { body: { data } })).status).toBe(201);
+    expect((await env.tenant.client.request('POST', '/tokens', { body: { data } })).status).toBe(201);
   });
 
   it('refuses bad names and settings, naming the field', async () => {
@@ -80,7 +73,7 @@ describe('the tenant', () => {
       [{ name: 'ok', settings: { deduplicate_tokens: 'yes' } }, 'body.settings.deduplicate_tokens'],
       [{ name: 'ok', settings: { colour: 'red' } }, 'body.settings.colour'],
     ] as const) {
-      const response = await tenant.client.request<{ errors: Record<string, string[]> }>(
+      const response = await env.tenant.client.request<{ errors: Record<string, string[]> }>(
         'PUT',
         '/tenants/self',
         { body },
@@ -89,12 +82,12 @@ describe('the tenant', () => {
       expect(Object.keys(response.body.errors)).toEqual([field]);
     }
     expect(
-      (await tenant.client.request('PUT', '/tenants/self', { body: { name: 'x'.repeat(200) } })).status,
+      (await env.tenant.client.request('PUT', '/tenants/self', { body: { name: 'x'.repeat(200) } })).status,
     ).toBe(200);
   });
 
   it('on delete: every key gets 401 at once, read models go, and its token data cannot be decrypted', async () => {
-    const doomed = await stack.createTenant('Doomed');
+    const doomed = await env.stack.createTenant('Doomed');
     const other = await doomed.client.applications.create({
       name: 'reader',
       type: 'private',
@@ -103,14 +96,14 @@ describe('the tenant', () => {
     const otherClient = doomed.client.withKey(other.key);
     const token = await doomed.client.tokens.create({ data: { secret: 'shredded' } });
     expect((await otherClient.request('GET', `/tokens/${token.id}`)).status).toBe(200);
-    const survivor = await stack.createTenant('Survivor');
+    const survivor = await env.stack.createTenant('Survivor');
     const survivorToken = await survivor.client.tokens.create({ data: 'still here' });
 
     expect((await doomed.client.request('DELETE', '/tenants/self')).status).toBe(204);
     expect((await doomed.client.request('GET', '/tenants/self')).status).toBe(401);
     expect((await otherClient.request('GET', `/tokens/${token.id}`)).status).toBe(401);
 
-    const pool = stack.service.runtime.ownerPool;
+    const pool = env.stack.service.runtime.ownerPool;
     for (const [table, column] of [
       ['tenants', 'id'],
       ['applications', 'tenant_id'],
@@ -135,15 +128,15 @@ describe('the tenant', () => {
       [doomed.tenantId],
     );
     expect(events.rows).toHaveLength(1);
-    const freshVaultPool = createPool({ connectionString: stack.database.url, max: 1 });
+    const freshVaultPool = createPool({ connectionString: env.stack.database.url, max: 1 });
     try {
-      const freshVault = new Vault(freshVaultPool, stack.config.MASTER_KEY);
+      const freshVault = new Vault(freshVaultPool, env.stack.config.MASTER_KEY);
       const [event] = events.rows;
       await expect(
         freshVault.decrypt(doomed.tenantId, event!.data.token_id, event!.data.data_ciphertext),
       ).rejects.toBeInstanceOf(TenantKeysUnavailableError);
       await expect(
-        stack.service.runtime.vault.decrypt(doomed.tenantId, token.id, event!.data.data_ciphertext),
+        env.stack.service.runtime.vault.decrypt(doomed.tenantId, token.id, event!.data.data_ciphertext),
       ).rejects.toBeInstanceOf(TenantKeysUnavailableError);
     } finally {
       await freshVaultPool.end();
@@ -151,8 +144,8 @@ describe('the tenant', () => {
     expect(await survivor.client.tokens.get(survivorToken.id)).toMatchObject({ data: 'still here' });
   });
 
-  it('another tenant’s key always acts on its own tenant', async () => {
-    const other = await stack.createTenant('Other');
+  it('another env.tenant’s key always acts on its own tenant', async () => {
+    const other = await env.stack.createTenant('Other');
     expect((await other.client.request<Tenant>('GET', '/tenants/self')).body.id).toBe(other.tenantId);
   });
 });

@@ -1,18 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
+import { describe, expect, it } from 'vitest';
+import { useStack } from './support/stack.ts';
 
 const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030, cvc: '123' };
 const bank = { routing_number: '011000015', account_number: '1234567890' };
 
 describe('tokens', () => {
-  let stack: TestStack;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    tenant = await stack.createTenant();
-  });
-  afterAll(async () => stack?.stop());
+  const env = useStack();
 
   it('creates a token of each type without echoing data, then reads it with data', async () => {
     for (const [type, data, container] of [
@@ -20,19 +13,19 @@ describe('tokens', () => {
       ['card', card, '/pci/high/'],
       ['bank', bank, '/bank/high/'],
     ] as const) {
-      const created = await tenant.client.request<Record<string, unknown>>('POST', '/tokens', {
+      const created = await env.tenant.client.request<Record<string, unknown>>('POST', '/tokens', {
         body: { type, data },
       });
       expect(created.status).toBe(201);
       expect(created.body).not.toHaveProperty('data');
       expect(created.body).toMatchObject({
         type,
-        tenant_id: tenant.tenantId,
+        tenant_id: env.tenant.tenantId,
         containers: [container],
         metadata: {},
       });
-      expect(created.body.created_by).toBe(tenant.applicationId);
-      const read = await tenant.client.request<Record<string, unknown>>(
+      expect(created.body.created_by).toBe(env.tenant.applicationId);
+      const read = await env.tenant.client.request<Record<string, unknown>>(
         'GET',
         `/tokens/${String(created.body.id)}`,
       );
@@ -43,7 +36,7 @@ describe('tokens', () => {
 
   it('keeps metadata exactly and normalises containers', async () => {
     const metadata = { 'Customer ID': 'C-42', empty: '', unicode: 'ünï ✓', spaces: '  padded  ' };
-    const created = await tenant.client.tokens.create({
+    const created = await env.tenant.client.tokens.create({
       data: 'x',
       metadata,
       containers: ['/General/Low/', '/general/low/', '/pci/'],
@@ -54,24 +47,24 @@ describe('tokens', () => {
 
   it('takes a caller-chosen id once: the second create is a 409, also after a delete', async () => {
     const id = `customer-${Date.now()}.card:1`;
-    expect((await tenant.client.request('POST', '/tokens', { body: { id, data: 1 } })).status).toBe(201);
-    const again = await tenant.client.request<{ status: number }>('POST', '/tokens', {
+    expect((await env.tenant.client.request('POST', '/tokens', { body: { id, data: 1 } })).status).toBe(201);
+    const again = await env.tenant.client.request<{ status: number }>('POST', '/tokens', {
       body: { id, data: 2 },
     });
     expect(again.status).toBe(409);
     expect(again.headers.get('content-type')).toContain('application/problem+json');
-    expect((await tenant.client.request('DELETE', `/tokens/${id}`)).status).toBe(204);
-    expect((await tenant.client.request('GET', `/tokens/${id}`)).status).toBe(404);
-    expect((await tenant.client.request('DELETE', `/tokens/${id}`)).status).toBe(404);
-    expect((await tenant.client.request('POST', '/tokens', { body: { id, data: 3 } })).status).toBe(409);
+    expect((await env.tenant.client.request('DELETE', `/tokens/${id}`)).status).toBe(204);
+    expect((await env.tenant.client.request('GET', `/tokens/${id}`)).status).toBe(404);
+    expect((await env.tenant.client.request('DELETE', `/tokens/${id}`)).status).toBe(404);
+    expect((await env.tenant.client.request('POST', '/tokens', { body: { id, data: 3 } })).status).toBe(409);
   });
 
   it('deduplicates on request: same data gives the same token, other data a new one', async () => {
     const card = { number: '5555555555554444', expiration_month: 1, expiration_year: 2031, cvc: '123' };
-    const first = await tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
+    const first = await env.tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
       body: { type: 'card', data: card, deduplicate_token: true },
     });
-    const second = await tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
+    const second = await env.tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
       body: {
         type: 'card',
         data: { cvc: '123', expiration_year: 2031, expiration_month: 1, number: card.number },
@@ -81,12 +74,12 @@ describe('tokens', () => {
     expect(first.status).toBe(201);
     expect(second.status).toBe(200);
     expect(second.body.id).toBe(first.body.id);
-    const other = await tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
+    const other = await env.tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
       body: { type: 'card', data: { ...card, cvc: '999' }, deduplicate_token: true },
     });
     expect(other.status).toBe(201);
     expect(other.body.fingerprint).not.toBe(first.body.fingerprint);
-    const notAsked = await tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
+    const notAsked = await env.tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {
       body: { type: 'card', data: card },
     });
     expect(notAsked.status).toBe(201);
@@ -95,24 +88,24 @@ describe('tokens', () => {
   });
 
   it('fingerprints with a per-tenant key: equal data in two tenants is unrelated', async () => {
-    const other = await stack.createTenant();
-    const mine = await tenant.client.tokens.create({ type: 'bank', data: bank });
+    const other = await env.stack.createTenant();
+    const mine = await env.tenant.client.tokens.create({ type: 'bank', data: bank });
     const theirs = await other.client.tokens.create({ type: 'bank', data: bank });
     expect(mine.fingerprint).not.toBe(theirs.fingerprint);
   });
 
   it('treats an expired token as gone', async () => {
-    const created = await tenant.client.tokens.create({
+    const created = await env.tenant.client.tokens.create({
       data: 'soon gone',
       expires_at: new Date(Date.now() + 1500).toISOString(),
     });
-    expect((await tenant.client.request('GET', `/tokens/${created.id}`)).status).toBe(200);
+    expect((await env.tenant.client.request('GET', `/tokens/${created.id}`)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1600));
-    expect((await tenant.client.request('GET', `/tokens/${created.id}`)).status).toBe(404);
+    expect((await env.tenant.client.request('GET', `/tokens/${created.id}`)).status).toBe(404);
   });
 
   it('validates card and bank data by field', async () => {
-    const badCard = await tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/tokens', {
+    const badCard = await env.tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/tokens', {
       body: {
         type: 'card',
         data: { number: '4242424242424241', expiration_month: 13, expiration_year: 2030, cvc: '12' },
@@ -124,7 +117,7 @@ describe('tokens', () => {
       'body.data.expiration_month',
       'body.data.number',
     ]);
-    const badBank = await tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/tokens', {
+    const badBank = await env.tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/tokens', {
       body: { type: 'bank', data: { routing_number: '011000016', account_number: '12' } },
     });
     expect(badBank.status).toBe(400);
@@ -136,24 +129,17 @@ describe('tokens', () => {
 });
 
 describe('container-scoped permissions', () => {
-  let stack: TestStack;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    tenant = await stack.createTenant();
-  });
-  afterAll(async () => stack?.stop());
+  const env = useStack();
 
   it('a key with rules on /pci/ only reads, creates and deletes only there', async () => {
-    const pciOnly = await tenant.client.applications.create({
+    const pciOnly = await env.tenant.client.applications.create({
       name: 'pci only',
       type: 'private',
       rules: [{ container: '/pci/', permissions: ['token:create', 'token:read', 'token:delete'] }],
     });
-    const scoped = tenant.client.withKey(pciOnly.key);
-    const general = await tenant.client.tokens.create({ data: 'general' });
-    const pci = await tenant.client.tokens.create({ type: 'card', data: card });
+    const scoped = env.tenant.client.withKey(pciOnly.key);
+    const general = await env.tenant.client.tokens.create({ data: 'general' });
+    const pci = await env.tenant.client.tokens.create({ type: 'card', data: card });
 
     expect((await scoped.request('GET', `/tokens/${pci.id}`)).status).toBe(200);
     expect((await scoped.request('GET', `/tokens/${general.id}`)).status).toBe(403);
@@ -171,16 +157,16 @@ describe('container-scoped permissions', () => {
     expect((await scoped.request('DELETE', `/tokens/${general.id}`)).status).toBe(403);
     expect((await scoped.request('DELETE', `/tokens/${pci.id}`)).status).toBe(204);
     // The refused delete left the token in place.
-    expect((await tenant.client.request('GET', `/tokens/${general.id}`)).status).toBe(200);
+    expect((await env.tenant.client.request('GET', `/tokens/${general.id}`)).status).toBe(200);
   });
 
   it('a key without a token permission anywhere is refused before any lookup', async () => {
-    const noTokens = await tenant.client.applications.create({
+    const noTokens = await env.tenant.client.applications.create({
       name: 'apps only',
       type: 'management',
       permissions: ['application:read'],
     });
-    const client = tenant.client.withKey(noTokens.key);
+    const client = env.tenant.client.withKey(noTokens.key);
     expect((await client.request('GET', '/tokens/anything')).status).toBe(403);
     expect((await client.request('POST', '/tokens', { body: { data: 1 } })).status).toBe(403);
     expect((await client.request('DELETE', '/tokens/anything')).status).toBe(403);
@@ -188,33 +174,26 @@ describe('container-scoped permissions', () => {
 });
 
 describe('deduplication respects containers and access', () => {
-  let stack: TestStack;
-  let tenant: TestTenant;
-
-  beforeAll(async () => {
-    stack = await startStack();
-    tenant = await stack.createTenant();
-  });
-  afterAll(async () => stack?.stop());
+  const env = useStack();
 
   it('deduplicates only to a token in the same containers that the key may read; an explicit id is never swapped', async () => {
     const data = { ssn: '123-45-6789' };
-    const general = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+    const general = await env.tenant.client.request<{ id: string }>('POST', '/tokens', {
       body: { data, deduplicate_token: true },
     });
-    const elsewhere = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+    const elsewhere = await env.tenant.client.request<{ id: string }>('POST', '/tokens', {
       body: { data, containers: ['/hr/'], deduplicate_token: true },
     });
     expect([general.status, elsewhere.status]).toEqual([201, 201]);
     expect(elsewhere.body.id).not.toBe(general.body.id);
-    const again = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+    const again = await env.tenant.client.request<{ id: string }>('POST', '/tokens', {
       body: { data, deduplicate_token: true },
     });
     expect([again.status, again.body.id]).toEqual([200, general.body.id]);
 
-    const writeOnly = tenant.client.withKey(
+    const writeOnly = env.tenant.client.withKey(
       (
-        await tenant.client.applications.create({
+        await env.tenant.client.applications.create({
           name: 'writer',
           type: 'public',
           permissions: ['token:create'],
@@ -227,7 +206,7 @@ describe('deduplication respects containers and access', () => {
     expect(fromWriter.status).toBe(201);
     expect(fromWriter.body.id).not.toBe(general.body.id);
 
-    const named = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+    const named = await env.tenant.client.request<{ id: string }>('POST', '/tokens', {
       body: { id: 'explicit-ssn', data, deduplicate_token: true },
     });
     expect([named.status, named.body.id]).toEqual([201, 'explicit-ssn']);
@@ -237,7 +216,9 @@ describe('deduplication respects containers and access', () => {
     const data = { iban: `DE${Date.now()}` };
     const responses = await Promise.all(
       Array.from({ length: 5 }, () =>
-        tenant.client.request<{ id: string }>('POST', '/tokens', { body: { data, deduplicate_token: true } }),
+        env.tenant.client.request<{ id: string }>('POST', '/tokens', {
+          body: { data, deduplicate_token: true },
+        }),
       ),
     );
     expect(responses.map((response) => response.status).sort()).toEqual([200, 200, 200, 200, 201]);
@@ -245,11 +226,11 @@ describe('deduplication respects containers and access', () => {
   });
 
   it('an expired token is a 404 for deletes too', async () => {
-    const created = await tenant.client.tokens.create({
+    const created = await env.tenant.client.tokens.create({
       data: 'brief',
       expires_at: new Date(Date.now() + 500).toISOString(),
     });
     await new Promise((resolve) => setTimeout(resolve, 600));
-    expect((await tenant.client.request('DELETE', `/tokens/${created.id}`)).status).toBe(404);
+    expect((await env.tenant.client.request('DELETE', `/tokens/${created.id}`)).status).toBe(404);
   });
 });

@@ -23,8 +23,8 @@ import {
   type Position,
 } from '@tokenvault/eventstore';
 import { createPool, migrate } from '@tokenvault/platform';
-import type { CheckpointObservation, ListenerMessage } from './lag-listener.ts';
-import type { KafkaListenerMessage, KafkaObservation } from './kafka-listener.ts';
+import type { CheckpointObservation } from './lag-listener.ts';
+import type { KafkaObservation } from './kafka-listener.ts';
 import { brokerDir, startBroker, stopBroker } from '../../infra/kafka/kafka.mjs';
 
 const settings = {
@@ -395,37 +395,48 @@ async function measureAppends(connectionString: string): Promise<Row> {
 // ---------------------------------------------------------------------------------------------
 // Projection lag
 
-interface LagListener {
+/** The protocol of the listener children: `ready` once listening, then observations on `dump`. */
+type ListenerReply<Observation> = { type: 'ready' } | { type: 'observations'; observations: Observation[] };
+
+interface Listener<Observation> {
   child: Child;
-  dump(): Promise<CheckpointObservation[]>;
+  dump(): Promise<Observation[]>;
 }
 
-async function startLagListener(connectionString: string): Promise<LagListener> {
-  const child = fork(`${benchDir}lag-listener.ts`, [], {
+/** A listener as a child process of its own, so the busy load generator cannot delay its timestamps. */
+async function startListener<Observation>(
+  name: string,
+  file: string,
+  env: NodeJS.ProcessEnv,
+): Promise<Listener<Observation>> {
+  const child = fork(`${benchDir}${file}`, [], {
     cwd: repoRoot,
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, DATABASE_URL: connectionString },
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
-  const tracked = track('lag listener', child);
+  const tracked = track(name, child);
   const nextMessage = () =>
-    new Promise<ListenerMessage>((resolve, reject) => {
-      child.once('message', (message) => resolve(message as ListenerMessage));
-      child.once('exit', () => reject(new Error(`lag listener exited:\n${tracked.output()}`)));
+    new Promise<ListenerReply<Observation>>((resolve, reject) => {
+      child.once('message', (message) => resolve(message as ListenerReply<Observation>));
+      child.once('exit', () => reject(new Error(`${name} exited:\n${tracked.output()}`)));
     });
   const ready = await nextMessage();
-  if (ready.type !== 'ready') throw new Error('lag listener did not start');
+  if (ready.type !== 'ready') throw new Error(`${name} did not start`);
   return {
     child: tracked,
     async dump() {
       const reply = nextMessage();
       child.send('dump');
       const message = await reply;
-      if (message.type !== 'observations') throw new Error('lag listener sent no observations');
+      if (message.type !== 'observations') throw new Error(`${name} sent no observations`);
       return message.observations;
     },
   };
 }
+
+const startLagListener = (connectionString: string) =>
+  startListener<CheckpointObservation>('lag listener', 'lag-listener.ts', { DATABASE_URL: connectionString });
 
 interface EventRow {
   commit: string;
@@ -583,34 +594,8 @@ async function measureRelayCatchUp(servicePool: pg.Pool, relay: Child): Promise<
   }
 }
 
-async function startKafkaListener(
-  env: NodeJS.ProcessEnv,
-): Promise<{ child: Child; dump(): Promise<KafkaObservation[]> }> {
-  const child = fork(`${benchDir}kafka-listener.ts`, [], {
-    cwd: repoRoot,
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
-  const tracked = track('kafka listener', child);
-  const nextMessage = () =>
-    new Promise<KafkaListenerMessage>((resolve, reject) => {
-      child.once('message', (message) => resolve(message as KafkaListenerMessage));
-      child.once('exit', () => reject(new Error(`kafka listener exited:\n${tracked.output()}`)));
-    });
-  const ready = await nextMessage();
-  if (ready.type !== 'ready') throw new Error('kafka listener did not start');
-  return {
-    child: tracked,
-    async dump() {
-      const reply = nextMessage();
-      child.send('dump');
-      const message = await reply;
-      if (message.type !== 'observations') throw new Error('kafka listener sent no observations');
-      return message.observations;
-    },
-  };
-}
+const startKafkaListener = (env: NodeJS.ProcessEnv) =>
+  startListener<KafkaObservation>('kafka listener', 'kafka-listener.ts', env);
 
 /** Lag of one event = its first receipt by the kafkajs consumer − es_events.created_at. */
 async function measureKafkaLag(

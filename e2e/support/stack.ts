@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
@@ -96,4 +97,21 @@ export async function eventCount(stack: TestStack): Promise<number> {
     'SELECT count(*)::int AS count FROM es_events',
   );
   return result.rows[0]?.count ?? 0;
+}
+
+/**
+ * The usual set-up of a test file or block: a stack and one tenant before its tests, the stack
+ * stopped after them. Read `stack` and `tenant` inside the tests (they are set by then).
+ */
+export function useStack(
+  overrides: Record<string, string> = {},
+  options: { tenantName?: string } = {},
+): { readonly stack: TestStack; readonly tenant: TestTenant } {
+  const env = {} as { stack: TestStack; tenant: TestTenant };
+  beforeAll(async () => {
+    env.stack = await startStack(overrides);
+    env.tenant = await env.stack.createTenant(options.tenantName);
+  });
+  afterAll(async () => env.stack?.stop());
+  return env;
 }

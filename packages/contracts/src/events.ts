@@ -41,6 +41,14 @@ const rules = z
 const contract = <Schema extends z.ZodObject>(entry: PublicEventContract<Schema>) =>
   entry as unknown as PublicEventContract;
 
+/** The fields of a parent/child association, shared by its two events. */
+const association = {
+  tenant_id: tenantId,
+  parent_id: id('The parent token.'),
+  child_id: id('The child token.'),
+  type: tokenTypeSchema.describe('The child token type.'),
+};
+
 /**
  * Every event type that may leave the service, by its event-store type. Adding an event type to
  * a context means adding its entry here (a unit test in packages/relay fails until then).
@@ -103,10 +111,7 @@ export const publicEvents: Record<string, PublicEventContract> = {
     entity: 'token',
     entityId: (data) => `${data.tenant_id}/${data.child_id}`,
     schema: z.object({
-      tenant_id: tenantId,
-      parent_id: id('The parent token.'),
-      child_id: id('The child token.'),
-      type: tokenTypeSchema.describe('The child token type.'),
+      ...association,
       associated_by: id('Who associated them.'),
       associated_at: at('When'),
     }),
@@ -117,10 +122,7 @@ export const publicEvents: Record<string, PublicEventContract> = {
     entity: 'token',
     entityId: (data) => `${data.tenant_id}/${data.child_id}`,
     schema: z.object({
-      tenant_id: tenantId,
-      parent_id: id('The parent token.'),
-      child_id: id('The child token.'),
-      type: tokenTypeSchema.describe('The child token type.'),
+      ...association,
       dissociated_by: id('Who dissociated them.'),
       dissociated_at: at('When'),
     }),

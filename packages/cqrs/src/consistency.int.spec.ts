@@ -1,20 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createPool, type Pool } from '@tokenvault/platform';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
+import { createTestDatabase, type TestDatabase, eventually } from '@tokenvault/platform/testing';
 import { ReadModelConsistency } from './consistency.ts';
 import { checkpointChannel, invalidationChannel, projectorMigrations } from './projector.ts';
-
-async function eventually(check: () => void | Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-}
 
 describe('read-model consistency watcher', () => {
   let database: TestDatabase;
@@ -81,7 +69,7 @@ describe('read-model consistency watcher', () => {
        WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`,
     );
     expect(killed.rowCount).toBe(1);
-    await eventually(() => expect(invalidations).toContain(null));
+    await eventually(async () => expect(invalidations).toContain(null));
     // Listening again: an invalidation sent now arrives.
     await eventually(async () => {
       await pool.query('SELECT pg_notify($1, $2)', [invalidationChannel, 'principals:after-reconnect']);

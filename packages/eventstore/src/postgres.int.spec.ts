@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '@tokenvault/platform';
-import { createTestDatabase, testAppRole, type TestDatabase } from '@tokenvault/platform/testing';
+import { createTestDatabase, testAppRole, type TestDatabase, eventually } from '@tokenvault/platform/testing';
 import { eventStoreContract } from './contract.ts';
 import { appendToStream, eventStoreMigrations, PostgresEventStore } from './postgres.ts';
 import type { RecordedEvent } from './port.ts';
@@ -110,15 +110,3 @@ describe('PostgresEventStore', () => {
     expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   });
 });
-
-async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-}

@@ -2,3 +2,4 @@ export * from './runtime.ts';
 export * from './gateway.ts';
 export * from './server.ts';
 export * from './process.ts';
+export * from './subscribers.ts';

@@ -1,9 +1,9 @@
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { once } from 'node:events';
-import { createLogger, createPool, type Config } from '@tokenvault/platform';
-import { PostgresEventStore } from '@tokenvault/eventstore';
+import { createLogger, type Config } from '@tokenvault/platform';
 import { Projector } from '@tokenvault/cqrs';
 import { allProjections, readModelsProjectorName } from './projections.ts';
+import { connectEventStore } from './subscribers.ts';
 
 type Message = { kind: 'started' } | { kind: 'stopped' } | { kind: 'failed'; message: string };
 
@@ -36,19 +36,14 @@ export async function startProjectorThread(config: Config): Promise<{ stop(): Pr
 async function runInThread(config: Config): Promise<void> {
   const port = parentPort!;
   const logger = createLogger(config.LOG_LEVEL, 'tokenvault-projector');
-  const pool = createPool({
-    connectionString: config.DATABASE_URL,
-    max: 2,
+  // Read models are rebuilt from the events, and the checkpoint commits with them: a commit lost
+  // in a crash is replayed, so the projector need not wait for its WAL flush.
+  const connection = connectEventStore(config, logger, {
     applicationName: 'tokenvault-projector',
-    // Read models are rebuilt from the events, and the checkpoint commits with them: a commit
-    // lost in a crash is replayed, so the projector need not wait for its WAL flush.
+    max: 2,
     settings: { synchronous_commit: 'off' },
-    onIdleClientError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
   });
-  const store = new PostgresEventStore(pool, {
-    listenConnectionString: config.DATABASE_URL,
-    onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),
-  });
+  const { pool, store } = connection;
   const projector = new Projector({
     name: readModelsProjectorName,
     store,
@@ -66,8 +61,7 @@ async function runInThread(config: Config): Promise<void> {
     if (message !== 'stop') return;
     void (async () => {
       await projector.stop();
-      await store.close();
-      await pool.end();
+      await connection.close();
       port.postMessage({ kind: 'stopped' } satisfies Message);
     })();
   });

@@ -11,7 +11,7 @@ import {
   type RouteDefinition,
   type Authenticate,
 } from '@tokenvault/platform';
-import { PostgresEventStore, eventStoreMigrations, type EventStore } from '@tokenvault/eventstore';
+import { eventStoreMigrations, type EventStore } from '@tokenvault/eventstore';
 import { Projector, ReadModelConsistency, projectorMigrations } from '@tokenvault/cqrs';
 import { Vault, vaultMigrations } from '@tokenvault/vault';
 import {
@@ -30,6 +30,7 @@ import { tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
 import { auditMigrations, logRoutes } from '@tokenvault/audit';
 
 import { allProjections, readModelsProjectorName } from './projections.ts';
+import { connectEventStore } from './subscribers.ts';
 
 /** In dependency order: infrastructure first, then each context's read models. */
 export const allMigrations = [
@@ -87,26 +88,17 @@ export async function createRuntime(
   const clock = options.clock ?? systemClock;
   const invitationLinks = new InvitationLinks(config.MASTER_KEY);
   const poolSize = config.DATABASE_POOL_SIZE;
-  const onIdleClientError = (error: Error) => logger.warn({ err: error }, 'idle database connection failed');
-  const ownerPool = createPool({
-    connectionString: config.DATABASE_URL,
-    max: poolSize,
-    applicationName: 'tokenvault',
-    onIdleClientError,
-  });
+  const owner = connectEventStore(config, logger, { applicationName: 'tokenvault', max: poolSize });
+  const { pool: ownerPool, store } = owner;
   const appPool = createPool({
     connectionString: config.DATABASE_URL,
     max: poolSize,
-    onIdleClientError,
+    onIdleClientError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
     role: config.DATABASE_APP_ROLE,
     applicationName: 'tokenvault-queries',
   });
   const redis = createRedis(config.REDIS_URL);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  const store = new PostgresEventStore(ownerPool, {
-    listenConnectionString: config.DATABASE_URL,
-    onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),
-  });
   const vault = new Vault(ownerPool, config.MASTER_KEY);
   const consistency = new ReadModelConsistency({
     connectionString: config.DATABASE_URL,
@@ -165,9 +157,8 @@ export async function createRuntime(
     async close() {
       for (const projector of projectors) await projector.stop();
       await consistency.close();
-      await store.close();
       redis.disconnect();
-      await Promise.all([ownerPool.end(), appPool.end()]);
+      await Promise.all([owner.close(), appPool.end()]);
     },
   };
 }

@@ -1,11 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createLogger, type Config } from '@tokenvault/platform';
-import { KafkaRelay } from '@tokenvault/relay';
 import type { Clock } from '@tokenvault/tenancy';
-import { startInvitationMail } from '@tokenvault/worker';
 import { createGatewayApp } from './gateway.ts';
 import { startProjectorThread } from './projector-thread.ts';
+import { relayFor, startInvitationMailOf } from './subscribers.ts';
 import { createRuntime, prepareDatabase, type Runtime } from './runtime.ts';
 
 export interface RunningService {
@@ -23,27 +22,9 @@ export async function startAllInOne(
   await prepareDatabase(config, logger);
   const runtime = await createRuntime(config, logger, options.clock ? { clock: options.clock } : {});
   const projector = await startProjectorThread(config);
-  // Invitation e-mails: the enqueuer (event store -> BullMQ) and the worker pool (-> SMTP).
-  const mail = await startInvitationMail({
-    config,
-    store: runtime.store,
-    ownerPool: runtime.ownerPool,
-    appPool: runtime.appPool,
-    links: runtime.invitationLinks,
-    clock: runtime.clock,
-    logger,
-  });
+  const mail = await startInvitationMailOf(runtime);
   // Kafka is downstream: the relay connects in the background and never holds up the API.
-  const relay = config.KAFKA_BROKERS
-    ? new KafkaRelay({
-        store: runtime.store,
-        pool: runtime.ownerPool,
-        logger,
-        brokers: config.KAFKA_BROKERS,
-        topicPrefix: config.KAFKA_TOPIC_PREFIX,
-        partitions: config.KAFKA_TOPIC_PARTITIONS,
-      })
-    : undefined;
+  const relay = relayFor(config, { store: runtime.store, pool: runtime.ownerPool }, logger);
   await relay?.start();
   const app = createGatewayApp(runtime);
   const server: Server = await new Promise((resolve) => {

@@ -1,22 +1,18 @@
 // The background worker alone: turns invitation events into BullMQ jobs and sends the e-mails.
 import { createLogger, loadConfig } from '@tokenvault/platform';
-import { createRuntime, prepareDatabase, runUntilSignalled } from '@tokenvault/runtime';
-import { startInvitationMail } from '@tokenvault/worker';
+import {
+  createRuntime,
+  prepareDatabase,
+  runUntilSignalled,
+  startInvitationMailOf,
+} from '@tokenvault/runtime';
 
 await runUntilSignalled(async () => {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL, 'tokenvault-worker');
   await prepareDatabase(config, logger);
   const runtime = await createRuntime(config, logger);
-  const mail = await startInvitationMail({
-    config,
-    store: runtime.store,
-    ownerPool: runtime.ownerPool,
-    appPool: runtime.appPool,
-    links: runtime.invitationLinks,
-    clock: runtime.clock,
-    logger,
-  });
+  const mail = await startInvitationMailOf(runtime);
   logger.info({ concurrency: config.WORKER_CONCURRENCY }, 'worker running');
   return {
     async close() {

@@ -73,12 +73,7 @@ export class InvitationCommands {
   }
 
   /**
-   * A new invitation (PENDING, 72 hours). The address must not be a member's nor have an
-   * invitation in this tenant already (checked on the read models: two concurrent invitations of
-   * one new address can both pass, and then both are listed).
-   */
-  /**
-   * One invitation per address and tenant: the check reads the read models, so creates for the
+   * A new invitation (PENDING, 72 hours). One invitation per address and tenant: the check reads the read models, so creates for the
    * same address run one at a time, each waiting until its invitation is in the read models
    * before the next one checks.
    */

@@ -14,7 +14,9 @@ export interface InvitationView {
   id: string;
   tenant_id: string;
   email: string;
+  /** 1, then one more per resend: a link names its version, so a resend voids every earlier link. */
   link_version: number;
+  /** SHA-256 of the link's token (derived from the ids and the version): never the token. */
   token_hash: string;
   expires_at: string;
   created_by: string;

@@ -45,7 +45,7 @@ const emailAddress = z.string({ error: 'Must be a string' }).transform((value, c
   return address;
 });
 
-export const createInvitationBody = z.strictObject({ email: emailAddress });
+const createInvitationBody = z.strictObject({ email: emailAddress });
 
 const missing = () => notFound('No invitation with this id.');
 

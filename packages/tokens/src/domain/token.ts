@@ -8,6 +8,7 @@ export interface TokenView {
   id: string;
   tenant_id: string;
   type: TokenType;
+  /** AES-256-GCM under the tenant's data key, bound to tenant and token id. */
   data_ciphertext: string;
   containers: string[];
   metadata: Record<string, string>;
@@ -25,23 +26,8 @@ export interface TokenView {
  * child is known exactly from its own history.
  */
 export type TokenEvent =
-  | DomainEvent<
-      'TokenCreated',
-      {
-        token_id: string;
-        tenant_id: string;
-        type: TokenType;
-        /** AES-256-GCM under the tenant's data key, bound to tenant and token id. */
-        data_ciphertext: string;
-        containers: string[];
-        metadata: Record<string, string>;
-        fingerprint: string;
-        expires_at?: string;
-        created_by: string;
-        created_at: string;
-        parent_id?: string;
-      }
-    >
+  /** The whole token as decided, under its event's name for the id. */
+  | DomainEvent<'TokenCreated', Omit<TokenView, 'id'> & { token_id: string }>
   | DomainEvent<
       'TokenAssociated',
       {

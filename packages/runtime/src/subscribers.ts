@@ -1,0 +1,62 @@
+import { createPool, type Config, type Logger, type Pool } from '@tokenvault/platform';
+import { PostgresEventStore, type EventStore } from '@tokenvault/eventstore';
+import { KafkaRelay } from '@tokenvault/relay';
+import { startInvitationMail } from '@tokenvault/worker';
+import type { Runtime } from './runtime.ts';
+
+/** An owner-role pool and an event store on it: what every subscriber of the event log needs. */
+export function connectEventStore(
+  config: Config,
+  logger: Logger,
+  options: { applicationName: string; max: number; settings?: Record<string, string> },
+): { pool: Pool; store: PostgresEventStore; close(): Promise<void> } {
+  const pool = createPool({
+    connectionString: config.DATABASE_URL,
+    max: options.max,
+    applicationName: options.applicationName,
+    ...(options.settings ? { settings: options.settings } : {}),
+    onIdleClientError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
+  });
+  const store = new PostgresEventStore(pool, {
+    listenConnectionString: config.DATABASE_URL,
+    onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),
+  });
+  return {
+    pool,
+    store,
+    async close() {
+      await store.close();
+      await pool.end();
+    },
+  };
+}
+
+/** The Kafka relay as configured, or undefined without KAFKA_BROKERS. */
+export function relayFor(
+  config: Config,
+  connection: { store: EventStore; pool: Pool },
+  logger: Logger,
+): KafkaRelay | undefined {
+  if (!config.KAFKA_BROKERS) return undefined;
+  return new KafkaRelay({
+    store: connection.store,
+    pool: connection.pool,
+    logger,
+    brokers: config.KAFKA_BROKERS,
+    topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    partitions: config.KAFKA_TOPIC_PARTITIONS,
+  });
+}
+
+/** Invitation e-mails: the enqueuer (event store → BullMQ) and the worker pool (→ SMTP). */
+export function startInvitationMailOf(runtime: Runtime) {
+  return startInvitationMail({
+    config: runtime.config,
+    store: runtime.store,
+    ownerPool: runtime.ownerPool,
+    appPool: runtime.appPool,
+    links: runtime.invitationLinks,
+    clock: runtime.clock,
+    logger: runtime.logger,
+  });
+}

@@ -136,4 +136,88 @@ describe('applications', () => {
       'body.rules.0.container',
     ]);
   });
+
+  describe('no key grants what it does not hold', () => {
+    type ProblemBody = { type: string; status: number; errors: Record<string, string[]> };
+
+    it('a key holding only application:create cannot create a management application, nor grant token:read', async () => {
+      const creator = await env.tenant.client.applications.create({
+        name: 'Creator',
+        type: 'private',
+        permissions: ['application:create'],
+      });
+      const client = env.tenant.client.withKey(creator.key);
+      const management = await client.request<ProblemBody>('POST', '/applications', {
+        body: { name: 'Escalated', type: 'management', permissions: ['application:create', 'token:read'] },
+      });
+      expect(management.status).toBe(403);
+      expect(management.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(management.body.errors).toEqual({
+        'body.type': ['management is not held by this key (it is private)'],
+        'body.permissions': ['token:read is not held by this key'],
+      });
+      const reader = await client.request<ProblemBody>('POST', '/applications', {
+        body: {
+          name: 'Reader',
+          type: 'private',
+          rules: [{ container: '/pci/', permissions: ['token:read'] }],
+        },
+      });
+      expect(reader.status).toBe(403);
+      expect(reader.body.errors).toEqual({
+        'body.rules.0.permissions': ['token:read on /pci/ is not held by this key'],
+      });
+      // What it holds it may pass on.
+      const peer = await client.request('POST', '/applications', {
+        body: { name: 'Peer', type: 'public', permissions: [] },
+      });
+      expect(peer.status).toBe(201);
+    });
+
+    it('a key holding only application:update cannot widen its own application', async () => {
+      const updater = await env.tenant.client.applications.create({
+        name: 'Updater',
+        type: 'private',
+        permissions: ['application:update'],
+      });
+      const client = env.tenant.client.withKey(updater.key);
+      const widened = await client.request<ProblemBody>('PUT', `/applications/${updater.id}`, {
+        body: { name: 'Updater', permissions: ['application:update', 'token:read', 'application:read'] },
+      });
+      expect(widened.status).toBe(403);
+      expect(widened.body.errors).toEqual({
+        'body.permissions': [
+          'token:read is not held by this key',
+          'application:read is not held by this key',
+        ],
+      });
+      expect((await client.request('GET', `/applications/${updater.id}`)).status).toBe(403);
+      // Nor may it change the tenant's management key.
+      const management = await client.request<ProblemBody>(
+        'PUT',
+        `/applications/${env.tenant.applicationId}`,
+        { body: { name: 'Hijacked', permissions: [] } },
+      );
+      expect(management.status).toBe(403);
+      expect(management.body.errors).toHaveProperty(['path.id']);
+      // Narrowing itself, or renaming, is fine.
+      const renamed = await client.request('PUT', `/applications/${updater.id}`, {
+        body: { name: 'Renamed', permissions: ['application:update'] },
+      });
+      expect(renamed.status).toBe(200);
+    });
+
+    it('an update keeps a public application to token:create', async () => {
+      const browser = await env.tenant.client.applications.create({
+        name: 'Browser',
+        type: 'public',
+        permissions: ['token:create'],
+      });
+      const widened = await env.tenant.client.request<ProblemBody>('PUT', `/applications/${browser.id}`, {
+        body: { name: 'Browser', permissions: ['token:create', 'token:read'] },
+      });
+      expect(widened.status).toBe(400);
+      expect(widened.body.errors).toHaveProperty(['body.permissions.1']);
+    });
+  });
 });

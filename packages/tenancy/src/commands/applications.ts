@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import { executeCommand, fold, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
-import type { Principal } from '@tokenvault/platform';
+import { unauthorized, type Principal } from '@tokenvault/platform';
 import type { CreateApplicationBody, UpdateApplicationBody } from '@tokenvault/contracts';
 import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
 import {
@@ -11,6 +11,7 @@ import {
   type ApplicationView,
 } from '../domain/application.ts';
 import { streams } from '../domain/events.ts';
+import type { ApplicationGrants } from '../domain/grant-rule.ts';
 
 function viewOf(outcome: CommandOutcome<ApplicationState, ApplicationEvent>): ApplicationView {
   if (outcome.state.status !== 'active') throw new Error('the application is not active after the command');
@@ -19,6 +20,21 @@ function viewOf(outcome: CommandOutcome<ApplicationState, ApplicationEvent>): Ap
 
 export class ApplicationCommands {
   constructor(private readonly store: EventStore) {}
+
+  /**
+   * The caller's own application as its stream has it now: its type is not part of the principal,
+   * and the stream is fresher than a cached principal.
+   */
+  private async callerGrants(principal: Principal): Promise<ApplicationGrants> {
+    const history = await this.store.readStream(streams.application(principal.tenantId, principal.actorId));
+    const state = fold(
+      applicationDecider,
+      history.map((event) => ({ type: event.type, data: event.data }) as ApplicationEvent),
+    );
+    if (state.status !== 'active') throw unauthorized();
+    const { type, permissions, rules } = state.application;
+    return { type, permissions, rules };
+  }
 
   async create(principal: Principal, body: CreateApplicationBody, correlationId: string) {
     const applicationId = randomUUID();
@@ -35,6 +51,7 @@ export class ApplicationCommands {
         applicationType: body.type,
         permissions: body.permissions,
         rules: body.rules,
+        caller: await this.callerGrants(principal),
         keyHash: hashApiKey(key),
         actorId: principal.actorId,
         now: new Date().toISOString(),
@@ -62,6 +79,7 @@ export class ApplicationCommands {
         name: body.name,
         permissions: body.permissions,
         rules: body.rules,
+        caller: await this.callerGrants(principal),
         actorId: principal.actorId,
         now: new Date().toISOString(),
       },

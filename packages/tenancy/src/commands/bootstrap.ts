@@ -7,6 +7,7 @@ import type { Position } from '@tokenvault/eventstore';
 import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
 import { applicationDecider } from '../domain/application.ts';
 import { streams } from '../domain/events.ts';
+import { operatorGrants } from '../domain/grant-rule.ts';
 import { memberDecider } from '../domain/member.ts';
 import { tenantDecider } from '../domain/tenant.ts';
 import { userDecider } from '../domain/user.ts';
@@ -81,6 +82,7 @@ export async function bootstrapTenant(
       applicationType: 'management',
       permissions: [...permissions],
       rules: [],
+      caller: operatorGrants,
       keyHash: hashApiKey(apiKey),
       actorId: ownerId,
       now,

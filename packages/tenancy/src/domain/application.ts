@@ -1,7 +1,8 @@
-import { conflict, notFound } from '@tokenvault/platform';
+import { badRequest, conflict, notFound } from '@tokenvault/platform';
 import type { Decider } from '@tokenvault/cqrs';
 import type { ApplicationType, Permission } from '@tokenvault/contracts';
 import type { ContainerRuleData, TenancyEventOf } from './events.ts';
+import { grantsNotHeld, grantsNotHeldProblem, type ApplicationGrants } from './grant-rule.ts';
 
 export type ApplicationEvent = TenancyEventOf<
   'ApplicationCreated' | 'ApplicationUpdated' | 'ApplicationDeleted'
@@ -28,6 +29,8 @@ interface Grants {
   name: string;
   permissions: Permission[];
   rules: ContainerRuleData[];
+  /** What the caller's own application holds: it may grant no more (see grantsNotHeld). */
+  caller: ApplicationGrants;
 }
 
 export type ApplicationCommand =
@@ -50,6 +53,23 @@ export type ApplicationCommand =
   | { type: 'DeleteApplication'; applicationId: string; tenantId: string; actorId: string; now: string };
 
 const missing = () => notFound('No application with this id.');
+
+/** The create body checks this for a new public application; an update is checked against its type here. */
+function publicHoldsOnlyTokenCreate(grants: Pick<Grants, 'permissions' | 'rules'>) {
+  const message = 'A public application may only hold token:create';
+  const errors: Record<string, string[]> = {};
+  grants.permissions.forEach((permission, index) => {
+    if (permission !== 'token:create') errors[`body.permissions.${index}`] = [message];
+  });
+  grants.rules.forEach((rule, ruleIndex) =>
+    rule.permissions.forEach((permission, index) => {
+      if (permission !== 'token:create') errors[`body.rules.${ruleIndex}.permissions.${index}`] = [message];
+    }),
+  );
+  if (Object.keys(errors).length > 0) {
+    throw badRequest('The request is not valid; see errors for each field.', errors);
+  }
+}
 
 export const applicationDecider: Decider<ApplicationState, ApplicationCommand, ApplicationEvent> = {
   initialState: () => ({ status: 'absent' }),
@@ -92,8 +112,14 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
   },
   decide(command, state) {
     switch (command.type) {
-      case 'CreateApplication':
+      case 'CreateApplication': {
         if (state.status !== 'absent') throw conflict('An application with this id exists.');
+        const notHeld = grantsNotHeld(command.caller, {
+          type: command.applicationType,
+          permissions: command.permissions,
+          rules: command.rules,
+        });
+        if (Object.keys(notHeld).length > 0) throw grantsNotHeldProblem(notHeld);
         return [
           {
             type: 'ApplicationCreated',
@@ -110,8 +136,17 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
             },
           },
         ];
-      case 'UpdateApplication':
+      }
+      case 'UpdateApplication': {
         if (state.status !== 'active') throw missing();
+        const type = state.application.type;
+        const notHeld = grantsNotHeld(
+          command.caller,
+          { type, permissions: command.permissions, rules: command.rules },
+          'path.id',
+        );
+        if (Object.keys(notHeld).length > 0) throw grantsNotHeldProblem(notHeld);
+        if (type === 'public') publicHoldsOnlyTokenCreate(command);
         return [
           {
             type: 'ApplicationUpdated',
@@ -126,6 +161,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
             },
           },
         ];
+      }
       case 'DeleteApplication':
         if (state.status !== 'active') throw missing();
         return [

@@ -2,6 +2,7 @@ import { describe, it } from 'vitest';
 import { Problem } from '@tokenvault/platform';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { applicationDecider, type ApplicationCommand, type ApplicationEvent } from './application.ts';
+import { operatorGrants } from './grant-rule.ts';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
 const applicationId = '9d2f0a1e-0000-4000-8000-000000000002';
@@ -17,6 +18,7 @@ const create: ApplicationCommand = {
   applicationType: 'private',
   permissions: ['token:create'],
   rules: [],
+  caller: operatorGrants,
   keyHash: 'digest',
   actorId,
   now,
@@ -42,6 +44,7 @@ const update: ApplicationCommand = {
   name: 'Renamed',
   permissions: ['token:read'],
   rules: [{ container: '/pci/', permissions: ['token:read'] }],
+  caller: operatorGrants,
   actorId,
   now,
 };
@@ -84,5 +87,57 @@ describe('application decider', () => {
       spec.given([]).when(command).thenThrows(problem(404));
       spec.given([created, deleted]).when(command).thenThrows(problem(404));
     }
+  });
+
+  it('grants nothing the caller does not hold, on create and on update (403 naming the field)', () => {
+    const reader = {
+      type: 'private' as const,
+      permissions: ['application:create', 'token:create'],
+      rules: [],
+    };
+    const forbiddenNaming = (field: string) => (error: unknown) =>
+      error instanceof Problem && error.status === 403 && error.errors?.[field] !== undefined;
+    spec
+      .given([])
+      .when({ ...create, caller: reader, permissions: ['token:read'] })
+      .thenThrows(forbiddenNaming('body.permissions'));
+    spec
+      .given([])
+      .when({ ...create, caller: reader, applicationType: 'management', permissions: [] })
+      .thenThrows(forbiddenNaming('body.type'));
+    spec
+      .given([created])
+      .when({ ...update, caller: reader })
+      .thenThrows(forbiddenNaming('body.permissions'));
+    const managementApplication: ApplicationEvent = {
+      ...created,
+      data: { ...created.data, type: 'management' },
+    } as ApplicationEvent;
+    spec
+      .given([managementApplication])
+      .when({ ...update, caller: reader, permissions: [], rules: [] })
+      .thenThrows(forbiddenNaming('path.id'));
+  });
+
+  it('keeps a public application to token:create when it is updated (400)', () => {
+    const publicApplication = { ...created, data: { ...created.data, type: 'public' } } as ApplicationEvent;
+    spec.given([publicApplication]).when(update).thenThrows(problem(400));
+    spec
+      .given([publicApplication])
+      .when({ ...update, permissions: ['token:create'], rules: [] })
+      .then([
+        {
+          type: 'ApplicationUpdated',
+          data: {
+            application_id: applicationId,
+            tenant_id: tenantId,
+            name: 'Renamed',
+            permissions: ['token:create'],
+            rules: [],
+            modified_by: actorId,
+            modified_at: now,
+          },
+        },
+      ]);
   });
 });

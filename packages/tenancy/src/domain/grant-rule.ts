@@ -1,0 +1,76 @@
+import { Problem, type FieldErrors } from '@tokenvault/platform';
+import { permissions as everyPermission, type ApplicationType } from '@tokenvault/contracts';
+
+/** An application's type and grants: what a caller holds, or what it asks an application to hold. */
+export interface ApplicationGrants {
+  type: ApplicationType;
+  permissions: readonly string[];
+  rules: readonly { container: string; permissions: readonly string[] }[];
+}
+
+/**
+ * Types rank by what their key may do: a public key only creates tokens, a private key holds
+ * what it is given, a management key is the tenant's administrator. A caller grants its own type
+ * or a lower one.
+ */
+const typeRank: Record<ApplicationType, number> = { public: 0, private: 1, management: 2 };
+
+/** The bootstrap CLI acts for the operator, who holds everything: the first key has every permission. */
+export const operatorGrants: ApplicationGrants = {
+  type: 'management',
+  permissions: [...everyPermission],
+  rules: [],
+};
+
+function holdsOn(caller: ApplicationGrants, permission: string, container: string): boolean {
+  return (
+    caller.permissions.includes(permission) ||
+    caller.rules.some((rule) => container.startsWith(rule.container) && rule.permissions.includes(permission))
+  );
+}
+
+/**
+ * No key grants what it does not hold (OWASP API5): every tenant-wide permission requested must be
+ * held tenant-wide; a container rule's permission must be held tenant-wide or by a rule on that
+ * container or a parent of it; the type must not rank above the caller's. Updating its own
+ * application is the same check, so a key can never widen itself. Answers, by field, what is not
+ * held (empty when everything is); `typeField` names where the type came from.
+ */
+export function grantsNotHeld(
+  caller: ApplicationGrants,
+  requested: ApplicationGrants,
+  typeField = 'body.type',
+): FieldErrors {
+  const errors: FieldErrors = {};
+  const add = (field: string, message: string) => {
+    const messages = (errors[field] ??= []);
+    if (!messages.includes(message)) messages.push(message);
+  };
+  if (typeRank[requested.type] > typeRank[caller.type]) {
+    add(typeField, `${requested.type} is not held by this key (it is ${caller.type})`);
+  }
+  for (const permission of requested.permissions) {
+    if (!caller.permissions.includes(permission)) {
+      add('body.permissions', `${permission} is not held by this key`);
+    }
+  }
+  requested.rules.forEach((rule, index) => {
+    for (const permission of rule.permissions) {
+      if (!holdsOn(caller, permission, rule.container)) {
+        add(`body.rules.${index}.permissions`, `${permission} on ${rule.container} is not held by this key`);
+      }
+    }
+  });
+  return errors;
+}
+
+/** 403 naming each field the caller does not hold. */
+export function grantsNotHeldProblem(errors: FieldErrors): Problem {
+  return new Problem(
+    403,
+    'forbidden',
+    'Forbidden',
+    'This API key cannot grant a type, permission or rule it does not hold itself; see errors.',
+    errors,
+  );
+}

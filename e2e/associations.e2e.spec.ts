@@ -134,6 +134,25 @@ describe('token associations', () => {
     expect(Object.keys(self.body.errors)).toEqual(['path.child_id']);
   });
 
+  it('50 concurrent creates of one association all answer 204, and it is recorded once', async () => {
+    const parent = await env.tenant.client.tokens.create({ data: 'p' });
+    const child = await env.tenant.client.tokens.create({ data: 'c' });
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        env.tenant.client.request('POST', `/tokens/${parent.id}/children/${child.id}`),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 50 }, () => 204));
+    const again = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        env.tenant.client.request('POST', `/tokens/${parent.id}/children/${child.id}`),
+      ),
+    );
+    expect(again.map((answer) => answer.status)).toEqual(Array.from({ length: 50 }, () => 204));
+    const listed = await children(env.tenant.client, parent.id);
+    expect(listed.body.data.map((token) => token.id)).toEqual([child.id]);
+  });
+
   it('creates a child in one event, answers without data, and records the associations a deletion ends', async () => {
     const parent = await env.tenant.client.tokens.create({ data: 'parent' });
     const grandparent = await env.tenant.client.tokens.create({ data: 'grandparent' });

@@ -44,6 +44,16 @@ describe('the tenant', () => {
     expect(renamedOnly.body.settings).toEqual({ deduplicate_tokens: 'true' });
   });
 
+  it('50 identical concurrent updates all succeed: a concurrent writer alone is never a 409', async () => {
+    const fresh = await env.stack.createTenant('Busy');
+    const body = { name: 'Busy, renamed', settings: { deduplicate_tokens: 'true' } };
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => fresh.client.request<Tenant>('PUT', '/tenants/self', { body })),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 50 }, () => 200));
+    expect(answers.every((answer) => answer.body.name === 'Busy, renamed')).toBe(true);
+  });
+
   it('deduplicates tokens once the env.tenant setting is "true"', async () => {
     await env.tenant.client.request('PUT', '/tenants/self', {
       body: { name: 'Dedup', settings: { deduplicate_tokens: 'true' } },

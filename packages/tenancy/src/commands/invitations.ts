@@ -280,19 +280,13 @@ export class InvitationCommands {
     accept: { linkVersion: number; tokenHash: string; memberId: string; userId: string; now: string },
     correlationId: string,
   ): Promise<Position | null> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const outcome = await executeCommand(
-          this.deps.store,
-          streams.invitation(tenantId, invitationId),
-          invitationDecider,
-          { type: 'AcceptInvitation', invitationId, tenantId, ...accept },
-          { tenant_id: tenantId, actor_id: accept.userId, actor_type: 'user', correlation_id: correlationId },
-        );
-        return outcome.position;
-      } catch (error) {
-        if (!isConflict(error) || attempt >= 3) throw error;
-      }
-    }
+    const outcome = await executeCommand(
+      this.deps.store,
+      streams.invitation(tenantId, invitationId),
+      invitationDecider,
+      { type: 'AcceptInvitation', invitationId, tenantId, ...accept },
+      { tenant_id: tenantId, actor_id: accept.userId, actor_type: 'user', correlation_id: correlationId },
+    );
+    return outcome.position;
   }
 }

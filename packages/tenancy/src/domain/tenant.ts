@@ -80,21 +80,31 @@ export const tenantDecider: Decider<TenantState, TenantCommand, TenantEvent> = {
             },
           },
         ];
-      case 'UpdateTenant':
+      case 'UpdateTenant': {
         if (state.status !== 'active') throw notFound('No such tenant.');
+        // Settings left out of an update keep their values.
+        const settings = { ...state.tenant.settings, ...command.settings };
+        // PUT is idempotent: the same name and settings again change nothing, so concurrent
+        // identical updates do not queue behind each other.
+        const unchanged =
+          command.name === state.tenant.name &&
+          Object.entries(settings).every(
+            ([name, value]) => state.tenant.settings[name as keyof TenantSettings] === value,
+          );
+        if (unchanged) return [];
         return [
           {
             type: 'TenantUpdated',
             data: {
               tenant_id: command.tenantId,
               name: command.name,
-              // Settings left out of an update keep their values.
-              settings: { ...state.tenant.settings, ...command.settings },
+              settings,
               modified_by: command.actorId,
               modified_at: command.now,
             },
           },
         ];
+      }
       case 'DeleteTenant':
         if (state.status !== 'active') throw notFound('No such tenant.');
         return [

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
 import { invitationMailJobId, invitationMailQueueName, queueConnection } from '@tokenvault/worker';
 import { memberIdOfInvitation } from '@tokenvault/tenancy';
-import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
+import { eventCount, startStack, type TestStack, type TestTenant } from './support/stack.ts';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
 import { TestClock } from './support/clock.ts';
 import { eventually } from '@tokenvault/platform/testing';
@@ -266,6 +266,28 @@ describe('tenant invitations, with e-mail over SMTP', () => {
       await queue.close();
     }
     expect(smtp.messages.filter((message) => message.to.includes(invitation.email))).toHaveLength(1);
+  });
+
+  it('a bad name is refused before anything is written, and the same link then works', async () => {
+    const invitation = await invite();
+    const token = linkTokenOf(await mailTo(invitation.email));
+    const before = await eventCount(stack);
+    for (const first_name of ['\u0000', 'Ada\ud800', 'Ada\u202eecalevol', 'x'.repeat(201)]) {
+      const refused = await accept(token, { first_name });
+      expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+      expect(Object.keys((refused.body as unknown as { errors: object }).errors)).toEqual([
+        'body.first_name',
+      ]);
+    }
+    const badLast = await accept(token, { first_name: 'Ada', last_name: 'Love\u0000lace' });
+    expect(badLast.status).toBe(400);
+    expect(await eventCount(stack)).toBe(before);
+    expect((await tenant.client.request('GET', `/tenants/self/invitations/${invitation.id}`)).status).toBe(
+      200,
+    );
+    const accepted = await accept(token, { first_name: 'Ada', last_name: 'Lovelace' });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+    expect(accepted.body.user).toMatchObject({ first_name: 'Ada', last_name: 'Lovelace' });
   });
 
   it('two acceptances of one link at the same moment make one member', async () => {

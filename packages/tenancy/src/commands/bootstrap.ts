@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { executeCommand } from '@tokenvault/cqrs';
 import type { EventMetadata, EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
-import { permissions } from '@tokenvault/contracts';
+import { permissions, updateTenantBody } from '@tokenvault/contracts';
+import { badRequest } from '@tokenvault/platform';
+import { parseEmailAddress } from '../domain/email.ts';
 import type { Position } from '@tokenvault/eventstore';
 import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
 import { applicationDecider } from '../domain/application.ts';
@@ -30,6 +32,15 @@ export async function bootstrapTenant(
   vault: Vault,
   input: { tenantName: string; ownerEmail: string },
 ): Promise<BootstrapResult> {
+  // Four appends follow: the input is checked by the API's own rules before the first of them.
+  const tenantName = updateTenantBody.shape.name.safeParse(input.tenantName);
+  const ownerEmail = parseEmailAddress(input.ownerEmail);
+  if (!tenantName.success || ownerEmail === undefined) {
+    throw badRequest('The bootstrap input is not valid.', {
+      ...(tenantName.success ? {} : { tenant_name: tenantName.error.issues.map((issue) => issue.message) }),
+      ...(ownerEmail === undefined ? { owner_email: ['Must be a single e-mail address'] } : {}),
+    });
+  }
   const tenantId = randomUUID();
   const ownerId = randomUUID();
   const applicationId = randomUUID();
@@ -40,7 +51,7 @@ export async function bootstrapTenant(
     store,
     streams.user(ownerId),
     userDecider,
-    { type: 'RegisterUser', userId: ownerId, email: input.ownerEmail, now },
+    { type: 'RegisterUser', userId: ownerId, email: ownerEmail, now },
     metadata,
     { newStream: true },
   );
@@ -51,7 +62,7 @@ export async function bootstrapTenant(
     {
       type: 'CreateTenant',
       tenantId,
-      name: input.tenantName,
+      name: tenantName.data,
       ownerId,
       settings: { deduplicate_tokens: 'false' },
       actorId: ownerId,

@@ -28,7 +28,7 @@ import {
 } from '../domain/invitation.ts';
 import { hashLinkToken, type InvitationLinks } from '../domain/invitation-link.ts';
 import { memberDecider } from '../domain/member.ts';
-import { userDecider } from '../domain/user.ts';
+import { userDecider, type UserCommand } from '../domain/user.ts';
 import { InvitationQueries, invitationStatusAt } from '../queries/invitations.ts';
 import { MemberQueries } from '../queries/members.ts';
 
@@ -204,6 +204,20 @@ export class InvitationCommands {
       throw conflict('This user is already a member of the tenant.');
     }
 
+    const registration: UserCommand | null = existingUser.rows[0]
+      ? null
+      : {
+          type: 'RegisterUser',
+          userId,
+          email,
+          ...(body.first_name === undefined ? {} : { firstName: body.first_name }),
+          ...(body.last_name === undefined ? {} : { lastName: body.last_name }),
+          now,
+        };
+    // Every step is decided before the first append: input the user step would refuse fails here,
+    // not after the invitation is used up.
+    if (registration) userDecider.decide(registration, userDecider.initialState());
+
     const closed = await this.closeInvitation(
       tenantId,
       invitationId,
@@ -213,20 +227,13 @@ export class InvitationCommands {
 
     let userPosition: Position | null = null;
     let names = { first_name: existingUser.rows[0]?.first_name, last_name: existingUser.rows[0]?.last_name };
-    if (!existingUser.rows[0]) {
+    if (registration) {
       try {
         const registered = await executeCommand(
           store,
           streams.user(userId),
           userDecider,
-          {
-            type: 'RegisterUser',
-            userId,
-            email,
-            ...(body.first_name === undefined ? {} : { firstName: body.first_name }),
-            ...(body.last_name === undefined ? {} : { lastName: body.last_name }),
-            now,
-          },
+          registration,
           metadata,
           { newStream: true },
         );

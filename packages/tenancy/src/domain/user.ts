@@ -1,4 +1,5 @@
-import { conflict } from '@tokenvault/platform';
+import { badRequest, conflict, type FieldErrors } from '@tokenvault/platform';
+import { personNameRefusedCharacters } from '@tokenvault/contracts';
 import type { Decider } from '@tokenvault/cqrs';
 import type { TenancyEventOf } from './events.ts';
 
@@ -13,11 +14,26 @@ export type UserCommand = {
   now: string;
 };
 
+/** The request schema checks the same; this holds for every caller, and before anything is appended. */
+function checkNames(command: UserCommand) {
+  const errors: FieldErrors = {};
+  for (const [field, value] of [
+    ['body.first_name', command.firstName],
+    ['body.last_name', command.lastName],
+  ] as const) {
+    if (value !== undefined && (value.length > 200 || personNameRefusedCharacters.test(value))) {
+      errors[field] = ['Must be at most 200 characters, without control characters or unpaired surrogates'];
+    }
+  }
+  if (Object.keys(errors).length > 0) throw badRequest('The name is not valid.', errors);
+}
+
 export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
   initialState: () => ({ registered: false }),
   evolve: () => ({ registered: true }),
   decide(command, state) {
     if (state.registered) throw conflict('The user exists.');
+    checkNames(command);
     return [
       {
         type: 'UserRegistered',

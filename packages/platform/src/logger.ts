@@ -1,6 +1,47 @@
-import { pino, type Logger } from 'pino';
+import pg from 'pg';
+import { pino, stdSerializers, type Logger } from 'pino';
 
 export type { Logger };
+
+/**
+ * PostgreSQL's messages and the fields pg adds (detail, where, internalQuery, hint, the statement's
+ * parameters) quote the values of the failing statement, and events hold invitees' addresses. Only
+ * fields that name things, never values, are kept; the message is a fixed one and the stack loses
+ * its first line (it repeats the message).
+ */
+function databaseErrorFields(error: pg.DatabaseError): Record<string, unknown> {
+  const named = {
+    code: error.code,
+    severity: error.severity,
+    constraint: error.constraint,
+    table: error.table,
+    column: error.column,
+    routine: error.routine,
+  };
+  return {
+    type: 'DatabaseError',
+    message: `PostgreSQL error ${error.code ?? 'without a code'} (its text may quote values: not logged)`,
+    ...Object.fromEntries(Object.entries(named).filter(([, value]) => value !== undefined)),
+    stack: error.stack?.split('\n').slice(1).join('\n'),
+  };
+}
+
+/** pino's error serializer, with every PostgreSQL error it holds (causes too) reduced to safe fields. */
+export function serializeError(error: unknown): unknown {
+  if (error instanceof pg.DatabaseError) return databaseErrorFields(error);
+  if (!(error instanceof Error)) return error;
+  const serialized = stdSerializers.err(error) as unknown as Record<string, unknown>;
+  // pino folds the causes' messages and stacks into this error's: keep its own, serialize each cause.
+  serialized.message = error.message;
+  serialized.stack = error.stack;
+  for (const [key, value] of Object.entries(error)) {
+    if (value instanceof Error) serialized[key] = serializeError(value);
+  }
+  const { cause } = error as { cause?: unknown };
+  if (cause !== undefined) serialized.cause = serializeError(cause);
+  if (error instanceof AggregateError) serialized.aggregateErrors = error.errors.map(serializeError);
+  return serialized;
+}
 
 /**
  * Headers and bodies can carry keys and token data: they are never logged. Redaction is a second
@@ -14,6 +55,7 @@ export function createLogger(
   const options = {
     name,
     level,
+    serializers: { err: serializeError },
     redact: {
       paths: [
         'req.headers["svc-api-key"]',

@@ -18,16 +18,45 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => htmlEscapes[character]!);
 }
 
-/** Tenant and inviter names are chosen by users: every one of them is escaped in the HTML part. */
+const maxNameLength = 80;
+
+/**
+ * Tenant and application names are chosen by the tenant and reach outsiders: rendered so they
+ * cannot pass for the e-mail's own text, whatever an old event holds. Control, format (bidi
+ * overrides among them) and line-separator characters become spaces, double quotes become single
+ * ones (the name is shown between quotes), URLs and domains are defanged (`example[.]com`,
+ * `https[:]//`) so mail clients do not link them, and long names are cut.
+ */
+export function displayName(name: string): string {
+  const plain = [
+    ...name
+      .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, ' ')
+      .replace(/["“”„«»]/g, "'")
+      .replace(/\s+/g, ' ')
+      .trim(),
+  ];
+  const cut =
+    plain.length > maxNameLength ? `${plain.slice(0, maxNameLength - 1).join('')}…` : plain.join('');
+  const shown = cut
+    .replace(/:\/\//g, '[:]//')
+    .replace(/(?<=[\p{L}\p{N}])\.(?=[\p{L}\p{N}])/gu, '[.]')
+    .replace(/@/g, '[@]');
+  return shown || '(no name)';
+}
+
+/** Names are quoted, stated to be the tenant's, and escaped in the HTML part. */
 export function renderInvitationEmail(content: InvitationMailContent): {
   subject: string;
   text: string;
   html: string;
 } {
   const expires = new Date(content.expiresAt).toUTCString();
-  const subject = `You are invited to join ${content.tenantName.replace(/[\r\n]+/g, ' ')} on Tokenvault`;
+  const tenant = displayName(content.tenantName);
+  const inviter = displayName(content.inviter);
+  const subject = `Invitation to join “${tenant}” on Tokenvault`;
   const text = [
-    `${content.inviter} invited you to join ${content.tenantName} on Tokenvault.`,
+    `“${inviter}” invited you to join “${tenant}” on Tokenvault.`,
+    '(The names in quotes were given by the tenant, not by Tokenvault.)',
     '',
     'To accept, open this link:',
     content.acceptUrl,
@@ -38,7 +67,8 @@ export function renderInvitationEmail(content: InvitationMailContent): {
   const e = escapeHtml;
   const html = `<!doctype html>
 <html><body style="font-family: sans-serif">
-<p>${e(content.inviter)} invited you to join <strong>${e(content.tenantName)}</strong> on Tokenvault.</p>
+<p>“${e(inviter)}” invited you to join “<strong>${e(tenant)}</strong>” on Tokenvault.</p>
+<p><small>(The names in quotes were given by the tenant, not by Tokenvault.)</small></p>
 <p><a href="${e(content.acceptUrl)}">Accept the invitation</a></p>
 <p>The invitation expires on ${e(expires)}. If you did not expect it, ignore this e-mail.</p>
 </body></html>

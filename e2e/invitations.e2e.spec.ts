@@ -88,7 +88,7 @@ describe('tenant invitations, with e-mail over SMTP', () => {
 
     const mail = await mailTo(invitation.email);
     expect(mail.subject).toContain('Acme <Corp> & Sons');
-    expect(mail.text).toContain('Management (bootstrap) invited you to join Acme <Corp> & Sons');
+    expect(mail.text).toContain('“Management (bootstrap)” invited you to join “Acme <Corp> & Sons”');
     expect(mail.text).toContain(new Date(invitation.expires_at).toUTCString());
     expect(mail.text).toMatch(/https:\/\/vault\.example\.test\/tenants\/invitations\/accept#token=/);
     expect(mail.html).toContain('Acme &lt;Corp&gt; &amp; Sons');
@@ -288,6 +288,52 @@ describe('tenant invitations, with e-mail over SMTP', () => {
     const accepted = await accept(token, { first_name: 'Ada', last_name: 'Lovelace' });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
     expect(accepted.body.user).toMatchObject({ first_name: 'Ada', last_name: 'Lovelace' });
+  });
+
+  it('caps e-mails per invitation (3 per 10 minutes): past it 429 with Retry-After, and nothing appended', async () => {
+    const invitation = await invite();
+    const resendOnce = () =>
+      tenant.client.request<{ status: number }>('POST', `/tenants/self/invitations/${invitation.id}/resend`);
+    const answers = await Promise.all(Array.from({ length: 30 }, resendOnce));
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(2);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(28);
+    const refused = answers.find((answer) => answer.status === 429)!;
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(500);
+    expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(600);
+    expect(JSON.stringify(refused.body)).not.toContain(invitation.email.split('@')[0]);
+    const events = await stack.service.runtime.ownerPool.query<{ count: number }>(
+      `SELECT count(*)::int AS count FROM es_events WHERE stream_id = $1`,
+      [`tenancy.invitation-${tenant.tenantId}-${invitation.id}`],
+    );
+    expect(events.rows[0]?.count).toBe(3);
+    // The newest link's e-mail arrives; earlier ones may be skipped as stale: three at most.
+    await mailTo(invitation.email, (mail) => linkTokenOf(mail).split('.')[2] === '3');
+    expect(smtp.messages.filter((mail) => mail.to.includes(invitation.email)).length).toBeLessThanOrEqual(3);
+    // Redis holds no address: the counters are keyed by a hash.
+    const keys = await stack.service.runtime.redis.keys('*invitation-mail-limit*');
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.join(' ')).not.toContain(invitation.email.split('@')[0]);
+  });
+
+  it('caps e-mails per address across the tenant (10 per hour), however many invitations', async () => {
+    const email = newAddress();
+    for (let sent = 0; sent < 10; sent++) {
+      const invitation = await invite(email);
+      expect(
+        (await tenant.client.request('DELETE', `/tenants/self/invitations/${invitation.id}`)).status,
+      ).toBe(204);
+    }
+    const before = await eventCount(stack);
+    const refused = await tenant.client.request('POST', '/tenants/self/invitations', { body: { email } });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3000);
+    expect(await eventCount(stack)).toBe(before);
+    // Another tenant's allowance for the address is its own.
+    expect(
+      (await other.client.request('POST', '/tenants/self/invitations', { body: { email } })).status,
+    ).toBe(201);
   });
 
   it('two acceptances of one link at the same moment make one member', async () => {

@@ -51,6 +51,20 @@ export const configSchema = z.object({
     .default('tokenvault'),
   EMAIL_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(8),
   EMAIL_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(5_000),
+  INVITATION_EMAILS_PER_INVITATION: z.coerce.number().int().min(1).max(1000).default(3),
+  INVITATION_EMAILS_PER_INVITATION_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(86_400_000)
+    .default(600_000),
+  INVITATION_EMAILS_PER_ADDRESS: z.coerce.number().int().min(1).max(10_000).default(10),
+  INVITATION_EMAILS_PER_ADDRESS_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(86_400_000)
+    .default(3_600_000),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };

@@ -10,6 +10,7 @@ export { generateApiKey, hashApiKey } from './domain/api-key.ts';
 export { streams as tenancyStreams, tenancyEventTypes, type TenancyEvent } from './domain/events.ts';
 export { memberRoutes } from './http/members.ts';
 export { invitationRoutes } from './http/invitations.ts';
+export { InvitationMailLimits } from './commands/invitation-mail-limits.ts';
 export { InvitationLinks } from './domain/invitation-link.ts';
 export { systemClock, type Clock } from './domain/clock.ts';
 export { loadInvitationMailFacts, type InvitationMailFacts } from './queries/invitation-mail.ts';

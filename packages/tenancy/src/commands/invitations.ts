@@ -31,6 +31,7 @@ import { memberDecider } from '../domain/member.ts';
 import { userDecider, type UserCommand } from '../domain/user.ts';
 import { InvitationQueries, invitationStatusAt } from '../queries/invitations.ts';
 import { MemberQueries } from '../queries/members.ts';
+import type { InvitationMailLimits } from './invitation-mail-limits.ts';
 
 export interface InvitationCommandDeps {
   store: EventStore;
@@ -40,6 +41,7 @@ export interface InvitationCommandDeps {
   links: InvitationLinks;
   clock: Clock;
   consistency: ReadModelConsistency;
+  mailLimits: InvitationMailLimits;
 }
 
 /** How long a lock holder waits for the read model before it lets the next request check. */
@@ -88,6 +90,7 @@ export class InvitationCommands {
         const invited = await this.invitations.hasInvitationFor(tenantId, email);
         if (invited) throw conflict('This e-mail address already has an invitation: resend it instead.');
         const invitationId = randomUUID();
+        const release = await this.deps.mailLimits.reserve(tenantId, invitationId, email);
         const outcome = await executeCommand(
           this.deps.store,
           streams.invitation(tenantId, invitationId),
@@ -103,7 +106,10 @@ export class InvitationCommands {
           },
           metadataOf(principal, correlationId),
           { newStream: true },
-        );
+        ).catch(async (error: unknown) => {
+          await release();
+          throw error;
+        });
         // Held until the read model has it (a generous bound: past it the projector is down).
         await this.deps.consistency.waitFor(outcome.position!, lockedWaitMs);
         return { invitation: this.responseOf(outcome), position: outcome.position };
@@ -113,9 +119,21 @@ export class InvitationCommands {
 
   /** A new link version (every earlier link stops working) and 72 hours from now. */
   async resend(principal: Principal, invitationId: string, correlationId: string) {
+    const stream = streams.invitation(principal.tenantId, invitationId);
+    const current = fold(
+      invitationDecider,
+      (await this.deps.store.readStream(stream)).map(
+        (event) => ({ type: event.type, data: event.data }) as InvitationEvent,
+      ),
+    );
+    // Only a pending invitation sends an e-mail; anything else is refused by the decider below.
+    const release =
+      current.status === 'pending'
+        ? await this.deps.mailLimits.reserve(principal.tenantId, invitationId, current.invitation.email)
+        : async () => {};
     const outcome = await executeCommand(
       this.deps.store,
-      streams.invitation(principal.tenantId, invitationId),
+      stream,
       invitationDecider,
       {
         type: 'ResendInvitation',
@@ -126,7 +144,10 @@ export class InvitationCommands {
         now: this.deps.clock.now().toISOString(),
       },
       metadataOf(principal, correlationId),
-    );
+    ).catch(async (error: unknown) => {
+      await release();
+      throw error;
+    });
     return { invitation: this.responseOf(outcome), position: outcome.position };
   }
 

@@ -21,6 +21,7 @@ import {
   paginatedSchema,
 } from '@tokenvault/contracts';
 import { InvitationCommands } from '../commands/invitations.ts';
+import type { InvitationMailLimits } from '../commands/invitation-mail-limits.ts';
 import { InvitationQueries } from '../queries/invitations.ts';
 import type { Clock } from '../domain/clock.ts';
 import { parseEmailAddress } from '../domain/email.ts';
@@ -33,6 +34,7 @@ export interface InvitationRouteDeps {
   consistency: ReadModelConsistency;
   clock: Clock;
   links: InvitationLinks;
+  mailLimits: InvitationMailLimits;
 }
 
 /** A bare RFC 5322 address (see parseEmailAddress), its domain lower-cased. */

@@ -5,6 +5,24 @@ export const timestamp = z.iso.datetime({ offset: true });
 
 export const idParams = z.object({ id: uuid });
 
+/**
+ * Characters a name shown to people must not hold: C0 and C1 controls (CR/LF among them), DEL,
+ * the line and paragraph separators and the bidi embeddings, overrides and isolates. Names end
+ * up in e-mails sent to outsiders, where these could forge headers or disguise text.
+ */
+const controlOrBidi = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]/;
+
+/** Every name a person gives something (tenant, application, first and last name). */
+export const displayName = z
+  .string()
+  .refine((value) => !controlOrBidi.test(value), {
+    message: 'Must not contain control characters, line breaks or bidi controls',
+    abort: true,
+  })
+  .trim()
+  .min(1, 'Must not be empty')
+  .max(200, 'At most 200 characters');
+
 /** A container path like `/pci/high/`: stored lower-case; a rule on `/pci/` covers it. */
 export const containerPath = z
   .string()

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp, uuid } from './common.ts';
+import { displayName, timestamp, uuid } from './common.ts';
 
 export const invitationStatuses = ['PENDING', 'EXPIRED'] as const;
 export type InvitationStatus = (typeof invitationStatuses)[number];
@@ -17,12 +17,10 @@ export const invitationSchema = z.object({
 });
 export type InvitationResponse = z.output<typeof invitationSchema>;
 
-const personName = z.string().trim().min(1, 'Must not be empty').max(200, 'At most 200 characters');
-
 /** The link token comes from the invitation e-mail; no API key is needed. */
 export const acceptInvitationBody = z.strictObject({
   token: z.string().min(1, 'Must not be empty').max(500, 'At most 500 characters'),
-  first_name: personName.optional(),
-  last_name: personName.optional(),
+  first_name: displayName.optional(),
+  last_name: displayName.optional(),
 });
 export type AcceptInvitationBody = z.output<typeof acceptInvitationBody>;

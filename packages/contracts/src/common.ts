@@ -1,7 +1,29 @@
 import { z } from 'zod';
 
 export const uuid = z.uuid({ error: 'Must be a UUID' });
-export const timestamp = z.iso.datetime({ offset: true });
+
+/**
+ * Instants whose ISO form has a four-digit year (0001–9999 UTC): beyond them toISOString writes
+ * `+010000-…`, which PostgreSQL cannot read, and a stored event holding one would stop the
+ * projection that reads it.
+ */
+const earliestInstant = Date.parse('0001-01-01T00:00:00.000Z');
+const latestInstant = Date.parse('9999-12-31T23:59:59.999Z');
+export const isRepresentableInstant = (instant: Date) =>
+  instant.getTime() >= earliestInstant && instant.getTime() <= latestInstant;
+const representableMessage = 'Must lie between the years 0001 and 9999 (UTC)';
+
+export const timestamp = z.iso
+  .datetime({ offset: true })
+  .refine((value) => isRepresentableInstant(new Date(value)), representableMessage);
+
+/** A date (midnight UTC) or a date-time with an offset, as a Date. */
+export const instant = z
+  .union([z.iso.date(), z.iso.datetime({ offset: true })], {
+    error: 'Must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)',
+  })
+  .transform((value) => new Date(value.length === 10 ? `${value}T00:00:00Z` : value))
+  .refine(isRepresentableInstant, representableMessage);
 
 export const idParams = z.object({ id: uuid });
 

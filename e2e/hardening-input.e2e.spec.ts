@@ -275,6 +275,36 @@ describe('hostile input', () => {
     });
   });
 
+  describe('instants outside the years 0001–9999 (found by the fuzzer: such an expiry stopped the projection)', () => {
+    it('an expiry past 9999 once its offset is applied: 400 naming body.expires_at, nothing appended', async () => {
+      const before = await eventCount(env.stack);
+      const response = await client().request('POST', '/tokens', {
+        body: { data: 1, expires_at: '9999-12-31T23:59:59-23:59' },
+      });
+      expectProblem(response, 400, ['body.expires_at']);
+      expect(await eventCount(env.stack)).toBe(before);
+    });
+
+    it('the last representable expiry is fine, and the read models keep up', async () => {
+      const response = await client().request('POST', '/tokens', {
+        body: { data: 1, expires_at: '9999-12-31T23:59:59.999Z' },
+      });
+      expect(response.status).toBe(201);
+      expect(response.headers.get('x-read-model-lagging')).toBeNull();
+    });
+
+    it('/logs dates in year 0: 400 naming the filter', async () => {
+      expectProblem(await client().request('GET', '/logs', { query: { start_date: '0000-01-01' } }), 400, [
+        'query.start_date',
+      ]);
+      expectProblem(
+        await client().request('GET', '/logs', { query: { end_date: '0001-01-01T00:30:00+01:00' } }),
+        400,
+        ['query.end_date'],
+      );
+    });
+  });
+
   describe('forged /logs cursors: 400 naming query.start', () => {
     const forged: [string, string][] = [
       ['a year past what PostgreSQL holds', cursorOf(['+275760-09-13T00:00:00.000Z', 1])],

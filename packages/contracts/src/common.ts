@@ -32,6 +32,7 @@ export const idParams = z.object({ id: uuid });
  * the line and paragraph separators and the bidi embeddings, overrides and isolates. Names end
  * up in e-mails sent to outsiders, where these could forge headers or disguise text.
  */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const controlOrBidi = /[\u0000-\u001F\u007F-\u009F\u2028\u2029\u202A-\u202E\u2066-\u2069]/;
 
 /** Every name a person gives something (tenant, application, first and last name). */

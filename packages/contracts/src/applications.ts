@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { containerPath, timestamp, uuid } from './common.ts';
+import { containerPath, displayName, timestamp, uuid } from './common.ts';
 import { permissionSchema, tokenPermissionSchema } from './permissions.ts';
 
 export const applicationTypes = ['private', 'public', 'management'] as const;
 export type ApplicationType = (typeof applicationTypes)[number];
 
-const name = z.string().trim().min(1, 'Must not be empty').max(200, 'At most 200 characters');
 const rule = z.strictObject({
   container: containerPath,
   permissions: z.array(tokenPermissionSchema).min(1).max(5),
@@ -45,11 +44,11 @@ function publicKeysOnlyCreate(
 }
 
 export const createApplicationBody = z
-  .strictObject({ name, type: z.enum(applicationTypes), ...grants })
+  .strictObject({ name: displayName, type: z.enum(applicationTypes), ...grants })
   .superRefine(publicKeysOnlyCreate);
 export type CreateApplicationBody = z.output<typeof createApplicationBody>;
 
-export const updateApplicationBody = z.strictObject({ name, ...grants });
+export const updateApplicationBody = z.strictObject({ name: displayName, ...grants });
 export type UpdateApplicationBody = z.output<typeof updateApplicationBody>;
 
 export const applicationSchema = z.object({

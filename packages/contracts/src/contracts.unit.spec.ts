@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { passesAbaChecksum, passesLuhn } from './checksums.ts';
+import { displayName } from './common.ts';
 import { createTokenBody } from './tokens.ts';
 
 describe('checksums', () => {
@@ -31,9 +32,36 @@ describe('create token body', () => {
     expect(paths).toEqual(['data.expiration_month', 'data.expiration_year', 'data.number']);
   });
 
+  it('refuses an expiry whose year PostgreSQL cannot read back (past 9999 UTC)', () => {
+    const expiresAt = (value: string) => createTokenBody.safeParse({ data: 1, expires_at: value });
+    expect(expiresAt('9999-12-31T23:59:59.999Z').success).toBe(true);
+    const past9999 = expiresAt('9999-12-31T23:59:59-23:59');
+    expect(past9999.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['expires_at']);
+  });
+
   it('rejects malformed containers and metadata that is not a string map', () => {
     expect(createTokenBody.safeParse({ data: 1, containers: ['pci'] }).success).toBe(false);
     expect(createTokenBody.safeParse({ data: 1, containers: ['/a//'] }).success).toBe(false);
     expect(createTokenBody.safeParse({ data: 1, metadata: { a: 1 } }).success).toBe(false);
+  });
+});
+
+describe('display names', () => {
+  it('refuse control characters, line breaks and bidi controls; allow ordinary Unicode', () => {
+    for (const bad of [
+      'a\r\nb',
+      'a\u0000',
+      '\u0085',
+      'x\u2028',
+      '\u202Eabc',
+      'a\u2066b',
+      'tab\there',
+      '\u007f',
+    ]) {
+      expect(displayName.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+    }
+    for (const good of ['Acme', 'Café Ünïcode', '株式会社', '🚀 Rocket', "O'Brien & Sons"]) {
+      expect(displayName.parse(` ${good} `)).toBe(good);
+    }
   });
 });

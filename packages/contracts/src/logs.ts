@@ -1,12 +1,5 @@
 import { z } from 'zod';
-import { timestamp, uuid } from './common.ts';
-
-/** A date (midnight UTC) or a date-time with an offset. */
-const instant = z
-  .union([z.iso.date(), z.iso.datetime({ offset: true })], {
-    error: 'Must be an ISO 8601 date (2026-01-31) or date-time (2026-01-31T12:00:00Z)',
-  })
-  .transform((value) => new Date(value.length === 10 ? `${value}T00:00:00Z` : value));
+import { instant, timestamp, uuid } from './common.ts';
 
 export const listLogsQuery = z
   .strictObject({

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { timestamp, uuid } from './common.ts';
+import { displayName, timestamp, uuid } from './common.ts';
 
 export const tenantSettingsSchema = z.strictObject({
   deduplicate_tokens: z.enum(['true', 'false'], { error: 'Must be the text "true" or "false"' }).optional(),
 });
 
 export const updateTenantBody = z.strictObject({
-  name: z.string().trim().min(1, 'Must not be empty').max(200, 'At most 200 characters'),
+  name: displayName,
   settings: tenantSettingsSchema.optional(),
 });
 export type UpdateTenantBody = z.output<typeof updateTenantBody>;

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { parse as parseQueryString } from 'node:querystring';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { Problem, badRequest, forbidden, notFound, payloadTooLarge, validationProblem } from './errors.ts';
+import { inputLimits, screenInput } from './input.ts';
 import type { Logger } from './logger.ts';
 
 /** A grant of token permissions on one container path and everything below it. */
@@ -56,6 +60,11 @@ export interface RouteDefinition<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * Top-level body fields encrypted before they are stored (token `data`): NUL is allowed in
+   * their strings, since they never become a PostgreSQL text value.
+   */
+  sealedBodyFields?: readonly string[];
   responses: Record<number, { description: string; schema?: z.ZodType }>;
   handle(context: HandlerContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
 }
@@ -67,13 +76,18 @@ export function defineRoute<P extends AnyZodObject, Q extends AnyZodObject, B ex
   return route as unknown as RouteDefinition;
 }
 
-/** A query parameter that may be given once or repeated (`?type=a&type=b`). */
+/**
+ * A query parameter that may be given once or repeated (`?type=a&type=b`), at most
+ * `inputLimits.maxRepeatedValues` times.
+ */
 export function repeatable<T extends z.ZodType>(item: T) {
   return z
     .union([item, z.array(item)])
     .optional()
-    .transform((value) =>
-      value === undefined ? [] : Array.isArray(value) ? value : [value],
+    .transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]))
+    .refine(
+      (values) => values.length <= inputLimits.maxRepeatedValues,
+      `At most ${inputLimits.maxRepeatedValues} values`,
     ) as unknown as z.ZodType<z.output<T>[], z.input<T> | z.input<T>[] | undefined>;
 }
 
@@ -143,6 +157,9 @@ export function mountRoutes(
           body: ['Required'],
         });
       }
+      screenInput(req.params, 'path');
+      screenInput(req.query, 'query');
+      if (route.body) screenInput(req.body, 'body', { sealedFields: route.sealedBodyFields ?? [] });
       const result = await route.handle({
         params: parseOrThrow(route.params, req.params, 'path') ?? {},
         query: parseOrThrow(route.query, req.query, 'query') ?? {},
@@ -193,10 +210,15 @@ export function createHttpApp(options: AppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Every value is kept (no silent cut at 1,000 pairs): the request line is already bounded by
+  // Node's header size limit, and repeatable() bounds each parameter with a 400.
+  app.set('query parser', (query: string) => parseQueryString(query, '&', '=', { maxKeys: 0 }));
   app.use((req, res, next) => {
     const incoming = req.get('x-request-id');
     req.requestId = incoming && requestIdPattern.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', req.requestId);
+    // Every response is private to a tenant (some carry token data): no cache may keep one.
+    res.setHeader('cache-control', 'no-store');
     next();
   });
   // One line per request, built only when its level is enabled (pino-http's per-request child
@@ -247,27 +269,119 @@ export function finishHttpApp(app: express.Express, logger: Logger): void {
   });
 }
 
-interface BodyParserError {
+/** What express, its router and body-parser attach to the errors they raise. */
+interface MiddlewareError {
   type?: string;
   status?: number;
+  expose?: boolean;
   limit?: number;
+  errno?: number;
+  code?: string;
+  syscall?: string;
 }
 
+/** zlib's errors (gzip, deflate, br), which body-parser passes on with status 400. */
+function isDecompressionError(error: MiddlewareError): boolean {
+  return (
+    typeof error.errno === 'number' &&
+    typeof error.code === 'string' &&
+    /^(Z_|ERR_)/.test(error.code) &&
+    error.syscall === undefined
+  );
+}
+
+/** Never copies an error's message into the problem: it can quote the input. */
 function toProblem(error: unknown): Problem {
   if (error instanceof Problem) return error;
-  const parserError = error as BodyParserError;
-  switch (parserError?.type) {
+  // The router's decodeURIComponent of a path parameter (`/tokens/%zz`).
+  if (error instanceof URIError) {
+    return badRequest('The path holds malformed percent-encoding.', {
+      path: ['Malformed percent-encoding (% must be followed by two hex digits of UTF-8)'],
+    });
+  }
+  const middlewareError = (error ?? {}) as MiddlewareError;
+  switch (middlewareError.type) {
     case 'entity.parse.failed':
       return badRequest('The body is not well-formed JSON.', { body: ['Malformed JSON'] });
     case 'entity.too.large':
-      return payloadTooLarge(`The body is larger than the limit of ${parserError.limit ?? '?'} bytes.`);
+      return payloadTooLarge(`The body is larger than the limit of ${middlewareError.limit ?? '?'} bytes.`);
     case 'encoding.unsupported':
+      return new Problem(
+        415,
+        'unsupported-media-type',
+        'Unsupported Media Type',
+        'Content-Encoding must be identity, gzip, deflate or br.',
+      );
     case 'charset.unsupported':
       return new Problem(415, 'unsupported-media-type', 'Unsupported Media Type', 'Use UTF-8 JSON.');
     case 'request.aborted':
       return badRequest('The request was aborted.');
+    case 'request.size.invalid':
+      return badRequest('The body is not as long as Content-Length says.', { body: ['Truncated'] });
+  }
+  if (isDecompressionError(middlewareError)) {
+    return badRequest('The body could not be decompressed as its Content-Encoding says.', {
+      body: ['Not valid for its Content-Encoding'],
+    });
+  }
+  // Any other client error express or its middleware raised: its status, a generic text.
+  const status = middlewareError.status;
+  if (middlewareError.expose && status !== undefined && status >= 400 && status < 500) {
+    return problemOfStatus(status, 'The request was refused.');
   }
   return new Problem(500, 'internal', 'Internal Server Error', 'An unexpected error occurred.');
+}
+
+/** A problem named after its HTTP status (`Request Timeout`, slug `request-timeout`). */
+function problemOfStatus(status: number, detail: string): Problem {
+  const title = STATUS_CODES[status] ?? 'Bad Request';
+  return new Problem(status, title.toLowerCase().replace(/\W+/g, '-'), title, detail);
+}
+
+/**
+ * Serves the app like `app.listen`, and answers the requests Node's HTTP parser refuses (bad
+ * framing, invalid bytes in the request line or a header, headers too large) with problem+json
+ * instead of Node's empty answer.
+ */
+export async function listenHttp(app: express.Express, port: number, host: string): Promise<Server> {
+  const server = createServer(app);
+  server.on('clientError', answerClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
+}
+
+function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  // As Node does: answer unless the client is gone or a response has begun on this connection
+  // (writing then would corrupt it).
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, detail] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'The request headers are too large.']
+      : error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW'
+        ? [413, 'The chunk extensions are too large.']
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'The request took too long to arrive.']
+          : [400, 'The request is not valid HTTP/1.1 (framing, request line or header bytes).'];
+  const problem = problemOfStatus(status, detail);
+  const body = JSON.stringify(problem.toJSON());
+  socket.end(
+    `HTTP/1.1 ${status} ${problem.title}\r\n` +
+      'Content-Type: application/problem+json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Cache-Control: no-store\r\n' +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
 }
 
 /** An OpenAPI 3.1 document built from the same zod schemas that validate the requests. */

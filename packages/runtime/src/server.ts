@@ -1,6 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { createLogger, type Config } from '@tokenvault/platform';
+import { createLogger, listenHttp, type Config } from '@tokenvault/platform';
 import type { Clock } from '@tokenvault/tenancy';
 import { createGatewayApp } from './gateway.ts';
 import { startProjectorThread } from './projector-thread.ts';
@@ -27,9 +26,7 @@ export async function startAllInOne(
   const relay = relayFor(config, { store: runtime.store, pool: runtime.ownerPool }, logger);
   await relay?.start();
   const app = createGatewayApp(runtime);
-  const server: Server = await new Promise((resolve) => {
-    const listening = app.listen(config.PORT, config.HOST, () => resolve(listening));
-  });
+  const server = await listenHttp(app, config.PORT, config.HOST);
   server.keepAliveTimeout = 65_000;
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;

@@ -2,6 +2,7 @@
 // Creates a tenant, its owner and a management key with every permission; prints one JSON line.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { displayName } from '@tokenvault/contracts';
 import { createLogger, loadConfig } from '@tokenvault/platform';
 import { bootstrapTenant } from '@tokenvault/tenancy';
 import { createRuntime, prepareDatabase } from '@tokenvault/runtime';
@@ -12,7 +13,7 @@ const { values } = parseArgs({
 });
 const input = z
   .object({
-    'tenant-name': z.string().trim().min(1).max(200),
+    'tenant-name': displayName,
     'owner-email': z.email(),
   })
   .safeParse(values);

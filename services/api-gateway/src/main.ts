@@ -1,6 +1,6 @@
 // The REST gateway alone (no projector): for deployments that scale the two apart.
 import type { AddressInfo } from 'node:net';
-import { createLogger, loadConfig } from '@tokenvault/platform';
+import { createLogger, listenHttp, loadConfig } from '@tokenvault/platform';
 import { createGatewayApp, createRuntime, prepareDatabase, runUntilSignalled } from '@tokenvault/runtime';
 
 await runUntilSignalled(async () => {
@@ -8,9 +8,8 @@ await runUntilSignalled(async () => {
   const logger = createLogger(config.LOG_LEVEL);
   await prepareDatabase(config, logger);
   const runtime = await createRuntime(config, logger);
-  const server = createGatewayApp(runtime).listen(config.PORT, config.HOST, () =>
-    runtime.logger.info({ port: (server.address() as AddressInfo).port }, 'api-gateway listening'),
-  );
+  const server = await listenHttp(createGatewayApp(runtime), config.PORT, config.HOST);
+  runtime.logger.info({ port: (server.address() as AddressInfo).port }, 'api-gateway listening');
   return {
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -18,21 +18,37 @@ interface Cursor {
   position: number;
 }
 
+/** toISOString's form, years 1000–9999: the audit log holds nothing outside them. */
+const cursorInstant = /^[1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 const encodeCursor = (row: LogRow) =>
   Buffer.from(JSON.stringify([row.created_at.toISOString(), row.position])).toString('base64url');
 
+/**
+ * Only exactly what encodeCursor writes: a forged cursor must not reach PostgreSQL with a date
+ * it cannot hold or a value of another type.
+ */
 function decodeCursor(value: string): Cursor {
+  let decoded: unknown;
   try {
-    const [createdAt, position] = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as unknown[];
+    decoded = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+  } catch {
+    decoded = undefined;
+  }
+  if (Array.isArray(decoded) && decoded.length === 2) {
+    const [createdAt, position] = decoded as unknown[];
     if (
       typeof createdAt === 'string' &&
+      cursorInstant.test(createdAt) &&
+      // Also refuses dates that do not exist (2026-02-30), which Date would roll over.
       !Number.isNaN(Date.parse(createdAt)) &&
-      Number.isSafeInteger(position)
+      new Date(createdAt).toISOString() === createdAt &&
+      typeof position === 'number' &&
+      Number.isSafeInteger(position) &&
+      position >= 0
     ) {
-      return { createdAt, position: position as number };
+      return { createdAt, position };
     }
-  } catch {
-    // Falls through to the 400 below.
   }
   throw badRequest('The cursor is not one this service gave out.', { 'query.start': ['Invalid cursor'] });
 }

@@ -1,5 +1,5 @@
 import { badRequest, conflict, type FieldErrors } from '@tokenvault/platform';
-import { personNameRefusedCharacters } from '@tokenvault/contracts';
+import { refusedInNames } from '@tokenvault/contracts';
 import type { Decider } from '@tokenvault/cqrs';
 import type { TenancyEventOf } from './events.ts';
 
@@ -21,7 +21,7 @@ function checkNames(command: UserCommand) {
     ['body.first_name', command.firstName],
     ['body.last_name', command.lastName],
   ] as const) {
-    if (value !== undefined && (value.length > 200 || personNameRefusedCharacters.test(value))) {
+    if (value !== undefined && (value.length > 200 || refusedInNames.test(value))) {
       errors[field] = ['Must be at most 200 characters, without control characters or unpaired surrogates'];
     }
   }

@@ -86,6 +86,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
       tag,
       permission: 'token:create',
       body: createTokenBody,
+      sealedBodyFields: ['data'],
       responses: {
         201: { description: 'Created; the response never echoes the data', schema: tokenSchema },
         200: { description: 'Deduplicated: an existing token with the same data', schema: tokenSchema },
@@ -153,6 +154,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
       permission: 'token:create',
       params: parentParams,
       body: createTokenBody,
+      sealedBodyFields: ['data'],
       responses: {
         201: { description: 'Created, without data', schema: tokenSchema },
         200: {

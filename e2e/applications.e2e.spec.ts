@@ -207,6 +207,30 @@ describe('applications', () => {
       expect(renamed.status).toBe(200);
     });
 
+    it('a key holding only application:delete cannot delete a greater key', async () => {
+      const deleter = await env.tenant.client.applications.create({
+        name: 'Deleter',
+        type: 'private',
+        permissions: ['application:delete'],
+      });
+      const client = env.tenant.client.withKey(deleter.key);
+      const management = await client.request<ProblemBody>(
+        'DELETE',
+        `/applications/${env.tenant.applicationId}`,
+      );
+      expect(management.status).toBe(403);
+      expect(Object.keys(management.body.errors)).toEqual(['path.id']);
+      expect((await env.tenant.client.applications.get(env.tenant.applicationId)).id).toBe(
+        env.tenant.applicationId,
+      );
+      const lesser = await env.tenant.client.applications.create({
+        name: 'Lesser',
+        type: 'public',
+        permissions: [],
+      });
+      expect((await client.request('DELETE', `/applications/${lesser.id}`)).status).toBe(204);
+    });
+
     it('an update keeps a public application to token:create', async () => {
       const browser = await env.tenant.client.applications.create({
         name: 'Browser',

@@ -97,6 +97,7 @@ export class ApplicationCommands {
         type: 'DeleteApplication',
         applicationId,
         tenantId: principal.tenantId,
+        caller: await this.callerGrants(principal),
         actorId: principal.actorId,
         now: new Date().toISOString(),
       },

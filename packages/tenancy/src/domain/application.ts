@@ -50,7 +50,14 @@ export type ApplicationCommand =
       actorId: string;
       now: string;
     } & Grants)
-  | { type: 'DeleteApplication'; applicationId: string; tenantId: string; actorId: string; now: string };
+  | {
+      type: 'DeleteApplication';
+      applicationId: string;
+      tenantId: string;
+      caller: ApplicationGrants;
+      actorId: string;
+      now: string;
+    };
 
 const missing = () => notFound('No application with this id.');
 
@@ -162,8 +169,11 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
           },
         ];
       }
-      case 'DeleteApplication':
+      case 'DeleteApplication': {
         if (state.status !== 'active') throw missing();
+        // Only what the caller could have created: a lesser key never removes a greater one.
+        const notHeld = Object.values(grantsNotHeld(command.caller, state.application, 'path.id')).flat();
+        if (notHeld.length > 0) throw grantsNotHeldProblem({ 'path.id': notHeld });
         return [
           {
             type: 'ApplicationDeleted',
@@ -175,6 +185,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
             },
           },
         ];
+      }
     }
   },
 };

@@ -48,7 +48,14 @@ const update: ApplicationCommand = {
   actorId,
   now,
 };
-const remove: ApplicationCommand = { type: 'DeleteApplication', applicationId, tenantId, actorId, now };
+const remove: ApplicationCommand = {
+  type: 'DeleteApplication',
+  applicationId,
+  tenantId,
+  caller: operatorGrants,
+  actorId,
+  now,
+};
 const deleted: ApplicationEvent = {
   type: 'ApplicationDeleted',
   data: { application_id: applicationId, tenant_id: tenantId, deleted_by: actorId, deleted_at: now },
@@ -87,6 +94,19 @@ describe('application decider', () => {
       spec.given([]).when(command).thenThrows(problem(404));
       spec.given([created, deleted]).when(command).thenThrows(problem(404));
     }
+  });
+
+  it('deletes only what the caller could have granted (403 naming path.id)', () => {
+    const lesser = { type: 'private' as const, permissions: ['application:delete'], rules: [] };
+    spec
+      .given([created])
+      .when({ ...remove, caller: lesser })
+      .thenThrows(problem(403));
+    const peer = { type: 'private' as const, permissions: ['application:delete', 'token:create'], rules: [] };
+    spec
+      .given([created])
+      .when({ ...remove, caller: peer })
+      .then([deleted]);
   });
 
   it('grants nothing the caller does not hold, on create and on update (403 naming the field)', () => {

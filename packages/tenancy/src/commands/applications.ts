@@ -18,7 +18,10 @@ function viewOf(outcome: CommandOutcome<ApplicationState, ApplicationEvent>): Ap
 }
 
 export class ApplicationCommands {
-  constructor(private readonly store: EventStore) {}
+  private readonly store: EventStore;
+  constructor(store: EventStore) {
+    this.store = store;
+  }
 
   async create(principal: Principal, body: CreateApplicationBody, correlationId: string) {
     const applicationId = randomUUID();

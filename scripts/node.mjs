@@ -79,7 +79,7 @@ function installedNode(version) {
     fail(
       `could not install Node ${version}: \`npm install ${pkg}@${version}\` ` +
         `${npm.error ? `did not run (${npm.error.message})` : `exited with ${npm.status ?? npm.signal}`}. ` +
-        'The npm registry must be reachable (see the npm output above); nothing was started.',
+        `Check npm's output above: the npm registry must be reachable and ${pkg}@${version} must exist. Nothing was started.`,
     );
   }
   const reported = versionOf(stagedBinary);

@@ -118,6 +118,9 @@ if (args.length === 0) fail('usage: node scripts/node.mjs [--deps] <script> [arg
 const child = spawn(node, args, { stdio: 'inherit', env });
 const forward = (signal) => child.kill(signal);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, forward);
+// npm's shell dies on SIGTERM without passing it on: when this launcher is orphaned, stop the child.
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && forward('SIGTERM'), 1000).unref();
 child.on('error', (error) => fail(`could not start ${node}: ${error.message}`));
 child.on('exit', (code, signal) => {
   if (signal) {

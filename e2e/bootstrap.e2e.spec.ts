@@ -17,7 +17,7 @@ describe('bootstrap CLI', () => {
   afterAll(async () => stack?.stop());
 
   const bootstrap = (...args: string[]) =>
-    run('node', ['--import', 'tsx', 'services/admin-cli/src/bootstrap.ts', ...args], {
+    run(process.execPath, ['services/admin-cli/src/bootstrap.ts', ...args], {
       cwd: root,
       env: {
         ...process.env,

@@ -32,7 +32,7 @@ describe('relay restarted mid-stream', () => {
   let relayOutput = '';
 
   const startRelay = () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'services/relay/src/main.ts'], {
+    const child = spawn(process.execPath, ['services/relay/src/main.ts'], {
       cwd: repoRoot,
       env: {
         ...process.env,

@@ -33,19 +33,15 @@ describe('rebuild-read-models CLI, while the service runs', () => {
     });
     const before = await snapshot();
 
-    const { stderr } = await run(
-      'node',
-      ['--import', 'tsx', 'services/admin-cli/src/rebuild-read-models.ts'],
-      {
-        cwd: root,
-        env: {
-          ...process.env,
-          DATABASE_URL: env.stack.database.url,
-          MASTER_KEY: env.stack.config.MASTER_KEY,
-          LOG_LEVEL: 'warn',
-        },
+    const { stderr } = await run(process.execPath, ['services/admin-cli/src/rebuild-read-models.ts'], {
+      cwd: root,
+      env: {
+        ...process.env,
+        DATABASE_URL: env.stack.database.url,
+        MASTER_KEY: env.stack.config.MASTER_KEY,
+        LOG_LEVEL: 'warn',
       },
-    );
+    });
     expect(stderr).toContain('read models rebuilt');
 
     const after = await snapshot();

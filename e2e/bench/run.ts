@@ -124,7 +124,7 @@ function startTsChild(
   env: NodeJS.ProcessEnv,
   nodeOptions: string[] = [],
 ): Child {
-  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', script], {
+  const child = spawn(process.execPath, [...nodeOptions, script], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -188,7 +188,7 @@ async function runToCompletion(
   args: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const child = spawn(process.execPath, [script, ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -411,7 +411,7 @@ async function startListener<Observation>(
 ): Promise<Listener<Observation>> {
   const child = fork(`${benchDir}${file}`, [], {
     cwd: repoRoot,
-    execArgv: ['--import', 'tsx'],
+    execArgv: [],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });

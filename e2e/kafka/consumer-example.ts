@@ -1,6 +1,6 @@
 // An example consumer of Tokenvault's Kafka events (kafkajs), also used by the e2e tests.
 //
-//   KAFKA_BROKERS=127.0.0.1:19092 KAFKA_TOPIC_PREFIX=tokenvault node --import tsx e2e/kafka/consumer-example.ts
+//   KAFKA_BROKERS=127.0.0.1:19092 KAFKA_TOPIC_PREFIX=tokenvault npm run node -- e2e/kafka/consumer-example.ts
 //
 // Delivery is at least once: after a broker outage or a relay restart an event may come again.
 // Every message is a CloudEvents 1.0 JSON envelope whose `id` is the event id, the same on every
@@ -23,7 +23,10 @@ export interface Delivery {
 /** Remembers the last `capacity` event ids it has seen. */
 export class Deduplicator {
   private readonly seen = new Set<string>();
-  constructor(private readonly capacity = 100_000) {}
+  private readonly capacity: number;
+  constructor(capacity = 100_000) {
+    this.capacity = capacity;
+  }
 
   /** True the first time an id is offered, false for a duplicate. */
   firstTime(id: string): boolean {

@@ -323,8 +323,10 @@ export type CloudEvent = z.infer<typeof cloudEventSchema>;
 export const cloudEventType = (topic: EventTopic, eventType: string) => `tokenvault.${topic}.${eventType}`;
 
 export class UnpublishableEventError extends Error {
-  constructor(readonly eventType: string) {
+  readonly eventType: string;
+  constructor(eventType: string) {
     super(`event type ${eventType} has no entry in publicEvents: it is never published`);
+    this.eventType = eventType;
     this.name = 'UnpublishableEventError';
   }
 }

@@ -11,10 +11,12 @@ export const origin: Position = { commit: '0', prepare: '0' };
  * from the stored position.
  */
 export class Checkpoint {
-  constructor(
-    private readonly pool: Pool,
-    readonly name: string,
-  ) {}
+  private readonly pool: Pool;
+  readonly name: string;
+  constructor(pool: Pool, name: string) {
+    this.pool = pool;
+    this.name = name;
+  }
 
   /** The stored position; the row is created at the origin the first time. */
   async load(): Promise<Position> {

@@ -15,6 +15,15 @@ export const readModelLagHeader = 'x-read-model-lagging';
 /** A cache key that a projection declared stale, or null: anything may be stale. */
 export type InvalidationListener = (key: string | null) => void;
 
+export interface ReadModelConsistencyOptions {
+  connectionString: string;
+  pool: Pool;
+  projectorName: string;
+  timeoutMs: number;
+  logger: Logger;
+  pollIntervalMs?: number;
+}
+
 /**
  * Read-your-writes: a write's response waits until the projector's checkpoint has passed the
  * write's position. The projector announces each checkpoint with NOTIFY; a slow poll covers a
@@ -30,16 +39,9 @@ export class ReadModelConsistency {
   private readonly invalidationListeners = new Set<InvalidationListener>();
   private readonly checkpointRow: Checkpoint;
 
-  constructor(
-    private readonly options: {
-      connectionString: string;
-      pool: Pool;
-      projectorName: string;
-      timeoutMs: number;
-      logger: Logger;
-      pollIntervalMs?: number;
-    },
-  ) {
+  private readonly options: ReadModelConsistencyOptions;
+  constructor(options: ReadModelConsistencyOptions) {
+    this.options = options;
     this.checkpointRow = new Checkpoint(options.pool, options.projectorName);
   }
 

@@ -47,6 +47,18 @@ export async function notifyInvalidation(tx: PoolClient, key: string): Promise<v
   await tx.query('SELECT pg_notify($1, $2)', [invalidationChannel, key]);
 }
 
+export interface ProjectorOptions {
+  name: string;
+  store: EventStore;
+  /** An owner-role pool: the projector writes every tenant's rows. */
+  pool: Pool;
+  projections: readonly Projection[];
+  logger: Logger;
+  batchSize?: number;
+  /** How often an idle projector checks that nobody reset or moved its checkpoint. */
+  checkpointCheckIntervalMs?: number;
+}
+
 /**
  * Runs projections over all events. Each batch is applied and its checkpoint stored in one
  * transaction, so a crash never applies an event twice nor skips one. The checkpoint moves only
@@ -63,19 +75,9 @@ export class Projector {
   private checkpointWatch: NodeJS.Timeout | null = null;
   private readonly handledTypes: ReadonlyMap<Projection, ReadonlySet<string>>;
 
-  constructor(
-    private readonly options: {
-      name: string;
-      store: EventStore;
-      /** An owner-role pool: the projector writes every tenant's rows. */
-      pool: Pool;
-      projections: readonly Projection[];
-      logger: Logger;
-      batchSize?: number;
-      /** How often an idle projector checks that nobody reset or moved its checkpoint. */
-      checkpointCheckIntervalMs?: number;
-    },
-  ) {
+  private readonly options: ProjectorOptions;
+  constructor(options: ProjectorOptions) {
+    this.options = options;
     this.checkpoint = new Checkpoint(options.pool, options.name);
     this.handledTypes = new Map(
       options.projections.map((projection) => [projection, new Set(projection.handles)]),

@@ -55,11 +55,12 @@ export interface AppendResult {
 }
 
 export class WrongExpectedRevisionError extends Error {
-  constructor(
-    readonly stream: string,
-    readonly expected: ExpectedRevision,
-  ) {
+  readonly stream: string;
+  readonly expected: ExpectedRevision;
+  constructor(stream: string, expected: ExpectedRevision) {
     super(`stream ${stream} is not at the expected revision ${String(expected)}`);
+    this.stream = stream;
+    this.expected = expected;
     this.name = 'WrongExpectedRevisionError';
   }
 }

@@ -334,10 +334,11 @@ export class PostgresEventStore implements EventStore {
   private readonly subscriptions = new Set<PostgresSubscription>();
   private closed = false;
 
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly options: PostgresEventStoreOptions = {},
-  ) {
+  private readonly pool: pg.Pool;
+  private readonly options: PostgresEventStoreOptions;
+  constructor(pool: pg.Pool, options: PostgresEventStoreOptions = {}) {
+    this.pool = pool;
+    this.options = options;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.fenceRetryMaxDelayMs = options.fenceRetryMaxDelayMs ?? this.pollIntervalMs;
     this.batchSize = options.batchSize ?? 500;
@@ -456,10 +457,12 @@ class ChangeNotifier {
   private closed = false;
   private readonly listeners = new Set<() => void>();
 
-  constructor(
-    private readonly createClient: () => pg.Client,
-    private readonly reportError: (error: unknown) => void,
-  ) {}
+  private readonly createClient: () => pg.Client;
+  private readonly reportError: (error: unknown) => void;
+  constructor(createClient: () => pg.Client, reportError: (error: unknown) => void) {
+    this.createClient = createClient;
+    this.reportError = reportError;
+  }
 
   /** Calls wake on every notification and after a reconnect; returns the unsubscribe function. */
   listen(wake: () => void): () => void {
@@ -549,10 +552,11 @@ class PostgresSubscription implements Subscription {
   private wakePending = false;
   private endWait: (() => void) | undefined;
 
-  constructor(
-    private readonly options: SubscriptionOptions,
-    private readonly runtime: SubscriptionRuntime,
-  ) {
+  private readonly options: SubscriptionOptions;
+  private readonly runtime: SubscriptionRuntime;
+  constructor(options: SubscriptionOptions, runtime: SubscriptionRuntime) {
+    this.options = options;
+    this.runtime = runtime;
     this.finished = this.run().catch((error: unknown) => runtime.reportBackgroundError(error));
   }
 

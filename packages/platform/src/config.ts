@@ -70,8 +70,10 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };
 
 export class ConfigError extends Error {
-  constructor(readonly issues: string[]) {
+  readonly issues: string[];
+  constructor(issues: string[]) {
     super(`invalid configuration:\n  ${issues.join('\n  ')}`);
+    this.issues = issues;
   }
 }
 

@@ -6,15 +6,27 @@ const problemBase = 'https://tokenvault.dev/problems/';
 
 /** An error that the central handler turns into an RFC 9457 problem+json response. */
 export class Problem extends Error {
+  readonly status: number;
+  readonly slug: string;
+  readonly title: string;
+  readonly detail?: string;
+  readonly errors?: FieldErrors;
+  readonly headers: Record<string, string>;
   constructor(
-    readonly status: number,
-    readonly slug: string,
-    readonly title: string,
-    readonly detail?: string,
-    readonly errors?: FieldErrors,
-    readonly headers: Record<string, string> = {},
+    status: number,
+    slug: string,
+    title: string,
+    detail?: string,
+    errors?: FieldErrors,
+    headers: Record<string, string> = {},
   ) {
     super(detail ?? title);
+    this.status = status;
+    this.slug = slug;
+    this.title = title;
+    this.detail = detail;
+    this.errors = errors;
+    this.headers = headers;
   }
 
   get type(): string {

@@ -48,7 +48,9 @@ export class KafkaRelay {
   /** Events acknowledged by Kafka since this relay started. */
   published = 0;
 
-  constructor(private readonly options: RelayOptions) {
+  private readonly options: RelayOptions;
+  constructor(options: RelayOptions) {
+    this.options = options;
     this.name = options.name ?? relayCheckpointName;
     this.checkpoint = new Checkpoint(options.pool, this.name);
     const logger = options.logger.child({ component: 'kafka-relay' });

@@ -112,7 +112,7 @@ describe('projector crash and rebuild', () => {
   it('killed mid-stream, restarted, it applies every event exactly once and equals a rebuild from zero', async () => {
     const totalEvents = tokenCount + deletedCount;
     child = fork(new URL('./testing/projector-process.ts', import.meta.url).pathname, [], {
-      execArgv: ['--import', 'tsx'],
+      execArgv: [],
       env: { ...process.env, DATABASE_URL: database.url, PROJECTOR_BATCH_SIZE: '10' },
       stdio: 'inherit',
     });

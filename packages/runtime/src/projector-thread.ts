@@ -13,7 +13,8 @@ type Message = { kind: 'started' } | { kind: 'stopped' } | { kind: 'failed'; mes
  * read-your-writes wait of every write) short under load.
  */
 export async function startProjectorThread(config: Config): Promise<{ stop(): Promise<void> }> {
-  const worker = new Worker(new URL('./thread-bootstrap.mjs', import.meta.url), {
+  // This very module is the thread's entry: Node 24 runs TypeScript (type stripping) in threads too.
+  const worker = new Worker(new URL(import.meta.url), {
     workerData: { entry: import.meta.url, config },
   });
   const [first] = (await once(worker, 'message')) as [Message];

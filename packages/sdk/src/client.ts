@@ -23,8 +23,10 @@ export interface Problem {
 }
 
 export class ApiError extends Error {
-  constructor(readonly response: ApiResponse<Problem>) {
+  readonly response: ApiResponse<Problem>;
+  constructor(response: ApiResponse<Problem>) {
     super(`${response.status} ${response.body.title}: ${response.body.detail ?? ''}`);
+    this.response = response;
     this.name = 'ApiError';
   }
 }
@@ -49,10 +51,12 @@ export interface RequestOptions {
  * on any status that is not a success.
  */
 export class TokenvaultClient {
-  constructor(
-    readonly baseUrl: string,
-    readonly apiKey?: string,
-  ) {}
+  readonly baseUrl: string;
+  readonly apiKey?: string;
+  constructor(baseUrl: string, apiKey?: string) {
+    this.baseUrl = baseUrl;
+    this.apiKey = apiKey;
+  }
 
   withKey(apiKey: string): TokenvaultClient {
     return new TokenvaultClient(this.baseUrl, apiKey);

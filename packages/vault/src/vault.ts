@@ -27,8 +27,10 @@ export async function destroyTenantKeysWithin(tx: Queryable, tenantId: string): 
 }
 
 export class TenantKeysUnavailableError extends Error {
-  constructor(readonly tenantId: string) {
+  readonly tenantId: string;
+  constructor(tenantId: string) {
     super(`no keys for tenant ${tenantId}: never created, or destroyed with the tenant`);
+    this.tenantId = tenantId;
     this.name = 'TenantKeysUnavailableError';
   }
 }
@@ -48,10 +50,9 @@ export class Vault {
   private readonly keys = new Map<string, Promise<TenantKeys>>();
   private readonly masterKey: Buffer;
 
-  constructor(
-    private readonly pool: Pool,
-    masterKeyBase64: string,
-  ) {
+  private readonly pool: Pool;
+  constructor(pool: Pool, masterKeyBase64: string) {
+    this.pool = pool;
     this.masterKey = Buffer.from(masterKeyBase64, 'base64');
     if (this.masterKey.length !== 32) throw new Error('the master key must be 32 bytes');
   }

@@ -57,6 +57,14 @@ export function createInvitationMailQueue(config: MailConfig): Queue<InvitationM
 
 const checkpointName = 'invitation-mail-enqueuer';
 
+export interface InvitationMailEnqueuerOptions {
+  store: EventStore;
+  /** The owner role: the checkpoint table. */
+  pool: Pool;
+  queue: Queue<InvitationMailJob>;
+  logger: Logger;
+}
+
 /**
  * Turns InvitationCreated and InvitationResent events into e-mail jobs: a subscription of the
  * event store from a checkpoint kept in PostgreSQL (a row of projection_checkpoints), moved only
@@ -71,15 +79,9 @@ export class InvitationMailEnqueuer {
   private position: Position = origin;
   private readonly checkpoint: Checkpoint;
 
-  constructor(
-    private readonly options: {
-      store: EventStore;
-      /** The owner role: the checkpoint table. */
-      pool: Pool;
-      queue: Queue<InvitationMailJob>;
-      logger: Logger;
-    },
-  ) {
+  private readonly options: InvitationMailEnqueuerOptions;
+  constructor(options: InvitationMailEnqueuerOptions) {
+    this.options = options;
     this.checkpoint = new Checkpoint(options.pool, checkpointName);
   }
 
@@ -140,6 +142,15 @@ export class InvitationMailEnqueuer {
 
 export type MailOutcome = 'sent' | 'not-pending' | 'stale-link' | 'expired';
 
+export interface InvitationMailWorkerOptions {
+  config: MailConfig;
+  store: EventStore;
+  appPool: Pool;
+  links: InvitationLinks;
+  clock: Clock;
+  logger: Logger;
+}
+
 /**
  * The pool of e-mail senders: each job reads the invitation from its event stream, skips it when
  * it is gone, its link was replaced or it expired, and otherwise derives the link token, renders
@@ -150,16 +161,9 @@ export class InvitationMailWorker {
   private readonly worker: Worker<InvitationMailJob, MailOutcome>;
   private readonly transport: nodemailer.Transporter;
 
-  constructor(
-    private readonly options: {
-      config: MailConfig;
-      store: EventStore;
-      appPool: Pool;
-      links: InvitationLinks;
-      clock: Clock;
-      logger: Logger;
-    },
-  ) {
+  private readonly options: InvitationMailWorkerOptions;
+  constructor(options: InvitationMailWorkerOptions) {
+    this.options = options;
     const { config, logger } = options;
     // Bounded waits: a stuck SMTP server must not outlast a graceful shutdown.
     this.transport = nodemailer.createTransport(config.SMTP_URL, {

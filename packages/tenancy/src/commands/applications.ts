@@ -19,7 +19,10 @@ function viewOf(outcome: CommandOutcome<ApplicationState, ApplicationEvent>): Ap
 }
 
 export class ApplicationCommands {
-  constructor(private readonly store: EventStore) {}
+  private readonly store: EventStore;
+  constructor(store: EventStore) {
+    this.store = store;
+  }
 
   /**
    * The caller's own application as its stream has it now: its type is not part of the principal,

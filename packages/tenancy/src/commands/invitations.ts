@@ -58,7 +58,9 @@ export class InvitationCommands {
   private readonly invitations: InvitationQueries;
   private readonly members: MemberQueries;
 
-  constructor(private readonly deps: InvitationCommandDeps) {
+  private readonly deps: InvitationCommandDeps;
+  constructor(deps: InvitationCommandDeps) {
+    this.deps = deps;
     this.invitations = new InvitationQueries(deps.appPool);
     this.members = new MemberQueries(deps.appPool);
   }

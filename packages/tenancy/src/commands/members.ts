@@ -6,10 +6,12 @@ import { streams } from '../domain/events.ts';
 import { memberDecider } from '../domain/member.ts';
 
 export class MemberCommands {
-  constructor(
-    private readonly store: EventStore,
-    private readonly clock: Clock,
-  ) {}
+  private readonly store: EventStore;
+  private readonly clock: Clock;
+  constructor(store: EventStore, clock: Clock) {
+    this.store = store;
+    this.clock = clock;
+  }
 
   /** The member's stream is named by the caller's tenant: another tenant's member is a 404. */
   async remove(principal: Principal, memberId: string, correlationId: string) {

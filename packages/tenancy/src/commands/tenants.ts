@@ -6,7 +6,10 @@ import { streams } from '../domain/events.ts';
 import { tenantDecider } from '../domain/tenant.ts';
 
 export class TenantCommands {
-  constructor(private readonly store: EventStore) {}
+  private readonly store: EventStore;
+  constructor(store: EventStore) {
+    this.store = store;
+  }
 
   async update(principal: Principal, body: UpdateTenantBody, correlationId: string) {
     const outcome = await executeCommand(

@@ -34,7 +34,10 @@ function toResponse(row: ApplicationRow): ApplicationResponse {
 
 /** Reads run as the tenant: row-level security hides every other tenant's rows. */
 export class ApplicationQueries {
-  constructor(private readonly appPool: Pool) {}
+  private readonly appPool: Pool;
+  constructor(appPool: Pool) {
+    this.appPool = appPool;
+  }
 
   async get(tenantId: string, id: string): Promise<ApplicationResponse | undefined> {
     return withTenant(this.appPool, tenantId, async (client) => {

@@ -37,7 +37,10 @@ export function invitationStatusAt(expiresAt: string, now: Date): InvitationStat
 }
 
 export class InvitationQueries {
-  constructor(private readonly appPool: Pool) {}
+  private readonly appPool: Pool;
+  constructor(appPool: Pool) {
+    this.appPool = appPool;
+  }
 
   async get(tenantId: string, id: string, now: Date): Promise<InvitationResponse | undefined> {
     return withTenant(this.appPool, tenantId, async (client) => {

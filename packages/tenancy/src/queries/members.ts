@@ -37,7 +37,10 @@ function toResponse(row: MemberRow): MemberResponse {
 
 /** Members with their users, as the tenant (row-level security applies to both tables). */
 export class MemberQueries {
-  constructor(private readonly appPool: Pool) {}
+  private readonly appPool: Pool;
+  constructor(appPool: Pool) {
+    this.appPool = appPool;
+  }
 
   async list(
     tenantId: string,

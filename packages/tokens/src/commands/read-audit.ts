@@ -21,7 +21,10 @@ export class ReadAuditor {
   private readonly pending = new Map<string, PendingBatch>();
   private readonly busyShards = new Map<string, Set<number>>();
 
-  constructor(private readonly store: EventStore) {}
+  private readonly store: EventStore;
+  constructor(store: EventStore) {
+    this.store = store;
+  }
 
   record(
     principal: Principal,

@@ -23,14 +23,25 @@ function responseOf(view: TokenView): TokenResponse {
 }
 
 export class TokenCommands {
+  private readonly store: EventStore;
+  private readonly vault: Vault;
+  private readonly queries: TokenQueries;
+  private readonly consistency: ReadModelConsistency;
+  /** Holds the locks that make deduplicating creates of equal data run one at a time. */
+  private readonly lockPool: Pool;
   constructor(
-    private readonly store: EventStore,
-    private readonly vault: Vault,
-    private readonly queries: TokenQueries,
-    private readonly consistency: ReadModelConsistency,
-    /** Holds the locks that make deduplicating creates of equal data run one at a time. */
-    private readonly lockPool: Pool,
-  ) {}
+    store: EventStore,
+    vault: Vault,
+    queries: TokenQueries,
+    consistency: ReadModelConsistency,
+    lockPool: Pool,
+  ) {
+    this.store = store;
+    this.vault = vault;
+    this.queries = queries;
+    this.consistency = consistency;
+    this.lockPool = lockPool;
+  }
 
   /** With a parent, the token and its association to the parent are one event. */
   async create(

@@ -37,7 +37,10 @@ export function tokenFields(row: Omit<TokenRow, 'data_ciphertext'>): TokenRespon
 
 /** Reads run as the tenant: row-level security hides every other tenant's rows. */
 export class TokenQueries {
-  constructor(private readonly appPool: Pool) {}
+  private readonly appPool: Pool;
+  constructor(appPool: Pool) {
+    this.appPool = appPool;
+  }
 
   /** A live token (not deleted, not expired), or undefined. */
   async get(tenantId: string, id: string): Promise<TokenRow | undefined> {

@@ -43,11 +43,19 @@ const tooManyEmails = (retryAfterSeconds: number) =>
  * SHA-256 of the tenant id and the lower-cased address.
  */
 export class InvitationMailLimits {
+  private readonly redis: Redis;
+  private readonly settings: InvitationMailLimitSettings;
+  private readonly keyPrefix: string;
+
   constructor(
-    private readonly redis: Redis,
-    private readonly settings: InvitationMailLimitSettings,
-    private readonly keyPrefix = 'tokenvault:invitation-mail-limit',
-  ) {}
+    redis: Redis,
+    settings: InvitationMailLimitSettings,
+    keyPrefix = 'tokenvault:invitation-mail-limit',
+  ) {
+    this.redis = redis;
+    this.settings = settings;
+    this.keyPrefix = keyPrefix;
+  }
 
   private keys(tenantId: string, invitationId: string, email: string): [string, string] {
     const address = createHash('sha256').update(`${tenantId}\n${email.toLowerCase()}`).digest('hex');

@@ -4,3 +4,4 @@ export * from './errors.ts';
 export * from './logger.ts';
 export * from './redis.ts';
 export * from './http.ts';
+export * from './route-call.ts';

@@ -1,6 +1,6 @@
 export { tenancyMigrations } from './migrations.ts';
 export { tenancyProjection } from './projections/tenancy.ts';
-export { createAuthenticator } from './queries/principal.ts';
+export { createAuthenticator, principalOfApplication } from './queries/principal.ts';
 export { bootstrapTenant, type BootstrapResult } from './commands/bootstrap.ts';
 export { applicationRoutes } from './http/applications.ts';
 export { tenantRoutes } from './http/tenants.ts';

@@ -1,6 +1,7 @@
 export { createSandboxPool } from './pool.ts';
 export { checkSyntax, type SyntaxCheck } from './syntax.ts';
 export {
+  DEFAULT_SANDBOX_LIMITS,
   REACTOR_ERRORS,
   ServiceCallError,
   type ReactorErrorName,

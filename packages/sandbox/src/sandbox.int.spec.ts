@@ -428,6 +428,28 @@ describe('sandbox: hostile code', () => {
     expect(errorOf(inside).message).toBe("Cannot find module 'child_process'");
   });
 
+  it('keeps a hostile run from stalling the runs beside and behind it', async () => {
+    const loop = runCode('module.exports = async () => { while (true) {} };');
+    const chain = runCode(
+      `module.exports = async () => {
+         const spin = () => Promise.resolve().then(spin); // left running after the result
+         spin();
+         return { raw: 'returned' };
+       };`,
+    );
+    const others = Array.from({ length: 6 }, (_, n) =>
+      runCode('module.exports = async (req) => ({ raw: req.args.n });', { args: { n } }),
+    );
+    const results = await Promise.all(others);
+    expect(results.map((outcome) => (outcome.ok ? outcome.result : outcome.error))).toEqual(
+      Array.from({ length: 6 }, (_, n) => ({ raw: n })),
+    );
+    expect(errorOf(await loop).message).toMatch(/CPU time/);
+    expect(await chain).toMatchObject({ ok: true, result: { raw: 'returned' } });
+    await expectHealthy();
+    await expectHealthy();
+  });
+
   it('survives the death of its child process mid-run', async () => {
     const pids = () =>
       execSync(`pgrep -P ${process.pid} -f 'sandbox/src/[c]hild.ts' || true`, { encoding: 'utf8' })

@@ -24,6 +24,18 @@ export interface SandboxLimits {
   maxServiceCalls: number;
 }
 
+/**
+ * Defaults for a production pool: the anchor's published payload cap (1 MB) and detokenization
+ * cap (100 per request) bound the output and the service calls.
+ */
+export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({
+  memoryMb: 128,
+  cpuTimeMs: 5_000,
+  wallTimeMs: 10_000,
+  maxOutputBytes: 1024 * 1024,
+  maxServiceCalls: 100,
+});
+
 export interface SandboxRun {
   /** `module.exports = async function (req) { … }` */
   code: string;

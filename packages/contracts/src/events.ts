@@ -362,7 +362,8 @@ export const publicEvents: Record<string, PublicEventContract> = {
   }),
   ReactorUpdated: contract({
     topic: 'reactors',
-    description: 'A reactor’s name, configuration or application changed. Configuration values are never published.',
+    description:
+      'A reactor’s name, configuration or application changed. Configuration values are never published.',
     entity: 'reactor',
     entityId: (data) => `${data.tenant_id}/${data.reactor_id}`,
     schema: z.object({ ...reactor, modified_by: id('Who changed it.'), modified_at: at('When') }),

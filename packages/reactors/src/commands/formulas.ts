@@ -4,12 +4,7 @@ import type { EventStore } from '@tokenvault/eventstore';
 import { withAdvisoryLock, type Pool, type Principal } from '@tokenvault/platform';
 import type { ReactorFormulaBody } from '@tokenvault/contracts';
 import { streams } from '../domain/events.ts';
-import {
-  formulaDecider,
-  type FormulaEvent,
-  type FormulaState,
-  type FormulaView,
-} from '../domain/formula.ts';
+import { formulaDecider, type FormulaEvent, type FormulaState, type FormulaView } from '../domain/formula.ts';
 import type { ReactorQueries } from '../queries/reactors.ts';
 
 /**
@@ -17,10 +12,15 @@ import type { ReactorQueries } from '../queries/reactors.ts';
  * a delete never misses a reactor created at the same moment (creates hold it until the reactor
  * is in the read model the delete counts in).
  */
-export const formulaLock = (tenantId: string, formulaId: string) => `reactor-formula:${tenantId}:${formulaId}`;
+export const formulaLock = (tenantId: string, formulaId: string) =>
+  `reactor-formula:${tenantId}:${formulaId}`;
 
 /** The formula as its own stream says (not the read model): what reactor commands decide on. */
-export async function loadFormula(store: EventStore, tenantId: string, formulaId: string): Promise<FormulaState> {
+export async function loadFormula(
+  store: EventStore,
+  tenantId: string,
+  formulaId: string,
+): Promise<FormulaState> {
   const history = await store.readStream(streams.formula(tenantId, formulaId));
   return fold(
     formulaDecider,

@@ -12,12 +12,7 @@ import type { CreateReactorBody, ReactorResponse, UpdateReactorBody } from '@tok
 import type { ApplicationQueries } from '@tokenvault/tenancy';
 import { streams } from '../domain/events.ts';
 import type { FormulaState } from '../domain/formula.ts';
-import {
-  reactorDecider,
-  reactorMissing,
-  type ReactorEvent,
-  type ReactorState,
-} from '../domain/reactor.ts';
+import { reactorDecider, reactorMissing, type ReactorEvent, type ReactorState } from '../domain/reactor.ts';
 import { formulaLock, loadFormula } from './formulas.ts';
 
 export interface ReactorCommandDeps {

@@ -71,7 +71,9 @@ export function substituteTokens(args: unknown, tokenData: ReadonlyMap<string, u
     }
     if (Array.isArray(value)) return value.map((item, index) => walk(item, [...path, index]));
     if (isPlainObject(value)) {
-      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, [...path, key])]));
+      return Object.fromEntries(
+        Object.entries(value).map(([key, item]) => [key, walk(item, [...path, key])]),
+      );
     }
     return value;
   };
@@ -141,7 +143,8 @@ export function prepareArguments(
   args: unknown,
 ): Record<string, unknown> {
   if (args === undefined || args === null) args = {};
-  if (!isPlainObject(args)) throw badRequest('args must be an object.', { 'body.args': ['Must be an object'] });
+  if (!isPlainObject(args))
+    throw badRequest('args must be an object.', { 'body.args': ['Must be an object'] });
   const prepared: Record<string, unknown> = {};
   const errors: FieldErrors = {};
   for (const { name, type, optional } of requestParameters) {

@@ -12,8 +12,10 @@ export function checkFormulaSyntax(code: string): string | undefined {
     return undefined;
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
-    // The wrapper adds no line before the code, so V8's line is the code's line.
-    const line = /formula\.js:(\d+)/.exec(error.stack ?? '')?.[1];
-    return line ? `${error.message} (line ${line})` : error.message;
+    // The wrapper adds no line before the code, so V8's line is the code's line (an error at the
+    // end of input is on the wrapper's closing line: reported as the code's last one).
+    const line = Number(/formula\.js:(\d+)/.exec(error.stack ?? '')?.[1]);
+    if (!line) return error.message;
+    return `${error.message} (line ${Math.min(line, code.split('\n').length)})`;
   }
 }

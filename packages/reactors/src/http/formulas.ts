@@ -52,7 +52,11 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
       responses: { 201: { description: 'Created', schema: reactorFormulaSchema } },
       async handle({ principal, body, requestId }) {
         const created = await commands.create(principal, body, requestId);
-        return { status: 201, headers: await consistency.afterWrite(created.position), body: created.formula };
+        return {
+          status: 201,
+          headers: await consistency.afterWrite(created.position),
+          body: created.formula,
+        };
       },
     }),
     defineRoute({
@@ -100,7 +104,11 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
       responses: { 200: { description: 'The updated reactor formula', schema: reactorFormulaSchema } },
       async handle({ principal, params, body, requestId }) {
         const updated = await commands.update(principal, params.id, body, requestId);
-        return { status: 200, headers: await consistency.afterWrite(updated.position), body: updated.formula };
+        return {
+          status: 200,
+          headers: await consistency.afterWrite(updated.position),
+          body: updated.formula,
+        };
       },
     }),
     defineRoute({

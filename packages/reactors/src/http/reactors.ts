@@ -38,7 +38,11 @@ export function reactorRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
       responses: { 201: { description: 'Created', schema: reactorSchema } },
       async handle({ principal, body, requestId }) {
         const created = await commands.create(principal, body, requestId);
-        return { status: 201, headers: await consistency.afterWrite(created.position), body: created.reactor };
+        return {
+          status: 201,
+          headers: await consistency.afterWrite(created.position),
+          body: created.reactor,
+        };
       },
     }),
     defineRoute({
@@ -84,7 +88,11 @@ export function reactorRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
       responses: { 200: { description: 'The updated reactor', schema: reactorSchema } },
       async handle({ principal, params, body, requestId }) {
         const updated = await commands.update(principal, params.id, body, requestId);
-        return { status: 200, headers: await consistency.afterWrite(updated.position), body: updated.reactor };
+        return {
+          status: 200,
+          headers: await consistency.afterWrite(updated.position),
+          body: updated.reactor,
+        };
       },
     }),
     defineRoute({

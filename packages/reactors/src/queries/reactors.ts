@@ -100,7 +100,10 @@ export class ReactorQueries {
            ORDER BY r.created_at, r.id LIMIT $${values.length + 1} OFFSET $${values.length + 2}`,
           [...values, size, (page - 1) * size],
         ),
-        client.query<{ total: number }>(`SELECT count(*)::int AS total FROM reactors r WHERE ${condition}`, values),
+        client.query<{ total: number }>(
+          `SELECT count(*)::int AS total FROM reactors r WHERE ${condition}`,
+          values,
+        ),
       ]);
       return { rows: page_.rows, total: count.rows[0]?.total ?? 0 };
     });

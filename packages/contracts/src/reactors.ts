@@ -25,13 +25,13 @@ const declarationName = (dotted: boolean) =>
     .min(1, 'Must not be empty')
     .max(200, 'At most 200 characters')
     .superRefine((value, context) => {
-      const segments = dotted ? value.split('.') : [value];
-      if (segments.some((segment) => segment === '' || /\s/.test(segment))) {
+      const segments = value.split('.');
+      if (!dotted && segments.length > 1) {
+        context.addIssue({ code: 'custom', message: 'Must hold no dot (configuration names do not nest)' });
+      } else if (segments.some((segment) => segment === '' || /\s/.test(segment))) {
         context.addIssue({
           code: 'custom',
-          message: dotted
-            ? 'Dot-separated segments must be non-empty and hold no white space'
-            : 'Must hold no white space',
+          message: 'Dot-separated segments must be non-empty and hold no white space',
         });
       } else if (segments.some((segment) => reservedSegments.has(segment))) {
         context.addIssue({ code: 'custom', message: '__proto__, prototype and constructor are reserved' });
@@ -56,36 +56,35 @@ const requestParameterDeclaration = z.strictObject({
 });
 export type RequestParameterDeclaration = z.output<typeof requestParameterDeclaration>;
 
-/** Names are unique; a name that another one nests under (`user` and `user.name`) is refused. */
-function distinctNames(
-  declarations: { name: string }[],
-  context: z.RefinementCtx,
-  field: 'configuration' | 'request_parameters',
-) {
-  const seen = new Set<string>();
-  declarations.forEach(({ name }, index) => {
-    if (seen.has(name)) {
-      context.addIssue({ code: 'custom', path: [field, index, 'name'], message: 'Declared twice' });
-    }
-    seen.add(name);
-  });
-  if (field !== 'request_parameters') return;
-  const names = new Set(declarations.map(({ name }) => name));
-  declarations.forEach(({ name }, index) => {
-    const segments = name.split('.');
-    for (let length = 1; length < segments.length; length++) {
-      const prefix = segments.slice(0, length).join('.');
-      if (names.has(prefix)) {
-        context.addIssue({
-          code: 'custom',
-          path: [field, index, 'name'],
-          message: `Nests under ${prefix}, which is declared as a parameter of its own`,
-        });
-        return;
+/**
+ * Names are unique; for request parameters, a name that another one nests under (`user` and
+ * `user.name`) is refused. Checked on the list, so it is reported alongside other fields' errors.
+ */
+const distinctNames =
+  (nested: boolean) =>
+  (declarations: { name: string }[], context: z.RefinementCtx): void => {
+    const names = new Set<string>();
+    declarations.forEach(({ name }, index) => {
+      if (names.has(name))
+        context.addIssue({ code: 'custom', path: [index, 'name'], message: 'Declared twice' });
+      names.add(name);
+    });
+    if (!nested) return;
+    declarations.forEach(({ name }, index) => {
+      const segments = name.split('.');
+      for (let length = 1; length < segments.length; length++) {
+        const prefix = segments.slice(0, length).join('.');
+        if (names.has(prefix)) {
+          context.addIssue({
+            code: 'custom',
+            path: [index, 'name'],
+            message: `Nests under ${prefix}, which is declared as a parameter of its own`,
+          });
+          return;
+        }
       }
-    }
-  });
-}
+    });
+  };
 
 const formulaFields = {
   name: z.string().trim().min(1, 'Must not be empty').max(200, 'At most 200 characters'),
@@ -95,15 +94,16 @@ const formulaFields = {
     .string()
     .min(1, 'Must not be empty')
     .max(maxFormulaCodeLength, `At most ${maxFormulaCodeLength} characters`),
-  configuration: z.array(configurationDeclaration).max(100).default([]),
-  request_parameters: z.array(requestParameterDeclaration).max(100).default([]),
+  configuration: z.array(configurationDeclaration).max(100).superRefine(distinctNames(false)).default([]),
+  request_parameters: z
+    .array(requestParameterDeclaration)
+    .max(100)
+    .superRefine(distinctNames(true))
+    .default([]),
 };
 
 /** Create and update take the same body: an update replaces every field. */
-export const reactorFormulaBody = z.strictObject(formulaFields).superRefine((body, context) => {
-  distinctNames(body.configuration, context, 'configuration');
-  distinctNames(body.request_parameters, context, 'request_parameters');
-});
+export const reactorFormulaBody = z.strictObject(formulaFields);
 export type ReactorFormulaBody = z.output<typeof reactorFormulaBody>;
 
 export const reactorFormulaSchema = z.object({

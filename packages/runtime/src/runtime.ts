@@ -15,6 +15,7 @@ import { eventStoreMigrations, type EventStore } from '@tokenvault/eventstore';
 import { Projector, ReadModelConsistency, projectorMigrations } from '@tokenvault/cqrs';
 import { Vault, vaultMigrations } from '@tokenvault/vault';
 import {
+  ApplicationQueries,
   applicationRoutes,
   createAuthenticator,
   InvitationLinks,
@@ -28,6 +29,7 @@ import {
 } from '@tokenvault/tenancy';
 import { tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
 import { auditMigrations, logRoutes } from '@tokenvault/audit';
+import { formulaRoutes, reactorRoutes, reactorsMigrations } from '@tokenvault/reactors';
 
 import { allProjections, readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './subscribers.ts';
@@ -39,6 +41,7 @@ export const allMigrations = [
   ...vaultMigrations,
   ...tenancyMigrations,
   ...tokensMigrations,
+  ...reactorsMigrations,
   ...auditMigrations,
 ];
 
@@ -122,6 +125,7 @@ export async function createRuntime(
     consistency,
     includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
   };
+  const reactorDeps = { ...deps, ownerPool, applications: new ApplicationQueries(appPool) };
   const projectors: Projector[] = [];
   return {
     config,
@@ -139,6 +143,8 @@ export async function createRuntime(
       ...tenantRoutes(deps),
       ...memberRoutes({ ...deps, clock }),
       ...invitationRoutes({ ...deps, ownerPool, clock, links: invitationLinks }),
+      ...formulaRoutes(reactorDeps),
+      ...reactorRoutes(reactorDeps),
       ...logRoutes(deps),
     ],
     clock,

@@ -140,7 +140,7 @@ describe('invoking a reactor: the spec’s ten rules', () => {
 
   it('10. needs token:use to invoke, and on a container of every detokenized token', async () => {
     const secret = await env.tenant.client.tokens.create({ type: 'card', data: card });
-    const general = await env.tenant.client.tokens.create({ data: 'general' });
+    const general = await env.tenant.client.tokens.create({ data: { note: 'general' } });
     const reactor = await createReactor(env.tenant, {
       code: echoArgs,
       request_parameters: [{ name: 'value', type: 'object', optional: true }],
@@ -157,7 +157,9 @@ describe('invoking a reactor: the spec’s ten rules', () => {
       permissions: [],
       rules: [{ container: '/general/', permissions: ['token:use'] }],
     });
-    expect((await react(env.tenant, reactor, { value: `{{${general.id}}}` }, generalOnly.key)).status).toBe(200);
+    expect((await react(env.tenant, reactor, { value: `{{${general.id}}}` }, generalOnly.key)).status).toBe(
+      200,
+    );
     const denied = await react(env.tenant, reactor, { value: `{{${secret.id}}}` }, generalOnly.key);
     expect(denied.status).toBe(403);
     expect(JSON.stringify(denied.body)).not.toContain(card.number);
@@ -294,9 +296,13 @@ describe('reactor errors, results and clients', () => {
       type: 'private',
       permissions: ['token:create', 'token:read'],
     });
-    const withApp = await createReactor(env.tenant, { code, request_parameters: parameters }, {
-      applicationId: application.id,
-    });
+    const withApp = await createReactor(
+      env.tenant,
+      { code, request_parameters: parameters },
+      {
+        applicationId: application.id,
+      },
+    );
     const response = await react(env.tenant, withApp, { value: 'made by svc' });
     expect(response.status, JSON.stringify(response.body)).toBe(200);
     const raw = response.body.raw as { id: string; data: string; createdBy: string; deleteError: string };
@@ -344,7 +350,9 @@ describe('reactor errors, results and clients', () => {
     });
     const refused = await react(env.tenant, invalid);
     expect(refused.status).toBe(400);
-    expect(Object.keys(refused.body.errors ?? {}).every((field) => field.startsWith('tokenize.card.'))).toBe(true);
+    expect(Object.keys(refused.body.errors ?? {}).every((field) => field.startsWith('tokenize.card.'))).toBe(
+      true,
+    );
   });
 });
 

@@ -10,48 +10,62 @@ describe('hostile reactor code', () => {
   const env = useStack({
     LOG_LEVEL: 'warn',
     REACTOR_TIMEOUT_MS: '1500',
-    REACTOR_CPU_TIME_MS: '500',
+    REACTOR_CPU_TIME_MS: '1000',
     REACTOR_MEMORY_MB: '64',
     REACTOR_MAX_SERVICE_CALLS: '50',
   });
 
-  const hostile: [string, string][] = [
-    ['an endless loop', 'module.exports = async () => { while (true) {} };'],
-    ['a promise that never settles', 'module.exports = () => new Promise(() => {});'],
+  const hostile: [string, string, RegExp][] = [
+    ['an endless loop', 'module.exports = async () => { while (true) {} };', /CPU time|wall time/],
+    ['a promise that never settles', 'module.exports = () => new Promise(() => {});', /wall time/],
     [
       'a memory bomb',
-      'module.exports = async () => { const hoard = []; for (;;) hoard.push(new Array(1e6).fill("x")); };',
+      'module.exports = async () => { const hoard = []; for (;;) hoard.push(new Array(2e6).fill(0.5)); };',
+      /memory limit/,
     ],
-    ['a 100 MB string', 'module.exports = async () => ({ raw: "x".repeat(100 * 1024 * 1024) });'],
+    [
+      'a 100 MB string',
+      'module.exports = async () => ({ raw: "x".repeat(100 * 1024 * 1024) });',
+      /output limit|memory limit/,
+    ],
     [
       'an escape through the constructor chain',
       "module.exports = async function () { const p = this.constructor.constructor('return process')(); return { raw: p.env }; };",
+      /process is not defined|Cannot read properties of undefined/,
     ],
-    ['require of a host module', "module.exports = async () => ({ raw: require('fs').readFileSync('/etc/passwd', 'utf8') });"],
+    [
+      'require of a host module',
+      "module.exports = async () => ({ raw: require('fs').readFileSync('/etc/passwd', 'utf8') });",
+    ],
     [
       'a flood of host calls',
       'module.exports = async (req) => { await Promise.all(Array.from({ length: 10000 }, () => req.svc.tokens.retrieve("x").catch(() => null))); return { raw: "flooded" }; };',
+      /limit of 50 service calls/,
     ],
   ];
 
-  it.each(hostile)('%s answers a clear error, and the service and the next run are fine', async (_, code) => {
-    const application = await env.tenant.client.applications.create({
-      name: 'svc',
-      type: 'private',
-      permissions: ['token:read'],
-    });
-    const reactor = await createReactor(env.tenant, { code }, { applicationId: application.id });
-    const response = await react(env.tenant, reactor);
-    expect(response.status).toBeGreaterThanOrEqual(400);
-    expect(response.headers.get('content-type')).toContain('application/problem+json');
-    expect(response.body.detail ?? '').not.toMatch(/\/etc\/passwd|root:/);
-    expect((await env.stack.client.request('GET', '/healthz')).status).toBe(200);
-    const next = await createReactor(env.tenant, {
-      code: echoArgs,
-      request_parameters: [{ name: 'after', type: 'string' }],
-    });
-    expect((await react(env.tenant, next, { after: 'fine' })).body).toEqual({ raw: { after: 'fine' } });
-  });
+  it.each(hostile)(
+    '%s answers a clear error, and the service and the next run are fine',
+    async (_, code, reason) => {
+      const application = await env.tenant.client.applications.create({
+        name: 'svc',
+        type: 'private',
+        permissions: ['token:read'],
+      });
+      const reactor = await createReactor(env.tenant, { code }, { applicationId: application.id });
+      const response = await react(env.tenant, reactor);
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(response.headers.get('content-type')).toContain('application/problem+json');
+      expect(response.body.detail).toMatch(reason);
+      expect(response.body.detail).not.toMatch(/\/etc\/passwd|root:/);
+      expect((await env.stack.client.request('GET', '/healthz')).status).toBe(200);
+      const next = await createReactor(env.tenant, {
+        code: echoArgs,
+        request_parameters: [{ name: 'after', type: 'string' }],
+      });
+      expect((await react(env.tenant, next, { after: 'fine' })).body).toEqual({ raw: { after: 'fine' } });
+    },
+  );
 
   it('keeps prototype tampering and changes to req out of the next run', async () => {
     const tamper = await createReactor(env.tenant, {

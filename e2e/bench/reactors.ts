@@ -5,7 +5,12 @@ import { createSandboxPool } from '@tokenvault/sandbox';
 
 const echoCode = 'module.exports = async function (req) { return { raw: req.args }; };';
 
-async function post(serviceUrl: string, apiKey: string, path: string, body: unknown): Promise<{ id: string }> {
+async function post(
+  serviceUrl: string,
+  apiKey: string,
+  path: string,
+  body: unknown,
+): Promise<{ id: string }> {
   const response = await fetch(`${serviceUrl}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'svc-api-key': apiKey },
@@ -46,7 +51,11 @@ export async function seedReactors(serviceUrl: string, apiKey: string): Promise<
   return {
     invocations: [
       ['POST /reactors/{id}/react, trivial', path, JSON.stringify({ args: { message: 'hello' } })],
-      ['POST /reactors/{id}/react, 1 card token', path, JSON.stringify({ args: { card: `{{ ${card.id} }}` } })],
+      [
+        'POST /reactors/{id}/react, 1 card token',
+        path,
+        JSON.stringify({ args: { card: `{{ ${card.id} }}` } }),
+      ],
     ],
   };
 }
@@ -54,14 +63,19 @@ export async function seedReactors(serviceUrl: string, apiKey: string): Promise<
 /** The sandbox alone: `runs` sequential runs of the trivial formula in a warm pool, in ms. */
 export async function measureSandboxOnly(runs: number): Promise<number[]> {
   const pool = await createSandboxPool({
-    limits: { memoryMb: 128, cpuTimeMs: 5_000, wallTimeMs: 10_000, maxOutputBytes: 1 << 20, maxServiceCalls: 100 },
+    limits: {
+      memoryMb: 128,
+      cpuTimeMs: 5_000,
+      wallTimeMs: 10_000,
+      maxOutputBytes: 1 << 20,
+      maxServiceCalls: 100,
+    },
     processes: 1,
   });
   try {
     const run = () =>
-      pool.run(
-        { code: echoCode, args: { message: 'hello' }, configuration: {}, serviceMethods: null },
-        () => Promise.reject(new Error('no svc in the benchmark')),
+      pool.run({ code: echoCode, args: { message: 'hello' }, configuration: {}, serviceMethods: null }, () =>
+        Promise.reject(new Error('no svc in the benchmark')),
       );
     for (let warm = 0; warm < 50; warm++) await run();
     const durations: number[] = [];

@@ -841,7 +841,10 @@ async function main(): Promise<void> {
     for (const [name, path, body] of invocations) {
       const measured = await measureHttp(
         { name, url: `${serviceUrl}${path}`, method: 'POST', headers: auth, body },
-        { connections: reactorConnections, note: () => `${reactorConnections} connections; a BullMQ job each` },
+        {
+          connections: reactorConnections,
+          note: () => `${reactorConnections} connections; a BullMQ job each`,
+        },
       );
       rows.push(measured.row);
     }
@@ -861,56 +864,56 @@ async function main(): Promise<void> {
 
     const queryScenarios: string[] = [];
     if (settings.readModels) {
-    // Read models at size: a parent with 10,000 children, a tenant with 1,000,000 log rows.
-    const childCount = 10_000;
-    log(`creating ${childCount} children under one parent through the API`);
-    const parentId = await seedChildren(serviceUrl, apiKey, childCount);
-    await waitForProjector(servicePool);
-    const querySeconds: [number, number] = [1, 5];
-    // Latency targets: measured below saturation, so they show the query, not the queue.
-    const queryConnections = 4;
-    for (const [name, path] of [
-      ['GET children, first page, type=token', `/tokens/${parentId}/children?type=token&size=20&page=1`],
-      ['GET children, page 400, type=token', `/tokens/${parentId}/children?type=token&size=20&page=400`],
-    ] as const) {
-      const measured = await measureHttp(
-        { name, url: serviceUrl, method: 'GET', headers: auth, nextPath: () => path },
-        {
-          seconds: querySeconds,
-          connections: queryConnections,
-          note: () =>
-            `${childCount} children; ${queryConnections} connections; each child opened and read-audited`,
-        },
+      // Read models at size: a parent with 10,000 children, a tenant with 1,000,000 log rows.
+      const childCount = 10_000;
+      log(`creating ${childCount} children under one parent through the API`);
+      const parentId = await seedChildren(serviceUrl, apiKey, childCount);
+      await waitForProjector(servicePool);
+      const querySeconds: [number, number] = [1, 5];
+      // Latency targets: measured below saturation, so they show the query, not the queue.
+      const queryConnections = 4;
+      for (const [name, path] of [
+        ['GET children, first page, type=token', `/tokens/${parentId}/children?type=token&size=20&page=1`],
+        ['GET children, page 400, type=token', `/tokens/${parentId}/children?type=token&size=20&page=400`],
+      ] as const) {
+        const measured = await measureHttp(
+          { name, url: serviceUrl, method: 'GET', headers: auth, nextPath: () => path },
+          {
+            seconds: querySeconds,
+            connections: queryConnections,
+            note: () =>
+              `${childCount} children; ${queryConnections} connections; each child opened and read-audited`,
+          },
+        );
+        rows.push(measured.row);
+      }
+      const logCount = 1_000_000;
+      log(`writing ${logCount} audit-log rows as the projection would`);
+      await seedLogs(servicePool, tenantId, logCount);
+      const paths = logPaths(logCount);
+      for (const [name, pathOf] of [
+        ['GET /logs by entity_id', paths.byEntity],
+        ['GET /logs, one-day range', paths.byDay],
+        ['GET /logs, cursor deep in a day', paths.deepCursor],
+      ] as const) {
+        let index = 0;
+        const measured = await measureHttp(
+          { name, url: serviceUrl, method: 'GET', headers: auth, nextPath: () => pathOf(index++) },
+          {
+            seconds: querySeconds,
+            connections: queryConnections,
+            note: () => `${logCount} rows in the tenant; ${queryConnections} connections`,
+          },
+        );
+        rows.push(measured.row);
+      }
+      queryScenarios.push(
+        'GET children, first page, type=token',
+        'GET children, page 400, type=token',
+        'GET /logs by entity_id',
+        'GET /logs, one-day range',
+        'GET /logs, cursor deep in a day',
       );
-      rows.push(measured.row);
-    }
-    const logCount = 1_000_000;
-    log(`writing ${logCount} audit-log rows as the projection would`);
-    await seedLogs(servicePool, tenantId, logCount);
-    const paths = logPaths(logCount);
-    for (const [name, pathOf] of [
-      ['GET /logs by entity_id', paths.byEntity],
-      ['GET /logs, one-day range', paths.byDay],
-      ['GET /logs, cursor deep in a day', paths.deepCursor],
-    ] as const) {
-      let index = 0;
-      const measured = await measureHttp(
-        { name, url: serviceUrl, method: 'GET', headers: auth, nextPath: () => pathOf(index++) },
-        {
-          seconds: querySeconds,
-          connections: queryConnections,
-          note: () => `${logCount} rows in the tenant; ${queryConnections} connections`,
-        },
-      );
-      rows.push(measured.row);
-    }
-    queryScenarios.push(
-      'GET children, first page, type=token',
-      'GET children, page 400, type=token',
-      'GET /logs by entity_id',
-      'GET /logs, one-day range',
-      'GET /logs, cursor deep in a day',
-    );
     }
 
     // The HTTP servers are idle from here on; the appends run on the bare database.

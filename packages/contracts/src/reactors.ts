@@ -177,3 +177,25 @@ export type ReactorResponse = z.output<typeof reactorSchema>;
  * pattern at both ends; a pattern without `*` matches names that contain it.
  */
 export const nameFilter = z.string().min(1).max(200).optional();
+
+/** `args` may mix plain values with `{{ <token id> }}` expressions; checked against the formula. */
+export const invokeReactorBody = z.strictObject({ args: z.unknown().optional() });
+
+/** What a reactor answered: `raw` as it returned it, `tokens` made from its `tokenize`. */
+export const reactorRunResponseSchema = z.object({
+  tokens: z.unknown().optional(),
+  raw: z.unknown().optional(),
+});
+
+export const asyncReactorRequestSchema = z.object({ async_reactor_request_id: uuid });
+
+export const reactorResultParams = z.object({ id: uuid, request_id: uuid });
+
+export const asyncReactorResultSchema = z.object({
+  async_reactor_request_id: uuid,
+  status: z.enum(['pending', 'completed', 'failed']),
+  /** When completed: the body the sync call would have answered. */
+  result: reactorRunResponseSchema.optional(),
+  /** When failed: the problem (RFC 9457) the sync call would have answered. */
+  error: z.record(z.string(), z.unknown()).optional(),
+});

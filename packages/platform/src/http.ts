@@ -150,7 +150,12 @@ export function mountRoutes(
         route.permission === null ? anonymous : await authenticate(req.get('svc-api-key') ?? undefined);
       const result = await callRoute(
         route,
-        { params: req.params, query: req.query as Record<string, unknown>, body: req.body, headers: req.headers },
+        {
+          params: req.params,
+          query: req.query as Record<string, unknown>,
+          body: req.body,
+          headers: req.headers,
+        },
         principal,
         req.requestId,
       );

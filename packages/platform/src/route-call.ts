@@ -10,7 +10,7 @@ import {
 
 /** What a request carries to a route, already decoded (path parameters, query, JSON body). */
 export interface RouteInput {
-  params?: Record<string, string>;
+  params?: Record<string, unknown>;
   query?: Record<string, unknown>;
   body?: unknown;
   headers?: IncomingHttpHeaders;

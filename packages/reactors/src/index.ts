@@ -14,3 +14,7 @@ export {
   substituteTokens,
 } from './domain/arguments.ts';
 export { streams as reactorsStreams, reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
+export { invocationRoutes } from './http/invoke.ts';
+export { ReactorQueries } from './queries/reactors.ts';
+export { ReactorRunQueue, reactorRunQueueName } from './runs/run-queue.ts';
+export { ReactorRunWorker } from './runs/run-worker.ts';

@@ -27,9 +27,16 @@ import {
   tenantOfKeysInvalidation,
   tenantRoutes,
 } from '@tokenvault/tenancy';
-import { tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
+import { Detokenizer, tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
 import { auditMigrations, logRoutes } from '@tokenvault/audit';
-import { formulaRoutes, reactorRoutes, reactorsMigrations } from '@tokenvault/reactors';
+import {
+  formulaRoutes,
+  invocationRoutes,
+  ReactorQueries,
+  ReactorRunQueue,
+  reactorRoutes,
+  reactorsMigrations,
+} from '@tokenvault/reactors';
 
 import { allProjections, readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './subscribers.ts';
@@ -125,7 +132,10 @@ export async function createRuntime(
     consistency,
     includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
   };
-  const reactorDeps = { ...deps, ownerPool, applications: new ApplicationQueries(appPool) };
+  const applications = new ApplicationQueries(appPool);
+  const reactorDeps = { ...deps, ownerPool, applications };
+  // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
+  const reactorRuns = new ReactorRunQueue(config, vault, logger);
   const projectors: Projector[] = [];
   return {
     config,
@@ -145,6 +155,11 @@ export async function createRuntime(
       ...invitationRoutes({ ...deps, ownerPool, clock, links: invitationLinks }),
       ...formulaRoutes(reactorDeps),
       ...reactorRoutes(reactorDeps),
+      ...invocationRoutes({
+        runs: reactorRuns,
+        detokenizer: new Detokenizer({ store, appPool, vault }),
+        reactors: new ReactorQueries(appPool, applications),
+      }),
       ...logRoutes(deps),
     ],
     clock,
@@ -162,6 +177,7 @@ export async function createRuntime(
     },
     async close() {
       for (const projector of projectors) await projector.stop();
+      await reactorRuns.close();
       await consistency.close();
       redis.disconnect();
       await Promise.all([owner.close(), appPool.end()]);

@@ -1,50 +1,33 @@
-import { z } from 'zod';
-import {
-  defineRoute,
-  notFound,
-  type Principal,
-  type RouteDefinition,
-} from '@tokenvault/platform';
+import { defineRoute, notFound, Problem, type Principal, type RouteDefinition } from '@tokenvault/platform';
 import type { Detokenizer } from '@tokenvault/tokens';
-import type { RequestParameterDeclaration } from '@tokenvault/contracts';
+import {
+  asyncReactorRequestSchema,
+  asyncReactorResultSchema,
+  idParams,
+  invokeReactorBody,
+  reactorResultParams,
+  reactorRunResponseSchema,
+} from '@tokenvault/contracts';
 import { findTokenExpressions, prepareArguments, substituteTokens } from '../domain/arguments.ts';
+import { configurationErrors } from '../domain/configuration.ts';
+import type { ReactorQueries } from '../queries/reactors.ts';
 import { outcomeBody, type ReactorRunQueue } from '../runs/run-queue.ts';
 import { principalData, problemFromData, type ReactorRunRequest } from '../runs/run-messages.ts';
-
-/** What an invocation needs of a reactor. */
-export interface ReactorForInvocation {
-  id: string;
-  configuration: Record<string, unknown>;
-  application_id?: string;
-  formula: { code: string; request_parameters: readonly RequestParameterDeclaration[] };
-}
 
 export interface InvocationRouteDeps {
   runs: ReactorRunQueue;
   detokenizer: Detokenizer;
-  /** The tenant's reactor with its formula, or undefined (unknown, deleted, another tenant's). */
-  reactorForInvocation(tenantId: string, id: string): Promise<ReactorForInvocation | undefined>;
+  reactors: ReactorQueries;
 }
 
-const reactorParams = z.strictObject({ id: z.uuid() });
-const resultParams = z.strictObject({ id: z.uuid(), request_id: z.uuid() });
-const invokeBody = z.strictObject({ args: z.unknown().optional() });
-const reactorResponse = z.object({ tokens: z.unknown().optional(), raw: z.unknown().optional() });
-const asyncAccepted = z.object({ async_reactor_request_id: z.uuid() });
-const asyncResult = z.object({
-  async_reactor_request_id: z.uuid(),
-  status: z.enum(['pending', 'completed', 'failed']),
-  result: reactorResponse.optional(),
-  error: z.record(z.string(), z.unknown()).optional(),
-});
-
+/** Invoking needs token:use (and token:use on a container of every detokenized token). */
 export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
   const tag = 'Reactors';
 
   /**
-   * The run request, in the spec's order: the reactor (404), the expressions (at most 100),
-   * detokenization (token:use on every container of every token, each read on record before the
-   * code sees it), then validation of the detokenized args against the request parameters.
+   * The run request, in the spec's order: the reactor (404), its configuration still fitting its
+   * formula, the expressions (at most 100), detokenization (each token on record as read before
+   * the code sees it), then the detokenized args checked against the request parameters.
    */
   const prepare = async (
     principal: Principal,
@@ -52,16 +35,25 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
     args: unknown,
     requestId: string,
   ): Promise<ReactorRunRequest> => {
-    const reactor = await deps.reactorForInvocation(principal.tenantId, reactorId);
+    const reactor = await deps.reactors.get(principal.tenantId, reactorId);
     if (!reactor) throw notFound('No reactor with this id.');
+    const misconfigured = configurationErrors(reactor.formula.configuration, reactor.configuration);
+    if (Object.keys(misconfigured).length > 0) {
+      throw new Problem(
+        400,
+        'invalid-reactor-configuration',
+        'Bad Request',
+        'The reactor’s configuration no longer satisfies its formula; update the reactor.',
+        misconfigured,
+      );
+    }
     const tokenIds = findTokenExpressions(args);
     const tokenData = await deps.detokenizer.open(principal, tokenIds, 'token:use', requestId, 'body.args');
-    const prepared = prepareArguments(reactor.formula.request_parameters, substituteTokens(args, tokenData));
     return {
       code: reactor.formula.code,
-      args: prepared,
+      args: prepareArguments(reactor.formula.request_parameters, substituteTokens(args, tokenData)),
       configuration: reactor.configuration,
-      application_id: reactor.application_id ?? null,
+      application_id: reactor.application?.id ?? null,
       caller: principalData(principal),
       request_id: requestId,
     };
@@ -71,27 +63,27 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'post',
       path: '/reactors/:id/react',
-      summary: 'Invoke a reactor: detokenize args, run the formula, tokenize its result',
+      summary: 'Invoke a reactor: detokenize args, run the formula, tokenize what it returns',
       tag,
       permission: 'token:use',
-      params: reactorParams,
-      body: invokeBody,
-      responses: { 200: { description: 'The reactor’s response', schema: reactorResponse } },
+      params: idParams,
+      body: invokeReactorBody,
+      responses: { 200: { description: 'The reactor’s response', schema: reactorRunResponseSchema } },
       async handle({ principal, params, body, requestId }) {
         const request = await prepare(principal, params.id, body.args, requestId);
         const outcome = await deps.runs.run(principal.tenantId, params.id, request);
-        return { status: 200, headers: { 'cache-control': 'no-store' }, body: outcomeBody(outcome) };
+        return { status: 200, body: outcomeBody(outcome) };
       },
     }),
     defineRoute({
       method: 'post',
       path: '/reactors/:id/react-async',
-      summary: 'Invoke a reactor in the background; poll its result by the returned id',
+      summary: 'Invoke a reactor in the background; its result is kept for REACTOR_RESULT_TTL_SECONDS',
       tag,
       permission: 'token:use',
-      params: reactorParams,
-      body: invokeBody,
-      responses: { 202: { description: 'Queued', schema: asyncAccepted } },
+      params: idParams,
+      body: invokeReactorBody,
+      responses: { 202: { description: 'Queued', schema: asyncReactorRequestSchema } },
       async handle({ principal, params, body, requestId }) {
         const request = await prepare(principal, params.id, body.args, requestId);
         const runId = await deps.runs.submit(principal.tenantId, params.id, request);
@@ -101,11 +93,11 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/reactors/:id/results/:request_id',
-      summary: 'The status and, once done, the response or problem of an async invocation',
+      summary: 'The status of an async invocation and, once done, its response or problem',
       tag,
       permission: 'token:use',
-      params: resultParams,
-      responses: { 200: { description: 'The run', schema: asyncResult } },
+      params: reactorResultParams,
+      responses: { 200: { description: 'The run', schema: asyncReactorResultSchema } },
       async handle({ principal, params }) {
         const run = await deps.runs.status(principal.tenantId, params.id, params.request_id);
         if (!run) throw notFound('No reactor request with this id.');
@@ -114,7 +106,6 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
         const { outcome } = run;
         return {
           status: 200,
-          headers: { 'cache-control': 'no-store' },
           body: outcome.ok
             ? { ...base, result: outcome.body }
             : { ...base, error: problemFromData(outcome.problem).toJSON() },

@@ -40,8 +40,7 @@ export interface ProblemData {
 
 /** The result of a run, as the sync call answers it (and the async result reports it). */
 export type ReactorRunOutcome =
-  | { ok: true; body: { tokens?: unknown; raw?: unknown } }
-  | { ok: false; problem: ProblemData };
+  { ok: true; body: { tokens?: unknown; raw?: unknown } } | { ok: false; problem: ProblemData };
 
 /** Sealing subjects: a request or outcome sealed for one run opens for that run only. */
 export const sealedRequestSubject = (runId: string) => `reactor-run:${runId}:request`;

@@ -23,8 +23,7 @@ type RunQueueConfig = Pick<
 const queueGraceMs = 2_000;
 
 export type ReactorRunStatus =
-  | { status: 'pending' }
-  | { status: 'completed' | 'failed'; outcome: ReactorRunOutcome };
+  { status: 'pending' } | { status: 'completed' | 'failed'; outcome: ReactorRunOutcome };
 
 /**
  * The gateway's side of reactor runs: puts a sealed run on the BullMQ queue, waits for a sync

@@ -22,7 +22,8 @@ import {
   type ReactorRunOutcome,
   type ReactorRunRequest,
 } from './run-messages.ts';
-import { ServiceCallError, ServiceClient, isPlainObject, serviceMethodNames } from './service-client.ts';
+import { isPlainObject } from '../domain/values.ts';
+import { ServiceClient, serviceMethodNames } from './service-client.ts';
 
 type RunWorkerConfig = Pick<
   Config,
@@ -139,7 +140,10 @@ export class ReactorRunWorker {
         (method, args) => this.services.invoke(method, args, application!, request.request_id),
       );
       if (!outcome.ok) return { ok: false, problem: reactorProblem(outcome) };
-      return { ok: true, body: await this.responseOf(outcome.result, application ?? caller, request.request_id) };
+      return {
+        ok: true,
+        body: await this.responseOf(outcome.result, application ?? caller, request.request_id),
+      };
     } catch (error) {
       if (error instanceof Problem) return { ok: false, problem: problemData(error) };
       throw error;
@@ -158,7 +162,8 @@ export class ReactorRunWorker {
     }
     const body: { tokens?: unknown; raw?: unknown } = {};
     if (result.raw !== undefined) body.raw = result.raw;
-    if (result.tokenize !== undefined) body.tokens = await this.tokenize(result.tokenize, [], creator, requestId);
+    if (result.tokenize !== undefined)
+      body.tokens = await this.tokenize(result.tokenize, [], creator, requestId);
     return body;
   }
 
@@ -167,7 +172,12 @@ export class ReactorRunWorker {
    * created (without its data). A body the tokens API refuses fails the run with its field errors,
    * named under `tokenize.<path>`.
    */
-  private async tokenize(value: unknown, path: string[], creator: Principal, requestId: string): Promise<unknown> {
+  private async tokenize(
+    value: unknown,
+    path: string[],
+    creator: Principal,
+    requestId: string,
+  ): Promise<unknown> {
     if (!isPlainObject(value)) {
       throw reactorRuntimeProblem(`tokenize${path.map((key) => `.${key}`).join('')} must be an object.`);
     }
@@ -179,7 +189,10 @@ export class ReactorRunWorker {
         const prefix = ['tokenize', ...path].join('.');
         const errors = error.errors
           ? Object.fromEntries(
-              Object.entries(error.errors).map(([field, messages]) => [field.replace(/^body/, prefix), messages]),
+              Object.entries(error.errors).map(([field, messages]) => [
+                field.replace(/^body/, prefix),
+                messages,
+              ]),
             )
           : undefined;
         throw new Problem(error.status, error.slug, error.title, error.detail, errors);
@@ -217,5 +230,3 @@ function reactorProblem(outcome: Extract<SandboxOutcome, { ok: false }>): Proble
     ...(errors ? { errors } : {}),
   };
 }
-
-export { ServiceCallError };

@@ -1,3 +1,4 @@
+import { ServiceCallError } from '@tokenvault/sandbox';
 import {
   Problem,
   callRoute,
@@ -6,6 +7,7 @@ import {
   type RouteDefinition,
   type RouteInput,
 } from '@tokenvault/platform';
+import { isPlainObject } from '../domain/values.ts';
 
 /**
  * The methods of a reactor's `svc` client, named as the hosted anchor's SDK names them, each one
@@ -39,14 +41,6 @@ const serviceMethods: Record<string, { route: string; input(args: unknown[]): Ro
 
 export const serviceMethodNames: readonly string[] = Object.keys(serviceMethods);
 
-/** An error a guest's `svc` call rejects with: the route's problem, status and field errors. */
-export class ServiceCallError extends Error {
-  constructor(readonly problem: Problem) {
-    super(problem.detail ?? problem.title);
-    this.name = 'ServiceCallError';
-  }
-}
-
 export class ServiceClient {
   private readonly routes = new Map<string, RouteDefinition>();
 
@@ -64,20 +58,19 @@ export class ServiceClient {
     return callRoute(route, input, principal, requestId);
   }
 
-  /** A guest's `svc.<method>(...args)`: the response body, or a ServiceCallError. */
+  /** A guest's `svc.<method>(...args)`: the response body, or a ServiceCallError (the route's problem). */
   async invoke(method: string, args: unknown[], principal: Principal, requestId: string): Promise<unknown> {
     const known = Object.hasOwn(serviceMethods, method) ? serviceMethods[method] : undefined;
-    if (!known) throw new ServiceCallError(new Problem(400, 'bad-request', 'Bad Request', `svc has no method ${method}.`));
+    if (!known) throw new ServiceCallError(`svc has no method ${method}.`, 400);
     try {
       const result = await this.call(known.route, known.input(args), principal, requestId);
       return result.body ?? null;
     } catch (error) {
-      if (error instanceof Problem) throw new ServiceCallError(error);
+      // The guest sees the problem as the anchor's SDK error (status and data); anything else is
+      // logged by the sandbox and reaches the guest only as "Service call failed".
+      if (error instanceof Problem)
+        throw new ServiceCallError(error.detail ?? error.title, error.status, error.toJSON());
       throw error;
     }
   }
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

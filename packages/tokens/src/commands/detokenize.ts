@@ -14,9 +14,7 @@ export class Detokenizer {
   private readonly queries: TokenQueries;
   private readonly readAuditor: ReadAuditor;
 
-  constructor(
-    private readonly deps: { store: EventStore; appPool: Pool; vault: Vault },
-  ) {
+  constructor(private readonly deps: { store: EventStore; appPool: Pool; vault: Vault }) {
     this.queries = new TokenQueries(deps.appPool);
     this.readAuditor = new ReadAuditor(deps.store);
   }
@@ -44,7 +42,9 @@ export class Detokenizer {
     }
     const data = new Map<string, unknown>();
     await Promise.all(
-      rows.map(async (row) => data.set(row.id, await this.deps.vault.decrypt(row.tenant_id, row.id, row.data_ciphertext))),
+      rows.map(async (row) =>
+        data.set(row.id, await this.deps.vault.decrypt(row.tenant_id, row.id, row.data_ciphertext)),
+      ),
     );
     await this.readAuditor.record(
       principal,

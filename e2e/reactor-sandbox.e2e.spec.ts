@@ -36,6 +36,7 @@ describe('hostile reactor code', () => {
     [
       'require of a host module',
       "module.exports = async () => ({ raw: require('fs').readFileSync('/etc/passwd', 'utf8') });",
+      /Cannot find module 'fs'/,
     ],
     [
       'a flood of host calls',

@@ -53,24 +53,25 @@ export class ReactorRunQueue {
     this.ready = this.events.waitUntilReady();
   }
 
-  /** Seals the request and queues it; the id is the async request id. */
-  async submit(tenantId: string, reactorId: string, request: ReactorRunRequest): Promise<string> {
+  /** Seals the request and queues it; the job's id is the async request id. */
+  async submit(
+    tenantId: string,
+    reactorId: string,
+    request: ReactorRunRequest,
+  ): Promise<Job<ReactorRunJob, string>> {
     const runId = randomUUID();
     const job: ReactorRunJob = {
       tenant_id: tenantId,
       reactor_id: reactorId,
       sealed_request: await this.vault.encrypt(tenantId, sealedRequestSubject(runId), request),
     };
-    await this.queue.add('run', job, { jobId: runId });
-    return runId;
+    return this.queue.add('run', job, { jobId: runId });
   }
 
   /** A sync run: its outcome, or a 504 when it did not finish within the reactor timeout. */
   async run(tenantId: string, reactorId: string, request: ReactorRunRequest): Promise<ReactorRunOutcome> {
     await this.ready;
-    const runId = await this.submit(tenantId, reactorId, request);
-    const job = await this.queue.getJob(runId);
-    if (!job) throw new Error(`reactor run ${runId} vanished from the queue`);
+    const job = await this.submit(tenantId, reactorId, request);
     let sealedOutcome: string;
     try {
       sealedOutcome = (await job.waitUntilFinished(
@@ -90,7 +91,7 @@ export class ReactorRunQueue {
       }
       throw error;
     }
-    return this.open(tenantId, runId, sealedOutcome);
+    return this.open(tenantId, job.id!, sealedOutcome);
   }
 
   /** An async run of this tenant's reactor, or undefined (unknown, expired, or not this tenant's). */

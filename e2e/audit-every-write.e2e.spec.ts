@@ -73,6 +73,34 @@ describe('audit log: one row per event, for every write the service offers', () 
       }),
     );
     await ok(client.request('DELETE', `/tenants/self/invitations/${dropped.id}`));
+    const formula = await ok(
+      client.request('POST', '/reactor-formulas', {
+        body: {
+          name: 'f',
+          code: 'module.exports = async () => ({});',
+          configuration: [{ name: 'KEY', type: 'string' }],
+        },
+      }),
+    );
+    await ok(
+      client.request('PUT', `/reactor-formulas/${formula.id}`, {
+        body: {
+          name: 'g',
+          code: 'module.exports = async () => ({});',
+          configuration: [{ name: 'KEY', type: 'string' }],
+        },
+      }),
+    );
+    const reactor = await ok(
+      client.request('POST', '/reactors', {
+        body: { name: 'r', configuration: { KEY: 'k' }, formula: { id: formula.id } },
+      }),
+    );
+    await ok(
+      client.request('PUT', `/reactors/${reactor.id}`, { body: { name: 's', configuration: { KEY: 'l' } } }),
+    );
+    await ok(client.request('DELETE', `/reactors/${reactor.id}`));
+    await ok(client.request('DELETE', `/reactor-formulas/${formula.id}`));
 
     const events = await stack.service.runtime.ownerPool.query<{
       event_type: string;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { useStack } from './support/stack.ts';
+import { everyRedisValue } from './support/redis.ts';
 
 /** Every text value of every table of the database, as one string per row. */
 async function everyRowAsText(connectionString: string): Promise<string[]> {
@@ -23,26 +23,6 @@ async function everyRowAsText(connectionString: string): Promise<string[]> {
     return rows;
   } finally {
     await client.end();
-  }
-}
-
-/** Every key and value in the Redis database, whatever the type. */
-async function everyRedisValue(url: string): Promise<string[]> {
-  const redis = new Redis(url);
-  try {
-    const values: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) {
-        const dumped = await redis.dump(key);
-        values.push(key, dumped ?? '');
-      }
-    } while (cursor !== '0');
-    return values;
-  } finally {
-    redis.disconnect();
   }
 }
 

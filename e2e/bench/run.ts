@@ -5,7 +5,8 @@
 // Knobs (env): BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS (16),
 // BENCH_APPENDERS (16), DATABASE_POOL_SIZE (10), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432),
 // BENCH_CPU_PROFILE_DIR (unset: when set, the service runs with --cpu-prof and writes its profile there),
-// BENCH_KAFKA (1: start a Kafka broker with infra/kafka and measure the relay; 0 skips it).
+// BENCH_KAFKA (1: start a Kafka broker with infra/kafka and measure the relay; 0 skips it),
+// BENCH_READ_MODELS (1: the read models at size, 10,000 children and 1,000,000 log rows; 0 skips them).
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -14,6 +15,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { logPaths, seedChildren, seedLogs } from './read-models.ts';
+import { measureSandboxOnly, seedReactors } from './reactors.ts';
 import pg from 'pg';
 import { readModelLagHeader } from '@tokenvault/cqrs';
 import {
@@ -36,6 +38,7 @@ const settings = {
   postgresUrl: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432',
   cpuProfileDir: process.env.BENCH_CPU_PROFILE_DIR,
   kafka: process.env.BENCH_KAFKA !== '0',
+  readModels: process.env.BENCH_READ_MODELS !== '0',
 };
 // The whole run must stay bounded even if something hangs.
 const overallTimeoutMs = 10 * 60_000;
@@ -831,56 +834,87 @@ async function main(): Promise<void> {
     );
     rows.push(getTokens.row);
 
-    // Read models at size: a parent with 10,000 children, a tenant with 1,000,000 log rows.
-    const childCount = 10_000;
-    log(`creating ${childCount} children under one parent through the API`);
-    const parentId = await seedChildren(serviceUrl, apiKey, childCount);
-    await waitForProjector(servicePool);
-    const querySeconds: [number, number] = [1, 5];
-    // Latency targets: measured below saturation, so they show the query, not the queue.
-    const queryConnections = 4;
-    for (const [name, path] of [
-      ['GET children, first page, type=token', `/tokens/${parentId}/children?type=token&size=20&page=1`],
-      ['GET children, page 400, type=token', `/tokens/${parentId}/children?type=token&size=20&page=400`],
-    ] as const) {
+    // Reactors at 8 connections, in the same run as the bare GET, with the sandbox alone beside.
+    const reactorConnections = 8;
+    const { invocations } = await seedReactors(serviceUrl, apiKey);
+    const reactorScenarios = invocations.map(([name]) => name);
+    for (const [name, path, body] of invocations) {
       const measured = await measureHttp(
-        { name, url: serviceUrl, method: 'GET', headers: auth, nextPath: () => path },
+        { name, url: `${serviceUrl}${path}`, method: 'POST', headers: auth, body },
         {
-          seconds: querySeconds,
-          connections: queryConnections,
-          note: () =>
-            `${childCount} children; ${queryConnections} connections; each child opened and read-audited`,
+          connections: reactorConnections,
+          note: () => `${reactorConnections} connections; a BullMQ job each`,
         },
       );
       rows.push(measured.row);
     }
-    const logCount = 1_000_000;
-    log(`writing ${logCount} audit-log rows as the projection would`);
-    await seedLogs(servicePool, tenantId, logCount);
-    const paths = logPaths(logCount);
-    for (const [name, pathOf] of [
-      ['GET /logs by entity_id', paths.byEntity],
-      ['GET /logs, one-day range', paths.byDay],
-      ['GET /logs, cursor deep in a day', paths.deepCursor],
-    ] as const) {
-      let index = 0;
-      const measured = await measureHttp(
-        { name, url: serviceUrl, method: 'GET', headers: auth, nextPath: () => pathOf(index++) },
-        {
-          seconds: querySeconds,
-          connections: queryConnections,
-          note: () => `${logCount} rows in the tenant; ${queryConnections} connections`,
-        },
+    const sandboxRuns = 2_000;
+    log(`sandbox alone: ${sandboxRuns} sequential runs in a warm pool`);
+    const sandboxDurations = await measureSandboxOnly(sandboxRuns);
+    rows.push({
+      scenario: 'sandbox alone (fresh context + run, warm isolate)',
+      rate: sandboxRuns / (sandboxDurations.reduce((sum, ms) => sum + ms, 0) / 1000),
+      p50Ms: percentile(sandboxDurations, 50),
+      p99Ms: percentile(sandboxDurations, 99),
+      failures: 0,
+      errors: 0,
+      note: `${sandboxRuns} sequential runs, in-process pool of one child process`,
+    });
+    reactorScenarios.push('sandbox alone (fresh context + run, warm isolate)');
+
+    const queryScenarios: string[] = [];
+    if (settings.readModels) {
+      // Read models at size: a parent with 10,000 children, a tenant with 1,000,000 log rows.
+      const childCount = 10_000;
+      log(`creating ${childCount} children under one parent through the API`);
+      const parentId = await seedChildren(serviceUrl, apiKey, childCount);
+      await waitForProjector(servicePool);
+      const querySeconds: [number, number] = [1, 5];
+      // Latency targets: measured below saturation, so they show the query, not the queue.
+      const queryConnections = 4;
+      for (const [name, path] of [
+        ['GET children, first page, type=token', `/tokens/${parentId}/children?type=token&size=20&page=1`],
+        ['GET children, page 400, type=token', `/tokens/${parentId}/children?type=token&size=20&page=400`],
+      ] as const) {
+        const measured = await measureHttp(
+          { name, url: serviceUrl, method: 'GET', headers: auth, nextPath: () => path },
+          {
+            seconds: querySeconds,
+            connections: queryConnections,
+            note: () =>
+              `${childCount} children; ${queryConnections} connections; each child opened and read-audited`,
+          },
+        );
+        rows.push(measured.row);
+      }
+      const logCount = 1_000_000;
+      log(`writing ${logCount} audit-log rows as the projection would`);
+      await seedLogs(servicePool, tenantId, logCount);
+      const paths = logPaths(logCount);
+      for (const [name, pathOf] of [
+        ['GET /logs by entity_id', paths.byEntity],
+        ['GET /logs, one-day range', paths.byDay],
+        ['GET /logs, cursor deep in a day', paths.deepCursor],
+      ] as const) {
+        let index = 0;
+        const measured = await measureHttp(
+          { name, url: serviceUrl, method: 'GET', headers: auth, nextPath: () => pathOf(index++) },
+          {
+            seconds: querySeconds,
+            connections: queryConnections,
+            note: () => `${logCount} rows in the tenant; ${queryConnections} connections`,
+          },
+        );
+        rows.push(measured.row);
+      }
+      queryScenarios.push(
+        'GET children, first page, type=token',
+        'GET children, page 400, type=token',
+        'GET /logs by entity_id',
+        'GET /logs, one-day range',
+        'GET /logs, cursor deep in a day',
       );
-      rows.push(measured.row);
     }
-    const queryScenarios = [
-      'GET children, first page, type=token',
-      'GET children, page 400, type=token',
-      'GET /logs by entity_id',
-      'GET /logs, one-day range',
-      'GET /logs, cursor deep in a day',
-    ];
 
     // The HTTP servers are idle from here on; the appends run on the bare database.
     rows.push(await measureAppends(databaseUrl(bareDb)));
@@ -928,6 +962,7 @@ async function main(): Promise<void> {
       'bare GET (GET /rows/:id)',
       'event store append (port, in-process)',
       'projection lag under POST /tokens load',
+      ...reactorScenarios,
       ...queryScenarios,
       ...kafkaScenarios,
     ];
@@ -950,6 +985,16 @@ async function main(): Promise<void> {
         met: readRatio >= 0.6,
       },
       { name: 'projection lag p99', measured: `${fmt(lagP99)} ms`, goal: '< 50 ms', met: lagP99 < 50 },
+      {
+        name: 'trivial reactor ÷ bare GET (req/s)',
+        measured: `${((rate(reactorScenarios[0]!) / rate('bare GET (GET /rows/:id)')) * 100).toFixed(0)}%`,
+        goal: '≥ 30%',
+        met: rate(reactorScenarios[0]!) / rate('bare GET (GET /rows/:id)') >= 0.3,
+      },
+      ...reactorScenarios.slice(0, 2).map((scenario) => {
+        const p99 = requireRow(rows, scenario).p99Ms;
+        return { name: `${scenario} p99`, measured: `${fmt(p99)} ms`, goal: '< 25 ms', met: p99 < 25 };
+      }),
       ...queryScenarios.map((scenario) => {
         const p99 = requireRow(rows, scenario).p99Ms;
         return { name: `${scenario} p99`, measured: `${fmt(p99)} ms`, goal: '< 20 ms', met: p99 < 20 };

@@ -189,7 +189,15 @@ export async function startBroker({
     const clusterId = randomBytes(16).toString('base64url').slice(0, 22);
     execFileSync(
       'java',
-      [...javaArgs, 'kafka.tools.StorageTool', 'format', `--cluster-id=${clusterId}`, '-c', config, '--ignore-formatted'],
+      [
+        ...javaArgs,
+        'kafka.tools.StorageTool',
+        'format',
+        `--cluster-id=${clusterId}`,
+        '-c',
+        config,
+        '--ignore-formatted',
+      ],
       { stdio: ['ignore', 'ignore', 'inherit'] },
     );
   }

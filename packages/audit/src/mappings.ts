@@ -53,6 +53,12 @@ export const logMappings: Record<string, Mapping> = {
     message: `Token no longer a child of ${text(data, 'parent_id')}`,
   }),
   TokenRead: tokenEntry('read', 'Token retrieved'),
+  ReactorFormulaCreated: entry('reactor_formula', 'formula_id', 'create', 'Reactor formula created'),
+  ReactorFormulaUpdated: entry('reactor_formula', 'formula_id', 'update', 'Reactor formula updated'),
+  ReactorFormulaDeleted: entry('reactor_formula', 'formula_id', 'delete', 'Reactor formula deleted'),
+  ReactorCreated: entry('reactor', 'reactor_id', 'create', 'Reactor created'),
+  ReactorUpdated: entry('reactor', 'reactor_id', 'update', 'Reactor updated'),
+  ReactorDeleted: entry('reactor', 'reactor_id', 'delete', 'Reactor deleted'),
 };
 
 /** Every entity type the log names, for GET /logs/entity-types. */

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { applicationTypes } from './applications.ts';
 import { permissionSchema } from './permissions.ts';
 import { tokenTypeSchema } from './tokens.ts';
+import { formulaTypes, parameterTypes } from './reactors.ts';
 
 /** One topic per bounded context: `<KAFKA_TOPIC_PREFIX>.<topic>`. */
 export const eventTopics = ['tokens', 'tenancy', 'reactors', 'audit'] as const;
@@ -47,6 +48,28 @@ const association = {
   parent_id: id('The parent token.'),
   child_id: id('The child token.'),
   type: tokenTypeSchema.describe('The child token type.'),
+};
+
+/** A formula's declarations (names and types): its code is never published. */
+const formula = {
+  formula_id: id('The reactor formula.'),
+  tenant_id: tenantId,
+  name: z.string().describe('The formula name.'),
+  type: z.enum(formulaTypes).describe('The formula type.'),
+  configuration: z
+    .array(z.object({ name: z.string(), type: z.enum(parameterTypes) }))
+    .describe('The configuration a reactor of it must hold (names and types).'),
+  request_parameters: z
+    .array(z.object({ name: z.string(), type: z.enum(parameterTypes), optional: z.boolean() }))
+    .describe('The arguments an invocation takes (dotted names nest).'),
+};
+
+/** A reactor without its configuration values (they often hold credentials). */
+const reactor = {
+  reactor_id: id('The reactor.'),
+  tenant_id: tenantId,
+  name: z.string().describe('The reactor name.'),
+  application_id: id('The application whose key its runtime client uses, when it has one.').optional(),
 };
 
 /**
@@ -297,6 +320,65 @@ export const publicEvents: Record<string, PublicEventContract> = {
       member_id: id('The member it created.'),
       user_id: id('The user who accepted.'),
       accepted_at: at('When'),
+    }),
+  }),
+  ReactorFormulaCreated: contract({
+    topic: 'reactors',
+    description: 'A reactor formula was created. Its code is never published.',
+    entity: 'reactor_formula',
+    entityId: (data) => `${data.tenant_id}/${data.formula_id}`,
+    schema: z.object({ ...formula, created_by: id('Who created it.'), created_at: at('When') }),
+  }),
+  ReactorFormulaUpdated: contract({
+    topic: 'reactors',
+    description: 'A reactor formula was replaced (name, code, declarations). Its code is never published.',
+    entity: 'reactor_formula',
+    entityId: (data) => `${data.tenant_id}/${data.formula_id}`,
+    schema: z.object({ ...formula, modified_by: id('Who changed it.'), modified_at: at('When') }),
+  }),
+  ReactorFormulaDeleted: contract({
+    topic: 'reactors',
+    description: 'A reactor formula was deleted (no reactor used it).',
+    entity: 'reactor_formula',
+    entityId: (data) => `${data.tenant_id}/${data.formula_id}`,
+    schema: z.object({
+      formula_id: id('The reactor formula.'),
+      tenant_id: tenantId,
+      deleted_by: id('Who deleted it.'),
+      deleted_at: at('When'),
+    }),
+  }),
+  ReactorCreated: contract({
+    topic: 'reactors',
+    description: 'A reactor was created. Its configuration values are never published.',
+    entity: 'reactor',
+    entityId: (data) => `${data.tenant_id}/${data.reactor_id}`,
+    schema: z.object({
+      ...reactor,
+      formula_id: id('The formula it runs.'),
+      created_by: id('Who created it.'),
+      created_at: at('When'),
+    }),
+  }),
+  ReactorUpdated: contract({
+    topic: 'reactors',
+    description:
+      'A reactor’s name, configuration or application changed. Configuration values are never published.',
+    entity: 'reactor',
+    entityId: (data) => `${data.tenant_id}/${data.reactor_id}`,
+    schema: z.object({ ...reactor, modified_by: id('Who changed it.'), modified_at: at('When') }),
+  }),
+  ReactorDeleted: contract({
+    topic: 'reactors',
+    description: 'A reactor was deleted.',
+    entity: 'reactor',
+    entityId: (data) => `${data.tenant_id}/${data.reactor_id}`,
+    schema: z.object({
+      reactor_id: id('The reactor.'),
+      tenant_id: tenantId,
+      formula_id: id('The formula it ran.'),
+      deleted_by: id('Who deleted it.'),
+      deleted_at: at('When'),
     }),
   }),
 };

@@ -81,6 +81,39 @@ describe('public events (the allow-list of what goes to Kafka)', () => {
     expect(JSON.stringify([application, user])).not.toMatch(/SECRET/);
   });
 
+  it('never publishes formula code nor reactor configuration values', () => {
+    const formula = toPublicMessage(
+      recorded('ReactorFormulaCreated', {
+        formula_id: 'f1',
+        tenant_id: tenantId,
+        name: 'Charge',
+        type: 'private',
+        code: 'SECRET-CODE',
+        configuration: [{ name: 'API_KEY', type: 'string', description: 'SECRET-DESCRIPTION' }],
+        request_parameters: [{ name: 'card.number', type: 'string', optional: false }],
+        created_by: 'a1',
+        created_at: '2030-01-01T00:00:00Z',
+      }),
+    );
+    const reactor = toPublicMessage(
+      recorded('ReactorUpdated', {
+        reactor_id: 'r1',
+        tenant_id: tenantId,
+        name: 'Stripe',
+        configuration: { API_KEY: 'SECRET-KEY' },
+        modified_by: 'a1',
+        modified_at: '2030-01-01T00:00:00Z',
+      }),
+    );
+    expect(formula).toMatchObject({ topic: 'reactors', key: `${tenantId}/f1` });
+    expect(reactor).toMatchObject({
+      topic: 'reactors',
+      key: `${tenantId}/r1`,
+      value: { entitytype: 'reactor' },
+    });
+    expect(JSON.stringify([formula, reactor])).not.toMatch(/SECRET/);
+  });
+
   it('refuses an event type without an entry, and data that does not fit its schema', () => {
     expect(() => toPublicMessage(recorded('SomethingNew', { secret: 'x' }))).toThrow(UnpublishableEventError);
     expect(() => toPublicMessage(recorded('TokenDeleted', { token_id: 1 }))).toThrow();

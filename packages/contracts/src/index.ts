@@ -8,3 +8,4 @@ export * from './tenants.ts';
 export * from './logs.ts';
 export * from './members.ts';
 export * from './invitations.ts';
+export * from './reactors.ts';

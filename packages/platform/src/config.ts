@@ -65,6 +65,24 @@ export const configSchema = z.object({
     .min(1000)
     .max(86_400_000)
     .default(3_600_000),
+  REACTOR_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(10_000),
+  REACTOR_CPU_TIME_MS: z.coerce.number().int().min(10).max(300_000).default(5_000),
+  REACTOR_MEMORY_MB: z.coerce.number().int().min(16).max(4_096).default(128),
+  REACTOR_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  REACTOR_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
+  REACTOR_MAX_OUTPUT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  REACTOR_MAX_SERVICE_CALLS: z.coerce.number().int().min(0).max(10_000).default(100),
+  REACTOR_RESULT_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(30 * 24 * 3600)
+    .default(24 * 3600),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };

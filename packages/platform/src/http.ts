@@ -4,9 +4,10 @@ import type { Socket } from 'node:net';
 import { parse as parseQueryString } from 'node:querystring';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { Problem, badRequest, forbidden, notFound, payloadTooLarge, validationProblem } from './errors.ts';
+import { Problem, badRequest, notFound, payloadTooLarge, validationProblem } from './errors.ts';
 import { inputLimits, screenInput } from './input.ts';
 import type { Logger } from './logger.ts';
+import { callRoute } from './route-call.ts';
 
 /** A grant of token permissions on one container path and everything below it. */
 export interface ContainerRule {
@@ -137,6 +138,24 @@ function parseOrThrow<S extends z.ZodType>(
   return result.data;
 }
 
+/**
+ * The route's path parameters, query and body: screened (depth, NUL, unpaired surrogates), then
+ * each checked by its schema (400 naming the field).
+ */
+export function parseRouteInput(
+  route: RouteDefinition,
+  input: { params?: unknown; query?: unknown; body?: unknown },
+) {
+  screenInput(input.params ?? {}, 'path');
+  screenInput(input.query ?? {}, 'query');
+  if (route.body) screenInput(input.body, 'body', { sealedFields: route.sealedBodyFields ?? [] });
+  return {
+    params: parseOrThrow(route.params, input.params ?? {}, 'path') ?? {},
+    query: parseOrThrow(route.query, input.query ?? {}, 'query') ?? {},
+    body: parseOrThrow(route.body, input.body, 'body'),
+  };
+}
+
 /** What routes mount on: an express application or router. */
 export type RouteTarget = Pick<Router, 'get' | 'post' | 'put' | 'patch' | 'delete'>;
 
@@ -149,25 +168,17 @@ export function mountRoutes(
     router[route.method](route.path, async (req: Request, res: Response) => {
       const principal =
         route.permission === null ? anonymous : await authenticate(req.get('svc-api-key') ?? undefined);
-      if (route.permission !== null && !holdsPermission(principal, route.permission)) {
-        throw forbidden(`This API key lacks the permission ${route.permission}.`);
-      }
-      if (route.body && req.body === undefined) {
-        throw badRequest('A JSON body is required (Content-Type: application/json).', {
-          body: ['Required'],
-        });
-      }
-      screenInput(req.params, 'path');
-      screenInput(req.query, 'query');
-      if (route.body) screenInput(req.body, 'body', { sealedFields: route.sealedBodyFields ?? [] });
-      const result = await route.handle({
-        params: parseOrThrow(route.params, req.params, 'path') ?? {},
-        query: parseOrThrow(route.query, req.query, 'query') ?? {},
-        body: parseOrThrow(route.body, req.body, 'body'),
+      const result = await callRoute(
+        route,
+        {
+          params: req.params,
+          query: req.query as Record<string, unknown>,
+          body: req.body,
+          headers: req.headers,
+        },
         principal,
-        requestId: req.requestId,
-        headers: req.headers,
-      });
+        req.requestId,
+      );
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (result.html !== undefined) res.status(result.status).type('html').send(result.html);
       else if (result.body === undefined) res.status(result.status).end();

@@ -5,3 +5,4 @@ export * from './logger.ts';
 export * from './redis.ts';
 export * from './http.ts';
 export * from './input.ts';
+export * from './route-call.ts';

@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { logMappings } from '@tokenvault/audit';
 import { tenancyEventTypes } from '@tokenvault/tenancy';
 import { tokenEventTypes } from '@tokenvault/tokens';
+import { reactorsEventTypes } from '@tokenvault/reactors';
 
 /** Every event type of every context: a new context adds its list here. */
-const allEventTypes = [...tenancyEventTypes, ...tokenEventTypes];
+const allEventTypes = [...tenancyEventTypes, ...tokenEventTypes, ...reactorsEventTypes];
 
 describe('every event type', () => {
   it('has exactly one audit log mapping', () => {

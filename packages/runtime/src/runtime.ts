@@ -15,6 +15,7 @@ import { eventStoreMigrations, type EventStore } from '@tokenvault/eventstore';
 import { Projector, ReadModelConsistency, projectorMigrations } from '@tokenvault/cqrs';
 import { Vault, vaultMigrations } from '@tokenvault/vault';
 import {
+  ApplicationQueries,
   applicationRoutes,
   createAuthenticator,
   InvitationLinks,
@@ -27,8 +28,16 @@ import {
   tenantOfKeysInvalidation,
   tenantRoutes,
 } from '@tokenvault/tenancy';
-import { tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
+import { Detokenizer, tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
 import { auditMigrations, logRoutes } from '@tokenvault/audit';
+import {
+  formulaRoutes,
+  invocationRoutes,
+  ReactorQueries,
+  ReactorRunQueue,
+  reactorRoutes,
+  reactorsMigrations,
+} from '@tokenvault/reactors';
 
 import { allProjections, readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './subscribers.ts';
@@ -40,6 +49,7 @@ export const allMigrations = [
   ...vaultMigrations,
   ...tenancyMigrations,
   ...tokensMigrations,
+  ...reactorsMigrations,
   ...auditMigrations,
 ];
 
@@ -123,6 +133,10 @@ export async function createRuntime(
     consistency,
     includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
   };
+  const applications = new ApplicationQueries(appPool);
+  const reactorDeps = { ...deps, ownerPool, applications };
+  // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
+  const reactorRuns = new ReactorRunQueue(config, vault, logger);
   const projectors: Projector[] = [];
   return {
     config,
@@ -151,6 +165,13 @@ export async function createRuntime(
           perAddressWindowMs: config.INVITATION_EMAILS_PER_ADDRESS_WINDOW_MS,
         }),
       }),
+      ...formulaRoutes(reactorDeps),
+      ...reactorRoutes(reactorDeps),
+      ...invocationRoutes({
+        runs: reactorRuns,
+        detokenizer: new Detokenizer({ store, appPool, vault }),
+        reactors: new ReactorQueries(appPool, applications),
+      }),
       ...logRoutes(deps),
     ],
     clock,
@@ -168,6 +189,7 @@ export async function createRuntime(
     },
     async close() {
       for (const projector of projectors) await projector.stop();
+      await reactorRuns.close();
       await consistency.close();
       redis.disconnect();
       await Promise.all([owner.close(), appPool.end()]);

@@ -2,6 +2,7 @@ import { createPool, type Config, type Logger, type Pool } from '@tokenvault/pla
 import { PostgresEventStore, type EventStore } from '@tokenvault/eventstore';
 import { KafkaRelay } from '@tokenvault/relay';
 import { startInvitationMail } from '@tokenvault/worker';
+import { ReactorRunWorker } from '@tokenvault/reactors';
 import type { Runtime } from './runtime.ts';
 
 /** An owner-role pool and an event store on it: what every subscriber of the event log needs. */
@@ -57,6 +58,17 @@ export function startInvitationMailOf(runtime: Runtime) {
     appPool: runtime.appPool,
     links: runtime.invitationLinks,
     clock: runtime.clock,
+    logger: runtime.logger,
+  });
+}
+
+/** The reactor worker pool: runs from the BullMQ queue, executed in sandbox child processes. */
+export function startReactorWorkerOf(runtime: Runtime) {
+  return ReactorRunWorker.start({
+    config: runtime.config,
+    vault: runtime.vault,
+    ownerPool: runtime.ownerPool,
+    routes: runtime.routes,
     logger: runtime.logger,
   });
 }

@@ -11,3 +11,4 @@ export {
   type TokensContextEvent,
 } from './domain/token.ts';
 export { allowedOnAll, allowedOnAny } from './domain/access.ts';
+export { Detokenizer } from './commands/detokenize.ts';

@@ -1,10 +1,12 @@
-// The background worker alone: turns invitation events into BullMQ jobs and sends the e-mails.
+// The background worker alone: turns invitation events into BullMQ jobs and sends the e-mails,
+// and runs reactors from their BullMQ queue in sandbox child processes.
 import { createLogger, loadConfig } from '@tokenvault/platform';
 import {
   createRuntime,
   prepareDatabase,
   runUntilSignalled,
   startInvitationMailOf,
+  startReactorWorkerOf,
 } from '@tokenvault/runtime';
 
 await runUntilSignalled(async () => {
@@ -13,11 +15,16 @@ await runUntilSignalled(async () => {
   await prepareDatabase(config, logger);
   const runtime = await createRuntime(config, logger);
   const mail = await startInvitationMailOf(runtime);
-  logger.info({ concurrency: config.WORKER_CONCURRENCY }, 'worker running');
+  const reactors = await startReactorWorkerOf(runtime);
+  logger.info(
+    { concurrency: config.WORKER_CONCURRENCY, reactorConcurrency: config.REACTOR_CONCURRENCY },
+    'worker running',
+  );
   return {
     async close() {
       // Active jobs finish before the connections close.
       await mail.stop();
+      await reactors.close();
       await runtime.close();
     },
   };

@@ -49,6 +49,18 @@ export class ApplicationQueries {
     });
   }
 
+  /** The applications of these ids that exist (for other contexts that reference applications). */
+  async getMany(tenantId: string, ids: readonly string[]): Promise<ApplicationResponse[]> {
+    if (ids.length === 0) return [];
+    return withTenant(this.appPool, tenantId, async (client) => {
+      const result = await client.query<ApplicationRow>(
+        `SELECT ${columns} FROM applications WHERE tenant_id = $1 AND id = ANY($2::uuid[])`,
+        [tenantId, ids],
+      );
+      return result.rows.map(toResponse);
+    });
+  }
+
   async list(
     tenantId: string,
     page: number,

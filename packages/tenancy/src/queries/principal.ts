@@ -66,17 +66,40 @@ export function createAuthenticator(
   };
 }
 
+const principalQuery = `SELECT a.tenant_id, a.id AS application_id, a.permissions, a.rules, t.settings
+       FROM applications a JOIN tenants t ON t.id = a.tenant_id`;
+
 async function lookUp(ownerPool: Pool, digest: string): Promise<Principal> {
   const result = await ownerPool.query<PrincipalRow>(
-    `SELECT k.tenant_id, k.application_id, a.permissions, a.rules, t.settings
-       FROM api_keys k
-       JOIN applications a ON a.tenant_id = k.tenant_id AND a.id = k.application_id
-       JOIN tenants t ON t.id = k.tenant_id
+    `${principalQuery}
+       JOIN api_keys k ON k.tenant_id = a.tenant_id AND k.application_id = a.id
        WHERE k.key_hash = $1`,
     [digest],
   );
   const row = result.rows[0];
   if (!row) throw unauthorized();
+  return principalOf(row);
+}
+
+/**
+ * An application acting without its key (a reactor's `svc` client): its grants as they are now,
+ * or undefined when it (or its tenant) is gone. Keys are stored hashed only, so this is the one
+ * way to act as an application in-process.
+ */
+export async function principalOfApplication(
+  ownerPool: Pool,
+  tenantId: string,
+  applicationId: string,
+): Promise<Principal | undefined> {
+  const result = await ownerPool.query<PrincipalRow>(
+    `${principalQuery} WHERE a.tenant_id = $1 AND a.id = $2`,
+    [tenantId, applicationId],
+  );
+  const row = result.rows[0];
+  return row && principalOf(row);
+}
+
+function principalOf(row: PrincipalRow): Principal {
   return {
     tenantId: row.tenant_id,
     actorId: row.application_id,

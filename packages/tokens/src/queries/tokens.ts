@@ -53,6 +53,18 @@ export class TokenQueries {
     });
   }
 
+  /** The live tokens among these ids (any order; missing, expired and deleted ones are absent). */
+  async getMany(tenantId: string, ids: readonly string[]): Promise<TokenRow[]> {
+    if (ids.length === 0) return [];
+    return withTenant(this.appPool, tenantId, async (client) => {
+      const result = await client.query<TokenRow>(
+        `SELECT * FROM tokens WHERE tenant_id = $1 AND id = ANY($2::text[]) AND ${live}`,
+        [tenantId, ids],
+      );
+      return result.rows;
+    });
+  }
+
   /** Ids of a token's children as the read model has them (what a deletion ends). */
   async childIds(tenantId: string, parentId: string): Promise<string[]> {
     return withTenant(this.appPool, tenantId, async (client) => {

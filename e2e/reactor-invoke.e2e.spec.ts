@@ -1,0 +1,401 @@
+import { describe, expect, it } from 'vitest';
+import { eventually } from '@tokenvault/platform/testing';
+import type { Page } from '@tokenvault/sdk';
+import { useStack } from './support/stack.ts';
+import { createReactor, echoArgs, react } from './support/reactors.ts';
+
+const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030, cvc: '123' };
+
+describe('invoking a reactor: the spec’s ten rules', () => {
+  const env = useStack({ LOG_LEVEL: 'warn' });
+
+  it('1. matches declared names case-sensitively', async () => {
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [{ name: 'name', type: 'string' }],
+    });
+    const wrongCase = await react(env.tenant, reactor, { Name: 'Ada' });
+    expect(wrongCase.status).toBe(400);
+    expect(wrongCase.body.errors).toEqual({ 'body.args.name': ['Required'] });
+    expect((await react(env.tenant, reactor, { name: 'Ada' })).body).toEqual({ raw: { name: 'Ada' } });
+  });
+
+  it('2. removes undeclared properties before the code sees them', async () => {
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [{ name: 'kept', type: 'string' }],
+    });
+    const response = await react(env.tenant, reactor, { kept: 'yes', dropped: 'no', nested: { x: 1 } });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ raw: { kept: 'yes' } });
+  });
+
+  it('3. reads dotted names as nested objects', async () => {
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [
+        { name: 'user.address.city', type: 'string' },
+        { name: 'user.name', type: 'string', optional: true },
+      ],
+    });
+    const response = await react(env.tenant, reactor, {
+      user: { address: { city: 'Paris', zip: '75001' }, name: 'Ada', age: 36 },
+    });
+    expect(response.body).toEqual({ raw: { user: { address: { city: 'Paris' }, name: 'Ada' } } });
+  });
+
+  it('4. rejects a missing required parameter with 400 naming it', async () => {
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [
+        { name: 'required', type: 'string' },
+        { name: 'optional', type: 'string', optional: true },
+      ],
+    });
+    const response = await react(env.tenant, reactor, { optional: 'here' });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toContain('application/problem+json');
+    expect(response.body.errors).toEqual({ 'body.args.required': ['Required'] });
+    expect((await react(env.tenant, reactor, { required: 'x' })).body).toEqual({ raw: { required: 'x' } });
+  });
+
+  it('5. casts to the declared type where it can, and answers 400 where it cannot', async () => {
+    const reactor = await createReactor(env.tenant, {
+      code: 'module.exports = async (req) => ({ raw: { amount: req.args.amount, kind: typeof req.args.amount } });',
+      request_parameters: [{ name: 'amount', type: 'number' }],
+    });
+    expect((await react(env.tenant, reactor, { amount: '42' })).body).toEqual({
+      raw: { amount: 42, kind: 'number' },
+    });
+    const wrong = await react(env.tenant, reactor, { amount: 'forty-two' });
+    expect(wrong.status).toBe(400);
+    expect(Object.keys(wrong.body.errors ?? {})).toEqual(['body.args.amount']);
+  });
+
+  it('6. detokenizes {{ token }} expressions, whole values and inside longer strings', async () => {
+    const name = await env.tenant.client.tokens.create({ data: 'Ada Lovelace' });
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [
+        { name: 'whole', type: 'string' },
+        { name: 'greeting', type: 'string' },
+      ],
+    });
+    const response = await react(env.tenant, reactor, {
+      whole: `{{ ${name.id} }}`,
+      greeting: `Hello, {{${name.id}}}!`,
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ raw: { whole: 'Ada Lovelace', greeting: 'Hello, Ada Lovelace!' } });
+  });
+
+  it('7. injects a card token as its whole object, supplying several parameters', async () => {
+    const token = await env.tenant.client.tokens.create({ type: 'card', data: card });
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [
+        { name: 'card.number', type: 'string' },
+        { name: 'card.expiration_month', type: 'number' },
+        { name: 'card.expiration_year', type: 'number' },
+      ],
+    });
+    const response = await react(env.tenant, reactor, { card: `{{ ${token.id} }}` });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      raw: { card: { number: card.number, expiration_month: 12, expiration_year: 2030 } },
+    });
+  });
+
+  it('8. validates after detokenization (a token’s text is cast or refused like a literal)', async () => {
+    const numeric = await env.tenant.client.tokens.create({ data: '1250' });
+    const text = await env.tenant.client.tokens.create({ data: 'not a number' });
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [{ name: 'amount', type: 'number' }],
+    });
+    expect((await react(env.tenant, reactor, { amount: `{{ ${numeric.id} }}` })).body).toEqual({
+      raw: { amount: 1250 },
+    });
+    const refused = await react(env.tenant, reactor, { amount: `{{ ${text.id} }}` });
+    expect(refused.status).toBe(400);
+    expect(Object.keys(refused.body.errors ?? {})).toEqual(['body.args.amount']);
+  });
+
+  it('9. detokenizes at most 100 tokens per invocation', async () => {
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [{ name: 'list', type: 'string' }],
+    });
+    const tokens = await Promise.all(
+      Array.from({ length: 100 }, (_, index) => env.tenant.client.tokens.create({ data: `v${index}` })),
+    );
+    const hundred = tokens.map((token) => `{{${token.id}}}`).join(',');
+    const ok = await react(env.tenant, reactor, { list: hundred });
+    expect(ok.status).toBe(200);
+    expect((ok.body.raw as { list: string }).list.split(',')).toHaveLength(100);
+    const tooMany = await react(env.tenant, reactor, { list: `${hundred},{{ one-more-token }}` });
+    expect(tooMany.status).toBe(400);
+    expect(Object.keys(tooMany.body.errors ?? {})).toEqual(['body.args']);
+  });
+
+  it('10. needs token:use to invoke, and on a container of every detokenized token', async () => {
+    const secret = await env.tenant.client.tokens.create({ type: 'card', data: card });
+    const general = await env.tenant.client.tokens.create({ data: { note: 'general' } });
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [{ name: 'value', type: 'object', optional: true }],
+    });
+    const withoutUse = await env.tenant.client.applications.create({
+      name: 'reader',
+      type: 'private',
+      permissions: ['token:read'],
+    });
+    expect((await react(env.tenant, reactor, {}, withoutUse.key)).status).toBe(403);
+    const generalOnly = await env.tenant.client.applications.create({
+      name: 'general user',
+      type: 'private',
+      permissions: [],
+      rules: [{ container: '/general/', permissions: ['token:use'] }],
+    });
+    expect((await react(env.tenant, reactor, { value: `{{${general.id}}}` }, generalOnly.key)).status).toBe(
+      200,
+    );
+    const denied = await react(env.tenant, reactor, { value: `{{${secret.id}}}` }, generalOnly.key);
+    expect(denied.status).toBe(403);
+    expect(JSON.stringify(denied.body)).not.toContain(card.number);
+    const unknown = await react(env.tenant, reactor, { value: '{{ no-such-token }}' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors).toEqual({ 'body.args': ['No token with id no-such-token'] });
+  });
+
+  it('records each detokenized token as read before the code runs', async () => {
+    const token = await env.tenant.client.tokens.create({ type: 'card', data: card });
+    const reactor = await createReactor(env.tenant, {
+      // The code fails: the read is on record all the same.
+      code: 'module.exports = async () => { throw new Error("after the read"); };',
+      request_parameters: [{ name: 'card', type: 'object' }],
+    });
+    expect((await react(env.tenant, reactor, { card: `{{${token.id}}}` })).status).toBe(500);
+    await eventually(async () => {
+      const logs = await env.tenant.client.request<Page<{ operation: string }>>('GET', '/logs', {
+        query: { entity_id: token.id },
+      });
+      expect(logs.body.data.map((log) => log.operation).sort()).toEqual(['create', 'read']);
+    });
+  });
+});
+
+describe('reactor errors, results and clients', () => {
+  const env = useStack({ LOG_LEVEL: 'warn' });
+
+  it.each([
+    ['BadRequestError', 400],
+    ['InvalidReactorConfigurationError', 400],
+    ['AuthenticationError', 401],
+    ['AuthorizationError', 403],
+    ['RateLimitError', 429],
+    ['ReactorRuntimeError', 500],
+  ])('maps %s to %i with normalised errors, as a global and from the SDK module', async (name, status) => {
+    const asGlobal = await createReactor(env.tenant, {
+      code: `module.exports = async () => { throw new ${name}('went wrong', { card: 'is expired' }); };`,
+    });
+    const fromModule = await createReactor(env.tenant, {
+      code: `const sdk = require('@basis-theory/basis-theory-reactor-formulas-sdk-js');
+        module.exports = async () => { throw new sdk.${name}('went wrong', ['first', 'second']); };`,
+    });
+    const thrown = await react(env.tenant, asGlobal);
+    expect(thrown.status).toBe(status);
+    expect(thrown.headers.get('content-type')).toContain('application/problem+json');
+    expect(thrown.body).toMatchObject({ status, detail: 'went wrong', errors: { card: ['is expired'] } });
+    const required = await react(env.tenant, fromModule);
+    expect(required.status).toBe(status);
+    expect(required.body.errors).toEqual({ error: ['first', 'second'] });
+  });
+
+  it('answers anything else thrown as a 500 ReactorRuntimeError without host details', async () => {
+    const reactor = await createReactor(env.tenant, {
+      code: 'module.exports = async () => { null.property; };',
+    });
+    const response = await react(env.tenant, reactor);
+    expect(response.status).toBe(500);
+    expect(response.body).toMatchObject({ status: 500 });
+    expect(JSON.stringify(response.body)).not.toMatch(/node_modules|\/work\/|at .*\.ts/);
+  });
+
+  it('runs asynchronously: 202, pending or done, then the same body the sync call gives', async () => {
+    const token = await env.tenant.client.tokens.create({ data: 'async value' });
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [{ name: 'value', type: 'string' }],
+    });
+    const accepted = await env.tenant.client.request<{ async_reactor_request_id: string }>(
+      'POST',
+      `/reactors/${reactor}/react-async`,
+      { body: { args: { value: `{{${token.id}}}` } } },
+    );
+    expect(accepted.status).toBe(202);
+    const requestId = accepted.body.async_reactor_request_id;
+    const result = await eventually(async () => {
+      const polled = await env.tenant.client.request<{ status: string; result?: unknown }>(
+        'GET',
+        `/reactors/${reactor}/results/${requestId}`,
+      );
+      expect(polled.status).toBe(200);
+      expect(polled.body.status).toBe('completed');
+      return polled.body;
+    });
+    expect(result).toEqual({
+      async_reactor_request_id: requestId,
+      status: 'completed',
+      result: { raw: { value: 'async value' } },
+    });
+    const sync = await react(env.tenant, reactor, { value: `{{${token.id}}}` });
+    expect(sync.body).toEqual(result.result);
+  });
+
+  it('reports a failed async run with the problem the sync call would answer', async () => {
+    const reactor = await createReactor(env.tenant, {
+      code: "module.exports = async () => { throw new BadRequestError('no', { amount: 'too high' }); };",
+    });
+    const accepted = await env.tenant.client.request<{ async_reactor_request_id: string }>(
+      'POST',
+      `/reactors/${reactor}/react-async`,
+      { body: {} },
+    );
+    const failed = await eventually(async () => {
+      const polled = await env.tenant.client.request<{ status: string; error?: Record<string, unknown> }>(
+        'GET',
+        `/reactors/${reactor}/results/${accepted.body.async_reactor_request_id}`,
+      );
+      expect(polled.body.status).toBe('failed');
+      return polled.body;
+    });
+    expect(failed.error).toMatchObject({ status: 400, detail: 'no', errors: { amount: ['too high'] } });
+    const unknown = await env.tenant.client.request(
+      'GET',
+      `/reactors/${reactor}/results/00000000-0000-4000-8000-000000000000`,
+    );
+    expect(unknown.status).toBe(404);
+  });
+
+  it('gives req.svc only with an application, acting with that application’s permissions', async () => {
+    const code = `module.exports = async (req) => {
+      if (req.svc === null) return { raw: { svc: null } };
+      const created = await req.svc.tokens.create({ type: 'token', data: req.args.value });
+      const read = await req.svc.tokens.retrieve(created.id);
+      let deleteError = null;
+      try { await req.svc.tokens.delete(created.id); } catch (error) { deleteError = error.message; }
+      return { raw: { id: created.id, data: read.data, createdBy: created.created_by, deleteError } };
+    };`;
+    const parameters = [{ name: 'value', type: 'string' }];
+    const without = await createReactor(env.tenant, { code, request_parameters: parameters });
+    expect((await react(env.tenant, without, { value: 'x' })).body).toEqual({ raw: { svc: null } });
+
+    const application = await env.tenant.client.applications.create({
+      name: 'reactor app',
+      type: 'private',
+      permissions: ['token:create', 'token:read'],
+    });
+    const withApp = await createReactor(
+      env.tenant,
+      { code, request_parameters: parameters },
+      {
+        applicationId: application.id,
+      },
+    );
+    const response = await react(env.tenant, withApp, { value: 'made by svc' });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const raw = response.body.raw as { id: string; data: string; createdBy: string; deleteError: string };
+    expect(raw.data).toBe('made by svc');
+    expect(raw.createdBy).toBe(application.id);
+    expect(raw.deleteError).toMatch(/token:delete/);
+    expect((await env.tenant.client.tokens.get(raw.id)).data).toBe('made by svc');
+  });
+
+  it('turns tokenize into tokens of the same shape, without their data', async () => {
+    const application = await env.tenant.client.applications.create({
+      name: 'tokenizer',
+      type: 'private',
+      permissions: ['token:create'],
+    });
+    const code = `module.exports = async (req) => ({
+      raw: { ok: true },
+      tokenize: {
+        card: { type: 'card', data: req.args.card },
+        nested: { note: { data: 'a note', metadata: { kind: 'note' } } },
+      },
+    });`;
+    const parameters = [{ name: 'card', type: 'object' }];
+    for (const applicationId of [undefined, application.id]) {
+      const reactor = await createReactor(
+        env.tenant,
+        { code, request_parameters: parameters },
+        applicationId ? { applicationId } : {},
+      );
+      const response = await react(env.tenant, reactor, { card });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      const tokens = response.body.tokens as {
+        card: { id: string; type: string; data?: unknown; created_by: string };
+        nested: { note: { id: string; metadata: Record<string, string>; data?: unknown } };
+      };
+      expect(response.body.raw).toEqual({ ok: true });
+      expect(tokens.card).toMatchObject({ type: 'card', containers: ['/pci/high/'] });
+      expect(tokens.card.data).toBeUndefined();
+      expect(tokens.nested.note.metadata).toEqual({ kind: 'note' });
+      expect(tokens.card.created_by).toBe(applicationId ?? env.tenant.applicationId);
+      expect((await env.tenant.client.tokens.get(tokens.card.id)).data).toEqual(card);
+    }
+    const invalid = await createReactor(env.tenant, {
+      code: "module.exports = async () => ({ tokenize: { card: { type: 'card', data: { number: '1' } } } });",
+    });
+    const refused = await react(env.tenant, invalid);
+    expect(refused.status).toBe(400);
+    expect(Object.keys(refused.body.errors ?? {}).every((field) => field.startsWith('tokenize.card.'))).toBe(
+      true,
+    );
+  });
+});
+
+describe('reactors of two tenants', () => {
+  const env = useStack({ LOG_LEVEL: 'warn' });
+
+  it('never shows one tenant’s reactors, runs, results or tokens to the other', async () => {
+    const other = await env.stack.createTenant('Other');
+    const otherToken = await other.client.tokens.create({ data: 'theirs' });
+    const application = await env.tenant.client.applications.create({
+      name: 'svc',
+      type: 'private',
+      permissions: ['token:read', 'token:create'],
+    });
+    const reader = await createReactor(
+      env.tenant,
+      {
+        code: `module.exports = async (req) => {
+          try { await req.svc.tokens.retrieve(req.args.id); return { raw: 'leaked' }; }
+          catch (error) { return { raw: { status: error.status ?? null, message: error.message } }; }
+        };`,
+        request_parameters: [{ name: 'id', type: 'string' }],
+      },
+      { applicationId: application.id },
+    );
+    const viaSvc = await react(env.tenant, reader, { id: otherToken.id });
+    expect(viaSvc.status).toBe(200);
+    expect(JSON.stringify(viaSvc.body)).not.toContain('leaked');
+    expect(JSON.stringify(viaSvc.body)).toMatch(/404|No token/);
+
+    const detokenized = await react(env.tenant, reader, { id: `{{${otherToken.id}}}` });
+    expect(detokenized.status).toBe(400);
+
+    expect((await react(other, reader, { id: 'x' })).status).toBe(404);
+    const accepted = await env.tenant.client.request<{ async_reactor_request_id: string }>(
+      'POST',
+      `/reactors/${reader}/react-async`,
+      { body: { args: { id: 'x' } } },
+    );
+    const result = await other.client.request(
+      'GET',
+      `/reactors/${reader}/results/${accepted.body.async_reactor_request_id}`,
+    );
+    expect(result.status).toBe(404);
+  });
+});

@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { executeCommand, fold, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import type { EventStore } from '@tokenvault/eventstore';
+import { withAdvisoryLock, type Pool, type Principal } from '@tokenvault/platform';
+import type { ReactorFormulaBody } from '@tokenvault/contracts';
+import { streams } from '../domain/events.ts';
+import { formulaDecider, type FormulaEvent, type FormulaState, type FormulaView } from '../domain/formula.ts';
+import type { ReactorQueries } from '../queries/reactors.ts';
+
+/**
+ * Creating a reactor on a formula and deleting the formula run one at a time under this lock, so
+ * a delete never misses a reactor created at the same moment (creates hold it until the reactor
+ * is in the read model the delete counts in).
+ */
+export const formulaLock = (tenantId: string, formulaId: string) =>
+  `reactor-formula:${tenantId}:${formulaId}`;
+
+/** The formula as its own stream says (not the read model): what reactor commands decide on. */
+export async function loadFormula(
+  store: EventStore,
+  tenantId: string,
+  formulaId: string,
+): Promise<FormulaState> {
+  const history = await store.readStream(streams.formula(tenantId, formulaId));
+  return fold(
+    formulaDecider,
+    history.map((event) => ({ type: event.type, data: event.data }) as FormulaEvent),
+  );
+}
+
+function viewOf(outcome: CommandOutcome<FormulaState, FormulaEvent>): FormulaView {
+  if (outcome.state.status !== 'active') throw new Error('the formula is not active after the command');
+  return outcome.state.formula;
+}
+
+export interface FormulaCommandDeps {
+  store: EventStore;
+  /** Where the advisory lock's session connects. */
+  ownerPool: Pool;
+  reactors: ReactorQueries;
+}
+
+export class FormulaCommands {
+  private readonly deps: FormulaCommandDeps;
+
+  constructor(deps: FormulaCommandDeps) {
+    this.deps = deps;
+  }
+
+  async create(principal: Principal, body: ReactorFormulaBody, correlationId: string) {
+    const formulaId = randomUUID();
+    const outcome = await executeCommand(
+      this.deps.store,
+      streams.formula(principal.tenantId, formulaId),
+      formulaDecider,
+      {
+        type: 'CreateFormula',
+        formulaId,
+        tenantId: principal.tenantId,
+        definition: body,
+        actorId: principal.actorId,
+        now: new Date().toISOString(),
+      },
+      metadataOf(principal, correlationId),
+      { newStream: true },
+    );
+    return { formula: viewOf(outcome), position: outcome.position };
+  }
+
+  async update(principal: Principal, formulaId: string, body: ReactorFormulaBody, correlationId: string) {
+    const outcome = await executeCommand(
+      this.deps.store,
+      streams.formula(principal.tenantId, formulaId),
+      formulaDecider,
+      {
+        type: 'UpdateFormula',
+        formulaId,
+        tenantId: principal.tenantId,
+        definition: body,
+        actorId: principal.actorId,
+        now: new Date().toISOString(),
+      },
+      metadataOf(principal, correlationId),
+    );
+    return { formula: viewOf(outcome), position: outcome.position };
+  }
+
+  /** A formula that reactors still run is not deleted (409). */
+  async delete(principal: Principal, formulaId: string, correlationId: string) {
+    const tenantId = principal.tenantId;
+    return withAdvisoryLock(this.deps.ownerPool, formulaLock(tenantId, formulaId), async () => {
+      const reactorsUsingIt = await this.deps.reactors.countUsingFormula(tenantId, formulaId);
+      const outcome = await executeCommand(
+        this.deps.store,
+        streams.formula(tenantId, formulaId),
+        formulaDecider,
+        {
+          type: 'DeleteFormula',
+          formulaId,
+          tenantId,
+          reactorsUsingIt,
+          actorId: principal.actorId,
+          now: new Date().toISOString(),
+        },
+        metadataOf(principal, correlationId),
+      );
+      return { position: outcome.position };
+    });
+  }
+}

@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import {
+  executeCommand,
+  fold,
+  metadataOf,
+  type CommandOutcome,
+  type ReadModelConsistency,
+} from '@tokenvault/cqrs';
+import type { EventStore } from '@tokenvault/eventstore';
+import { withAdvisoryLock, type Pool, type Principal } from '@tokenvault/platform';
+import type { CreateReactorBody, ReactorResponse, UpdateReactorBody } from '@tokenvault/contracts';
+import type { ApplicationQueries } from '@tokenvault/tenancy';
+import { streams } from '../domain/events.ts';
+import type { FormulaState } from '../domain/formula.ts';
+import { reactorDecider, reactorMissing, type ReactorEvent, type ReactorState } from '../domain/reactor.ts';
+import { formulaLock, loadFormula } from './formulas.ts';
+
+export interface ReactorCommandDeps {
+  store: EventStore;
+  ownerPool: Pool;
+  consistency: ReadModelConsistency;
+  applications: ApplicationQueries;
+}
+
+/** How long a create waits, holding its formula's lock, for the read model to have the reactor. */
+const lockedWaitMs = 60_000;
+
+type Application = NonNullable<ReactorResponse['application']>;
+
+export class ReactorCommands {
+  private readonly deps: ReactorCommandDeps;
+
+  constructor(deps: ReactorCommandDeps) {
+    this.deps = deps;
+  }
+
+  /** The application asked for, as tenancy knows it (of this tenant only). */
+  private async application(tenantId: string, reference: { id: string } | undefined) {
+    if (!reference) return undefined;
+    const [found] = await this.deps.applications.getMany(tenantId, [reference.id]);
+    return {
+      id: reference.id,
+      found: found && ({ id: found.id, name: found.name, type: found.type } satisfies Application),
+    };
+  }
+
+  /** The response, from the decided reactor and the formula and application it was decided on. */
+  private responseOf(
+    outcome: CommandOutcome<ReactorState, ReactorEvent>,
+    formula: FormulaState,
+    application: { found: Application | undefined } | undefined,
+  ): ReactorResponse {
+    if (outcome.state.status !== 'active' || formula.status !== 'active')
+      throw new Error('the reactor is not active after the command');
+    const { formula_id: _formula, application_id: _application, ...reactor } = outcome.state.reactor;
+    return {
+      ...reactor,
+      formula: formula.formula,
+      ...(application?.found ? { application: application.found } : {}),
+    };
+  }
+
+  async create(principal: Principal, body: CreateReactorBody, correlationId: string) {
+    const tenantId = principal.tenantId;
+    const application = await this.application(tenantId, body.application);
+    return withAdvisoryLock(this.deps.ownerPool, formulaLock(tenantId, body.formula.id), async () => {
+      const formula = await loadFormula(this.deps.store, tenantId, body.formula.id);
+      const reactorId = randomUUID();
+      const outcome = await executeCommand(
+        this.deps.store,
+        streams.reactor(tenantId, reactorId),
+        reactorDecider,
+        {
+          type: 'CreateReactor',
+          reactorId,
+          tenantId,
+          formulaId: body.formula.id,
+          formula,
+          name: body.name,
+          configuration: body.configuration,
+          ...(application ? { application } : {}),
+          actorId: principal.actorId,
+          now: new Date().toISOString(),
+        },
+        metadataOf(principal, correlationId),
+        { newStream: true },
+      );
+      // Held until the read model has it: a formula delete waiting for the lock then counts it.
+      await this.deps.consistency.waitFor(outcome.position!, lockedWaitMs);
+      return { reactor: this.responseOf(outcome, formula, application), position: outcome.position };
+    });
+  }
+
+  /** Name, configuration (checked against the formula as it is now) and application; never the formula. */
+  async update(principal: Principal, reactorId: string, body: UpdateReactorBody, correlationId: string) {
+    const tenantId = principal.tenantId;
+    const stream = streams.reactor(tenantId, reactorId);
+    const current = fold(
+      reactorDecider,
+      (await this.deps.store.readStream(stream)).map(
+        (event) => ({ type: event.type, data: event.data }) as ReactorEvent,
+      ),
+    );
+    if (current.status !== 'active') throw reactorMissing();
+    const application = await this.application(tenantId, body.application);
+    const formula = await loadFormula(this.deps.store, tenantId, current.reactor.formula_id);
+    const outcome = await executeCommand(
+      this.deps.store,
+      stream,
+      reactorDecider,
+      {
+        type: 'UpdateReactor',
+        reactorId,
+        tenantId,
+        formula,
+        name: body.name,
+        configuration: body.configuration,
+        ...(application ? { application } : {}),
+        actorId: principal.actorId,
+        now: new Date().toISOString(),
+      },
+      metadataOf(principal, correlationId),
+    );
+    return { reactor: this.responseOf(outcome, formula, application), position: outcome.position };
+  }
+
+  async delete(principal: Principal, reactorId: string, correlationId: string) {
+    const outcome = await executeCommand(
+      this.deps.store,
+      streams.reactor(principal.tenantId, reactorId),
+      reactorDecider,
+      {
+        type: 'DeleteReactor',
+        reactorId,
+        tenantId: principal.tenantId,
+        actorId: principal.actorId,
+        now: new Date().toISOString(),
+      },
+      metadataOf(principal, correlationId),
+    );
+    return { position: outcome.position };
+  }
+}

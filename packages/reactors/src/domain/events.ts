@@ -1,0 +1,78 @@
+import type { DomainEvent } from '@tokenvault/cqrs';
+import type {
+  ConfigurationDeclaration,
+  FormulaType,
+  RequestParameterDeclaration,
+} from '@tokenvault/contracts';
+
+/** What a formula declares, as decided (the same in its create and update events). */
+export interface FormulaDefinition {
+  name: string;
+  description?: string;
+  type: FormulaType;
+  code: string;
+  configuration: ConfigurationDeclaration[];
+  request_parameters: RequestParameterDeclaration[];
+}
+
+export type ReactorConfiguration = Record<string, unknown>;
+
+export type ReactorsEvent =
+  | DomainEvent<
+      'ReactorFormulaCreated',
+      FormulaDefinition & { formula_id: string; tenant_id: string; created_by: string; created_at: string }
+    >
+  | DomainEvent<
+      'ReactorFormulaUpdated',
+      FormulaDefinition & { formula_id: string; tenant_id: string; modified_by: string; modified_at: string }
+    >
+  | DomainEvent<
+      'ReactorFormulaDeleted',
+      { formula_id: string; tenant_id: string; deleted_by: string; deleted_at: string }
+    >
+  | DomainEvent<
+      'ReactorCreated',
+      {
+        reactor_id: string;
+        tenant_id: string;
+        name: string;
+        formula_id: string;
+        configuration: ReactorConfiguration;
+        application_id?: string;
+        created_by: string;
+        created_at: string;
+      }
+    >
+  | DomainEvent<
+      'ReactorUpdated',
+      {
+        reactor_id: string;
+        tenant_id: string;
+        name: string;
+        configuration: ReactorConfiguration;
+        application_id?: string;
+        modified_by: string;
+        modified_at: string;
+      }
+    >
+  | DomainEvent<
+      'ReactorDeleted',
+      { reactor_id: string; tenant_id: string; formula_id: string; deleted_by: string; deleted_at: string }
+    >;
+
+export type ReactorsEventOf<Type extends ReactorsEvent['type']> = Extract<ReactorsEvent, { type: Type }>;
+
+export const streams = {
+  formula: (tenantId: string, formulaId: string) => `reactors.formula-${tenantId}-${formulaId}`,
+  reactor: (tenantId: string, reactorId: string) => `reactors.reactor-${tenantId}-${reactorId}`,
+};
+
+/** Every event type of this context; `satisfies` fails to compile when one is missing or extra. */
+export const reactorsEventTypes = Object.keys({
+  ReactorFormulaCreated: true,
+  ReactorFormulaUpdated: true,
+  ReactorFormulaDeleted: true,
+  ReactorCreated: true,
+  ReactorUpdated: true,
+  ReactorDeleted: true,
+} satisfies Record<ReactorsEvent['type'], true>) as ReactorsEvent['type'][];

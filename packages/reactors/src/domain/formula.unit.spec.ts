@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { Problem } from '@tokenvault/platform';
+import { deciderSpec } from '@tokenvault/cqrs/testing';
+import { fold } from '@tokenvault/cqrs';
+import { formulaDecider, type FormulaCommand, type FormulaEvent } from './formula.ts';
+import type { FormulaDefinition } from './events.ts';
+
+const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
+const formulaId = '9d2f0a1e-0000-4000-8000-000000000002';
+const actorId = '9d2f0a1e-0000-4000-8000-000000000003';
+const now = '2026-03-01T00:00:00.000Z';
+const later = '2026-03-02T00:00:00.000Z';
+const problem = (status: number, field?: string) => (error: unknown) =>
+  error instanceof Problem && error.status === status && (!field || Object.hasOwn(error.errors ?? {}, field));
+
+const definition: FormulaDefinition = {
+  name: 'Charge',
+  type: 'private',
+  code: 'module.exports = async function (req) { return { raw: req.args }; };',
+  configuration: [{ name: 'API_KEY', type: 'string' }],
+  request_parameters: [{ name: 'card.number', type: 'string', optional: false }],
+};
+const target = { formulaId, tenantId, actorId, now };
+const create: FormulaCommand = { type: 'CreateFormula', definition, ...target };
+const created: FormulaEvent = {
+  type: 'ReactorFormulaCreated',
+  data: { formula_id: formulaId, tenant_id: tenantId, ...definition, created_by: actorId, created_at: now },
+};
+const changed = { ...definition, name: 'Charge v2', description: 'Second take' };
+const update: FormulaCommand = { type: 'UpdateFormula', definition: changed, ...target, now: later };
+const updated: FormulaEvent = {
+  type: 'ReactorFormulaUpdated',
+  data: { formula_id: formulaId, tenant_id: tenantId, ...changed, modified_by: actorId, modified_at: later },
+};
+const remove: FormulaCommand = { type: 'DeleteFormula', reactorsUsingIt: 0, ...target };
+const deleted: FormulaEvent = {
+  type: 'ReactorFormulaDeleted',
+  data: { formula_id: formulaId, tenant_id: tenantId, deleted_by: actorId, deleted_at: now },
+};
+const spec = deciderSpec(formulaDecider);
+
+describe('reactor formula decider', () => {
+  it('creates once', () => {
+    spec.given([]).when(create).then([created]);
+    spec.given([created]).when(create).thenThrows(problem(409));
+  });
+
+  it('refuses code that does not compile, at create and at update (422 naming body.code)', () => {
+    const broken = { ...definition, code: 'module.exports = function ( {' };
+    spec
+      .given([])
+      .when({ ...create, definition: broken })
+      .thenThrows(problem(422, 'body.code'));
+    spec
+      .given([created])
+      .when({ ...update, definition: broken })
+      .thenThrows(problem(422, 'body.code'));
+  });
+
+  it('updates an active formula only, keeping its creation and setting modified_*', () => {
+    spec.given([created]).when(update).then([updated]);
+    spec.given([]).when(update).thenThrows(problem(404));
+    spec.given([created, deleted]).when(update).thenThrows(problem(404));
+    const state = fold(formulaDecider, [created, updated]);
+    expect(state).toEqual({
+      status: 'active',
+      formula: {
+        id: formulaId,
+        tenant_id: tenantId,
+        ...changed,
+        created_by: actorId,
+        created_at: now,
+        modified_by: actorId,
+        modified_at: later,
+      },
+    });
+  });
+
+  it('deletes an active formula that no reactor uses; one in use is a 409', () => {
+    spec.given([created]).when(remove).then([deleted]);
+    spec
+      .given([created])
+      .when({ ...remove, reactorsUsingIt: 2 })
+      .thenThrows(problem(409));
+    spec.given([created, deleted]).when(remove).thenThrows(problem(404));
+  });
+});

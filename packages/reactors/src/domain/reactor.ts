@@ -1,0 +1,155 @@
+import { badRequest, conflict, notFound } from '@tokenvault/platform';
+import type { Decider } from '@tokenvault/cqrs';
+import type { ApplicationType } from '@tokenvault/contracts';
+import { assertConfiguration } from './configuration.ts';
+import type { ReactorConfiguration, ReactorsEventOf } from './events.ts';
+import { formulaMissing, type FormulaState } from './formula.ts';
+
+export type ReactorEvent = ReactorsEventOf<'ReactorCreated' | 'ReactorUpdated' | 'ReactorDeleted'>;
+
+/** The reactor as decided: create and update responses are built from it. */
+export interface ReactorView {
+  id: string;
+  tenant_id: string;
+  name: string;
+  formula_id: string;
+  configuration: ReactorConfiguration;
+  application_id?: string;
+  created_by: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at?: string;
+}
+
+export type ReactorState =
+  { status: 'absent' } | { status: 'active'; reactor: ReactorView } | { status: 'deleted' };
+
+/** The application a reactor names, as its context reported it (undefined: none of this tenant). */
+export interface ApplicationFacts {
+  id: string;
+  type: ApplicationType;
+}
+
+interface Target {
+  reactorId: string;
+  tenantId: string;
+  actorId: string;
+  now: string;
+}
+
+interface Settings {
+  name: string;
+  configuration: ReactorConfiguration;
+  /** The application asked for, and what its context knows of it (undefined: not found). */
+  application?: { id: string; found: ApplicationFacts | undefined };
+  /** The reactor's formula, folded from its own stream. */
+  formula: FormulaState;
+}
+
+export type ReactorCommand =
+  | ({ type: 'CreateReactor'; formulaId: string } & Settings & Target)
+  | ({ type: 'UpdateReactor' } & Settings & Target)
+  | ({ type: 'DeleteReactor' } & Target);
+
+export const reactorMissing = () => notFound('No reactor with this id.');
+
+/** The formula must exist, the application (if any) too and be public or private, the configuration fit. */
+function checkSettings(settings: Settings): { application_id?: string } {
+  if (settings.formula.status !== 'active') throw formulaMissing();
+  const application = settings.application;
+  if (application) {
+    if (!application.found) throw notFound('No application with this id.');
+    if (application.found.type === 'management') {
+      throw badRequest('A reactor’s application must be of type public or private.', {
+        'body.application.id': ['Must be a public or private application (this one is management)'],
+      });
+    }
+  }
+  assertConfiguration(settings.formula.formula.configuration, settings.configuration);
+  return application ? { application_id: application.id } : {};
+}
+
+export const reactorDecider: Decider<ReactorState, ReactorCommand, ReactorEvent> = {
+  initialState: () => ({ status: 'absent' }),
+  evolve(state, event) {
+    switch (event.type) {
+      case 'ReactorCreated': {
+        const { reactor_id, ...rest } = event.data;
+        return { status: 'active', reactor: { id: reactor_id, ...rest } };
+      }
+      case 'ReactorUpdated': {
+        if (state.status !== 'active') return state;
+        const d = event.data;
+        const { application_id: _previous, ...kept } = state.reactor;
+        return {
+          status: 'active',
+          reactor: {
+            ...kept,
+            name: d.name,
+            configuration: d.configuration,
+            ...(d.application_id === undefined ? {} : { application_id: d.application_id }),
+            modified_by: d.modified_by,
+            modified_at: d.modified_at,
+          },
+        };
+      }
+      case 'ReactorDeleted':
+        return { status: 'deleted' };
+    }
+  },
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateReactor': {
+        if (state.status !== 'absent') throw conflict('A reactor with this id exists.');
+        const application = checkSettings(command);
+        return [
+          {
+            type: 'ReactorCreated',
+            data: {
+              reactor_id: command.reactorId,
+              tenant_id: command.tenantId,
+              name: command.name,
+              formula_id: command.formulaId,
+              configuration: command.configuration,
+              ...application,
+              created_by: command.actorId,
+              created_at: command.now,
+            },
+          },
+        ];
+      }
+      case 'UpdateReactor': {
+        if (state.status !== 'active') throw reactorMissing();
+        const application = checkSettings(command);
+        return [
+          {
+            type: 'ReactorUpdated',
+            data: {
+              reactor_id: command.reactorId,
+              tenant_id: command.tenantId,
+              name: command.name,
+              configuration: command.configuration,
+              ...application,
+              modified_by: command.actorId,
+              modified_at: command.now,
+            },
+          },
+        ];
+      }
+      case 'DeleteReactor':
+        if (state.status !== 'active') throw reactorMissing();
+        return [
+          {
+            type: 'ReactorDeleted',
+            data: {
+              reactor_id: command.reactorId,
+              tenant_id: command.tenantId,
+              formula_id: state.reactor.formula_id,
+              deleted_by: command.actorId,
+              deleted_at: command.now,
+            },
+          },
+        ];
+    }
+  },
+};

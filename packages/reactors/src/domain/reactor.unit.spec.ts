@@ -1,0 +1,179 @@
+import { describe, expect, it } from 'vitest';
+import { Problem } from '@tokenvault/platform';
+import { deciderSpec } from '@tokenvault/cqrs/testing';
+import { fold } from '@tokenvault/cqrs';
+import { reactorDecider, type ReactorCommand, type ReactorEvent } from './reactor.ts';
+import type { FormulaState } from './formula.ts';
+
+const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
+const formulaId = '9d2f0a1e-0000-4000-8000-000000000002';
+const actorId = '9d2f0a1e-0000-4000-8000-000000000003';
+const reactorId = '9d2f0a1e-0000-4000-8000-000000000004';
+const applicationId = '9d2f0a1e-0000-4000-8000-000000000005';
+const now = '2026-03-01T00:00:00.000Z';
+const problem = (status: number, field?: string) => (error: unknown) =>
+  error instanceof Problem && error.status === status && (!field || Object.hasOwn(error.errors ?? {}, field));
+
+const formula: FormulaState = {
+  status: 'active',
+  formula: {
+    id: formulaId,
+    tenant_id: tenantId,
+    name: 'Charge',
+    type: 'private',
+    code: 'module.exports = () => ({});',
+    configuration: [
+      { name: 'API_KEY', type: 'string' },
+      { name: 'RETRIES', type: 'number' },
+    ],
+    request_parameters: [],
+    created_by: actorId,
+    created_at: now,
+  },
+};
+const configuration = { API_KEY: 'sk_test', RETRIES: 3 };
+const application = { id: applicationId, found: { id: applicationId, type: 'private' as const } };
+const target = { reactorId, tenantId, actorId, now };
+const create: ReactorCommand = {
+  type: 'CreateReactor',
+  formulaId,
+  formula,
+  name: 'Stripe',
+  configuration,
+  application,
+  ...target,
+};
+const created: ReactorEvent = {
+  type: 'ReactorCreated',
+  data: {
+    reactor_id: reactorId,
+    tenant_id: tenantId,
+    name: 'Stripe',
+    formula_id: formulaId,
+    configuration,
+    application_id: applicationId,
+    created_by: actorId,
+    created_at: now,
+  },
+};
+const update: ReactorCommand = {
+  type: 'UpdateReactor',
+  formula,
+  name: 'Renamed',
+  configuration: { API_KEY: 'sk_live', RETRIES: 1 },
+  ...target,
+};
+const updated: ReactorEvent = {
+  type: 'ReactorUpdated',
+  data: {
+    reactor_id: reactorId,
+    tenant_id: tenantId,
+    name: 'Renamed',
+    configuration: { API_KEY: 'sk_live', RETRIES: 1 },
+    modified_by: actorId,
+    modified_at: now,
+  },
+};
+const spec = deciderSpec(reactorDecider);
+
+describe('reactor decider', () => {
+  it('creates once, on an active formula', () => {
+    spec.given([]).when(create).then([created]);
+    spec.given([created]).when(create).thenThrows(problem(409));
+    spec
+      .given([])
+      .when({ ...create, formula: { status: 'absent' } })
+      .thenThrows(problem(404));
+    spec
+      .given([])
+      .when({ ...create, formula: { status: 'deleted' } })
+      .thenThrows(problem(404));
+  });
+
+  it('checks the configuration against the formula: missing, wrong type and undeclared names are 400s', () => {
+    spec
+      .given([])
+      .when({ ...create, configuration: { RETRIES: 3 } })
+      .thenThrows(problem(400, 'body.configuration.API_KEY'));
+    spec
+      .given([])
+      .when({ ...create, configuration: { ...configuration, RETRIES: '3' } })
+      .thenThrows(problem(400, 'body.configuration.RETRIES'));
+    spec
+      .given([])
+      .when({ ...create, configuration: { ...configuration, EXTRA: 1 } })
+      .thenThrows(problem(400, 'body.configuration.EXTRA'));
+    spec
+      .given([created])
+      .when({ ...update, configuration: {} })
+      .thenThrows(problem(400, 'body.configuration.API_KEY'));
+  });
+
+  it('refuses a management application (400 naming body.application.id) and a missing one (404)', () => {
+    const management = { id: applicationId, found: { id: applicationId, type: 'management' as const } };
+    spec
+      .given([])
+      .when({ ...create, application: management })
+      .thenThrows(problem(400, 'body.application.id'));
+    spec
+      .given([])
+      .when({ ...create, application: { id: applicationId, found: undefined } })
+      .thenThrows(problem(404));
+  });
+
+  it('updates name, configuration and application (left out: removed), keeping the formula', () => {
+    spec.given([created]).when(update).then([updated]);
+    spec.given([]).when(update).thenThrows(problem(404));
+    const state = fold(reactorDecider, [created, updated]);
+    expect(state).toEqual({
+      status: 'active',
+      reactor: {
+        id: reactorId,
+        tenant_id: tenantId,
+        name: 'Renamed',
+        formula_id: formulaId,
+        configuration: { API_KEY: 'sk_live', RETRIES: 1 },
+        created_by: actorId,
+        created_at: now,
+        modified_by: actorId,
+        modified_at: now,
+      },
+    });
+  });
+
+  it('deletes an active reactor, naming its formula', () => {
+    const remove: ReactorCommand = { type: 'DeleteReactor', ...target };
+    spec
+      .given([created])
+      .when(remove)
+      .then([
+        {
+          type: 'ReactorDeleted',
+          data: {
+            reactor_id: reactorId,
+            tenant_id: tenantId,
+            formula_id: formulaId,
+            deleted_by: actorId,
+            deleted_at: now,
+          },
+        },
+      ]);
+    spec
+      .given([
+        created,
+        updated,
+        {
+          type: 'ReactorDeleted',
+          data: {
+            reactor_id: reactorId,
+            tenant_id: tenantId,
+            formula_id: formulaId,
+            deleted_by: actorId,
+            deleted_at: now,
+          },
+        },
+      ])
+      .when(remove)
+      .thenThrows(problem(404));
+  });
+});

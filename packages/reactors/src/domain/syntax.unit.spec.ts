@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { checkFormulaSyntax } from './syntax.ts';
+
+describe('checkFormulaSyntax', () => {
+  it('accepts a module body, async functions and a top-level return', () => {
+    expect(
+      checkFormulaSyntax('module.exports = async function (req) {\n  return { raw: req.args };\n};'),
+    ).toBeUndefined();
+    expect(checkFormulaSyntax('return 1;')).toBeUndefined();
+  });
+
+  it('names the error and its line', () => {
+    expect(checkFormulaSyntax('const a = 1;\nconst = 2;\nmodule.exports = a;')).toMatch(/line 2\)$/);
+    expect(checkFormulaSyntax('const a = 1;\nmodule.exports = function ( {')).toMatch(
+      /^Unexpected end of input \(line 2\)$/,
+    );
+    expect(checkFormulaSyntax('let = ;')).toEqual(expect.any(String));
+  });
+
+  it('never runs the code', () => {
+    const marker = `ran_${Date.now()}`;
+    expect(checkFormulaSyntax(`globalThis.${marker} = true; throw new Error('ran');`)).toBeUndefined();
+    expect((globalThis as Record<string, unknown>)[marker]).toBeUndefined();
+  });
+});

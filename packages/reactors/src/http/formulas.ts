@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import {
+  defineRoute,
+  notFound,
+  pageQuery,
+  paginated,
+  type Pool,
+  type RouteDefinition,
+} from '@tokenvault/platform';
+import type { ReadModelConsistency } from '@tokenvault/cqrs';
+import type { EventStore } from '@tokenvault/eventstore';
+import {
+  idParams,
+  nameFilter,
+  paginatedSchema,
+  reactorFormulaBody,
+  reactorFormulaSchema,
+} from '@tokenvault/contracts';
+import type { ApplicationQueries } from '@tokenvault/tenancy';
+import { FormulaCommands } from '../commands/formulas.ts';
+import { FormulaQueries } from '../queries/formulas.ts';
+import { ReactorQueries } from '../queries/reactors.ts';
+
+export interface ReactorRouteDeps {
+  store: EventStore;
+  appPool: Pool;
+  ownerPool: Pool;
+  consistency: ReadModelConsistency;
+  applications: ApplicationQueries;
+}
+
+const missing = () => notFound('No reactor formula with this id.');
+
+/** Formulas are guarded by the reactor:* permissions (the spec names no formula permissions). */
+export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
+  const { consistency } = deps;
+  const commands = new FormulaCommands({
+    store: deps.store,
+    ownerPool: deps.ownerPool,
+    reactors: new ReactorQueries(deps.appPool, deps.applications),
+  });
+  const queries = new FormulaQueries(deps.appPool);
+  const tag = 'Reactor formulas';
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/reactor-formulas',
+      summary: 'Create a reactor formula (code that does not compile: 422 naming body.code)',
+      tag,
+      permission: 'reactor:create',
+      body: reactorFormulaBody,
+      responses: { 201: { description: 'Created', schema: reactorFormulaSchema } },
+      async handle({ principal, body, requestId }) {
+        const created = await commands.create(principal, body, requestId);
+        return {
+          status: 201,
+          headers: await consistency.afterWrite(created.position),
+          body: created.formula,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/reactor-formulas',
+      summary: 'List reactor formulas (name: case-insensitive; * matches any run of characters)',
+      tag,
+      permission: 'reactor:read',
+      query: z.strictObject({ name: nameFilter, ...pageQuery(100) }),
+      responses: {
+        200: { description: 'A page of reactor formulas', schema: paginatedSchema(reactorFormulaSchema) },
+      },
+      async handle({ principal, query }) {
+        const { items, total } = await queries.list(
+          principal.tenantId,
+          { name: query.name },
+          query.page,
+          query.size,
+        );
+        return { status: 200, body: paginated(items, query.page, query.size, total) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/reactor-formulas/:id',
+      summary: 'Get a reactor formula',
+      tag,
+      permission: 'reactor:read',
+      params: idParams,
+      responses: { 200: { description: 'The reactor formula', schema: reactorFormulaSchema } },
+      async handle({ principal, params }) {
+        const formula = await queries.get(principal.tenantId, params.id);
+        if (!formula) throw missing();
+        return { status: 200, body: formula };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/reactor-formulas/:id',
+      summary: 'Replace a reactor formula (code that does not compile: 422 naming body.code)',
+      tag,
+      permission: 'reactor:update',
+      params: idParams,
+      body: reactorFormulaBody,
+      responses: { 200: { description: 'The updated reactor formula', schema: reactorFormulaSchema } },
+      async handle({ principal, params, body, requestId }) {
+        const updated = await commands.update(principal, params.id, body, requestId);
+        return {
+          status: 200,
+          headers: await consistency.afterWrite(updated.position),
+          body: updated.formula,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/reactor-formulas/:id',
+      summary: 'Delete a reactor formula (409 while reactors use it)',
+      tag,
+      permission: 'reactor:delete',
+      params: idParams,
+      responses: { 204: { description: 'Deleted' } },
+      async handle({ principal, params, requestId }) {
+        const deleted = await commands.delete(principal, params.id, requestId);
+        return { status: 204, headers: await consistency.afterWrite(deleted.position) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,116 @@
+import { defineRoute, notFound, Problem, type Principal, type RouteDefinition } from '@tokenvault/platform';
+import type { Detokenizer } from '@tokenvault/tokens';
+import {
+  asyncReactorRequestSchema,
+  asyncReactorResultSchema,
+  idParams,
+  invokeReactorBody,
+  reactorResultParams,
+  reactorRunResponseSchema,
+} from '@tokenvault/contracts';
+import { findTokenExpressions, prepareArguments, substituteTokens } from '../domain/arguments.ts';
+import { configurationErrors } from '../domain/configuration.ts';
+import type { ReactorQueries } from '../queries/reactors.ts';
+import { outcomeBody, type ReactorRunQueue } from '../runs/run-queue.ts';
+import { principalData, problemFromData, type ReactorRunRequest } from '../runs/run-messages.ts';
+
+export interface InvocationRouteDeps {
+  runs: ReactorRunQueue;
+  detokenizer: Detokenizer;
+  reactors: ReactorQueries;
+}
+
+/** Invoking needs token:use (and token:use on a container of every detokenized token). */
+export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
+  const tag = 'Reactors';
+
+  /**
+   * The run request, in the spec's order: the reactor (404), its configuration still fitting its
+   * formula, the expressions (at most 100), detokenization (each token on record as read before
+   * the code sees it), then the detokenized args checked against the request parameters.
+   */
+  const prepare = async (
+    principal: Principal,
+    reactorId: string,
+    args: unknown,
+    requestId: string,
+  ): Promise<ReactorRunRequest> => {
+    const reactor = await deps.reactors.get(principal.tenantId, reactorId);
+    if (!reactor) throw notFound('No reactor with this id.');
+    const misconfigured = configurationErrors(reactor.formula.configuration, reactor.configuration);
+    if (Object.keys(misconfigured).length > 0) {
+      throw new Problem(
+        400,
+        'invalid-reactor-configuration',
+        'Bad Request',
+        'The reactor’s configuration no longer satisfies its formula; update the reactor.',
+        misconfigured,
+      );
+    }
+    const tokenIds = findTokenExpressions(args);
+    const tokenData = await deps.detokenizer.open(principal, tokenIds, 'token:use', requestId, 'body.args');
+    return {
+      code: reactor.formula.code,
+      args: prepareArguments(reactor.formula.request_parameters, substituteTokens(args, tokenData)),
+      configuration: reactor.configuration,
+      application_id: reactor.application?.id ?? null,
+      caller: principalData(principal),
+      request_id: requestId,
+    };
+  };
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/reactors/:id/react',
+      summary: 'Invoke a reactor: detokenize args, run the formula, tokenize what it returns',
+      tag,
+      permission: 'token:use',
+      params: idParams,
+      body: invokeReactorBody,
+      responses: { 200: { description: 'The reactor’s response', schema: reactorRunResponseSchema } },
+      async handle({ principal, params, body, requestId }) {
+        const request = await prepare(principal, params.id, body.args, requestId);
+        const outcome = await deps.runs.run(principal.tenantId, params.id, request);
+        return { status: 200, body: outcomeBody(outcome) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/reactors/:id/react-async',
+      summary: 'Invoke a reactor in the background; its result is kept for REACTOR_RESULT_TTL_SECONDS',
+      tag,
+      permission: 'token:use',
+      params: idParams,
+      body: invokeReactorBody,
+      responses: { 202: { description: 'Queued', schema: asyncReactorRequestSchema } },
+      async handle({ principal, params, body, requestId }) {
+        const request = await prepare(principal, params.id, body.args, requestId);
+        const job = await deps.runs.submit(principal.tenantId, params.id, request);
+        return { status: 202, body: { async_reactor_request_id: job.id } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/reactors/:id/results/:request_id',
+      summary: 'The status of an async invocation and, once done, its response or problem',
+      tag,
+      permission: 'token:use',
+      params: reactorResultParams,
+      responses: { 200: { description: 'The run', schema: asyncReactorResultSchema } },
+      async handle({ principal, params }) {
+        const run = await deps.runs.status(principal.tenantId, params.id, params.request_id);
+        if (!run) throw notFound('No reactor request with this id.');
+        const base = { async_reactor_request_id: params.request_id, status: run.status };
+        if (run.status === 'pending') return { status: 200, body: base };
+        const { outcome } = run;
+        return {
+          status: 200,
+          body: outcome.ok
+            ? { ...base, result: outcome.body }
+            : { ...base, error: problemFromData(outcome.problem).toJSON() },
+        };
+      },
+    }),
+  ];
+}

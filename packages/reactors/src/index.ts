@@ -1,0 +1,20 @@
+export { reactorsMigrations } from './migrations.ts';
+export { reactorsProjection } from './projections/reactors.ts';
+export { formulaRoutes, type ReactorRouteDeps } from './http/formulas.ts';
+export { reactorRoutes } from './http/reactors.ts';
+export { formulaDecider } from './domain/formula.ts';
+export { reactorDecider } from './domain/reactor.ts';
+export { checkFormulaSyntax } from './domain/syntax.ts';
+export { configurationErrors, assertConfiguration } from './domain/configuration.ts';
+export {
+  castTo,
+  findTokenExpressions,
+  maxTokensPerInvocation,
+  prepareArguments,
+  substituteTokens,
+} from './domain/arguments.ts';
+export { streams as reactorsStreams, reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
+export { invocationRoutes } from './http/invoke.ts';
+export { ReactorQueries } from './queries/reactors.ts';
+export { ReactorRunQueue, reactorRunQueueName } from './runs/run-queue.ts';
+export { ReactorRunWorker } from './runs/run-worker.ts';

@@ -1,0 +1,76 @@
+import { Problem, type ContainerRule, type FieldErrors, type Principal } from '@tokenvault/platform';
+
+/** What Redis holds of a run: ids, and everything else sealed under the tenant's data key. */
+export interface ReactorRunJob {
+  tenant_id: string;
+  reactor_id: string;
+  /** AES-256-GCM (the tenant's data key), bound to the run id: a ReactorRunRequest. */
+  sealed_request: string;
+}
+
+/** A principal as plain data (it crosses Redis inside the sealed request). */
+export interface PrincipalData {
+  tenantId: string;
+  actorId: string;
+  actorType: Principal['actorType'];
+  permissions: string[];
+  rules: ContainerRule[];
+  tenantSettings: Record<string, string>;
+}
+
+export interface ReactorRunRequest {
+  code: string;
+  /** Detokenized and validated against the formula's request parameters. */
+  args: Record<string, unknown>;
+  configuration: Record<string, unknown>;
+  /** The reactor's application: `svc` acts as it; null means `req.svc` is null. */
+  application_id: string | null;
+  /** Who invoked: `tokenize` creates tokens as this caller when the reactor has no application. */
+  caller: PrincipalData;
+  request_id: string;
+}
+
+export interface ProblemData {
+  status: number;
+  slug: string;
+  title: string;
+  detail?: string;
+  errors?: FieldErrors;
+}
+
+/** The result of a run, as the sync call answers it (and the async result reports it). */
+export type ReactorRunOutcome =
+  { ok: true; body: { tokens?: unknown; raw?: unknown } } | { ok: false; problem: ProblemData };
+
+/** Sealing subjects: a request or outcome sealed for one run opens for that run only. */
+export const sealedRequestSubject = (runId: string) => `reactor-run:${runId}:request`;
+export const sealedOutcomeSubject = (runId: string) => `reactor-run:${runId}:outcome`;
+
+export function principalData(principal: Principal): PrincipalData {
+  return {
+    tenantId: principal.tenantId,
+    actorId: principal.actorId,
+    actorType: principal.actorType,
+    permissions: [...principal.permissions],
+    rules: [...principal.rules],
+    tenantSettings: { ...principal.tenantSettings },
+  };
+}
+
+export function principalFromData(data: PrincipalData): Principal {
+  return { ...data, permissions: new Set(data.permissions) };
+}
+
+export function problemData(problem: Problem): ProblemData {
+  return {
+    status: problem.status,
+    slug: problem.slug,
+    title: problem.title,
+    ...(problem.detail === undefined ? {} : { detail: problem.detail }),
+    ...(problem.errors === undefined ? {} : { errors: problem.errors }),
+  };
+}
+
+export function problemFromData(data: ProblemData): Problem {
+  return new Problem(data.status, data.slug, data.title, data.detail, data.errors);
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { Queue, QueueEvents, type Job } from 'bullmq';
+import { Problem, type Config, type Logger } from '@tokenvault/platform';
+import { queueConnection } from '@tokenvault/worker';
+import type { Vault } from '@tokenvault/vault';
+import {
+  problemFromData,
+  sealedOutcomeSubject,
+  sealedRequestSubject,
+  type ReactorRunJob,
+  type ReactorRunOutcome,
+  type ReactorRunRequest,
+} from './run-messages.ts';
+
+export const reactorRunQueueName = 'reactor-run';
+
+type RunQueueConfig = Pick<
+  Config,
+  'REDIS_URL' | 'QUEUE_PREFIX' | 'REACTOR_TIMEOUT_MS' | 'REACTOR_RESULT_TTL_SECONDS'
+>;
+
+/** Time a sync call also allows for the queue hand-off, beyond the run's own wall time. */
+const queueGraceMs = 2_000;
+
+export type ReactorRunStatus =
+  { status: 'pending' } | { status: 'completed' | 'failed'; outcome: ReactorRunOutcome };
+
+/**
+ * The gateway's side of reactor runs: puts a sealed run on the BullMQ queue, waits for a sync
+ * run's sealed outcome, and reports async runs by id. Runs are never retried (reactor code is not
+ * known to be idempotent), and outcomes are kept for REACTOR_RESULT_TTL_SECONDS.
+ */
+export class ReactorRunQueue {
+  private readonly queue: Queue<ReactorRunJob, string>;
+  private readonly events: QueueEvents;
+  private readonly ready: Promise<unknown>;
+
+  private readonly config: RunQueueConfig;
+  private readonly vault: Vault;
+
+  constructor(config: RunQueueConfig, vault: Vault, logger: Logger) {
+    this.config = config;
+    this.vault = vault;
+    const connection = queueConnection(config);
+    const keptFor = { age: config.REACTOR_RESULT_TTL_SECONDS };
+    this.queue = new Queue<ReactorRunJob, string>(reactorRunQueueName, {
+      connection,
+      prefix: config.QUEUE_PREFIX,
+      defaultJobOptions: { attempts: 1, removeOnComplete: keptFor, removeOnFail: keptFor },
+    });
+    this.queue.on('error', (error) => logger.warn({ err: error }, 'reactor run queue error'));
+    this.events = new QueueEvents(reactorRunQueueName, { connection, prefix: config.QUEUE_PREFIX });
+    this.events.on('error', (error) => logger.warn({ err: error }, 'reactor run events error'));
+    this.ready = this.events.waitUntilReady();
+  }
+
+  /** Seals the request and queues it; the job's id is the async request id. */
+  async submit(
+    tenantId: string,
+    reactorId: string,
+    request: ReactorRunRequest,
+  ): Promise<Job<ReactorRunJob, string>> {
+    const runId = randomUUID();
+    const job: ReactorRunJob = {
+      tenant_id: tenantId,
+      reactor_id: reactorId,
+      sealed_request: await this.vault.encrypt(tenantId, sealedRequestSubject(runId), request),
+    };
+    return this.queue.add('run', job, { jobId: runId });
+  }
+
+  /** A sync run: its outcome, or a 504 when it did not finish within the reactor timeout. */
+  async run(tenantId: string, reactorId: string, request: ReactorRunRequest): Promise<ReactorRunOutcome> {
+    await this.ready;
+    const job = await this.submit(tenantId, reactorId, request);
+    let sealedOutcome: string;
+    try {
+      sealedOutcome = (await job.waitUntilFinished(
+        this.events,
+        this.config.REACTOR_TIMEOUT_MS + queueGraceMs,
+      )) as string;
+    } catch (error) {
+      if (error instanceof Error && /timed out/i.test(error.message)) {
+        // Still waiting (workers saturated): it must not run after its caller was told it failed.
+        await job.remove().catch(() => undefined);
+        throw new Problem(
+          504,
+          'reactor-timeout',
+          'Gateway Timeout',
+          `The reactor did not finish within ${this.config.REACTOR_TIMEOUT_MS} ms.`,
+        );
+      }
+      throw error;
+    }
+    return this.open(tenantId, job.id!, sealedOutcome);
+  }
+
+  /** An async run of this tenant's reactor, or undefined (unknown, expired, or not this tenant's). */
+  async status(tenantId: string, reactorId: string, runId: string): Promise<ReactorRunStatus | undefined> {
+    const job: Job<ReactorRunJob, string> | undefined = await this.queue.getJob(runId);
+    if (!job || job.data.tenant_id !== tenantId || job.data.reactor_id !== reactorId) return undefined;
+    const state = await job.getState();
+    if (state === 'completed') {
+      const outcome = await this.open(tenantId, runId, job.returnvalue);
+      return { status: outcome.ok ? 'completed' : 'failed', outcome };
+    }
+    if (state === 'failed') return { status: 'failed', outcome: infrastructureFailure };
+    return { status: 'pending' };
+  }
+
+  async close(): Promise<void> {
+    await this.events.close();
+    await this.queue.close();
+  }
+
+  private async open(tenantId: string, runId: string, sealed: string): Promise<ReactorRunOutcome> {
+    return (await this.vault.decrypt(tenantId, sealedOutcomeSubject(runId), sealed)) as ReactorRunOutcome;
+  }
+}
+
+/** A run the worker could not complete (not the reactor's own error, which is an outcome). */
+const infrastructureFailure: ReactorRunOutcome = {
+  ok: false,
+  problem: {
+    status: 500,
+    slug: 'reactor-runtime',
+    title: 'Internal Server Error',
+    detail: 'The reactor run could not be completed.',
+  },
+};
+
+/** The sync answer of an outcome: its body, or its problem thrown. */
+export function outcomeBody(outcome: ReactorRunOutcome): { tokens?: unknown; raw?: unknown } {
+  if (!outcome.ok) throw problemFromData(outcome.problem);
+  return outcome.body;
+}

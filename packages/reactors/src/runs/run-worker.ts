@@ -1,0 +1,229 @@
+import { Worker, type Job } from 'bullmq';
+import {
+  Problem,
+  type Config,
+  type Logger,
+  type Pool,
+  type Principal,
+  type RouteDefinition,
+} from '@tokenvault/platform';
+import { queueConnection } from '@tokenvault/worker';
+import { principalOfApplication } from '@tokenvault/tenancy';
+import type { Vault } from '@tokenvault/vault';
+import { createSandboxPool, type SandboxOutcome, type SandboxPool } from '@tokenvault/sandbox';
+import { reactorRunQueueName } from './run-queue.ts';
+import {
+  principalFromData,
+  problemData,
+  sealedOutcomeSubject,
+  sealedRequestSubject,
+  type ProblemData,
+  type ReactorRunJob,
+  type ReactorRunOutcome,
+  type ReactorRunRequest,
+} from './run-messages.ts';
+import { isPlainObject } from '../domain/values.ts';
+import { ServiceClient, serviceMethodNames } from './service-client.ts';
+
+type RunWorkerConfig = Pick<
+  Config,
+  | 'REDIS_URL'
+  | 'QUEUE_PREFIX'
+  | 'REACTOR_TIMEOUT_MS'
+  | 'REACTOR_CPU_TIME_MS'
+  | 'REACTOR_MEMORY_MB'
+  | 'REACTOR_CONCURRENCY'
+  | 'REACTOR_PROCESSES'
+  | 'REACTOR_MAX_OUTPUT_BYTES'
+  | 'REACTOR_MAX_SERVICE_CALLS'
+>;
+
+export interface RunWorkerOptions {
+  config: RunWorkerConfig;
+  vault: Vault;
+  ownerPool: Pool;
+  /** The service's routes: `svc` and `tokenize` call them in-process. */
+  routes: readonly RouteDefinition[];
+  logger: Logger;
+}
+
+/**
+ * The reactor worker pool: takes runs off the BullMQ queue, opens each sealed request, runs the
+ * formula's code in the isolated-vm sandbox (child processes of its own), turns `tokenize` into
+ * tokens, and returns the outcome sealed. The reactor's own errors are outcomes, not job
+ * failures; a job fails only when the run could not be carried out.
+ */
+export class ReactorRunWorker {
+  private readonly worker: Worker<ReactorRunJob, string>;
+  private readonly services: ServiceClient;
+
+  private readonly options: RunWorkerOptions & { sandbox: SandboxPool };
+
+  private constructor(options: RunWorkerOptions & { sandbox: SandboxPool }) {
+    this.options = options;
+    this.services = new ServiceClient(options.routes);
+    this.worker = new Worker<ReactorRunJob, string>(reactorRunQueueName, (job) => this.process(job), {
+      connection: queueConnection(options.config),
+      prefix: options.config.QUEUE_PREFIX,
+      concurrency: options.config.REACTOR_CONCURRENCY,
+      autorun: false,
+    });
+    this.worker.on('failed', (job, error) =>
+      options.logger.warn({ jobId: job?.id, reason: error.name }, 'reactor run could not be completed'),
+    );
+    this.worker.on('error', (error) => options.logger.warn({ err: error }, 'reactor worker error'));
+  }
+
+  static async start(options: RunWorkerOptions): Promise<ReactorRunWorker> {
+    const { config } = options;
+    const sandbox = await createSandboxPool({
+      limits: {
+        memoryMb: config.REACTOR_MEMORY_MB,
+        cpuTimeMs: config.REACTOR_CPU_TIME_MS,
+        wallTimeMs: config.REACTOR_TIMEOUT_MS,
+        maxOutputBytes: config.REACTOR_MAX_OUTPUT_BYTES,
+        maxServiceCalls: config.REACTOR_MAX_SERVICE_CALLS,
+      },
+      processes: config.REACTOR_PROCESSES,
+      logger: options.logger,
+    });
+    const worker = new ReactorRunWorker({ ...options, sandbox });
+    void worker.worker
+      .run()
+      .catch((error: unknown) => options.logger.error({ err: error }, 'reactor worker stopped'));
+    return worker;
+  }
+
+  /** Runs in flight finish; nothing new is taken; then the sandbox processes go. */
+  async close(): Promise<void> {
+    await this.worker.close();
+    await this.options.sandbox.close();
+  }
+
+  private async process(job: Job<ReactorRunJob, string>): Promise<string> {
+    const { vault } = this.options;
+    const runId = job.id!;
+    const tenantId = job.data.tenant_id;
+    const request = (await vault.decrypt(
+      tenantId,
+      sealedRequestSubject(runId),
+      job.data.sealed_request,
+    )) as ReactorRunRequest;
+    const outcome = await this.run(request);
+    return vault.encrypt(tenantId, sealedOutcomeSubject(runId), outcome);
+  }
+
+  private async run(request: ReactorRunRequest): Promise<ReactorRunOutcome> {
+    try {
+      const caller = principalFromData(request.caller);
+      const application = request.application_id
+        ? await principalOfApplication(this.options.ownerPool, caller.tenantId, request.application_id)
+        : undefined;
+      if (request.application_id && !application) {
+        throw new Problem(
+          400,
+          'invalid-reactor-configuration',
+          'Bad Request',
+          'The reactor’s application no longer exists.',
+        );
+      }
+      const outcome = await this.options.sandbox.run(
+        {
+          code: request.code,
+          args: request.args,
+          configuration: request.configuration,
+          serviceMethods: application ? serviceMethodNames : null,
+        },
+        (method, args) => this.services.invoke(method, args, application!, request.request_id),
+      );
+      if (!outcome.ok) return { ok: false, problem: reactorProblem(outcome) };
+      return {
+        ok: true,
+        body: await this.responseOf(outcome.result, application ?? caller, request.request_id),
+      };
+    } catch (error) {
+      if (error instanceof Problem) return { ok: false, problem: problemData(error) };
+      throw error;
+    }
+  }
+
+  /** `{ raw, tokenize }` → `{ raw, tokens }`: each token-create body in tokenize becomes a token. */
+  private async responseOf(
+    result: unknown,
+    creator: Principal,
+    requestId: string,
+  ): Promise<{ tokens?: unknown; raw?: unknown }> {
+    if (result === undefined || result === null) return {};
+    if (!isPlainObject(result)) {
+      throw reactorRuntimeProblem('The reactor must return an object ({ raw, tokenize }).');
+    }
+    const body: { tokens?: unknown; raw?: unknown } = {};
+    if (result.raw !== undefined) body.raw = result.raw;
+    if (result.tokenize !== undefined)
+      body.tokens = await this.tokenize(result.tokenize, [], creator, requestId);
+    return body;
+  }
+
+  /**
+   * The same shape with every token-create body (an object with `data`) replaced by the token it
+   * created (without its data). A body the tokens API refuses fails the run with its field errors,
+   * named under `tokenize.<path>`.
+   */
+  private async tokenize(
+    value: unknown,
+    path: string[],
+    creator: Principal,
+    requestId: string,
+  ): Promise<unknown> {
+    if (!isPlainObject(value)) {
+      throw reactorRuntimeProblem(`tokenize${path.map((key) => `.${key}`).join('')} must be an object.`);
+    }
+    if (Object.hasOwn(value, 'data')) {
+      try {
+        return (await this.services.call('post /tokens', { body: value }, creator, requestId)).body;
+      } catch (error) {
+        if (!(error instanceof Problem)) throw error;
+        const prefix = ['tokenize', ...path].join('.');
+        const errors = error.errors
+          ? Object.fromEntries(
+              Object.entries(error.errors).map(([field, messages]) => [
+                field.replace(/^body/, prefix),
+                messages,
+              ]),
+            )
+          : undefined;
+        throw new Problem(error.status, error.slug, error.title, error.detail, errors);
+      }
+    }
+    const tokens: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      tokens[key] = await this.tokenize(item, [...path, key], creator, requestId);
+    }
+    return tokens;
+  }
+}
+
+const reactorRuntimeProblem = (detail: string) =>
+  new Problem(500, 'reactor-runtime', 'Internal Server Error', detail);
+
+const titles: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** A reactor's thrown error (an SDK class, or anything else as ReactorRuntimeError) as a problem. */
+function reactorProblem(outcome: Extract<SandboxOutcome, { ok: false }>): ProblemData {
+  const { name, status, message, errors } = outcome.error;
+  return {
+    status,
+    slug: `reactor/${name}`,
+    title: titles[status] ?? name,
+    detail: message,
+    ...(errors ? { errors } : {}),
+  };
+}

@@ -1,0 +1,76 @@
+import { ServiceCallError } from '@tokenvault/sandbox';
+import {
+  Problem,
+  callRoute,
+  type HandlerResult,
+  type Principal,
+  type RouteDefinition,
+  type RouteInput,
+} from '@tokenvault/platform';
+import { isPlainObject } from '../domain/values.ts';
+
+/**
+ * The methods of a reactor's `svc` client, named as the hosted anchor's SDK names them, each one
+ * of the service's own routes called in-process as the reactor's application: the same schemas,
+ * permission checks, audit and events as over HTTP, without a key in plaintext anywhere.
+ */
+const serviceMethods: Record<string, { route: string; input(args: unknown[]): RouteInput }> = {
+  'tokens.create': { route: 'post /tokens', input: ([body]) => ({ body }) },
+  'tokens.retrieve': { route: 'get /tokens/:id', input: ([id]) => ({ params: { id: String(id) } }) },
+  'tokens.delete': { route: 'delete /tokens/:id', input: ([id]) => ({ params: { id: String(id) } }) },
+  'tokens.createAssociation': {
+    route: 'post /tokens/:parent_id/children/:child_id',
+    input: ([parentId, childId]) => ({ params: { parent_id: String(parentId), child_id: String(childId) } }),
+  },
+  'tokens.deleteAssociation': {
+    route: 'delete /tokens/:parent_id/children/:child_id',
+    input: ([parentId, childId]) => ({ params: { parent_id: String(parentId), child_id: String(childId) } }),
+  },
+  'tokens.createChild': {
+    route: 'post /tokens/:parent_id/children',
+    input: ([parentId, body]) => ({ params: { parent_id: String(parentId) }, body }),
+  },
+  'tokens.listChildren': {
+    route: 'get /tokens/:parent_id/children',
+    input: ([parentId, query]) => ({
+      params: { parent_id: String(parentId) },
+      query: isPlainObject(query) ? query : {},
+    }),
+  },
+};
+
+export const serviceMethodNames: readonly string[] = Object.keys(serviceMethods);
+
+export class ServiceClient {
+  private readonly routes = new Map<string, RouteDefinition>();
+
+  constructor(routes: readonly RouteDefinition[]) {
+    for (const route of routes) this.routes.set(`${route.method} ${route.path}`, route);
+    for (const { route } of Object.values(serviceMethods)) {
+      if (!this.routes.has(route)) throw new Error(`svc needs the route ${route}, which is not composed`);
+    }
+  }
+
+  /** Calls a route by its method and path as this principal; problems are thrown as they are. */
+  call(routeKey: string, input: RouteInput, principal: Principal, requestId: string): Promise<HandlerResult> {
+    const route = this.routes.get(routeKey);
+    if (!route) throw new Error(`no route ${routeKey}`);
+    return callRoute(route, input, principal, requestId);
+  }
+
+  /** A guest's `svc.<method>(...args)`: the response body, or a ServiceCallError (the route's problem). */
+  async invoke(method: string, args: unknown[], principal: Principal, requestId: string): Promise<unknown> {
+    const known = Object.hasOwn(serviceMethods, method) ? serviceMethods[method] : undefined;
+    if (!known) throw new ServiceCallError(`svc has no method ${method}.`, 400);
+    try {
+      const result = await this.call(known.route, known.input(args), principal, requestId);
+      return result.body ?? null;
+    } catch (error) {
+      // The guest sees the problem as the anchor's SDK error (status and data); anything else is
+      // logged by the sandbox and reaches the guest only as "Service call failed".
+      if (error instanceof Problem)
+        throw new ServiceCallError(error.detail ?? error.title, error.status, error.toJSON());
+      throw error;
+    }
+  }
+}

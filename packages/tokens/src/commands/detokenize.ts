@@ -1,0 +1,58 @@
+import { badRequest, forbidden, type Pool, type Principal } from '@tokenvault/platform';
+import type { EventStore } from '@tokenvault/eventstore';
+import type { Vault } from '@tokenvault/vault';
+import { allowedOnAll } from '../domain/access.ts';
+import { TokenQueries } from '../queries/tokens.ts';
+import { ReadAuditor } from './read-audit.ts';
+
+/**
+ * Opens tokens for code that runs on their data (a reactor): the caller needs the permission on
+ * every container of every token, unknown ids are named in a 400 (a missing token and another
+ * tenant's look the same), and every opened token is on record as read before its data leaves.
+ */
+export class Detokenizer {
+  private readonly queries: TokenQueries;
+  private readonly readAuditor: ReadAuditor;
+  private readonly deps: { store: EventStore; appPool: Pool; vault: Vault };
+
+  constructor(deps: { store: EventStore; appPool: Pool; vault: Vault }) {
+    this.deps = deps;
+    this.queries = new TokenQueries(deps.appPool);
+    this.readAuditor = new ReadAuditor(deps.store);
+  }
+
+  async open(
+    principal: Principal,
+    ids: readonly string[],
+    permission: string,
+    requestId: string,
+    field: string,
+  ): Promise<Map<string, unknown>> {
+    const rows = await this.queries.getMany(principal.tenantId, ids);
+    const found = new Map(rows.map((row) => [row.id, row]));
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length) {
+      throw badRequest('Some detokenization expressions name no token.', {
+        [field]: missing.map((id) => `No token with id ${id}`),
+      });
+    }
+    const denied = rows.filter((row) => !allowedOnAll(principal, permission, row.containers));
+    if (denied.length) {
+      throw forbidden(
+        `This API key lacks ${permission} on the containers of token ${denied.map((row) => row.id).join(', ')}.`,
+      );
+    }
+    const data = new Map<string, unknown>();
+    await Promise.all(
+      rows.map(async (row) =>
+        data.set(row.id, await this.deps.vault.decrypt(row.tenant_id, row.id, row.data_ciphertext)),
+      ),
+    );
+    await this.readAuditor.record(
+      principal,
+      rows.map((row) => ({ tokenId: row.id, type: row.type })),
+      requestId,
+    );
+    return data;
+  }
+}

@@ -488,15 +488,7 @@ describe('hostile input', () => {
     it('the bootstrap CLI refuses such a tenant name', async () => {
       const failure = await promisify(execFile)(
         'node',
-        [
-          '--import',
-          'tsx',
-          'services/admin-cli/src/bootstrap.ts',
-          '--tenant-name',
-          'Acme\r\nX',
-          '--owner-email',
-          'a@b.test',
-        ],
+        ['services/admin-cli/src/bootstrap.ts', '--tenant-name', 'Acme\r\nX', '--owner-email', 'a@b.test'],
         {
           cwd: new URL('..', import.meta.url).pathname,
           env: { ...process.env, DATABASE_URL: env.stack.database.url, LOG_LEVEL: 'warn' },

@@ -51,6 +51,9 @@ export class ReactorRunQueue {
     this.queue.on('error', (error) => logger.warn({ err: error }, 'reactor run queue error'));
     this.events = new QueueEvents(reactorRunQueueName, { connection, prefix: config.QUEUE_PREFIX });
     this.events.on('error', (error) => logger.warn({ err: error }, 'reactor run events error'));
+    // Every sync run waiting listens on these events: as many listeners as runs in flight.
+    this.events.setMaxListeners(0);
+    this.queue.setMaxListeners(0);
     this.ready = this.events.waitUntilReady();
   }
 

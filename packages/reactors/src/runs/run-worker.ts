@@ -85,6 +85,8 @@ export class ReactorRunWorker {
         maxServiceCalls: config.REACTOR_MAX_SERVICE_CALLS,
       },
       processes: config.REACTOR_PROCESSES,
+      // Every run the worker takes has an isolate slot: none waits inside the pool.
+      concurrencyPerProcess: Math.ceil(config.REACTOR_CONCURRENCY / config.REACTOR_PROCESSES),
       logger: options.logger,
     });
     const worker = new ReactorRunWorker({ ...options, sandbox });

@@ -36,6 +36,20 @@ function event(type: string, data: unknown = { type }, extra: Partial<NewEvent> 
   return { type, data, metadata: { tenant_id: tenantId, actor_type: 'system' }, ...extra };
 }
 
+/**
+ * `count` committed events under a prefix, read from the whole log. A store may hold back events
+ * that committed after a transaction still open elsewhere on its server (the PostgreSQL adapter's
+ * snapshot fence does, and test files run side by side), so wait until they are all visible.
+ */
+async function readAllVisible(store: EventStore, prefix: string, count: number): Promise<RecordedEvent[]> {
+  const deadline = Date.now() + waitLimitMs;
+  for (;;) {
+    const events = await store.readAll({ limit: Math.max(count, 100), streamPrefixes: [prefix] });
+    if (events.length >= count || Date.now() > deadline) return events;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** A stream-name prefix of its own per test: every test reads only what it wrote. */
 function uniquePrefix(): string {
   return `t${randomUUID().slice(0, 8)}/`;
@@ -199,7 +213,7 @@ export function eventStoreContract(name: string, harness: ContractHarness): void
       expect(secondResult).toEqual({ revision: 4, position: fromStream[4]!.position });
       expect(await store.readStream(`${prefix}missing`)).toEqual([]);
 
-      const fromAll = await store.readAll({ limit: 100, streamPrefixes: [prefix] });
+      const fromAll = await readAllVisible(store, prefix, 6);
       expectStrictlyIncreasing(fromAll);
       expect(fromAll.map((e) => e.event_id)).toEqual([
         ...fromStream.slice(0, 3).map((e) => e.event_id),
@@ -313,7 +327,7 @@ export function eventStoreContract(name: string, harness: ContractHarness): void
           }),
         ),
       );
-      const all = await store.readAll({ limit: 1000, streamPrefixes: [prefix] });
+      const all = await readAllVisible(store, prefix, 80);
       expect(all.map((e) => e.revision)).toEqual(Array.from({ length: 80 }, (_, revision) => revision));
       expectStrictlyIncreasing(all);
     });
@@ -375,7 +389,7 @@ export function eventStoreContract(name: string, harness: ContractHarness): void
       const prefix = uniquePrefix();
       const stream = `${prefix}c`;
       await store.append(stream, [event('C0'), event('C1'), event('C2')], { expectedRevision: 'no_stream' });
-      const [, checkpoint] = await store.readAll({ limit: 10, streamPrefixes: [prefix] });
+      const [, checkpoint] = await readAllVisible(store, prefix, 3);
 
       const received = collector();
       const subscription = subscribe({

@@ -312,6 +312,41 @@ describe('reactor errors, results and clients', () => {
     expect((await env.tenant.client.tokens.get(raw.id)).data).toBe('made by svc');
   });
 
+  it('lets no key bind a reactor to an application holding more than the key itself', async () => {
+    const reader = await env.tenant.client.applications.create({
+      name: 'reader',
+      type: 'private',
+      permissions: ['token:read', 'token:create'],
+    });
+    const builder = await env.tenant.client.applications.create({
+      name: 'builder',
+      type: 'private',
+      permissions: ['reactor:create', 'token:create', 'token:use'],
+    });
+    const formula = await env.tenant.client.request<{ id: string }>('POST', '/reactor-formulas', {
+      body: { name: 'reads', type: 'private', code: echoArgs, configuration: [], request_parameters: [] },
+    });
+    const bind = (applicationId: string) =>
+      env.tenant.client.request<{ errors?: Record<string, string[]> }>('POST', '/reactors', {
+        apiKey: builder.key,
+        body: {
+          name: 'escalation',
+          configuration: {},
+          formula: { id: formula.body.id },
+          application: { id: applicationId },
+        },
+      });
+    const escalated = await bind(reader.id);
+    expect(escalated.status).toBe(403);
+    expect(escalated.body.errors).toEqual({ 'body.application.id': ['token:read is not held by this key'] });
+    const peer = await env.tenant.client.applications.create({
+      name: 'peer',
+      type: 'private',
+      permissions: ['token:create'],
+    });
+    expect((await bind(peer.id)).status).toBe(201);
+  });
+
   it('turns tokenize into tokens of the same shape, without their data', async () => {
     const application = await env.tenant.client.applications.create({
       name: 'tokenizer',

@@ -7,6 +7,7 @@ export { ApplicationQueries } from './queries/applications.ts';
 export { tenantRoutes } from './http/tenants.ts';
 export { principalsOfTenant, tenantOfKeysInvalidation } from './projections/tenancy.ts';
 export { applicationDecider } from './domain/application.ts';
+export { grantsNotHeld, type ApplicationGrants } from './domain/grant-rule.ts';
 export { generateApiKey, hashApiKey } from './domain/api-key.ts';
 export { streams as tenancyStreams, tenancyEventTypes, type TenancyEvent } from './domain/events.ts';
 export { memberRoutes } from './http/members.ts';

@@ -8,7 +8,12 @@ import {
 } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import { withAdvisoryLock, type Pool, type Principal } from '@tokenvault/platform';
-import type { CreateReactorBody, ReactorResponse, UpdateReactorBody } from '@tokenvault/contracts';
+import type {
+  ApplicationResponse,
+  CreateReactorBody,
+  ReactorResponse,
+  UpdateReactorBody,
+} from '@tokenvault/contracts';
 import type { ApplicationQueries } from '@tokenvault/tenancy';
 import { streams } from '../domain/events.ts';
 import type { FormulaState } from '../domain/formula.ts';
@@ -27,6 +32,11 @@ const lockedWaitMs = 60_000;
 
 type Application = NonNullable<ReactorResponse['application']>;
 
+const callerGrants = (principal: Principal) => ({
+  permissions: [...principal.permissions],
+  rules: principal.rules,
+});
+
 export class ReactorCommands {
   private readonly deps: ReactorCommandDeps;
 
@@ -38,17 +48,14 @@ export class ReactorCommands {
   private async application(tenantId: string, reference: { id: string } | undefined) {
     if (!reference) return undefined;
     const [found] = await this.deps.applications.getMany(tenantId, [reference.id]);
-    return {
-      id: reference.id,
-      found: found && ({ id: found.id, name: found.name, type: found.type } satisfies Application),
-    };
+    return { id: reference.id, found };
   }
 
   /** The response, from the decided reactor and the formula and application it was decided on. */
   private responseOf(
     outcome: CommandOutcome<ReactorState, ReactorEvent>,
     formula: FormulaState,
-    application: { found: Application | undefined } | undefined,
+    application: { found: ApplicationResponse | undefined } | undefined,
   ): ReactorResponse {
     if (outcome.state.status !== 'active' || formula.status !== 'active')
       throw new Error('the reactor is not active after the command');
@@ -56,7 +63,15 @@ export class ReactorCommands {
     return {
       ...reactor,
       formula: formula.formula,
-      ...(application?.found ? { application: application.found } : {}),
+      ...(application?.found
+        ? {
+            application: {
+              id: application.found.id,
+              name: application.found.name,
+              type: application.found.type,
+            } satisfies Application,
+          }
+        : {}),
     };
   }
 
@@ -79,6 +94,7 @@ export class ReactorCommands {
           name: body.name,
           configuration: body.configuration,
           ...(application ? { application } : {}),
+          caller: callerGrants(principal),
           actorId: principal.actorId,
           now: new Date().toISOString(),
         },
@@ -116,6 +132,7 @@ export class ReactorCommands {
         name: body.name,
         configuration: body.configuration,
         ...(application ? { application } : {}),
+        caller: callerGrants(principal),
         actorId: principal.actorId,
         now: new Date().toISOString(),
       },

@@ -1,4 +1,5 @@
-import { badRequest, conflict, notFound } from '@tokenvault/platform';
+import { Problem, badRequest, conflict, notFound } from '@tokenvault/platform';
+import { grantsNotHeld } from '@tokenvault/tenancy';
 import type { Decider } from '@tokenvault/cqrs';
 import type { ApplicationType } from '@tokenvault/contracts';
 import { assertConfiguration } from './configuration.ts';
@@ -28,6 +29,14 @@ export type ReactorState =
 export interface ApplicationFacts {
   id: string;
   type: ApplicationType;
+  permissions: readonly string[];
+  rules: readonly { container: string; permissions: readonly string[] }[];
+}
+
+/** What the caller holds: it may bind a reactor only to an application holding no more. */
+export interface CallerGrants {
+  permissions: readonly string[];
+  rules: readonly { container: string; permissions: readonly string[] }[];
 }
 
 interface Target {
@@ -44,6 +53,7 @@ interface Settings {
   application?: { id: string; found: ApplicationFacts | undefined };
   /** The reactor's formula, folded from its own stream. */
   formula: FormulaState;
+  caller: CallerGrants;
 }
 
 export type ReactorCommand =
@@ -53,7 +63,11 @@ export type ReactorCommand =
 
 export const reactorMissing = () => notFound('No reactor with this id.');
 
-/** The formula must exist, the application (if any) too and be public or private, the configuration fit. */
+/**
+ * The formula must exist, the application (if any) too, be public or private and hold nothing the
+ * caller does not (whoever may invoke the reactor acts through its `svc` as that application, so
+ * binding a greater application would be an escalation), and the configuration must fit.
+ */
 function checkSettings(settings: Settings): { application_id?: string } {
   if (settings.formula.status !== 'active') throw formulaMissing();
   const application = settings.application;
@@ -63,6 +77,18 @@ function checkSettings(settings: Settings): { application_id?: string } {
       throw badRequest('A reactor’s application must be of type public or private.', {
         'body.application.id': ['Must be a public or private application (this one is management)'],
       });
+    }
+    // The type is public or private here; the caller's ranks as private, so only grants count.
+    const notHeld = grantsNotHeld({ type: 'private', ...settings.caller }, application.found);
+    const messages = Object.values(notHeld).flat();
+    if (messages.length > 0) {
+      throw new Problem(
+        403,
+        'forbidden',
+        'Forbidden',
+        'A reactor’s application may hold nothing this API key does not hold itself.',
+        { 'body.application.id': messages },
+      );
     }
   }
   assertConfiguration(settings.formula.formula.configuration, settings.configuration);

@@ -32,7 +32,11 @@ const formula: FormulaState = {
   },
 };
 const configuration = { API_KEY: 'sk_test', RETRIES: 3 };
-const application = { id: applicationId, found: { id: applicationId, type: 'private' as const } };
+const application = {
+  id: applicationId,
+  found: { id: applicationId, type: 'private' as const, permissions: ['token:create'], rules: [] },
+};
+const caller = { permissions: ['token:create', 'token:read'], rules: [] };
 const target = { reactorId, tenantId, actorId, now };
 const create: ReactorCommand = {
   type: 'CreateReactor',
@@ -41,6 +45,7 @@ const create: ReactorCommand = {
   name: 'Stripe',
   configuration,
   application,
+  caller,
   ...target,
 };
 const created: ReactorEvent = {
@@ -61,6 +66,7 @@ const update: ReactorCommand = {
   formula,
   name: 'Renamed',
   configuration: { API_KEY: 'sk_live', RETRIES: 1 },
+  caller,
   ...target,
 };
 const updated: ReactorEvent = {
@@ -110,7 +116,10 @@ describe('reactor decider', () => {
   });
 
   it('refuses a management application (400 naming body.application.id) and a missing one (404)', () => {
-    const management = { id: applicationId, found: { id: applicationId, type: 'management' as const } };
+    const management = {
+      id: applicationId,
+      found: { ...application.found, type: 'management' as const },
+    };
     spec
       .given([])
       .when({ ...create, application: management })
@@ -119,6 +128,37 @@ describe('reactor decider', () => {
       .given([])
       .when({ ...create, application: { id: applicationId, found: undefined } })
       .thenThrows(problem(404));
+  });
+
+  it('refuses an application holding what the caller does not (403 naming body.application.id)', () => {
+    const greater = {
+      id: applicationId,
+      found: { ...application.found, permissions: ['token:create', 'token:read', 'token:delete'] },
+    };
+    spec
+      .given([])
+      .when({ ...create, application: greater })
+      .thenThrows(problem(403, 'body.application.id'));
+    spec
+      .given([created])
+      .when({ ...update, application: greater })
+      .thenThrows(problem(403, 'body.application.id'));
+    const ruled = {
+      ...caller,
+      permissions: ['token:create'],
+      rules: [{ container: '/', permissions: ['token:read'] }],
+    };
+    spec
+      .given([])
+      .when({
+        ...create,
+        caller: ruled,
+        application: {
+          id: applicationId,
+          found: { ...application.found, rules: [{ container: '/pci/', permissions: ['token:read'] }] },
+        },
+      })
+      .then([{ ...created }]);
   });
 
   it('updates name, configuration and application (left out: removed), keeping the formula', () => {

@@ -347,6 +347,50 @@ describe('reactor errors, results and clients', () => {
     expect((await bind(peer.id)).status).toBe(201);
   });
 
+  it('lets no key rewrite the code that runs as an application holding more than the key', async () => {
+    const reader = await env.tenant.client.applications.create({
+      name: 'reader',
+      type: 'private',
+      permissions: ['token:read'],
+    });
+    const formula = await env.tenant.client.request<{ id: string }>('POST', '/reactor-formulas', {
+      body: { name: 'safe', type: 'private', code: echoArgs, configuration: [], request_parameters: [] },
+    });
+    await env.tenant.client.request('POST', '/reactors', {
+      body: {
+        name: 'bound',
+        configuration: {},
+        formula: { id: formula.body.id },
+        application: { id: reader.id },
+      },
+    });
+    const editor = await env.tenant.client.applications.create({
+      name: 'editor',
+      type: 'private',
+      permissions: ['reactor:update', 'token:use'],
+    });
+    const rewritten = await env.tenant.client.request<{ errors?: Record<string, string[]> }>(
+      'PUT',
+      `/reactor-formulas/${formula.body.id}`,
+      {
+        apiKey: editor.key,
+        body: {
+          name: 'safe',
+          type: 'private',
+          code: 'module.exports = async (req) => ({ raw: await req.svc.tokens.retrieve(req.args.id) });',
+          configuration: [],
+          request_parameters: [],
+        },
+      },
+    );
+    expect(rewritten.status).toBe(403);
+    expect(rewritten.body.errors).toEqual({ 'path.id': ['token:read is not held by this key'] });
+    const byAdmin = await env.tenant.client.request('PUT', `/reactor-formulas/${formula.body.id}`, {
+      body: { name: 'renamed', type: 'private', code: echoArgs, configuration: [], request_parameters: [] },
+    });
+    expect(byAdmin.status).toBe(200);
+  });
+
   it('turns tokenize into tokens of the same shape, without their data', async () => {
     const application = await env.tenant.client.applications.create({
       name: 'tokenizer',

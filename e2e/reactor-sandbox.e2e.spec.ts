@@ -43,6 +43,11 @@ describe('hostile reactor code', () => {
       'module.exports = async (req) => { await Promise.all(Array.from({ length: 10000 }, () => req.svc.tokens.retrieve("x").catch(() => null))); return { raw: "flooded" }; };',
       /limit of 50 service calls/,
     ],
+    [
+      'a tokenize block of thousands of tokens',
+      'module.exports = async () => ({ tokenize: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => ["t" + i, { data: i }])) });',
+      /tokenize holds more than 50 tokens/,
+    ],
   ];
 
   it.each(hostile)(

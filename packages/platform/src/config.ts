@@ -76,7 +76,7 @@ export const configSchema = z.object({
     .min(1_024)
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
-  REACTOR_MAX_SERVICE_CALLS: z.coerce.number().int().min(0).max(10_000).default(100),
+  REACTOR_MAX_SERVICE_CALLS: z.coerce.number().int().min(1).max(10_000).default(100),
   REACTOR_RESULT_TTL_SECONDS: z.coerce
     .number()
     .int()

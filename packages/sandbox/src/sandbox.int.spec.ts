@@ -366,30 +366,40 @@ describe('sandbox: hostile code', () => {
   });
 
   it('does not leak prototype tampering or req mutations into the next run', async () => {
-    const tamper = await runCode(
-      `Object.prototype.polluted = 1;
+    // Both runs on the same isolate: a pool of one slot, and the next run only after the first ended.
+    const onePool = await createSandboxPool({ limits: LIMITS, concurrencyPerProcess: 1 });
+    const runCode = (code: string, run: Partial<SandboxRun> = {}) =>
+      onePool.run({ code, args: {}, configuration: {}, serviceMethods: null, ...run }, () =>
+        Promise.reject(new Error('no svc')),
+      );
+    try {
+      const tamper = await runCode(
+        `Object.prototype.polluted = 1;
        Array.prototype.map = function () { return ['hijacked']; };
        JSON.stringify = () => '{"ok":true,"result":"forged"}';
        globalThis.leftover = 'x';
        BadRequestError.prototype.status = 200;
        module.exports = async (req) => { req.args.changed = true; return { raw: [1].map((x) => x) }; };`,
-      { args: { a: 1 } },
-    );
-    expect(tamper).toMatchObject({ ok: true, result: { raw: ['hijacked'] } });
-    const next = await runCode(
-      `module.exports = async (req) => ({
+        { args: { a: 1 } },
+      );
+      expect(tamper).toMatchObject({ ok: true, result: { raw: ['hijacked'] } });
+      const next = await runCode(
+        `module.exports = async (req) => ({
          raw: { polluted: ({}).polluted, map: [1, 2].map((x) => x * 2), leftover: typeof leftover, args: req.args },
        });`,
-      { args: { a: 1 } },
-    );
-    expect(next).toEqual(
-      expect.objectContaining({
-        ok: true,
-        result: { raw: { map: [2, 4], leftover: 'undefined', args: { a: 1 } } },
-      }),
-    );
-    const error = await runCode('module.exports = async () => { throw new BadRequestError(); };');
-    expect(errorOf(error).status).toBe(400);
+        { args: { a: 1 } },
+      );
+      expect(next).toEqual(
+        expect.objectContaining({
+          ok: true,
+          result: { raw: { map: [2, 4], leftover: 'undefined', args: { a: 1 } } },
+        }),
+      );
+      const error = await runCode('module.exports = async () => { throw new BadRequestError(); };');
+      expect(errorOf(error).status).toBe(400);
+    } finally {
+      await onePool.close();
+    }
   });
 
   it('stops a service-call flood', async () => {

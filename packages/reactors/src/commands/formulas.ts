@@ -6,6 +6,8 @@ import type { ReactorFormulaBody } from '@tokenvault/contracts';
 import { streams } from '../domain/events.ts';
 import { formulaDecider, type FormulaEvent, type FormulaState, type FormulaView } from '../domain/formula.ts';
 import type { ReactorQueries } from '../queries/reactors.ts';
+import type { ApplicationQueries } from '@tokenvault/tenancy';
+import { applicationGrantsNotHeld, applicationNotHeldProblem } from '../domain/reactor.ts';
 
 /**
  * Creating a reactor on a formula and deleting the formula run one at a time under this lock, so
@@ -38,6 +40,7 @@ export interface FormulaCommandDeps {
   /** Where the advisory lock's session connects. */
   ownerPool: Pool;
   reactors: ReactorQueries;
+  applications: ApplicationQueries;
 }
 
 export class FormulaCommands {
@@ -67,7 +70,21 @@ export class FormulaCommands {
     return { formula: viewOf(outcome), position: outcome.position };
   }
 
+  /**
+   * The new code runs as the applications of the reactors that use the formula: the caller must
+   * hold everything they hold (403 on path.id), or the update would be an escalation.
+   */
   async update(principal: Principal, formulaId: string, body: ReactorFormulaBody, correlationId: string) {
+    const tenantId = principal.tenantId;
+    const bound = await this.deps.applications.getMany(
+      tenantId,
+      await this.deps.reactors.applicationIdsUsingFormula(tenantId, formulaId),
+    );
+    const caller = { permissions: [...principal.permissions], rules: principal.rules };
+    const notHeld = [
+      ...new Set(bound.flatMap((application) => applicationGrantsNotHeld(caller, application))),
+    ];
+    if (notHeld.length > 0) throw applicationNotHeldProblem('path.id', notHeld);
     const outcome = await executeCommand(
       this.deps.store,
       streams.formula(principal.tenantId, formulaId),

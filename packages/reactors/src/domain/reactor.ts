@@ -39,6 +39,25 @@ export interface CallerGrants {
   rules: readonly { container: string; permissions: readonly string[] }[];
 }
 
+/**
+ * What a (public or private) application holds that the caller does not: whoever may invoke a
+ * reactor acts as its application through `svc`, so binding one, or changing the code that runs
+ * as one, must not give the caller more than it holds.
+ */
+export function applicationGrantsNotHeld(caller: CallerGrants, application: ApplicationFacts): string[] {
+  // A reactor's application is public or private; the caller ranks as private: only grants count.
+  return Object.values(grantsNotHeld({ type: 'private', ...caller }, application)).flat();
+}
+
+export const applicationNotHeldProblem = (field: string, notHeld: string[]) =>
+  new Problem(
+    403,
+    'forbidden',
+    'Forbidden',
+    'A reactor’s application may hold nothing this API key does not hold itself.',
+    { [field]: notHeld },
+  );
+
 interface Target {
   reactorId: string;
   tenantId: string;
@@ -78,18 +97,8 @@ function checkSettings(settings: Settings): { application_id?: string } {
         'body.application.id': ['Must be a public or private application (this one is management)'],
       });
     }
-    // The type is public or private here; the caller's ranks as private, so only grants count.
-    const notHeld = grantsNotHeld({ type: 'private', ...settings.caller }, application.found);
-    const messages = Object.values(notHeld).flat();
-    if (messages.length > 0) {
-      throw new Problem(
-        403,
-        'forbidden',
-        'Forbidden',
-        'A reactor’s application may hold nothing this API key does not hold itself.',
-        { 'body.application.id': messages },
-      );
-    }
+    const notHeld = applicationGrantsNotHeld(settings.caller, application.found);
+    if (notHeld.length > 0) throw applicationNotHeldProblem('body.application.id', notHeld);
   }
   assertConfiguration(settings.formula.formula.configuration, settings.configuration);
   return application ? { application_id: application.id } : {};

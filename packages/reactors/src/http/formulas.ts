@@ -38,6 +38,7 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     store: deps.store,
     ownerPool: deps.ownerPool,
     reactors: new ReactorQueries(deps.appPool, deps.applications),
+    applications: deps.applications,
   });
   const queries = new FormulaQueries(deps.appPool);
   const tag = 'Reactor formulas';

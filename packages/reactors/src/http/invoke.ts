@@ -86,7 +86,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       responses: { 202: { description: 'Queued', schema: asyncReactorRequestSchema } },
       async handle({ principal, params, body, requestId }) {
         const request = await prepare(principal, params.id, body.args, requestId);
-        const job = await deps.runs.submit(principal.tenantId, params.id, request);
+        const job = await deps.runs.submit(principal.tenantId, params.id, request, 'async');
         return { status: 202, body: { async_reactor_request_id: job.id } };
       },
     }),
@@ -99,7 +99,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       params: reactorResultParams,
       responses: { 200: { description: 'The run', schema: asyncReactorResultSchema } },
       async handle({ principal, params }) {
-        const run = await deps.runs.status(principal.tenantId, params.id, params.request_id);
+        const run = await deps.runs.status(principal, params.id, params.request_id);
         if (!run) throw notFound('No reactor request with this id.');
         const base = { async_reactor_request_id: params.request_id, status: run.status };
         if (run.status === 'pending') return { status: 200, body: base };

@@ -113,6 +113,18 @@ export class ReactorQueries {
     return { items: await this.responses(tenantId, rows), total };
   }
 
+  /** The applications bound to the tenant's reactors of this formula (its code runs as them). */
+  async applicationIdsUsingFormula(tenantId: string, formulaId: string): Promise<string[]> {
+    return withTenant(this.appPool, tenantId, async (client) => {
+      const result = await client.query<{ application_id: string }>(
+        `SELECT DISTINCT application_id FROM reactors
+          WHERE tenant_id = $1 AND formula_id = $2 AND application_id IS NOT NULL`,
+        [tenantId, formulaId],
+      );
+      return result.rows.map((row) => row.application_id);
+    });
+  }
+
   /** How many reactors of the tenant run this formula (a formula in use cannot be deleted). */
   async countUsingFormula(tenantId: string, formulaId: string): Promise<number> {
     return withTenant(this.appPool, tenantId, async (client) => {

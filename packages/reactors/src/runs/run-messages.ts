@@ -4,6 +4,8 @@ import { Problem, type ContainerRule, type FieldErrors, type Principal } from '@
 export interface ReactorRunJob {
   tenant_id: string;
   reactor_id: string;
+  /** Who invoked: only they may read an async run's result. */
+  actor_id: string;
   /** AES-256-GCM (the tenant's data key), bound to the run id: a ReactorRunRequest. */
   sealed_request: string;
 }
@@ -41,6 +43,17 @@ export interface ProblemData {
 /** The result of a run, as the sync call answers it (and the async result reports it). */
 export type ReactorRunOutcome =
   { ok: true; body: { tokens?: unknown; raw?: unknown } } | { ok: false; problem: ProblemData };
+
+/** A run the worker could not carry out (not the reactor's own error, which is an outcome). */
+export const runFailure: ReactorRunOutcome = {
+  ok: false,
+  problem: {
+    status: 500,
+    slug: 'reactor-runtime',
+    title: 'Internal Server Error',
+    detail: 'The reactor run could not be completed.',
+  },
+};
 
 /** Sealing subjects: a request or outcome sealed for one run opens for that run only. */
 export const sealedRequestSubject = (runId: string) => `reactor-run:${runId}:request`;

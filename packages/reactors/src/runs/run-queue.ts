@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents, type Job } from 'bullmq';
-import { Problem, type Config, type Logger } from '@tokenvault/platform';
+import { Problem, type Config, type Logger, type Principal } from '@tokenvault/platform';
 import { queueConnection } from '@tokenvault/worker';
 import type { Vault } from '@tokenvault/vault';
 import {
@@ -10,6 +10,7 @@ import {
   type ReactorRunJob,
   type ReactorRunOutcome,
   type ReactorRunRequest,
+  runFailure,
 } from './run-messages.ts';
 
 export const reactorRunQueueName = 'reactor-run';
@@ -57,25 +58,33 @@ export class ReactorRunQueue {
     this.ready = this.events.waitUntilReady();
   }
 
-  /** Seals the request and queues it; the job's id is the async request id. */
+  /**
+   * Seals the request and queues it; the job's id is the async request id. An async run's outcome
+   * is kept for REACTOR_RESULT_TTL_SECONDS; a sync one's goes as soon as its caller has it.
+   */
   async submit(
     tenantId: string,
     reactorId: string,
     request: ReactorRunRequest,
+    mode: 'sync' | 'async',
   ): Promise<Job<ReactorRunJob, string>> {
     const runId = randomUUID();
     const job: ReactorRunJob = {
       tenant_id: tenantId,
       reactor_id: reactorId,
+      actor_id: request.caller.actorId,
       sealed_request: await this.vault.encrypt(tenantId, sealedRequestSubject(runId), request),
     };
-    return this.queue.add('run', job, { jobId: runId });
+    return this.queue.add('run', job, {
+      jobId: runId,
+      ...(mode === 'sync' ? { removeOnComplete: true, removeOnFail: true } : {}),
+    });
   }
 
   /** A sync run: its outcome, or a 504 when it did not finish within the reactor timeout. */
   async run(tenantId: string, reactorId: string, request: ReactorRunRequest): Promise<ReactorRunOutcome> {
     await this.ready;
-    const job = await this.submit(tenantId, reactorId, request);
+    const job = await this.submit(tenantId, reactorId, request, 'sync');
     let sealedOutcome: string;
     try {
       sealedOutcome = (await job.waitUntilFinished(
@@ -84,7 +93,8 @@ export class ReactorRunQueue {
       )) as string;
     } catch (error) {
       if (error instanceof Error && /timed out/i.test(error.message)) {
-        // Still waiting (workers saturated): it must not run after its caller was told it failed.
+        // Still waiting (workers saturated): dropped, so it does not run after its caller was
+        // told it failed. One that already started cannot be removed and finishes unobserved.
         await job.remove().catch(() => undefined);
         throw new Problem(
           504,
@@ -98,16 +108,25 @@ export class ReactorRunQueue {
     return this.open(tenantId, job.id!, sealedOutcome);
   }
 
-  /** An async run of this tenant's reactor, or undefined (unknown, expired, or not this tenant's). */
-  async status(tenantId: string, reactorId: string, runId: string): Promise<ReactorRunStatus | undefined> {
+  /** An async run of this reactor that this caller started, or undefined (unknown, expired, another's). */
+  async status(
+    caller: Pick<Principal, 'tenantId' | 'actorId'>,
+    reactorId: string,
+    runId: string,
+  ): Promise<ReactorRunStatus | undefined> {
+    const tenantId = caller.tenantId;
     const job: Job<ReactorRunJob, string> | undefined = await this.queue.getJob(runId);
-    if (!job || job.data.tenant_id !== tenantId || job.data.reactor_id !== reactorId) return undefined;
+    const theirs =
+      job?.data.tenant_id === tenantId &&
+      job.data.actor_id === caller.actorId &&
+      job.data.reactor_id === reactorId;
+    if (!job || !theirs) return undefined;
     const state = await job.getState();
     if (state === 'completed') {
       const outcome = await this.open(tenantId, runId, job.returnvalue);
       return { status: outcome.ok ? 'completed' : 'failed', outcome };
     }
-    if (state === 'failed') return { status: 'failed', outcome: infrastructureFailure };
+    if (state === 'failed') return { status: 'failed', outcome: runFailure };
     return { status: 'pending' };
   }
 
@@ -120,17 +139,6 @@ export class ReactorRunQueue {
     return (await this.vault.decrypt(tenantId, sealedOutcomeSubject(runId), sealed)) as ReactorRunOutcome;
   }
 }
-
-/** A run the worker could not complete (not the reactor's own error, which is an outcome). */
-const infrastructureFailure: ReactorRunOutcome = {
-  ok: false,
-  problem: {
-    status: 500,
-    slug: 'reactor-runtime',
-    title: 'Internal Server Error',
-    detail: 'The reactor run could not be completed.',
-  },
-};
 
 /** The sync answer of an outcome: its body, or its problem thrown. */
 export function outcomeBody(outcome: ReactorRunOutcome): { tokens?: unknown; raw?: unknown } {

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { Worker, type Job } from 'bullmq';
 import {
   Problem,
@@ -21,6 +22,7 @@ import {
   type ReactorRunJob,
   type ReactorRunOutcome,
   type ReactorRunRequest,
+  runFailure,
 } from './run-messages.ts';
 import { isPlainObject } from '../domain/values.ts';
 import { ServiceClient, serviceMethodNames } from './service-client.ts';
@@ -66,6 +68,8 @@ export class ReactorRunWorker {
       connection: queueConnection(options.config),
       prefix: options.config.QUEUE_PREFIX,
       concurrency: options.config.REACTOR_CONCURRENCY,
+      // A run whose worker died is failed, never run again: reactor code may not be idempotent.
+      maxStalledCount: 0,
       autorun: false,
     });
     this.worker.on('failed', (job, error) =>
@@ -102,17 +106,32 @@ export class ReactorRunWorker {
     await this.options.sandbox.close();
   }
 
+  /**
+   * Never fails with the cause: BullMQ would keep its message and stack in Redis in the clear, and
+   * a message can quote input. The cause is logged (errors are logged without statement data).
+   */
   private async process(job: Job<ReactorRunJob, string>): Promise<string> {
-    const { vault } = this.options;
+    const { vault, logger } = this.options;
     const runId = job.id!;
     const tenantId = job.data.tenant_id;
-    const request = (await vault.decrypt(
-      tenantId,
-      sealedRequestSubject(runId),
-      job.data.sealed_request,
-    )) as ReactorRunRequest;
-    const outcome = await this.run(request);
-    return vault.encrypt(tenantId, sealedOutcomeSubject(runId), outcome);
+    let outcome: ReactorRunOutcome;
+    try {
+      const request = (await vault.decrypt(
+        tenantId,
+        sealedRequestSubject(runId),
+        job.data.sealed_request,
+      )) as ReactorRunRequest;
+      outcome = await this.run(request);
+    } catch (error) {
+      logger.error({ err: error, jobId: runId }, 'reactor run could not be carried out');
+      outcome = runFailure;
+    }
+    try {
+      return await vault.encrypt(tenantId, sealedOutcomeSubject(runId), outcome);
+    } catch (error) {
+      logger.error({ err: error, jobId: runId }, 'reactor run outcome could not be sealed');
+      throw new Error('the reactor run’s outcome could not be sealed');
+    }
   }
 
   private async run(request: ReactorRunRequest): Promise<ReactorRunOutcome> {
@@ -161,8 +180,10 @@ export class ReactorRunWorker {
     }
     const body: { tokens?: unknown; raw?: unknown } = {};
     if (result.raw !== undefined) body.raw = result.raw;
-    if (result.tokenize !== undefined)
+    if (result.tokenize !== undefined) {
+      checkTokenizeSize(result.tokenize, this.options.config.REACTOR_MAX_SERVICE_CALLS);
       body.tokens = await this.tokenize(result.tokenize, [], creator, requestId);
+    }
     return body;
   }
 
@@ -205,18 +226,31 @@ export class ReactorRunWorker {
   }
 }
 
+/** Levels of nested objects `tokenize` may have (its shape is names, not data). */
+const maxTokenizeDepth = 16;
+
+/**
+ * Token creations happen after the sandbox, outside its limits: at most as many as the run's
+ * service calls, in a shape of bounded depth, checked before the first one is made.
+ */
+function checkTokenizeSize(tokenize: unknown, maxTokens: number): void {
+  let bodies = 0;
+  const pending: { value: unknown; depth: number }[] = [{ value: tokenize, depth: 1 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    if (next.depth > maxTokenizeDepth) {
+      throw reactorRuntimeProblem(`tokenize is nested deeper than ${maxTokenizeDepth} levels.`);
+    }
+    if (!isPlainObject(next.value)) continue;
+    if (Object.hasOwn(next.value, 'data')) {
+      if (++bodies > maxTokens) throw reactorRuntimeProblem(`tokenize holds more than ${maxTokens} tokens.`);
+      continue;
+    }
+    for (const item of Object.values(next.value)) pending.push({ value: item, depth: next.depth + 1 });
+  }
+}
+
 const reactorRuntimeProblem = (detail: string) =>
   new Problem(500, 'reactor-runtime', 'Internal Server Error', detail);
-
-const titles: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  402: 'Payment Required',
-  403: 'Forbidden',
-  429: 'Too Many Requests',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
 
 /** A reactor's thrown error (an SDK class, or anything else as ReactorRuntimeError) as a problem. */
 function reactorProblem(outcome: Extract<SandboxOutcome, { ok: false }>): ProblemData {
@@ -224,7 +258,7 @@ function reactorProblem(outcome: Extract<SandboxOutcome, { ok: false }>): Proble
   return {
     status,
     slug: `reactor/${name}`,
-    title: titles[status] ?? name,
+    title: STATUS_CODES[status] ?? name,
     detail: message,
     ...(errors ? { errors } : {}),
   };

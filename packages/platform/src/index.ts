@@ -6,3 +6,4 @@ export * from './redis.ts';
 export * from './http.ts';
 export * from './input.ts';
 export * from './route-call.ts';
+export * from './metrics.ts';

@@ -1,10 +1,21 @@
 import type express from 'express';
-import { buildOpenApiDocument, createHttpApp, finishHttpApp, mountRoutes } from '@tokenvault/platform';
+import {
+  buildOpenApiDocument,
+  collectProcessMetrics,
+  createHttpApp,
+  finishHttpApp,
+  metricsHandler,
+  mountRoutes,
+} from '@tokenvault/platform';
 import type { Runtime } from './runtime.ts';
 
-/** The REST surface: every context's routes behind API-key authentication. */
+/**
+ * The REST surface: every context's routes behind API-key authentication, and the service's own
+ * documents: health, readiness, metrics and the OpenAPI document.
+ */
 export function createGatewayApp(runtime: Runtime): express.Express {
   const openApi = buildOpenApiDocument(runtime.routes, { title: 'Tokenvault API', version: '0.1.0' });
+  collectProcessMetrics();
   const app = createHttpApp({
     logger: runtime.logger,
     bodyLimit: runtime.config.BODY_LIMIT,
@@ -31,6 +42,8 @@ export function createGatewayApp(runtime: Runtime): express.Express {
       app.get('/openapi.json', (_req, res) => {
         res.json(openApi);
       });
+      // Prometheus text (docs/metrics.md): open unless METRICS_TOKEN is set; never expose it publicly.
+      app.get('/metrics', metricsHandler({ token: runtime.config.METRICS_TOKEN }));
     },
   });
   mountRoutes(app, runtime.routes, runtime.authenticate);

@@ -1,6 +1,10 @@
 import { Worker, type Job } from 'bullmq';
 import {
   Problem,
+  failedJobOutcome,
+  queueJobsTotal,
+  reactorRunDuration,
+  reactorRunsTotal,
   type Config,
   type Logger,
   type Pool,
@@ -68,6 +72,12 @@ export class ReactorRunWorker {
       concurrency: options.config.REACTOR_CONCURRENCY,
       autorun: false,
     });
+    this.worker.on('completed', () =>
+      queueJobsTotal.inc({ queue: reactorRunQueueName, outcome: 'completed' }),
+    );
+    this.worker.on('failed', (job) =>
+      queueJobsTotal.inc({ queue: reactorRunQueueName, outcome: failedJobOutcome(job) }),
+    );
     this.worker.on('failed', (job, error) =>
       options.logger.warn({ jobId: job?.id, reason: error.name }, 'reactor run could not be completed'),
     );
@@ -109,8 +119,21 @@ export class ReactorRunWorker {
       sealedRequestSubject(runId),
       job.data.sealed_request,
     )) as ReactorRunRequest;
-    const outcome = await this.run(request);
-    return vault.encrypt(tenantId, sealedOutcomeSubject(runId), outcome);
+    const started = process.hrtime.bigint();
+    let outcome: ReactorRunOutcome | undefined;
+    try {
+      outcome = await this.run(request);
+      return await vault.encrypt(tenantId, sealedOutcomeSubject(runId), outcome);
+    } finally {
+      // The reactor's error by its name (an SDK class, or a problem's slug); a run that could not
+      // be carried out at all: `infrastructure`.
+      const label = !outcome ? 'infrastructure' : outcome.ok ? 'ok' : outcomeName(outcome.problem);
+      reactorRunsTotal.inc({ outcome: label });
+      reactorRunDuration.observe(
+        { result: label === 'ok' ? 'ok' : 'error' },
+        Number(process.hrtime.bigint() - started) / 1e9,
+      );
+    }
   }
 
   private async run(request: ReactorRunRequest): Promise<ReactorRunOutcome> {
@@ -202,6 +225,9 @@ export class ReactorRunWorker {
     return tokens;
   }
 }
+
+/** `reactor/BadRequestError` → `BadRequestError`; a service problem keeps its slug. */
+const outcomeName = (problem: ProblemData) => problem.slug.replace(/^reactor\//, '');
 
 const reactorRuntimeProblem = (detail: string) =>
   new Problem(500, 'reactor-runtime', 'Internal Server Error', detail);

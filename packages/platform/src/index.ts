@@ -7,3 +7,5 @@ export * from './http.ts';
 export * from './input.ts';
 export * from './route-call.ts';
 export * from './metrics.ts';
+export * from './api-docs.ts';
+export * from './openapi-examples.ts';

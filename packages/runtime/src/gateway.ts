@@ -3,18 +3,24 @@ import {
   buildOpenApiDocument,
   collectProcessMetrics,
   createHttpApp,
+  describeOperations,
   finishHttpApp,
   metricsHandler,
+  mountApiDocs,
   mountRoutes,
 } from '@tokenvault/platform';
 import type { Runtime } from './runtime.ts';
+import { apiExamples } from './api-examples.ts';
 
 /**
  * The REST surface: every context's routes behind API-key authentication, and the service's own
- * documents: health, readiness, metrics and the OpenAPI document.
+ * documents: health, readiness, metrics, the OpenAPI document and its reference page.
  */
 export function createGatewayApp(runtime: Runtime): express.Express {
-  const openApi = buildOpenApiDocument(runtime.routes, { title: 'Tokenvault API', version: '0.1.0' });
+  const openApi = describeOperations(
+    buildOpenApiDocument(runtime.routes, { title: 'Tokenvault API', version: '0.1.0' }),
+    apiExamples,
+  );
   collectProcessMetrics();
   const app = createHttpApp({
     logger: runtime.logger,
@@ -42,6 +48,7 @@ export function createGatewayApp(runtime: Runtime): express.Express {
       app.get('/openapi.json', (_req, res) => {
         res.json(openApi);
       });
+      mountApiDocs(app);
       // Prometheus text (docs/metrics.md): open unless METRICS_TOKEN is set; never expose it publicly.
       app.get('/metrics', metricsHandler({ token: runtime.config.METRICS_TOKEN }));
     },

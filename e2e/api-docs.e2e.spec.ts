@@ -73,6 +73,17 @@ describe('GET /docs: the API reference', () => {
       }
     }
     expect(operations).toBeGreaterThan(30);
+    // Every $ref points into the document itself (viewers resolve them from its root).
+    const refs = [...JSON.stringify(document).matchAll(/"\$ref":"([^"]+)"/g)].map((match) => match[1]!);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of new Set(refs)) {
+      expect(ref, ref).toMatch(/^#\//);
+      const target = ref
+        .slice(2)
+        .split('/')
+        .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], document);
+      expect(target, ref).toBeTypeOf('object');
+    }
     const createToken = document.paths['/tokens']!.post!;
     expect(createToken.description).toMatch(/^Permission: `token:create`/);
     expect(createToken.requestBody!.content['application/json']!.example).toMatchObject({

@@ -67,6 +67,8 @@ describe('in a browser', () => {
     }
     expect(summaries.some((summary) => /token/i.test(summary))).toBe(true);
     expect(await page.locator('.info .title').innerText()).toContain('Tokenvault API');
+    // Swagger UI lists what it could not read (an unresolvable $ref, say) in an errors box.
+    expect(await page.locator('.errors-wrapper').count()).toBe(0);
 
     // An operation opened shows its permission and its example body.
     const operation = page

@@ -25,6 +25,52 @@ interface Operation {
 
 interface OpenApiDocument {
   paths: Record<string, Record<string, unknown>>;
+  components?: { schemas?: Record<string, unknown> };
+}
+
+/**
+ * zod writes a recursive schema (token `data`, any JSON) with `$defs` of its own and refs
+ * `#/$defs/…`, which inside an OpenAPI document point at the document's root, where nothing is:
+ * viewers fail to resolve them. Each such definition moves to `components.schemas` (one entry per
+ * distinct definition) and its refs follow it.
+ */
+export function hoistSchemaDefinitions<D extends OpenApiDocument>(document: D): D {
+  const copy = structuredClone(document);
+  const schemas = ((copy.components ??= {}).schemas ??= {});
+  const byContent = new Map<string, string>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    const record = node as Record<string, unknown>;
+    const defs = record.$defs as Record<string, unknown> | undefined;
+    if (defs && typeof defs === 'object') {
+      delete record.$defs;
+      const renamed = new Map<string, string>();
+      for (const [name, definition] of Object.entries(defs)) {
+        const content = JSON.stringify(definition);
+        let target = byContent.get(content);
+        if (!target) {
+          target = name.replace(/^_+/, '') || 'Schema';
+          for (let n = 2; target in schemas; n++) target = `${name.replace(/^_+/, '')}_${n}`;
+          byContent.set(content, target);
+          schemas[target] = definition;
+        }
+        renamed.set(`#/$defs/${name}`, `#/components/schemas/${target}`);
+      }
+      const rewrite = (inner: unknown): void => {
+        if (Array.isArray(inner)) return inner.forEach(rewrite);
+        if (typeof inner !== 'object' || inner === null) return;
+        const item = inner as Record<string, unknown>;
+        if (typeof item.$ref === 'string' && renamed.has(item.$ref)) item.$ref = renamed.get(item.$ref);
+        Object.values(item).forEach(rewrite);
+      };
+      rewrite(record);
+      for (const name of new Set(renamed.values())) rewrite(schemas[name.split('/').pop()!]);
+    }
+    Object.values(record).forEach(visit);
+  };
+  visit(copy.paths);
+  return copy;
 }
 
 /** The document with every operation's permission in its description and examples on its bodies. */
@@ -33,6 +79,10 @@ export function describeOperations<D extends OpenApiDocument>(
   examples: Record<string, OperationExamples> = {},
 ): D {
   const copy = structuredClone(document);
+  const resolve = (ref: string) => {
+    const name = /^#\/components\/schemas\/(.+)$/.exec(ref)?.[1];
+    return name ? (copy.components?.schemas?.[name] as JsonSchema | undefined) : undefined;
+  };
   for (const [path, operations] of Object.entries(copy.paths)) {
     for (const [method, value] of Object.entries(operations)) {
       const operation = value as Operation;
@@ -41,11 +91,11 @@ export function describeOperations<D extends OpenApiDocument>(
       const access = permission ? `Permission: \`${permission}\`` : 'No API key needed.';
       operation.description = operation.description ? `${access}\n\n${operation.description}` : access;
       const request = operation.requestBody?.content?.['application/json'];
-      if (request) request.example = given.request ?? exampleOf(request.schema);
+      if (request) request.example = given.request ?? exampleOf(request.schema, resolve);
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const media = response.content?.['application/json'];
         if (!media) continue;
-        media.example = given.responses?.[Number(status)] ?? exampleOf(media.schema);
+        media.example = given.responses?.[Number(status)] ?? exampleOf(media.schema, resolve);
       }
     }
   }
@@ -62,29 +112,29 @@ const formatExamples: Record<string, string> = {
 };
 
 /** A plausible value of a JSON schema (draft 2020-12, as zod writes them). */
-export function exampleOf(schema: JsonSchema | undefined, root = schema, depth = 0): unknown {
+export function exampleOf(
+  schema: JsonSchema | undefined,
+  resolve: (ref: string) => JsonSchema | undefined = () => undefined,
+  depth = 0,
+): unknown {
   if (!schema || depth > 8) return undefined;
   if (Array.isArray(schema.examples) && schema.examples.length) return schema.examples[0];
   if (schema.example !== undefined) return schema.example;
   if (schema.default !== undefined) return schema.default;
   if (schema.const !== undefined) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
-  if (typeof schema.$ref === 'string') {
-    const name = /^#\/\$defs\/(.+)$/.exec(schema.$ref)?.[1];
-    const target = name ? (root?.$defs as Record<string, JsonSchema> | undefined)?.[name] : undefined;
-    return exampleOf(target, root, depth + 1);
-  }
+  if (typeof schema.$ref === 'string') return exampleOf(resolve(schema.$ref), resolve, depth + 1);
   for (const key of ['anyOf', 'oneOf'] as const) {
     const options = schema[key];
     if (Array.isArray(options) && options.length) {
       const option = (options as JsonSchema[]).find((item) => item.type !== 'null') ?? options[0];
-      return exampleOf(option as JsonSchema, root, depth + 1);
+      return exampleOf(option as JsonSchema, resolve, depth + 1);
     }
   }
   if (Array.isArray(schema.allOf)) {
     return Object.assign(
       {},
-      ...(schema.allOf as JsonSchema[]).map((part) => exampleOf(part, root, depth + 1) ?? {}),
+      ...(schema.allOf as JsonSchema[]).map((part) => exampleOf(part, resolve, depth + 1) ?? {}),
     );
   }
   const type = Array.isArray(schema.type) ? schema.type.find((item) => item !== 'null') : schema.type;
@@ -93,13 +143,13 @@ export function exampleOf(schema: JsonSchema | undefined, root = schema, depth =
       const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
       const example: Record<string, unknown> = {};
       for (const [name, property] of Object.entries(properties)) {
-        const value = exampleOf(property, root, depth + 1);
+        const value = exampleOf(property, resolve, depth + 1);
         if (value !== undefined) example[name] = value;
       }
       return example;
     }
     case 'array': {
-      const item = exampleOf(schema.items as JsonSchema | undefined, root, depth + 1);
+      const item = exampleOf(schema.items as JsonSchema | undefined, resolve, depth + 1);
       return item === undefined ? [] : [item];
     }
     case 'string':

@@ -5,6 +5,7 @@ import {
   createHttpApp,
   describeOperations,
   finishHttpApp,
+  hoistSchemaDefinitions,
   metricsHandler,
   mountApiDocs,
   mountRoutes,
@@ -18,7 +19,9 @@ import { apiExamples } from './api-examples.ts';
  */
 export function createGatewayApp(runtime: Runtime): express.Express {
   const openApi = describeOperations(
-    buildOpenApiDocument(runtime.routes, { title: 'Tokenvault API', version: '0.1.0' }),
+    hoistSchemaDefinitions(
+      buildOpenApiDocument(runtime.routes, { title: 'Tokenvault API', version: '0.1.0' }),
+    ),
     apiExamples,
   );
   collectProcessMetrics();

@@ -5,3 +5,4 @@ export {
   eventStoreMigrations,
   type PostgresEventStoreOptions,
 } from './postgres.ts';
+export { backlogAfter, type Backlog } from './metrics.ts';

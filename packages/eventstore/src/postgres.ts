@@ -14,6 +14,7 @@ import {
   type Subscription,
   type SubscriptionOptions,
 } from './port.ts';
+import { observeAppend } from './metrics.ts';
 
 const notifyChannel = 'es_events';
 
@@ -361,13 +362,15 @@ export class PostgresEventStore implements EventStore {
     events: NewEvent[],
     options: { expectedRevision: ExpectedRevision },
   ): Promise<AppendResult> {
-    const statement = prepareAppend(stream, events, options.expectedRevision);
-    const attempts = statement.step === 'any' ? maxAnyAppendAttempts : 1;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      const result = await tryAppend(this.pool, statement);
-      if (result) return result;
-    }
-    throw new WrongExpectedRevisionError(stream, options.expectedRevision);
+    return observeAppend(stream, events.length, async () => {
+      const statement = prepareAppend(stream, events, options.expectedRevision);
+      const attempts = statement.step === 'any' ? maxAnyAppendAttempts : 1;
+      for (let attempt = 1; attempt <= attempts; attempt++) {
+        const result = await tryAppend(this.pool, statement);
+        if (result) return result;
+      }
+      throw new WrongExpectedRevisionError(stream, options.expectedRevision);
+    });
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {

@@ -83,6 +83,8 @@ export const configSchema = z.object({
     .min(60)
     .max(30 * 24 * 3600)
     .default(24 * 3600),
+  /** When set, GET /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };

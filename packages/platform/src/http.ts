@@ -8,6 +8,7 @@ import { Problem, badRequest, notFound, payloadTooLarge, validationProblem } fro
 import { inputLimits, screenInput } from './input.ts';
 import type { Logger } from './logger.ts';
 import { callRoute } from './route-call.ts';
+import { httpMetrics } from './metrics.ts';
 
 /** A grant of token permissions on one container path and everything below it. */
 export interface ContainerRule {
@@ -232,6 +233,7 @@ export function createHttpApp(options: AppOptions): express.Express {
     res.setHeader('cache-control', 'no-store');
     next();
   });
+  app.use(httpMetrics());
   // One line per request, built only when its level is enabled (pino-http's per-request child
   // logger cost a measurable share of throughput). Never headers or bodies.
   app.use((req, res, next) => {

@@ -6,3 +6,6 @@ export * from './redis.ts';
 export * from './http.ts';
 export * from './input.ts';
 export * from './route-call.ts';
+export * from './metrics.ts';
+export * from './api-docs.ts';
+export * from './openapi-examples.ts';

@@ -1,10 +1,30 @@
 import type express from 'express';
-import { buildOpenApiDocument, createHttpApp, finishHttpApp, mountRoutes } from '@tokenvault/platform';
+import {
+  buildOpenApiDocument,
+  collectProcessMetrics,
+  createHttpApp,
+  describeOperations,
+  finishHttpApp,
+  hoistSchemaDefinitions,
+  metricsHandler,
+  mountApiDocs,
+  mountRoutes,
+} from '@tokenvault/platform';
 import type { Runtime } from './runtime.ts';
+import { apiExamples } from './api-examples.ts';
 
-/** The REST surface: every context's routes behind API-key authentication. */
+/**
+ * The REST surface: every context's routes behind API-key authentication, and the service's own
+ * documents: health, readiness, metrics, the OpenAPI document and its reference page.
+ */
 export function createGatewayApp(runtime: Runtime): express.Express {
-  const openApi = buildOpenApiDocument(runtime.routes, { title: 'Tokenvault API', version: '0.1.0' });
+  const openApi = describeOperations(
+    hoistSchemaDefinitions(
+      buildOpenApiDocument(runtime.routes, { title: 'Tokenvault API', version: '0.1.0' }),
+    ),
+    apiExamples,
+  );
+  collectProcessMetrics();
   const app = createHttpApp({
     logger: runtime.logger,
     bodyLimit: runtime.config.BODY_LIMIT,
@@ -31,6 +51,9 @@ export function createGatewayApp(runtime: Runtime): express.Express {
       app.get('/openapi.json', (_req, res) => {
         res.json(openApi);
       });
+      mountApiDocs(app);
+      // Prometheus text (docs/metrics.md): open unless METRICS_TOKEN is set; never expose it publicly.
+      app.get('/metrics', metricsHandler({ token: runtime.config.METRICS_TOKEN }));
     },
   });
   mountRoutes(app, runtime.routes, runtime.authenticate);

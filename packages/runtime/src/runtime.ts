@@ -41,6 +41,7 @@ import {
 
 import { allProjections, readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './subscribers.ts';
+import { startScrapeMetrics } from './metrics.ts';
 
 /** In dependency order: infrastructure first, then each context's read models. */
 export const allMigrations = [
@@ -138,6 +139,7 @@ export async function createRuntime(
   // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
   const reactorRuns = new ReactorRunQueue(config, vault, logger);
   const projectors: Projector[] = [];
+  const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   return {
     config,
     logger,
@@ -190,6 +192,7 @@ export async function createRuntime(
     async close() {
       for (const projector of projectors) await projector.stop();
       await reactorRuns.close();
+      await scrapeMetrics.close();
       await consistency.close();
       redis.disconnect();
       await Promise.all([owner.close(), appPool.end()]);

@@ -6,7 +6,7 @@ import {
   type RecordedEvent,
   type Subscription,
 } from '@tokenvault/eventstore';
-import type { Config, Logger, Pool } from '@tokenvault/platform';
+import { failedJobOutcome, queueJobsTotal, type Config, type Logger, type Pool } from '@tokenvault/platform';
 import { Checkpoint, origin } from '@tokenvault/cqrs';
 import { loadInvitationMailFacts, type Clock, type InvitationLinks } from '@tokenvault/tenancy';
 import { renderInvitationEmail } from './render.ts';
@@ -55,7 +55,9 @@ export function createInvitationMailQueue(config: MailConfig): Queue<InvitationM
   });
 }
 
-const checkpointName = 'invitation-mail-enqueuer';
+/** The enqueuer's row of projection_checkpoints, and the streams it reads. */
+export const invitationMailEnqueuerName = 'invitation-mail-enqueuer';
+export const invitationMailStreamPrefixes = ['tenancy.invitation-'];
 
 export interface InvitationMailEnqueuerOptions {
   store: EventStore;
@@ -82,7 +84,7 @@ export class InvitationMailEnqueuer {
   private readonly options: InvitationMailEnqueuerOptions;
   constructor(options: InvitationMailEnqueuerOptions) {
     this.options = options;
-    this.checkpoint = new Checkpoint(options.pool, checkpointName);
+    this.checkpoint = new Checkpoint(options.pool, invitationMailEnqueuerName);
   }
 
   async start(): Promise<void> {
@@ -92,7 +94,7 @@ export class InvitationMailEnqueuer {
     if (this.stopped) return;
     this.subscription = this.options.store.subscribeAll({
       after: this.position,
-      streamPrefixes: ['tenancy.invitation-'],
+      streamPrefixes: invitationMailStreamPrefixes,
       batchSize: 200,
       onEvents: (events) => this.enqueue(events),
       onError: (error) => this.onError(error),
@@ -180,6 +182,12 @@ export class InvitationMailWorker {
         concurrency: config.WORKER_CONCURRENCY,
         autorun: false,
       },
+    );
+    this.worker.on('completed', () =>
+      queueJobsTotal.inc({ queue: invitationMailQueueName, outcome: 'completed' }),
+    );
+    this.worker.on('failed', (job) =>
+      queueJobsTotal.inc({ queue: invitationMailQueueName, outcome: failedJobOutcome(job) }),
     );
     this.worker.on('failed', (job, error) =>
       logger.warn(

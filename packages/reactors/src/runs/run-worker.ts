@@ -2,6 +2,10 @@ import { STATUS_CODES } from 'node:http';
 import { Worker, type Job } from 'bullmq';
 import {
   Problem,
+  failedJobOutcome,
+  queueJobsTotal,
+  reactorRunDuration,
+  reactorRunsTotal,
   type Config,
   type Logger,
   type Pool,
@@ -72,6 +76,12 @@ export class ReactorRunWorker {
       maxStalledCount: 0,
       autorun: false,
     });
+    this.worker.on('completed', () =>
+      queueJobsTotal.inc({ queue: reactorRunQueueName, outcome: 'completed' }),
+    );
+    this.worker.on('failed', (job) =>
+      queueJobsTotal.inc({ queue: reactorRunQueueName, outcome: failedJobOutcome(job) }),
+    );
     this.worker.on('failed', (job, error) =>
       options.logger.warn({ jobId: job?.id, reason: error.name }, 'reactor run could not be completed'),
     );
@@ -114,7 +124,8 @@ export class ReactorRunWorker {
     const { vault, logger } = this.options;
     const runId = job.id!;
     const tenantId = job.data.tenant_id;
-    let outcome: ReactorRunOutcome;
+    const started = process.hrtime.bigint();
+    let outcome: ReactorRunOutcome | undefined;
     try {
       const request = (await vault.decrypt(
         tenantId,
@@ -124,10 +135,17 @@ export class ReactorRunWorker {
       outcome = await this.run(request);
     } catch (error) {
       logger.error({ err: error, jobId: runId }, 'reactor run could not be carried out');
-      outcome = runFailure;
     }
+    // The reactor's error by its name (an SDK class, or a problem's slug); a run that could not
+    // be carried out at all: `infrastructure`.
+    const label = !outcome ? 'infrastructure' : outcome.ok ? 'ok' : outcomeName(outcome.problem);
+    reactorRunsTotal.inc({ outcome: label });
+    reactorRunDuration.observe(
+      { result: label === 'ok' ? 'ok' : 'error' },
+      Number(process.hrtime.bigint() - started) / 1e9,
+    );
     try {
-      return await vault.encrypt(tenantId, sealedOutcomeSubject(runId), outcome);
+      return await vault.encrypt(tenantId, sealedOutcomeSubject(runId), outcome ?? runFailure);
     } catch (error) {
       logger.error({ err: error, jobId: runId }, 'reactor run outcome could not be sealed');
       throw new Error('the reactor run’s outcome could not be sealed');
@@ -248,6 +266,9 @@ function checkTokenizeSize(tokenize: unknown, maxTokens: number): void {
     for (const item of Object.values(next.value)) pending.push({ value: item, depth: next.depth + 1 });
   }
 }
+
+/** `reactor/BadRequestError` → `BadRequestError`; a service problem keeps its slug. */
+const outcomeName = (problem: ProblemData) => problem.slug.replace(/^reactor\//, '');
 
 const reactorRuntimeProblem = (detail: string) =>
   new Problem(500, 'reactor-runtime', 'Internal Server Error', detail);

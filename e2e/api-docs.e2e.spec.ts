@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { useStack } from './support/stack.ts';
+
+interface Operation {
+  summary: string;
+  description?: string;
+  'x-permission'?: string;
+  requestBody?: { content: Record<string, { example?: unknown }> };
+  responses: Record<string, { content?: Record<string, { example?: unknown }> }>;
+}
+
+describe('GET /docs: the API reference', () => {
+  const env = useStack();
+
+  it('is an HTML page whose scripts and styles all come from the service, under a strict CSP', async () => {
+    const response = await fetch(`${env.stack.url}/docs`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html; charset=utf-8/);
+    const csp = response.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('unsafe-eval');
+    const html = await response.text();
+    expect(html).toMatch(/^<!doctype html>/i);
+    expect(html).not.toMatch(/<script>|<script [^>]*>[^<]/); // no inline script
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    expect(assets.every((asset) => asset.startsWith('/'))).toBe(true); // nothing from another origin
+    const expected: Record<string, RegExp> = {
+      '/docs/assets/swagger-ui-bundle.js': /^text\/javascript/,
+      '/docs/assets/docs.js': /^text\/javascript/,
+      '/docs/assets/swagger-ui.css': /^text\/css/,
+      '/docs/assets/docs.css': /^text\/css/,
+      '/docs/assets/favicon-32x32.png': /^image\/png/,
+      '/openapi.json': /^application\/json/,
+    };
+    expect(assets.filter((asset) => asset !== '/openapi.json').sort()).toEqual(
+      Object.keys(expected)
+        .filter((asset) => asset !== '/openapi.json')
+        .sort(),
+    );
+    for (const [path, type] of Object.entries(expected)) {
+      const asset = await fetch(`${env.stack.url}${path}`);
+      expect(asset.status, path).toBe(200);
+      expect(asset.headers.get('content-type'), path).toMatch(type);
+      expect((await asset.arrayBuffer()).byteLength, path).toBeGreaterThan(20);
+    }
+    const bundle = await (await fetch(`${env.stack.url}/docs/assets/swagger-ui-bundle.js`)).text();
+    expect(bundle).toContain('SwaggerUIBundle');
+    expect((await fetch(`${env.stack.url}/docs/assets/..%2Fpackage.json`)).status).toBe(404);
+    expect((await fetch(`${env.stack.url}/docs/assets/index.html`)).status).toBe(404);
+  });
+
+  it('documents every operation with its permission and example bodies', async () => {
+    const document = (await (await fetch(`${env.stack.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, Operation>>;
+    };
+    let operations = 0;
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        operations++;
+        const where = `${method} ${path}`;
+        const permission = operation['x-permission'];
+        expect(operation.description, where).toMatch(
+          permission ? new RegExp(`^Permission: \`${permission}\``) : /^No API key needed\./,
+        );
+        const request = operation.requestBody?.content['application/json'];
+        if (request) expect(request.example, where).toBeDefined();
+        for (const [status, response] of Object.entries(operation.responses)) {
+          const json = response.content?.['application/json'];
+          if (json) expect(json.example, `${where} ${status}`).toBeDefined();
+        }
+      }
+    }
+    expect(operations).toBeGreaterThan(30);
+    // Every $ref points into the document itself (viewers resolve them from its root).
+    const refs = [...JSON.stringify(document).matchAll(/"\$ref":"([^"]+)"/g)].map((match) => match[1]!);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const ref of new Set(refs)) {
+      expect(ref, ref).toMatch(/^#\//);
+      const target = ref
+        .slice(2)
+        .split('/')
+        .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], document);
+      expect(target, ref).toBeTypeOf('object');
+    }
+    const createToken = document.paths['/tokens']!.post!;
+    expect(createToken.description).toMatch(/^Permission: `token:create`/);
+    expect(createToken.requestBody!.content['application/json']!.example).toMatchObject({
+      type: 'card',
+      data: { number: '4242424242424242' },
+    });
+  });
+
+  it('the hand-written example of POST /tokens is a body the API accepts', async () => {
+    const document = (await (await fetch(`${env.stack.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, Operation>>;
+    };
+    const example = document.paths['/tokens']!.post!.requestBody!.content['application/json']!.example;
+    const created = await env.tenant.client.request('POST', '/tokens', { body: example });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+  });
+});

@@ -28,7 +28,8 @@ export const reactorsMigrations: Migration[] = [
         id uuid NOT NULL,
         name text NOT NULL,
         formula_id uuid NOT NULL,
-        configuration jsonb NOT NULL,
+        -- Sealed under the tenant's data key, as in the events (opened by ReactorQueries).
+        configuration_ciphertext text NOT NULL,
         -- An application of tenancy, shown through its queries (never joined: another context).
         application_id uuid,
         created_by uuid,

@@ -172,7 +172,7 @@ export async function createRuntime(
       ...invocationRoutes({
         runs: reactorRuns,
         detokenizer: new Detokenizer({ store, appPool, vault }),
-        reactors: new ReactorQueries(appPool, applications),
+        reactors: new ReactorQueries(appPool, applications, vault),
       }),
       ...logRoutes(deps),
     ],

@@ -15,7 +15,8 @@ import type {
   UpdateReactorBody,
 } from '@tokenvault/contracts';
 import type { ApplicationQueries } from '@tokenvault/tenancy';
-import { streams } from '../domain/events.ts';
+import type { Vault } from '@tokenvault/vault';
+import { configurationSubject, streams, type ReactorConfiguration } from '../domain/events.ts';
 import type { FormulaState } from '../domain/formula.ts';
 import { reactorDecider, reactorMissing, type ReactorEvent, type ReactorState } from '../domain/reactor.ts';
 import { formulaLock, loadFormula } from './formulas.ts';
@@ -25,6 +26,8 @@ export interface ReactorCommandDeps {
   ownerPool: Pool;
   consistency: ReadModelConsistency;
   applications: ApplicationQueries;
+  /** Seals each configuration under the tenant's data key before it is decided on. */
+  vault: Vault;
 }
 
 /** How long a create waits, holding its formula's lock, for the read model to have the reactor. */
@@ -51,17 +54,32 @@ export class ReactorCommands {
     return { id: reference.id, found };
   }
 
-  /** The response, from the decided reactor and the formula and application it was decided on. */
+  /** The configuration as the events and the read model hold it: sealed for this reactor. */
+  private seal(tenantId: string, reactorId: string, configuration: ReactorConfiguration) {
+    return this.deps.vault.encrypt(tenantId, configurationSubject(reactorId), configuration);
+  }
+
+  /**
+   * The response, from the decided reactor, the formula and application it was decided on, and
+   * the configuration the caller sent (the decided reactor holds it sealed only).
+   */
   private responseOf(
     outcome: CommandOutcome<ReactorState, ReactorEvent>,
     formula: FormulaState,
     application: { found: ApplicationResponse | undefined } | undefined,
+    configuration: ReactorConfiguration,
   ): ReactorResponse {
     if (outcome.state.status !== 'active' || formula.status !== 'active')
       throw new Error('the reactor is not active after the command');
-    const { formula_id: _formula, application_id: _application, ...reactor } = outcome.state.reactor;
+    const {
+      formula_id: _formula,
+      application_id: _application,
+      configuration_ciphertext: _sealed,
+      ...reactor
+    } = outcome.state.reactor;
     return {
       ...reactor,
+      configuration,
       formula: formula.formula,
       ...(application?.found
         ? {
@@ -81,6 +99,7 @@ export class ReactorCommands {
     return withAdvisoryLock(this.deps.ownerPool, formulaLock(tenantId, body.formula.id), async () => {
       const formula = await loadFormula(this.deps.store, tenantId, body.formula.id);
       const reactorId = randomUUID();
+      const configurationCiphertext = await this.seal(tenantId, reactorId, body.configuration);
       const outcome = await executeCommand(
         this.deps.store,
         streams.reactor(tenantId, reactorId),
@@ -93,6 +112,7 @@ export class ReactorCommands {
           formula,
           name: body.name,
           configuration: body.configuration,
+          configurationCiphertext,
           ...(application ? { application } : {}),
           caller: callerGrants(principal),
           actorId: principal.actorId,
@@ -103,7 +123,10 @@ export class ReactorCommands {
       );
       // Held until the read model has it: a formula delete waiting for the lock then counts it.
       await this.deps.consistency.waitFor(outcome.position!, lockedWaitMs);
-      return { reactor: this.responseOf(outcome, formula, application), position: outcome.position };
+      return {
+        reactor: this.responseOf(outcome, formula, application, body.configuration),
+        position: outcome.position,
+      };
     });
   }
 
@@ -131,6 +154,7 @@ export class ReactorCommands {
         formula,
         name: body.name,
         configuration: body.configuration,
+        configurationCiphertext: await this.seal(tenantId, reactorId, body.configuration),
         ...(application ? { application } : {}),
         caller: callerGrants(principal),
         actorId: principal.actorId,
@@ -138,7 +162,10 @@ export class ReactorCommands {
       },
       metadataOf(principal, correlationId),
     );
-    return { reactor: this.responseOf(outcome, formula, application), position: outcome.position };
+    return {
+      reactor: this.responseOf(outcome, formula, application, body.configuration),
+      position: outcome.position,
+    };
   }
 
   async delete(principal: Principal, reactorId: string, correlationId: string) {

@@ -17,6 +17,13 @@ export interface FormulaDefinition {
 
 export type ReactorConfiguration = Record<string, unknown>;
 
+/**
+ * The sealing subject of a reactor's configuration (associated data with the tenant id): a
+ * configuration sealed for one reactor opens for that reactor only. The `/` keeps it apart from
+ * every token id (token ids, the subjects of token data, never hold one).
+ */
+export const configurationSubject = (reactorId: string) => `reactor/${reactorId}/configuration`;
+
 export type ReactorsEvent =
   | DomainEvent<
       'ReactorFormulaCreated',
@@ -37,7 +44,8 @@ export type ReactorsEvent =
         tenant_id: string;
         name: string;
         formula_id: string;
-        configuration: ReactorConfiguration;
+        /** The configuration, sealed under the tenant's data key (`configurationSubject`). */
+        configuration_ciphertext: string;
         application_id?: string;
         created_by: string;
         created_at: string;
@@ -49,7 +57,8 @@ export type ReactorsEvent =
         reactor_id: string;
         tenant_id: string;
         name: string;
-        configuration: ReactorConfiguration;
+        /** The configuration, sealed under the tenant's data key (`configurationSubject`). */
+        configuration_ciphertext: string;
         application_id?: string;
         modified_by: string;
         modified_at: string;

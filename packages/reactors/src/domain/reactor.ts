@@ -8,13 +8,16 @@ import { formulaMissing, type FormulaState } from './formula.ts';
 
 export type ReactorEvent = ReactorsEventOf<'ReactorCreated' | 'ReactorUpdated' | 'ReactorDeleted'>;
 
-/** The reactor as decided: create and update responses are built from it. */
+/**
+ * The reactor as decided (its configuration sealed): create and update responses are built from
+ * it and the plaintext configuration the caller sent.
+ */
 export interface ReactorView {
   id: string;
   tenant_id: string;
   name: string;
   formula_id: string;
-  configuration: ReactorConfiguration;
+  configuration_ciphertext: string;
   application_id?: string;
   created_by: string;
   created_at: string;
@@ -67,7 +70,10 @@ interface Target {
 
 interface Settings {
   name: string;
+  /** As sent: checked against the formula, never put in an event. */
   configuration: ReactorConfiguration;
+  /** The same, sealed by the command handler before deciding: what the event holds. */
+  configurationCiphertext: string;
   /** The application asked for, and what its context knows of it (undefined: not found). */
   application?: { id: string; found: ApplicationFacts | undefined };
   /** The reactor's formula, folded from its own stream. */
@@ -121,7 +127,7 @@ export const reactorDecider: Decider<ReactorState, ReactorCommand, ReactorEvent>
           reactor: {
             ...kept,
             name: d.name,
-            configuration: d.configuration,
+            configuration_ciphertext: d.configuration_ciphertext,
             ...(d.application_id === undefined ? {} : { application_id: d.application_id }),
             modified_by: d.modified_by,
             modified_at: d.modified_at,
@@ -145,7 +151,7 @@ export const reactorDecider: Decider<ReactorState, ReactorCommand, ReactorEvent>
               tenant_id: command.tenantId,
               name: command.name,
               formula_id: command.formulaId,
-              configuration: command.configuration,
+              configuration_ciphertext: command.configurationCiphertext,
               ...application,
               created_by: command.actorId,
               created_at: command.now,
@@ -163,7 +169,7 @@ export const reactorDecider: Decider<ReactorState, ReactorCommand, ReactorEvent>
               reactor_id: command.reactorId,
               tenant_id: command.tenantId,
               name: command.name,
-              configuration: command.configuration,
+              configuration_ciphertext: command.configurationCiphertext,
               ...application,
               modified_by: command.actorId,
               modified_at: command.now,

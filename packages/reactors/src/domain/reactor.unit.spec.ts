@@ -32,6 +32,9 @@ const formula: FormulaState = {
   },
 };
 const configuration = { API_KEY: 'sk_test', RETRIES: 3 };
+// The command handler seals the configuration before deciding: to the decider, an opaque string.
+const sealed = 'sealed:create';
+const resealed = 'sealed:update';
 const application = {
   id: applicationId,
   found: { id: applicationId, type: 'private' as const, permissions: ['token:create'], rules: [] },
@@ -44,6 +47,7 @@ const create: ReactorCommand = {
   formula,
   name: 'Stripe',
   configuration,
+  configurationCiphertext: sealed,
   application,
   caller,
   ...target,
@@ -55,7 +59,7 @@ const created: ReactorEvent = {
     tenant_id: tenantId,
     name: 'Stripe',
     formula_id: formulaId,
-    configuration,
+    configuration_ciphertext: sealed,
     application_id: applicationId,
     created_by: actorId,
     created_at: now,
@@ -66,6 +70,7 @@ const update: ReactorCommand = {
   formula,
   name: 'Renamed',
   configuration: { API_KEY: 'sk_live', RETRIES: 1 },
+  configurationCiphertext: resealed,
   caller,
   ...target,
 };
@@ -75,7 +80,7 @@ const updated: ReactorEvent = {
     reactor_id: reactorId,
     tenant_id: tenantId,
     name: 'Renamed',
-    configuration: { API_KEY: 'sk_live', RETRIES: 1 },
+    configuration_ciphertext: resealed,
     modified_by: actorId,
     modified_at: now,
   },
@@ -113,6 +118,23 @@ describe('reactor decider', () => {
       .given([created])
       .when({ ...update, configuration: {} })
       .thenThrows(problem(400, 'body.configuration.API_KEY'));
+  });
+
+  it('puts only the sealed configuration in its events and state, never the plaintext', () => {
+    const events = [
+      ...reactorDecider.decide(create, reactorDecider.initialState()),
+      ...reactorDecider.decide(update, fold(reactorDecider, [created])),
+    ];
+    const state = fold(reactorDecider, events);
+    expect(events.map((event) => event.data)).toMatchObject([
+      { configuration_ciphertext: sealed },
+      { configuration_ciphertext: resealed },
+    ]);
+    expect(state).toMatchObject({ status: 'active', reactor: { configuration_ciphertext: resealed } });
+    const written = JSON.stringify([events, state]);
+    expect(written).not.toContain('sk_test');
+    expect(written).not.toContain('sk_live');
+    expect(written).not.toMatch(/"configuration"/);
   });
 
   it('refuses a management application (400 naming body.application.id) and a missing one (404)', () => {
@@ -172,7 +194,7 @@ describe('reactor decider', () => {
         tenant_id: tenantId,
         name: 'Renamed',
         formula_id: formulaId,
-        configuration: { API_KEY: 'sk_live', RETRIES: 1 },
+        configuration_ciphertext: resealed,
         created_by: actorId,
         created_at: now,
         modified_by: actorId,

@@ -17,6 +17,7 @@ import {
   reactorFormulaSchema,
 } from '@tokenvault/contracts';
 import type { ApplicationQueries } from '@tokenvault/tenancy';
+import type { Vault } from '@tokenvault/vault';
 import { FormulaCommands } from '../commands/formulas.ts';
 import { FormulaQueries } from '../queries/formulas.ts';
 import { ReactorQueries } from '../queries/reactors.ts';
@@ -27,6 +28,8 @@ export interface ReactorRouteDeps {
   ownerPool: Pool;
   consistency: ReadModelConsistency;
   applications: ApplicationQueries;
+  /** Seals reactor configurations (commands) and opens them (queries). */
+  vault: Vault;
 }
 
 const missing = () => notFound('No reactor formula with this id.');
@@ -37,7 +40,7 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
   const commands = new FormulaCommands({
     store: deps.store,
     ownerPool: deps.ownerPool,
-    reactors: new ReactorQueries(deps.appPool, deps.applications),
+    reactors: new ReactorQueries(deps.appPool, deps.applications, deps.vault),
     applications: deps.applications,
   });
   const queries = new FormulaQueries(deps.appPool);

@@ -25,7 +25,7 @@ const missing = () => notFound('No reactor with this id.');
 export function reactorRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
   const { consistency } = deps;
   const commands = new ReactorCommands(deps);
-  const queries = new ReactorQueries(deps.appPool, deps.applications);
+  const queries = new ReactorQueries(deps.appPool, deps.applications, deps.vault);
   const tag = 'Reactors';
   return [
     defineRoute({

@@ -80,14 +80,15 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
     case 'ReactorCreated': {
       const d = event.data;
       await tx.query(
-        `INSERT INTO reactors (tenant_id, id, name, formula_id, configuration, application_id, created_by, created_at)
+        `INSERT INTO reactors (tenant_id, id, name, formula_id, configuration_ciphertext, application_id,
+                               created_by, created_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
         [
           d.tenant_id,
           d.reactor_id,
           d.name,
           d.formula_id,
-          JSON.stringify(d.configuration),
+          d.configuration_ciphertext,
           d.application_id ?? null,
           d.created_by,
           d.created_at,
@@ -98,13 +99,14 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
     case 'ReactorUpdated': {
       const d = event.data;
       await tx.query(
-        `UPDATE reactors SET name = $3, configuration = $4, application_id = $5, modified_by = $6, modified_at = $7
+        `UPDATE reactors SET name = $3, configuration_ciphertext = $4, application_id = $5, modified_by = $6,
+                             modified_at = $7
            WHERE tenant_id = $1 AND id = $2`,
         [
           d.tenant_id,
           d.reactor_id,
           d.name,
-          JSON.stringify(d.configuration),
+          d.configuration_ciphertext,
           d.application_id ?? null,
           d.modified_by,
           d.modified_at,

@@ -1,6 +1,8 @@
 import { withTenant, type Pool } from '@tokenvault/platform';
 import type { ReactorResponse } from '@tokenvault/contracts';
 import type { ApplicationQueries } from '@tokenvault/tenancy';
+import type { Vault } from '@tokenvault/vault';
+import { configurationSubject, type ReactorConfiguration } from '../domain/events.ts';
 import { formulaColumns, formulaResponse, type FormulaRow } from './formulas.ts';
 import { namePattern } from './name-filter.ts';
 
@@ -8,7 +10,7 @@ interface ReactorRow {
   id: string;
   tenant_id: string;
   name: string;
-  configuration: Record<string, unknown>;
+  configuration_ciphertext: string;
   application_id: string | null;
   created_by: string | null;
   created_at: Date | null;
@@ -21,22 +23,27 @@ interface ReactorRow {
 }
 
 /** The formula of each reactor, as one JSON object (its own context's table: joined). */
-const select = `SELECT r.id, r.tenant_id, r.name, r.configuration, r.application_id, r.created_by, r.created_at,
+const select = `SELECT r.id, r.tenant_id, r.name, r.configuration_ciphertext, r.application_id, r.created_by, r.created_at,
          r.modified_by, r.modified_at,
          json_build_object(${formulaColumns.map((column) => `'${column}', f.${column}`).join(', ')}) AS formula
     FROM reactors r JOIN reactor_formulas f ON f.tenant_id = r.tenant_id AND f.id = r.formula_id`;
 
 const date = (value: string | null) => (value === null ? null : new Date(value));
 
-/** Reads run as the tenant: row-level security hides every other tenant's rows. */
+/**
+ * Reads run as the tenant: row-level security hides every other tenant's rows. Configurations are
+ * sealed in the read model and opened here, with the tenant's data key, for each response.
+ */
 export class ReactorQueries {
   private readonly appPool: Pool;
   /** Applications belong to tenancy: read through its queries, never its tables. */
   private readonly applications: ApplicationQueries;
+  private readonly vault: Vault;
 
-  constructor(appPool: Pool, applications: ApplicationQueries) {
+  constructor(appPool: Pool, applications: ApplicationQueries, vault: Vault) {
     this.appPool = appPool;
     this.applications = applications;
+    this.vault = vault;
   }
 
   private async responses(tenantId: string, rows: ReactorRow[]): Promise<ReactorResponse[]> {
@@ -44,28 +51,35 @@ export class ReactorQueries {
     const applications = new Map(
       (await this.applications.getMany(tenantId, ids)).map((application) => [application.id, application]),
     );
-    return rows.map((row) => {
-      // A deleted application is no longer shown (nor, later, used): the reactor runs without one.
-      const application = row.application_id ? applications.get(row.application_id) : undefined;
-      return {
-        id: row.id,
-        tenant_id: row.tenant_id,
-        name: row.name,
-        formula: formulaResponse({
-          ...row.formula,
-          created_at: date(row.formula.created_at),
-          modified_at: date(row.formula.modified_at),
-        }),
-        configuration: row.configuration,
-        ...(application
-          ? { application: { id: application.id, name: application.name, type: application.type } }
-          : {}),
-        ...(row.created_by ? { created_by: row.created_by } : {}),
-        ...(row.created_at ? { created_at: row.created_at.toISOString() } : {}),
-        ...(row.modified_by ? { modified_by: row.modified_by } : {}),
-        ...(row.modified_at ? { modified_at: row.modified_at.toISOString() } : {}),
-      };
-    });
+    return Promise.all(
+      rows.map(async (row) => {
+        // A deleted application is no longer shown (nor, later, used): the reactor runs without one.
+        const application = row.application_id ? applications.get(row.application_id) : undefined;
+        const configuration = (await this.vault.decrypt(
+          row.tenant_id,
+          configurationSubject(row.id),
+          row.configuration_ciphertext,
+        )) as ReactorConfiguration;
+        return {
+          id: row.id,
+          tenant_id: row.tenant_id,
+          name: row.name,
+          formula: formulaResponse({
+            ...row.formula,
+            created_at: date(row.formula.created_at),
+            modified_at: date(row.formula.modified_at),
+          }),
+          configuration,
+          ...(application
+            ? { application: { id: application.id, name: application.name, type: application.type } }
+            : {}),
+          ...(row.created_by ? { created_by: row.created_by } : {}),
+          ...(row.created_at ? { created_at: row.created_at.toISOString() } : {}),
+          ...(row.modified_by ? { modified_by: row.modified_by } : {}),
+          ...(row.modified_at ? { modified_at: row.modified_at.toISOString() } : {}),
+        };
+      }),
+    );
   }
 
   async get(tenantId: string, id: string): Promise<ReactorResponse | undefined> {

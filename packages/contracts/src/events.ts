@@ -4,8 +4,9 @@
 // CloudEvents subject) and a zod schema of its PUBLIC data. The relay publishes
 // `schema.parse(data)`, which drops every field the schema does not name; an event type without
 // an entry here is never published. Sensitive data (token data or its ciphertext, fingerprints,
-// API keys or their hashes, invitation tokens) and personal data beyond ids (e-mail addresses,
-// names of people) have no field here, so they can never reach a consumer.
+// API keys or their hashes, invitation tokens, reactor configurations or their ciphertext, formula
+// code) and personal data beyond ids (e-mail addresses, names of people) have no field here, so
+// they can never reach a consumer.
 import { z } from 'zod';
 import { applicationTypes } from './applications.ts';
 import { permissionSchema } from './permissions.ts';
@@ -64,7 +65,7 @@ const formula = {
     .describe('The arguments an invocation takes (dotted names nest).'),
 };
 
-/** A reactor without its configuration values (they often hold credentials). */
+/** A reactor without its configuration (it often holds credentials; the events hold it sealed). */
 const reactor = {
   reactor_id: id('The reactor.'),
   tenant_id: tenantId,

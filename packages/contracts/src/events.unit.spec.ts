@@ -95,23 +95,41 @@ describe('public events (the allow-list of what goes to Kafka)', () => {
         created_at: '2030-01-01T00:00:00Z',
       }),
     );
+    // The events hold the configuration sealed (configuration_ciphertext): not even that leaves.
+    const created = toPublicMessage(
+      recorded('ReactorCreated', {
+        reactor_id: 'r1',
+        tenant_id: tenantId,
+        name: 'Stripe',
+        formula_id: 'f1',
+        configuration_ciphertext: 'SECRET-CIPHERTEXT',
+        created_by: 'a1',
+        created_at: '2030-01-01T00:00:00Z',
+      }),
+    );
     const reactor = toPublicMessage(
       recorded('ReactorUpdated', {
         reactor_id: 'r1',
         tenant_id: tenantId,
         name: 'Stripe',
+        configuration_ciphertext: 'SECRET-CIPHERTEXT',
+        // A configuration in the clear (as events held it before it was sealed) is dropped too.
         configuration: { API_KEY: 'SECRET-KEY' },
         modified_by: 'a1',
         modified_at: '2030-01-01T00:00:00Z',
       }),
     );
     expect(formula).toMatchObject({ topic: 'reactors', key: `${tenantId}/f1` });
-    expect(reactor).toMatchObject({
-      topic: 'reactors',
-      key: `${tenantId}/r1`,
-      value: { entitytype: 'reactor' },
-    });
-    expect(JSON.stringify([formula, reactor])).not.toMatch(/SECRET/);
+    for (const message of [created, reactor]) {
+      expect(message).toMatchObject({
+        topic: 'reactors',
+        key: `${tenantId}/r1`,
+        value: { entitytype: 'reactor' },
+      });
+      expect(Object.keys(message.value.data)).not.toContain('configuration_ciphertext');
+      expect(Object.keys(message.value.data)).not.toContain('configuration');
+    }
+    expect(JSON.stringify([formula, created, reactor])).not.toMatch(/SECRET/);
   });
 
   it('refuses an event type without an entry, and data that does not fit its schema', () => {

@@ -479,5 +479,7 @@ describe('reactor formulas and reactors', () => {
       [tenant.tenantId],
     );
     expect(left.rows[0]?.count).toBe(0);
+    // Its keys are gone: its reads answer 401 before any sealed configuration could be opened.
+    expect((await tenant.client.request('GET', '/reactors')).status).toBe(401);
   });
 });

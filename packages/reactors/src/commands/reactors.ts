@@ -96,10 +96,11 @@ export class ReactorCommands {
   async create(principal: Principal, body: CreateReactorBody, correlationId: string) {
     const tenantId = principal.tenantId;
     const application = await this.application(tenantId, body.application);
+    const reactorId = randomUUID();
+    // Sealed before the formula's lock is taken: the lock is held no longer than it was.
+    const configurationCiphertext = await this.seal(tenantId, reactorId, body.configuration);
     return withAdvisoryLock(this.deps.ownerPool, formulaLock(tenantId, body.formula.id), async () => {
       const formula = await loadFormula(this.deps.store, tenantId, body.formula.id);
-      const reactorId = randomUUID();
-      const configurationCiphertext = await this.seal(tenantId, reactorId, body.configuration);
       const outcome = await executeCommand(
         this.deps.store,
         streams.reactor(tenantId, reactorId),

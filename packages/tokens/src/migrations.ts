@@ -93,4 +93,14 @@ export const tokensMigrations: Migration[] = [
         ON token_associations (tenant_id, parent_id, type, associated_at, child_id);
     `,
   },
+  {
+    id: 'tokens/005_token_list',
+    // GET /tokens: newest first (page by page, or after a cursor of created_at and id), and
+    // metadata filters (@>) when they are selective. Association rows keep the child's containers
+    // and expiry, which TokenUpdated now changes: the projection updates them with the token.
+    sql: `
+      CREATE INDEX tokens_newest_first ON tokens (tenant_id, created_at DESC, id DESC);
+      CREATE INDEX tokens_by_metadata ON tokens USING gin (metadata jsonb_path_ops);
+    `,
+  },
 ];

@@ -129,19 +129,68 @@ export class TokenQueries {
     });
   }
 
+  /**
+   * A page of the tenant's live tokens, newest first (created_at, then id, both descending), by
+   * offset or after a cursor; one extra row tells whether there is a next page. `containers`
+   * keeps tokens with a container under one of these paths; `readableUnder` does the same for
+   * the key's rules (null: every container); `metadata` keeps tokens holding all these entries.
+   */
+  async list(
+    tenantId: string,
+    filter: {
+      types: string[];
+      containers: string[];
+      readableUnder: string[] | null;
+      metadata: Record<string, string>;
+      after: { createdAt: string; id: string } | undefined;
+      offset: number;
+      size: number;
+    },
+  ): Promise<{ rows: TokenRow[]; hasMore: boolean }> {
+    const conditions = ['tenant_id = $1', live];
+    const values: unknown[] = [tenantId];
+    const add = (sql: (placeholder: string) => string, value: unknown) => {
+      values.push(value);
+      conditions.push(sql(`$${values.length}`));
+    };
+    const under = (p: string) =>
+      `EXISTS (SELECT 1 FROM unnest(containers) c, unnest(${p}::text[]) r WHERE starts_with(c, r))`;
+    if (filter.types.length) add((p) => `type = ANY(${p}::text[])`, filter.types);
+    if (filter.containers.length) add(under, filter.containers);
+    if (filter.readableUnder) add(under, filter.readableUnder);
+    // Served by the GIN index on metadata when it is selective.
+    if (Object.keys(filter.metadata).length)
+      add((p) => `metadata @> ${p}::jsonb`, JSON.stringify(filter.metadata));
+    if (filter.after) {
+      values.push(filter.after.createdAt, filter.after.id);
+      conditions.push(`(created_at, id) < ($${values.length - 1}::timestamptz, $${values.length}::text)`);
+    }
+    return withTenant(this.appPool, tenantId, async (client) => {
+      const result = await client.query<TokenRow>(
+        `SELECT * FROM tokens WHERE ${conditions.join(' AND ')}
+         ORDER BY created_at DESC, id DESC
+         LIMIT ${filter.size + 1} OFFSET ${filter.offset}`,
+        values,
+      );
+      return { rows: result.rows.slice(0, filter.size), hasMore: result.rows.length > filter.size };
+    });
+  }
+
   /** The oldest live token with this fingerprint: what deduplication hands back. */
   async findByFingerprint(
     tenantId: string,
     type: TokenType,
     fingerprint: string,
     containers: string[],
+    /** The token being updated, which is not a duplicate of itself. */
+    exceptId?: string,
   ): Promise<TokenRow | undefined> {
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<TokenRow>(
         `SELECT * FROM tokens WHERE tenant_id = $1 AND type = $2 AND fingerprint = $3 AND ${live}
-           AND containers @> $4::text[] AND containers <@ $4::text[]
+           AND containers @> $4::text[] AND containers <@ $4::text[] AND id IS DISTINCT FROM $5
          ORDER BY created_at, id LIMIT 1`,
-        [tenantId, type, fingerprint, containers],
+        [tenantId, type, fingerprint, containers, exceptId ?? null],
       );
       return result.rows[0];
     });

@@ -18,6 +18,9 @@ export interface TokenRow {
 
 const live = '(expires_at IS NULL OR expires_at > now())';
 
+/** Rows of the newest-first walk a metadata-filtered list reads before it asks the GIN index. */
+const metadataWalk = 2_000;
+
 /** The response fields of a token; `data` is added only by callers that opened it for a reader. */
 export function tokenFields(row: Omit<TokenRow, 'data_ciphertext'>): TokenResponse {
   return {
@@ -158,21 +161,44 @@ export class TokenQueries {
     if (filter.types.length) add((p) => `type = ANY(${p}::text[])`, filter.types);
     if (filter.containers.length) add(under, filter.containers);
     if (filter.readableUnder) add(under, filter.readableUnder);
-    // Served by the GIN index on metadata when it is selective.
-    if (Object.keys(filter.metadata).length)
-      add((p) => `metadata @> ${p}::jsonb`, JSON.stringify(filter.metadata));
     if (filter.after) {
       values.push(filter.after.createdAt, filter.after.id);
       conditions.push(`(created_at, id) < ($${values.length - 1}::timestamptz, $${values.length}::text)`);
     }
+    const page = `ORDER BY created_at DESC, id DESC LIMIT ${filter.size + 1} OFFSET ${filter.offset}`;
+    const result = (rows: TokenRow[]) => ({
+      rows: rows.slice(0, filter.size),
+      hasMore: rows.length > filter.size,
+    });
     return withTenant(this.appPool, tenantId, async (client) => {
-      const result = await client.query<TokenRow>(
-        `SELECT * FROM tokens WHERE ${conditions.join(' AND ')}
-         ORDER BY created_at DESC, id DESC
-         LIMIT ${filter.size + 1} OFFSET ${filter.offset}`,
+      if (Object.keys(filter.metadata).length === 0) {
+        const all = await client.query<TokenRow>(
+          `SELECT * FROM tokens WHERE ${conditions.join(' AND ')} ${page}`,
+          values,
+        );
+        return result(all.rows);
+      }
+      // PostgreSQL cannot estimate how many tokens hold a metadata entry, so the plan is chosen
+      // here: first the newest-first walk, bounded (a common entry fills the page there); when
+      // it does not, the GIN index finds every token holding the entries (a rare one: few rows),
+      // which are then ordered. Either way the cost is bounded, unlike a walk of the whole list
+      // for an entry few tokens hold.
+      values.push(JSON.stringify(filter.metadata));
+      const holds = `metadata @> $${values.length}::jsonb`;
+      const recent = await client.query<TokenRow>(
+        `SELECT * FROM (
+           SELECT * FROM tokens WHERE ${conditions.join(' AND ')}
+           ORDER BY created_at DESC, id DESC LIMIT ${metadataWalk}) recent
+         WHERE ${holds} ${page}`,
         values,
       );
-      return { rows: result.rows.slice(0, filter.size), hasMore: result.rows.length > filter.size };
+      if (recent.rows.length > filter.size) return result(recent.rows);
+      const matching = await client.query<TokenRow>(
+        `WITH matching AS MATERIALIZED (SELECT * FROM tokens WHERE ${conditions.join(' AND ')} AND ${holds})
+         SELECT * FROM matching ${page}`,
+        values,
+      );
+      return result(matching.rows);
     });
   }
 

@@ -178,11 +178,10 @@ export class TokenQueries {
         );
         return result(all.rows);
       }
-      // PostgreSQL cannot estimate how many tokens hold a metadata entry, so the plan is chosen
-      // here: first the newest-first walk, bounded (a common entry fills the page there); when
-      // it does not, the GIN index finds every token holding the entries (a rare one: few rows),
-      // which are then ordered. Either way the cost is bounded, unlike a walk of the whole list
-      // for an entry few tokens hold.
+      // A common entry fills the page within a bounded newest-first walk. A rare one does not,
+      // and then every token of the tenant (after the other filters) is read: under row-level
+      // security jsonb @> cannot use an index (it is not leakproof), so a rare entry in a large
+      // tenant is slow (docs/decisions.md, Tokens; a metadata lookup table is the way out).
       values.push(JSON.stringify(filter.metadata));
       const holds = `metadata @> $${values.length}::jsonb`;
       const recent = await client.query<TokenRow>(

@@ -45,6 +45,13 @@ describe('audit log: one row per event, for every write the service offers', () 
       }),
     );
     await ok(client.request('GET', `/tokens/${other.id}`));
+    await ok(
+      client.request('PATCH', `/tokens/${other.id}`, {
+        body: { metadata: { note: 'patched' }, data: { account_number: '5678' } },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      }),
+    );
+    await ok(client.request('GET', '/tokens', { query: { type: 'bank' } }));
     await ok(client.request('POST', `/tokens/${parent.id}/children/${other.id}`));
     await ok(client.request('DELETE', `/tokens/${parent.id}/children/${other.id}`));
     const child = await ok(

@@ -6,7 +6,7 @@
 // BENCH_APPENDERS (16), DATABASE_POOL_SIZE (10), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432),
 // BENCH_CPU_PROFILE_DIR (unset: when set, the service runs with --cpu-prof and writes its profile there),
 // BENCH_KAFKA (1: start a Kafka broker with infra/kafka and measure the relay; 0 skips it),
-// BENCH_READ_MODELS (1: the read models at size, 10,000 children and 1,000,000 log rows; 0 skips them).
+// BENCH_READ_MODELS (1: the read models at size, 10,000 children, 1,000,000 log rows and 1,000,000 tokens; 0 skips them).
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { logPaths, seedChildren, seedLogs } from './read-models.ts';
 import { measureSandboxOnly, seedReactors } from './reactors.ts';
+import { seedTokenList, tokenListCount } from './token-list.ts';
 import pg from 'pg';
 import { readModelLagHeader } from '@tokenvault/cqrs';
 import {
@@ -907,7 +908,29 @@ async function main(): Promise<void> {
         );
         rows.push(measured.row);
       }
+      log(`writing ${tokenListCount} token rows as the projection would`);
+      const list = await seedTokenList(servicePool, serviceEnv.MASTER_KEY, tenantId, tokenListCount);
+      for (const [name, pathOf] of [
+        ['GET /tokens, first page', list.firstPage],
+        ['GET /tokens, cursor deep in the list', list.deepCursor],
+        ['GET /tokens by metadata', list.byMetadata],
+      ] as const) {
+        let index = 0;
+        const measured = await measureHttp(
+          { name, url: serviceUrl, method: 'GET', headers: auth, nextPath: () => pathOf(index++) },
+          {
+            seconds: querySeconds,
+            connections: queryConnections,
+            note: () =>
+              `${tokenListCount} tokens in the tenant; ${queryConnections} connections; 20 opened and read-audited`,
+          },
+        );
+        rows.push(measured.row);
+      }
       queryScenarios.push(
+        'GET /tokens, first page',
+        'GET /tokens, cursor deep in the list',
+        'GET /tokens by metadata',
         'GET children, first page, type=token',
         'GET children, page 400, type=token',
         'GET /logs by entity_id',

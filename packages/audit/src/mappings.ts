@@ -39,6 +39,7 @@ export const logMappings: Record<string, Mapping> = {
   ApplicationUpdated: entry('application', 'application_id', 'update', 'Application updated'),
   ApplicationDeleted: entry('application', 'application_id', 'delete', 'Application deleted'),
   TokenCreated: tokenEntry('create', 'Token created'),
+  TokenUpdated: tokenEntry('update', 'Token updated'),
   TokenDeleted: tokenEntry('delete', 'Token deleted'),
   TokenAssociated: (data) => ({
     entity_type: text(data, 'type'),

@@ -62,3 +62,19 @@ export const paginationSchema = z.object({
 
 export const paginatedSchema = <T extends z.ZodType>(item: T) =>
   z.object({ pagination: paginationSchema, data: z.array(item) });
+
+/**
+ * A page that may have been asked for by a cursor (`?start=` from `pagination.next`): counts are
+ * null where the route does not count (a cursor page, or a collection too large to count).
+ */
+export const cursorPaginationSchema = z.object({
+  total_items: z.number().int().nullable(),
+  page_number: z.number().int().nullable(),
+  page_size: z.number().int(),
+  total_pages: z.number().int().nullable(),
+  /** The cursor of the next page (`?start=`), null at the end. */
+  next: z.string().nullable(),
+});
+
+export const cursorPageSchema = <T extends z.ZodType>(item: T) =>
+  z.object({ pagination: cursorPaginationSchema, data: z.array(item) });

@@ -94,6 +94,22 @@ export const publicEvents: Record<string, PublicEventContract> = {
       created_at: at('When'),
     }),
   }),
+  TokenUpdated: contract({
+    topic: 'tokens',
+    description:
+      'A token was updated (its data, metadata, containers or expiry). Neither its data nor its metadata leaves the service: read them through the API.',
+    entity: 'token',
+    entityId: (data) => `${data.tenant_id}/${data.token_id}`,
+    schema: z.object({
+      token_id: id('The token id.'),
+      tenant_id: tenantId,
+      type: tokenTypeSchema.describe('The token type.'),
+      containers: z.array(z.string()).describe('The containers the token is in after the update.'),
+      expires_at: at('When the token expires after the update (absent: it does not)').optional(),
+      modified_by: id('The application that updated it.'),
+      modified_at: at('When'),
+    }),
+  }),
   TokenDeleted: contract({
     topic: 'tokens',
     description: 'A token was deleted.',

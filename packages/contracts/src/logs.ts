@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { instant, timestamp, uuid } from './common.ts';
+import { cursorPageSchema, instant, timestamp, uuid } from './common.ts';
 
 export const listLogsQuery = z
   .strictObject({
@@ -30,17 +30,6 @@ export const logSchema = z.object({
 });
 export type LogResponse = z.output<typeof logSchema>;
 
-export const logPageSchema = z.object({
-  pagination: z.object({
-    /** Null on a cursor page: counting the whole range on every page would cost too much. */
-    total_items: z.number().int().nullable(),
-    page_number: z.number().int().nullable(),
-    page_size: z.number().int(),
-    total_pages: z.number().int().nullable(),
-    /** The cursor of the next page (`?start=`), null at the end. */
-    next: z.string().nullable(),
-  }),
-  data: z.array(logSchema),
-});
+export const logPageSchema = cursorPageSchema(logSchema);
 
 export const entityTypeSchema = z.object({ display_name: z.string(), value: z.string() });

@@ -65,15 +65,43 @@ export const createTokenBody = z
     deduplicate_token: z.boolean().optional(),
   })
   .superRefine((body, context) => {
-    const schema = dataSchemas[body.type];
-    if (!schema) return;
-    const result = schema.safeParse(body.data);
-    if (result.success) return;
-    for (const issue of result.error.issues) {
-      context.addIssue({ ...issue, path: ['data', ...issue.path] } as z.core.$ZodRawIssue);
-    }
+    for (const issue of tokenDataIssues(body.type, body.data)) context.addIssue(issue);
   });
 export type CreateTokenBody = z.output<typeof createTokenBody>;
+
+/**
+ * What is wrong with `data` for a token of this type (card and bank data have a shape), as issues
+ * on `data.<field>`: a create checks its body with it, an update the data its patch leads to.
+ */
+export function tokenDataIssues(type: TokenType, data: unknown): z.core.$ZodRawIssue[] {
+  const schema = dataSchemas[type];
+  if (!schema) return [];
+  const result = schema.safeParse(data);
+  if (result.success) return [];
+  return result.error.issues.map(
+    (issue) => ({ ...issue, path: ['data', ...issue.path] }) as z.core.$ZodRawIssue,
+  );
+}
+
+/**
+ * `PATCH /tokens/{id}`: a JSON merge patch (RFC 7396) of the token's editable fields. `null`
+ * removes: a metadata key, all metadata, the expiry. `data` is merged into object data (nested,
+ * `null` removing a key) and replaces anything else; it cannot be removed. `containers` replace.
+ */
+export const updateTokenBody = z.strictObject({
+  data: tokenData.refine((value) => value !== null, 'Must not be null: data cannot be removed').optional(),
+  metadata: z
+    .record(z.string().min(1).max(100), z.string().max(500, 'At most 500 characters').nullable())
+    .refine((map) => Object.keys(map).length <= 100, 'At most 100 entries')
+    .nullable()
+    .optional(),
+  containers: z.array(containerPath).min(1).max(10).optional(),
+  expires_at: timestamp
+    .refine((value) => Date.parse(value) > Date.now(), 'Must be in the future')
+    .nullable()
+    .optional(),
+});
+export type UpdateTokenBody = z.output<typeof updateTokenBody>;
 
 export const tokenParams = z.object({ id: tokenId });
 export const parentParams = z.object({ parent_id: tokenId });

@@ -1,4 +1,5 @@
 export * from './config.ts';
+export * from './cursor.ts';
 export * from './db.ts';
 export * from './errors.ts';
 export * from './logger.ts';

@@ -93,4 +93,15 @@ export const tokensMigrations: Migration[] = [
         ON token_associations (tenant_id, parent_id, type, associated_at, child_id);
     `,
   },
+  {
+    id: 'tokens/005_token_list',
+    // GET /tokens: newest first (page by page, or after a cursor of created_at and id). No GIN
+    // index on metadata: reads run as the app role under row-level security, and jsonb @> is not
+    // leakproof, so PostgreSQL cannot use such an index before the tenant policy (measured: a
+    // sequential scan). Association rows keep the child's containers and expiry, which
+    // TokenUpdated now changes: the projection updates them with the token.
+    sql: `
+      CREATE INDEX tokens_newest_first ON tokens (tenant_id, created_at DESC, id DESC);
+    `,
+  },
 ];

@@ -1,4 +1,4 @@
-import { badRequest, withTenant, type Pool } from '@tokenvault/platform';
+import { decodeCursor, encodeCursor, withTenant, type Pool } from '@tokenvault/platform';
 import type { ListLogsQuery, LogResponse } from '@tokenvault/contracts';
 
 interface LogRow {
@@ -13,45 +13,9 @@ interface LogRow {
   position: number;
 }
 
-interface Cursor {
-  createdAt: string;
-  position: number;
-}
-
-/** toISOString's form, years 1000–9999: the audit log holds nothing outside them. */
-const cursorInstant = /^[1-9]\d{3}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-const encodeCursor = (row: LogRow) =>
-  Buffer.from(JSON.stringify([row.created_at.toISOString(), row.position])).toString('base64url');
-
-/**
- * Only exactly what encodeCursor writes: a forged cursor must not reach PostgreSQL with a date
- * it cannot hold or a value of another type.
- */
-function decodeCursor(value: string): Cursor {
-  let decoded: unknown;
-  try {
-    decoded = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
-  } catch {
-    decoded = undefined;
-  }
-  if (Array.isArray(decoded) && decoded.length === 2) {
-    const [createdAt, position] = decoded as unknown[];
-    if (
-      typeof createdAt === 'string' &&
-      cursorInstant.test(createdAt) &&
-      // Also refuses dates that do not exist (2026-02-30), which Date would roll over.
-      !Number.isNaN(Date.parse(createdAt)) &&
-      new Date(createdAt).toISOString() === createdAt &&
-      typeof position === 'number' &&
-      Number.isSafeInteger(position) &&
-      position >= 0
-    ) {
-      return { createdAt, position };
-    }
-  }
-  throw badRequest('The cursor is not one this service gave out.', { 'query.start': ['Invalid cursor'] });
-}
+/** The audit log's tie-break is the event's global position. */
+const isPosition = (key: unknown): key is number =>
+  typeof key === 'number' && Number.isSafeInteger(key) && key >= 0;
 
 function toResponse(row: LogRow): LogResponse {
   return {
@@ -80,9 +44,9 @@ export async function listLogs(appPool: Pool, tenantId: string, query: ListLogsQ
   if (query.end_date) where((p) => `created_at < ${p}`, query.end_date);
   const filtered = [...conditions];
   const filterValues = [...values];
-  const cursor = query.start ? decodeCursor(query.start) : undefined;
+  const cursor = query.start ? decodeCursor(query.start, isPosition) : undefined;
   if (cursor) {
-    values.push(cursor.createdAt, cursor.position);
+    values.push(cursor.createdAt, cursor.key);
     conditions.push(`(created_at, position) < ($${values.length - 1}::timestamptz, $${values.length})`);
   }
   const page = query.page ?? 1;
@@ -111,7 +75,7 @@ export async function listLogs(appPool: Pool, tenantId: string, query: ListLogsQ
         page_number: cursor ? null : page,
         page_size: query.size,
         total_pages: total === null ? null : Math.ceil(total / query.size),
-        next: hasMore && rows.length ? encodeCursor(rows.at(-1)!) : null,
+        next: hasMore && rows.length ? encodeCursor(rows.at(-1)!.created_at, rows.at(-1)!.position) : null,
       },
       data: rows.map(toResponse),
     };

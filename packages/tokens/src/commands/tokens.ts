@@ -1,11 +1,35 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, metadataOf, type ReadModelConsistency } from '@tokenvault/cqrs';
+import { executeCommand, fold, metadataOf, type ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore, Position } from '@tokenvault/eventstore';
-import { forbidden, withAdvisoryLock, type Pool, type Principal } from '@tokenvault/platform';
-import { defaultContainers, type CreateTokenBody, type TokenResponse } from '@tokenvault/contracts';
+import {
+  badRequest,
+  conflict,
+  forbidden,
+  notFound,
+  withAdvisoryLock,
+  type FieldErrors,
+  type Pool,
+  type Principal,
+} from '@tokenvault/platform';
+import {
+  defaultContainers,
+  tokenDataIssues,
+  type CreateTokenBody,
+  type TokenResponse,
+  type UpdateTokenBody,
+} from '@tokenvault/contracts';
 import type { Vault } from '@tokenvault/vault';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
-import { tokenDecider, tokenStream, type TokenView } from '../domain/token.ts';
+import { mergePatch } from '../domain/merge-patch.ts';
+import {
+  tokenDecider,
+  tokenStream,
+  type TokenCommand,
+  type TokenEvent,
+  type TokenPatch,
+  type TokenUpdate,
+  type TokenView,
+} from '../domain/token.ts';
 import { tokenFields, type TokenQueries } from '../queries/tokens.ts';
 
 export type CreateTokenResult =
@@ -17,8 +41,8 @@ function responseOf(view: TokenView): TokenResponse {
     ...view,
     expires_at: view.expires_at ? new Date(view.expires_at) : null,
     created_at: new Date(view.created_at),
-    modified_by: null,
-    modified_at: null,
+    modified_by: view.modified_by ?? null,
+    modified_at: view.modified_at ? new Date(view.modified_at) : null,
   });
 }
 
@@ -111,6 +135,119 @@ export class TokenCommands {
       { newStream: true, conflictDetail: 'A token with this id exists.' },
     );
     return { created: true, token: responseOf(token), position: outcome.position };
+  }
+
+  /**
+   * A merge patch of a live token (docs/decisions.md, Tokens). The data is merged here, where it
+   * can be opened, then checked by the token's type, sealed and fingerprinted; the decider merges
+   * the rest and checks the permissions. Everything that can refuse the update runs before
+   * anything is appended. With the tenant deduplicating, an update that would make the token equal
+   * to another one this key may read is a 409 naming it.
+   */
+  async update(
+    principal: Principal,
+    tokenId: string,
+    body: UpdateTokenBody,
+    correlationId: string,
+  ): Promise<{ token: TokenResponse; position: Position | null }> {
+    const tenantId = principal.tenantId;
+    const stream = tokenStream(tenantId, tokenId);
+    const history = await this.store.readStream(stream);
+    const state = fold(
+      tokenDecider,
+      history.map((event) => ({ type: event.type, data: event.data }) as TokenEvent),
+    );
+    if (state.status !== 'live') throw notFound('No token with this id.');
+    const current = state.token;
+    const patch: TokenPatch = {
+      ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
+      ...(body.containers === undefined ? {} : { containers: body.containers }),
+      ...(body.expires_at === undefined ? {} : { expires_at: body.expires_at }),
+    };
+    const acting = this.acting(principal);
+    const commandOf = (prepared: TokenPatch): TokenCommand => ({
+      type: 'UpdateToken',
+      tokenId,
+      patch: prepared,
+      ...acting,
+    });
+    // Permissions (and the rest of the patch) first: a key that may not update the token learns
+    // nothing from checks of the data it would lead to.
+    tokenDecider.decide(commandOf(patch), state);
+    if (body.data !== undefined) {
+      const merged = mergePatch(
+        await this.vault.decrypt(tenantId, tokenId, current.data_ciphertext),
+        body.data,
+      );
+      const issues = tokenDataIssues(current.type, merged);
+      if (issues.length) {
+        const errors: FieldErrors = {};
+        for (const issue of issues) {
+          (errors[['body', ...(issue.path ?? []).map(String)].join('.')] ??= []).push(
+            issue.message ?? 'Invalid',
+          );
+        }
+        throw badRequest(
+          `The data the patch leads to is not valid ${current.type} data; see errors.`,
+          errors,
+        );
+      }
+      const fingerprint = await this.vault.fingerprint(tenantId, current.type, merged);
+      patch.data = {
+        basis: current.data_ciphertext,
+        data_ciphertext:
+          fingerprint === current.fingerprint
+            ? current.data_ciphertext
+            : await this.vault.encrypt(tenantId, tokenId, merged),
+        fingerprint,
+      };
+    }
+    const command = commandOf(patch);
+    const planned = tokenDecider.decide(command, state);
+    if (planned.length === 0) return { token: responseOf(current), position: null };
+    const update = planned[0]!.data as TokenUpdate;
+    const execute = async () => {
+      const outcome = await executeCommand(
+        this.store,
+        stream,
+        tokenDecider,
+        command,
+        metadataOf(principal, correlationId),
+      );
+      const after = outcome.state.status === 'live' ? outcome.state.token : current;
+      return { token: responseOf(after), position: outcome.position };
+    };
+    const changesIdentity =
+      update.fingerprint !== current.fingerprint ||
+      update.containers.length !== current.containers.length ||
+      update.containers.some((container, index) => container !== current.containers[index]);
+    if (principal.tenantSettings.deduplicate_tokens !== 'true' || !changesIdentity) return execute();
+    // The same lock as deduplicating creates of this data: a create and an update of equal data
+    // at the same moment cannot both miss each other.
+    return withAdvisoryLock(
+      this.lockPool,
+      `dedup:${tenantId}:${current.type}:${update.fingerprint}`,
+      async () => {
+        const existing = await this.queries.findByFingerprint(
+          tenantId,
+          current.type,
+          update.fingerprint,
+          update.containers,
+          tokenId,
+        );
+        // Only a token this key may read is named (and refuses the update): for any other, a 409
+        // would tell a key what data a token it cannot read holds. Those updates go through, as a
+        // create by such a key makes a new token.
+        if (existing && allowedOnAny(principal, 'token:read', existing.containers)) {
+          throw conflict(
+            `Token ${existing.id} already holds this data in these containers, and the tenant deduplicates tokens: use that token, or delete one of them first.`,
+          );
+        }
+        const updated = await execute();
+        if (updated.position) await this.consistency.waitFor(updated.position, 60_000);
+        return updated;
+      },
+    );
   }
 
   async delete(

@@ -2,6 +2,7 @@ import { badRequest, conflict, forbidden, notFound } from '@tokenvault/platform'
 import type { Decider, DomainEvent } from '@tokenvault/cqrs';
 import type { TokenType } from '@tokenvault/contracts';
 import { allowedOnAll, type Grants } from './access.ts';
+import { mergePatch } from './merge-patch.ts';
 
 /** A token as decided. Its data stays sealed: only the query side opens it, for a reader. */
 export interface TokenView {
@@ -18,7 +19,48 @@ export interface TokenView {
   created_at: string;
   /** Set when the token was created as a child: its first association, made in the same event. */
   parent_id?: string;
+  /** Set by the last update. */
+  modified_by?: string;
+  modified_at?: string;
 }
+
+/** The fields an update sets: the token's editable state after it, in full. */
+export interface TokenUpdate {
+  token_id: string;
+  tenant_id: string;
+  type: TokenType;
+  /** The data sealed again when it changed; the same ciphertext when it did not. */
+  data_ciphertext: string;
+  fingerprint: string;
+  containers: string[];
+  metadata: Record<string, string>;
+  /** Absent: the token does not expire (any earlier expiry was removed). */
+  expires_at?: string;
+  modified_by: string;
+  modified_at: string;
+}
+
+/**
+ * An update as the command side prepared it: merge patches of metadata (and the expiry), the
+ * containers that replace the token's, and the data the merge of `data` led to, already checked,
+ * sealed and fingerprinted (only the command side can open the current data to merge into it).
+ */
+export interface TokenPatch {
+  data?: {
+    /** The ciphertext the data was merged into: it must still be the token's. */
+    basis: string;
+    data_ciphertext: string;
+    fingerprint: string;
+  };
+  /** `null` removes every key; a `null` value removes its key. */
+  metadata?: Record<string, string | null> | null;
+  containers?: string[];
+  /** `null` removes the expiry. */
+  expires_at?: string | null;
+}
+
+/** As many metadata entries as a create takes. */
+export const maxMetadataEntries = 50;
 
 /**
  * A token's events, all in its own stream. Associations are kept in the CHILD's stream, so that
@@ -27,7 +69,9 @@ export interface TokenView {
  */
 export type TokenEvent =
   /** The whole token as decided, under its event's name for the id. */
-  | DomainEvent<'TokenCreated', Omit<TokenView, 'id'> & { token_id: string }>
+  | DomainEvent<'TokenCreated', Omit<TokenView, 'id' | 'modified_by' | 'modified_at'> & { token_id: string }>
+  /** The token's editable state after the change (data sealed, like TokenCreated's). */
+  | DomainEvent<'TokenUpdated', TokenUpdate>
   | DomainEvent<
       'TokenAssociated',
       {
@@ -91,6 +135,7 @@ interface Acting {
 
 export type TokenCommand =
   | { type: 'CreateToken'; token: TokenView }
+  | ({ type: 'UpdateToken'; tokenId: string; patch: TokenPatch } & Acting)
   | ({ type: 'DeleteToken'; tokenId: string; childIds: string[] } & Acting)
   | ({ type: 'AssociateParent'; tokenId: string; parentId: string } & Acting)
   | ({ type: 'DissociateParent'; tokenId: string; parentId: string } & Acting);
@@ -110,6 +155,12 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
           token: { id: token_id, ...rest },
           parents: rest.parent_id ? [rest.parent_id] : [],
         };
+      }
+      case 'TokenUpdated': {
+        if (state.status !== 'live') return state;
+        const { token_id: _id, tenant_id: _tenant, type: _type, expires_at, ...changed } = event.data;
+        const { expires_at: _previous, ...token } = state.token;
+        return { ...state, token: { ...token, ...changed, ...(expires_at ? { expires_at } : {}) } };
       }
       case 'TokenAssociated':
         if (state.status !== 'live') return state;
@@ -131,6 +182,8 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
     if (state.status !== 'live') throw missing();
     const common = { tenant_id: command.tenantId, type: state.token.type };
     switch (command.type) {
+      case 'UpdateToken':
+        return decideUpdate(command, state.token);
       case 'DeleteToken':
         if (!allowedOnAll(command.grants, 'token:delete', state.token.containers)) {
           throw forbidden('This API key lacks token:delete on the token’s containers.');
@@ -187,9 +240,90 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
   },
 };
 
+const sameMembers = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((item, index) => item === b[index]);
+
+const sameMetadata = (a: Record<string, string>, b: Record<string, string>) =>
+  sameMembers(Object.keys(a).sort(), Object.keys(b).sort()) &&
+  Object.keys(a).every((key) => a[key] === b[key]);
+
+/**
+ * The merge of a prepared patch into a live token. `token:update` is needed on every container
+ * the token is in before AND after (a key cannot move a token into or out of containers it may
+ * not update). A patch that changes nothing appends nothing.
+ */
+function decideUpdate(
+  command: Extract<TokenCommand, { type: 'UpdateToken' }>,
+  token: TokenView,
+): TokenEvent[] {
+  // An expired token is gone for updates too (the route's read-model check says the same).
+  if (token.expires_at && Date.parse(token.expires_at) <= Date.parse(command.now)) throw missing();
+  const { patch } = command;
+  if (!allowedOnAll(command.grants, 'token:update', token.containers)) {
+    throw forbidden('This API key lacks token:update on the token’s containers.');
+  }
+  const containers = patch.containers ? [...new Set(patch.containers)] : token.containers;
+  if (!allowedOnAll(command.grants, 'token:update', containers)) {
+    throw forbidden('This API key lacks token:update on the requested containers.');
+  }
+  const metadata =
+    patch.metadata === undefined
+      ? token.metadata
+      : patch.metadata === null
+        ? {}
+        : (mergePatch(token.metadata, patch.metadata) as Record<string, string>);
+  if (Object.keys(metadata).length > maxMetadataEntries) {
+    throw badRequest('The metadata the patch leads to has too many entries.', {
+      'body.metadata': [`At most ${maxMetadataEntries} entries`],
+    });
+  }
+  const expiresAt =
+    patch.expires_at === undefined
+      ? token.expires_at
+      : patch.expires_at === null
+        ? undefined
+        : new Date(patch.expires_at).toISOString();
+  let { data_ciphertext, fingerprint } = token;
+  if (patch.data) {
+    // The data was merged into what the token held when the command side read it: another update
+    // since then would be lost by appending this one.
+    if (patch.data.basis !== token.data_ciphertext) {
+      throw conflict('The token changed while this update was prepared; retry the request.');
+    }
+    // Equal data keeps its ciphertext: the fingerprint says whether the value changed.
+    if (patch.data.fingerprint !== token.fingerprint) ({ data_ciphertext, fingerprint } = patch.data);
+  }
+  if (
+    fingerprint === token.fingerprint &&
+    sameMembers(containers, token.containers) &&
+    sameMetadata(metadata, token.metadata) &&
+    expiresAt === token.expires_at
+  ) {
+    return [];
+  }
+  return [
+    {
+      type: 'TokenUpdated',
+      data: {
+        token_id: token.id,
+        tenant_id: token.tenant_id,
+        type: token.type,
+        data_ciphertext,
+        fingerprint,
+        containers,
+        metadata,
+        ...(expiresAt ? { expires_at: expiresAt } : {}),
+        modified_by: command.actorId,
+        modified_at: command.now,
+      },
+    },
+  ];
+}
+
 /** Every event type of this context; `satisfies` fails to compile when one is missing or extra. */
 export const tokenEventTypes = Object.keys({
   TokenCreated: true,
+  TokenUpdated: true,
   TokenAssociated: true,
   TokenDissociated: true,
   TokenDeleted: true,

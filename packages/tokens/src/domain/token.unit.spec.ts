@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Problem } from '@tokenvault/platform';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
-import { tokenDecider, type TokenEvent, type TokenView } from './token.ts';
+import { mergePatch } from './merge-patch.ts';
+import { tokenDecider, type TokenEvent, type TokenPatch, type TokenUpdate, type TokenView } from './token.ts';
 
 const tenantId = '0b7a5c3e-1111-4a4a-9b9b-222222222222';
 const actorId = '0b7a5c3e-3333-4a4a-9b9b-444444444444';
@@ -188,5 +189,189 @@ describe('token associations (kept in the child’s stream)', () => {
       .given([created, associated('p'), associated('q'), dissociated('p')])
       .when(deleteCommand({ permissions: ['token:delete'] }))
       .then([{ ...deleted, data: { ...deleted.data, parent_ids: ['q'] } } as TokenEvent]);
+  });
+});
+
+describe('token updates (merge patches prepared by the command side)', () => {
+  const now = '2026-01-04T00:00:00.000Z';
+  const update = (
+    patch: TokenPatch,
+    grants: { permissions: string[]; rules?: { container: string; permissions: string[] }[] } = {
+      permissions: ['token:update'],
+    },
+  ) => ({
+    type: 'UpdateToken' as const,
+    tokenId: 'tok-1',
+    patch,
+    tenantId,
+    grants: { permissions: grants.permissions, rules: grants.rules ?? [] },
+    actorId,
+    now,
+  });
+  const updated = (changes: Partial<TokenUpdate>): TokenEvent => ({
+    type: 'TokenUpdated',
+    data: {
+      token_id: 'tok-1',
+      tenant_id: tenantId,
+      type: 'card',
+      data_ciphertext: 'v1.sealed',
+      fingerprint: 'fp',
+      containers: ['/pci/high/'],
+      metadata: { k: 'v' },
+      modified_by: actorId,
+      modified_at: now,
+      ...changes,
+    },
+  });
+  const newData = { basis: 'v1.sealed', data_ciphertext: 'v1.sealed-again', fingerprint: 'fp2' };
+
+  it('merges metadata (null removes a key), replaces containers and sets the expiry', () => {
+    spec
+      .given([created])
+      .when(
+        update({
+          metadata: { k: null, added: 'yes' },
+          containers: ['/pci/low/', '/pci/low/'],
+          expires_at: '2030-01-01T00:00:00Z',
+        }),
+      )
+      .then([
+        updated({
+          metadata: { added: 'yes' },
+          containers: ['/pci/low/'],
+          expires_at: '2030-01-01T00:00:00.000Z',
+        }),
+      ]);
+    spec
+      .given([created])
+      .when(update({ metadata: null }))
+      .then([updated({ metadata: {} })]);
+  });
+
+  it('takes the sealed data it was prepared with, and removes an expiry with null', () => {
+    const expiring = updated({ expires_at: '2030-01-01T00:00:00.000Z' });
+    spec
+      .given([created, expiring])
+      .when(update({ data: newData, expires_at: null }))
+      .then([updated({ data_ciphertext: 'v1.sealed-again', fingerprint: 'fp2' })]);
+  });
+
+  it('appends nothing for a patch that changes nothing', () => {
+    spec.given([created]).when(update({})).then([]);
+    spec
+      .given([created])
+      .when(update({ metadata: { k: 'v' }, containers: ['/pci/high/'] }))
+      .then([]);
+    // Equal data (same fingerprint): the token keeps its ciphertext, and nothing changed.
+    spec
+      .given([created])
+      .when(update({ data: { ...newData, fingerprint: 'fp' } }))
+      .then([]);
+  });
+
+  it('refuses an invalid update and decides nothing', () => {
+    const tooMany = Object.fromEntries(Array.from({ length: 50 }, (_, index) => [`key-${index}`, 'x']));
+    spec
+      .given([created])
+      .when(update({ metadata: tooMany }))
+      .thenThrows(problem(400));
+    // Data merged into a ciphertext the token no longer holds: another update came in between.
+    spec
+      .given([created, updated({ data_ciphertext: 'v1.other', fingerprint: 'fp3' })])
+      .when(update({ data: newData }))
+      .thenThrows(problem(409));
+  });
+
+  it('needs token:update on every container before and after', () => {
+    const onPci = { permissions: [], rules: [{ container: '/pci/', permissions: ['token:update'] }] };
+    spec
+      .given([created])
+      .when(update({ containers: ['/pci/low/'] }, onPci))
+      .then([updated({ containers: ['/pci/low/'] })]);
+    spec
+      .given([created])
+      .when(update({ containers: ['/pci/low/', '/general/'] }, onPci))
+      .thenThrows(problem(403));
+    spec
+      .given([created])
+      .when(
+        update(
+          { metadata: { a: 'b' } },
+          { permissions: [], rules: [{ container: '/bank/', permissions: ['token:update'] }] },
+        ),
+      )
+      .thenThrows(problem(403));
+    spec
+      .given([created])
+      .when(update({ metadata: { a: 'b' } }, { permissions: ['token:read', 'token:create'] }))
+      .thenThrows(problem(403));
+  });
+
+  it('answers 404 for a token that is absent, deleted or expired', () => {
+    spec
+      .given([])
+      .when(update({ metadata: { a: 'b' } }))
+      .thenThrows(problem(404));
+    spec
+      .given([created, deleted])
+      .when(update({ metadata: { a: 'b' } }))
+      .thenThrows(problem(404));
+    spec
+      .given([created, updated({ expires_at: '2026-01-03T00:00:00.000Z' })])
+      .when(update({ metadata: { a: 'b' } }))
+      .thenThrows(problem(404));
+  });
+
+  it('folds an update into the state, which later associations carry', () => {
+    const state = [
+      created,
+      updated({ containers: ['/pci/low/'], metadata: {}, expires_at: '2030-01-01T00:00:00.000Z' }),
+    ].reduce(tokenDecider.evolve, tokenDecider.initialState());
+    expect(state).toEqual({
+      status: 'live',
+      parents: [],
+      token: {
+        ...token,
+        containers: ['/pci/low/'],
+        metadata: {},
+        expires_at: '2030-01-01T00:00:00.000Z',
+        modified_by: actorId,
+        modified_at: now,
+      },
+    });
+  });
+});
+
+describe('mergePatch (RFC 7396)', () => {
+  it('follows the examples of RFC 7396, appendix A', () => {
+    const cases: [unknown, unknown, unknown][] = [
+      [{ a: 'b' }, { a: 'c' }, { a: 'c' }],
+      [{ a: 'b' }, { b: 'c' }, { a: 'b', b: 'c' }],
+      [{ a: 'b' }, { a: null }, {}],
+      [{ a: 'b', b: 'c' }, { a: null }, { b: 'c' }],
+      [{ a: ['b'] }, { a: 'c' }, { a: 'c' }],
+      [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
+      [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
+      [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
+      [
+        ['a', 'b'],
+        ['c', 'd'],
+        ['c', 'd'],
+      ],
+      [{ a: 'b' }, ['c'], ['c']],
+      [{ e: null }, { a: 1 }, { e: null, a: 1 }],
+      [[1, 2], { a: 'b', c: null }, { a: 'b' }],
+      [{}, { a: { bb: { ccc: null } } }, { a: { bb: {} } }],
+      ['text', 'other', 'other'],
+    ];
+    for (const [target, patch, result] of cases) expect(mergePatch(target, patch)).toEqual(result);
+  });
+
+  it('leaves the target as it was, and keeps a key named __proto__ as data', () => {
+    const target = { a: { b: 1 } };
+    const merged = mergePatch(target, JSON.parse('{"a":{"c":2},"__proto__":{"x":1}}'));
+    expect(target).toEqual({ a: { b: 1 } });
+    expect(JSON.stringify(merged)).toBe('{"a":{"b":1,"c":2},"__proto__":{"x":1}}');
+    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
   });
 });

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import {
   conflict,
+  decodeCursor,
   defineRoute,
+  encodeCursor,
   forbidden,
   notFound,
   pageQuery,
@@ -16,13 +18,16 @@ import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import {
   associationParams,
+  containerPath,
   createTokenBody,
+  cursorPageSchema,
   paginatedSchema,
   parentParams,
   tokenId,
   tokenParams,
   tokenSchema,
   tokenTypeSchema,
+  updateTokenBody,
   usageReportSchema,
 } from '@tokenvault/contracts';
 import { ReadAuditor } from '../commands/read-audit.ts';
@@ -30,6 +35,61 @@ import { usageReport } from '../queries/usage.ts';
 import { TokenCommands } from '../commands/tokens.ts';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
 import { TokenQueries, tokenFields, type TokenRow } from '../queries/tokens.ts';
+
+const metadataFilter = 'metadata.';
+const maxMetadataFilters = 50;
+
+/**
+ * `GET /tokens`: `type` and `container` repeatable, any number of `metadata.<key>=<value>`
+ * (all must hold), and `page` or a `start` cursor. Loose only for the `metadata.` parameters:
+ * any other unknown parameter is a 400, as on every route.
+ */
+const listTokensQuery = z
+  .looseObject({
+    type: repeatable(tokenTypeSchema),
+    container: repeatable(containerPath),
+    page: z.coerce.number().int().min(1).optional(),
+    size: z.coerce.number().int().min(1).max(100).default(20),
+    /** The opaque cursor of a previous page's pagination.next (a token id can be 200 long). */
+    start: z.string().min(1).max(400).optional(),
+  })
+  .superRefine((query, context) => {
+    if (query.page !== undefined && query.start !== undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['start'],
+        message: 'Give either page or start (a cursor), not both',
+      });
+    }
+    const known = new Set(['type', 'container', 'page', 'size', 'start']);
+    let filters = 0;
+    for (const [name, value] of Object.entries(query)) {
+      if (known.has(name)) continue;
+      const key = name.startsWith(metadataFilter) ? name.slice(metadataFilter.length) : undefined;
+      if (key === undefined || key.length === 0 || key.length > 100) {
+        context.addIssue({ code: 'custom', path: [name], message: 'Unknown field' });
+      } else if (typeof value !== 'string') {
+        context.addIssue({ code: 'custom', path: [name], message: 'Give each metadata key once' });
+      } else if (value.length > 500) {
+        context.addIssue({ code: 'custom', path: [name], message: 'At most 500 characters' });
+      } else if (++filters > maxMetadataFilters) {
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `At most ${maxMetadataFilters} metadata filters`,
+        });
+      }
+    }
+  });
+
+/** A token list's tie-break within a millisecond is the token id. */
+const isTokenId = (key: unknown): key is string => typeof key === 'string' && tokenId.safeParse(key).success;
+
+/** The containers under which the key may read, from its rules; null when it may read them all. */
+const readableUnder = (principal: Principal) =>
+  principal.permissions.has('token:read')
+    ? null
+    : principal.rules.filter((rule) => rule.permissions.includes('token:read')).map((rule) => rule.container);
 
 export interface TokenRouteDeps {
   store: EventStore;
@@ -95,6 +155,73 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
         const result = await commands.create(principal, body, requestId);
         if (!result.created) return { status: 200, body: result.token };
         return { status: 201, headers: await consistency.afterWrite(result.position), body: result.token };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/tokens',
+      summary:
+        'List the tenant’s live tokens the key may read, with their data, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)',
+      tag,
+      permission: 'token:read',
+      query: listTokensQuery,
+      responses: {
+        200: { description: 'A page of tokens (no counts)', schema: cursorPageSchema(tokenSchema) },
+      },
+      async handle({ principal, query, requestId }) {
+        const metadata: Record<string, string> = {};
+        for (const [name, value] of Object.entries(query)) {
+          if (name.startsWith(metadataFilter)) metadata[name.slice(metadataFilter.length)] = value as string;
+        }
+        const cursor = query.start ? decodeCursor(query.start, isTokenId) : undefined;
+        const page = query.page ?? 1;
+        const { rows, hasMore } = await queries.list(principal.tenantId, {
+          types: query.type,
+          containers: query.container,
+          readableUnder: readableUnder(principal),
+          metadata,
+          after: cursor && { createdAt: cursor.createdAt, id: cursor.key },
+          offset: cursor ? 0 : (page - 1) * query.size,
+          size: query.size,
+        });
+        const last = rows.at(-1);
+        return {
+          status: 200,
+          body: {
+            // Never counted: counting a large tenant's tokens would cost more than the page.
+            pagination: {
+              total_items: null,
+              page_number: cursor ? null : page,
+              page_size: query.size,
+              total_pages: null,
+              next: hasMore && last ? encodeCursor(last.created_at, last.id) : null,
+            },
+            data: await withData(principal, rows, requestId),
+          },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/tokens/:id',
+      summary:
+        'Update a token by JSON merge patch (RFC 7396) of data, metadata, containers and expires_at; application/merge-patch+json or application/json',
+      tag,
+      permission: 'token:update',
+      params: tokenParams,
+      body: updateTokenBody,
+      sealedBodyFields: ['data'],
+      responses: {
+        200: {
+          description: 'Updated (or unchanged); the response never echoes the data',
+          schema: tokenSchema,
+        },
+      },
+      async handle({ principal, params, body, requestId }) {
+        // An expired token is gone for updates too (404), like for reads.
+        await tokenFor(principal, params.id, 'token:update', 'all');
+        const updated = await commands.update(principal, params.id, body, requestId);
+        return { status: 200, headers: await consistency.afterWrite(updated.position), body: updated.token };
       },
     }),
     defineRoute({
@@ -194,15 +321,10 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
       responses: { 200: { description: 'A page of child tokens', schema: paginatedSchema(tokenSchema) } },
       async handle({ principal, params, query, requestId }) {
         await tokenFor(principal, params.parent_id, 'token:read');
-        const readableUnder = principal.permissions.has('token:read')
-          ? null
-          : principal.rules
-              .filter((rule) => rule.permissions.includes('token:read'))
-              .map((rule) => rule.container);
         const { rows, total } = await queries.children(principal.tenantId, params.parent_id, {
           ids: query.id,
           types: query.type,
-          readableUnder,
+          readableUnder: readableUnder(principal),
           page: query.page,
           size: query.size,
         });

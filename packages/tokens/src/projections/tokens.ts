@@ -86,6 +86,45 @@ async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promis
   );
 }
 
+/**
+ * Each event holds the token's editable state in full, so only the last update of a token in the
+ * run counts (one UPDATE … FROM would apply an arbitrary one of several). An update is activity of
+ * the month, like a create or a read. The token's association rows as a child carry its containers
+ * and expiry for child lists: they change with it.
+ */
+async function updated(tx: PoolClient, events: DataOf<'TokenUpdated'>[]): Promise<void> {
+  const last = [...new Map(events.map((event) => [`${event.tenant_id}/${event.token_id}`, event])).values()];
+  await tx.query(
+    `UPDATE tokens t SET data_ciphertext = u.data_ciphertext, fingerprint = u.fingerprint,
+       containers = u.containers, metadata = u.metadata, expires_at = u.expires_at,
+       modified_by = u.modified_by, modified_at = u.modified_at
+     FROM jsonb_to_recordset($1::jsonb) AS u(
+       tenant_id uuid, token_id text, data_ciphertext text, fingerprint text, containers text[],
+       metadata jsonb, expires_at timestamptz, modified_by uuid, modified_at timestamptz)
+     WHERE t.tenant_id = u.tenant_id AND t.id = u.token_id`,
+    [json(last)],
+  );
+  await tx.query(
+    `UPDATE token_associations a SET containers = u.containers, expires_at = u.expires_at
+     FROM jsonb_to_recordset($1::jsonb) AS u(tenant_id uuid, token_id text, containers text[], expires_at timestamptz)
+     WHERE a.tenant_id = u.tenant_id AND a.child_id = u.token_id`,
+    [
+      json(
+        last.map(({ tenant_id, token_id, containers, expires_at }) => ({
+          tenant_id,
+          token_id,
+          containers,
+          expires_at,
+        })),
+      ),
+    ],
+  );
+  await recordActivity(
+    tx,
+    events.map((event) => ({ tenant_id: event.tenant_id, token_id: event.token_id, at: event.modified_at })),
+  );
+}
+
 async function deleted(tx: PoolClient, events: DataOf<'TokenDeleted'>[]): Promise<void> {
   await deleteAssociationsOf(tx, events);
   await tx.query(
@@ -130,6 +169,7 @@ export const tokensProjection: Projection = {
   tables: ownedTables,
   handles: [
     'TokenCreated',
+    'TokenUpdated',
     'TokenAssociated',
     'TokenDissociated',
     'TokenDeleted',
@@ -143,6 +183,9 @@ export const tokensProjection: Projection = {
       switch (type) {
         case 'TokenCreated':
           await created(tx, data as DataOf<'TokenCreated'>[]);
+          break;
+        case 'TokenUpdated':
+          await updated(tx, data as DataOf<'TokenUpdated'>[]);
           break;
         case 'TokenAssociated':
           await insertAssociations(tx, data as DataOf<'TokenAssociated'>[]);

@@ -18,6 +18,9 @@ export interface TokenRow {
 
 const live = '(expires_at IS NULL OR expires_at > now())';
 
+/** Rows of the newest-first walk a metadata-filtered list reads before it asks the GIN index. */
+const metadataWalk = 2_000;
+
 /** The response fields of a token; `data` is added only by callers that opened it for a reader. */
 export function tokenFields(row: Omit<TokenRow, 'data_ciphertext'>): TokenResponse {
   return {
@@ -129,19 +132,90 @@ export class TokenQueries {
     });
   }
 
+  /**
+   * A page of the tenant's live tokens, newest first (created_at, then id, both descending), by
+   * offset or after a cursor; one extra row tells whether there is a next page. `containers`
+   * keeps tokens with a container under one of these paths; `readableUnder` does the same for
+   * the key's rules (null: every container); `metadata` keeps tokens holding all these entries.
+   */
+  async list(
+    tenantId: string,
+    filter: {
+      types: string[];
+      containers: string[];
+      readableUnder: string[] | null;
+      metadata: Record<string, string>;
+      after: { createdAt: string; id: string } | undefined;
+      offset: number;
+      size: number;
+    },
+  ): Promise<{ rows: TokenRow[]; hasMore: boolean }> {
+    const conditions = ['tenant_id = $1', live];
+    const values: unknown[] = [tenantId];
+    const add = (sql: (placeholder: string) => string, value: unknown) => {
+      values.push(value);
+      conditions.push(sql(`$${values.length}`));
+    };
+    const under = (p: string) =>
+      `EXISTS (SELECT 1 FROM unnest(containers) c, unnest(${p}::text[]) r WHERE starts_with(c, r))`;
+    if (filter.types.length) add((p) => `type = ANY(${p}::text[])`, filter.types);
+    if (filter.containers.length) add(under, filter.containers);
+    if (filter.readableUnder) add(under, filter.readableUnder);
+    if (filter.after) {
+      values.push(filter.after.createdAt, filter.after.id);
+      conditions.push(`(created_at, id) < ($${values.length - 1}::timestamptz, $${values.length}::text)`);
+    }
+    const page = `ORDER BY created_at DESC, id DESC LIMIT ${filter.size + 1} OFFSET ${filter.offset}`;
+    const result = (rows: TokenRow[]) => ({
+      rows: rows.slice(0, filter.size),
+      hasMore: rows.length > filter.size,
+    });
+    return withTenant(this.appPool, tenantId, async (client) => {
+      if (Object.keys(filter.metadata).length === 0) {
+        const all = await client.query<TokenRow>(
+          `SELECT * FROM tokens WHERE ${conditions.join(' AND ')} ${page}`,
+          values,
+        );
+        return result(all.rows);
+      }
+      // A common entry fills the page within a bounded newest-first walk. A rare one does not,
+      // and then every token of the tenant (after the other filters) is read: under row-level
+      // security jsonb @> cannot use an index (it is not leakproof), so a rare entry in a large
+      // tenant is slow (docs/decisions.md, Tokens; a metadata lookup table is the way out).
+      values.push(JSON.stringify(filter.metadata));
+      const holds = `metadata @> $${values.length}::jsonb`;
+      const recent = await client.query<TokenRow>(
+        `SELECT * FROM (
+           SELECT * FROM tokens WHERE ${conditions.join(' AND ')}
+           ORDER BY created_at DESC, id DESC LIMIT ${metadataWalk}) recent
+         WHERE ${holds} ${page}`,
+        values,
+      );
+      if (recent.rows.length > filter.size) return result(recent.rows);
+      const matching = await client.query<TokenRow>(
+        `WITH matching AS MATERIALIZED (SELECT * FROM tokens WHERE ${conditions.join(' AND ')} AND ${holds})
+         SELECT * FROM matching ${page}`,
+        values,
+      );
+      return result(matching.rows);
+    });
+  }
+
   /** The oldest live token with this fingerprint: what deduplication hands back. */
   async findByFingerprint(
     tenantId: string,
     type: TokenType,
     fingerprint: string,
     containers: string[],
+    /** The token being updated, which is not a duplicate of itself. */
+    exceptId?: string,
   ): Promise<TokenRow | undefined> {
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<TokenRow>(
         `SELECT * FROM tokens WHERE tenant_id = $1 AND type = $2 AND fingerprint = $3 AND ${live}
-           AND containers @> $4::text[] AND containers <@ $4::text[]
+           AND containers @> $4::text[] AND containers <@ $4::text[] AND id IS DISTINCT FROM $5
          ORDER BY created_at, id LIMIT 1`,
-        [tenantId, type, fingerprint, containers],
+        [tenantId, type, fingerprint, containers, exceptId ?? null],
       );
       return result.rows[0];
     });

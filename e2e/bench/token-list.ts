@@ -1,0 +1,83 @@
+// Data for the token-list scenarios of the benchmark: a tenant with a million tokens, written as
+// the projection would, and the GET /tokens paths that read them.
+import type pg from 'pg';
+import { Vault } from '@tokenvault/vault';
+
+export const tokenListCount = 1_000_000;
+/** Tokens sharing one `customer` metadata value: what a selective metadata filter finds. */
+const perCustomer = 1_000;
+const pageSize = 20;
+/** Cursor positions the deep-page scenario cycles through, spread over the middle of the list. */
+const deepPages = 50;
+
+const idOf = (g: number) => `list-${String(g).padStart(7, '0')}`;
+
+/**
+ * Writes `count` token rows in one statement, one per millisecond up to now (so they are the
+ * tenant's newest): 2 in 3 `token` in /general/high/, 1 in 3 `card` in /pci/high/, metadata
+ * `customer` (1 in 1,000 share one) and `tier`. Sealing a million values would take longer than
+ * the rest of the run, so only the rows the measured pages return get a real ciphertext; the
+ * others hold one that never opens (a page that reached them would answer 500 and fail the run).
+ * Then refreshes the planner's statistics. Returns the paths to measure.
+ */
+export async function seedTokenList(
+  pool: pg.Pool,
+  masterKey: string,
+  tenantId: string,
+  count: number,
+): Promise<{ firstPage: () => string; deepCursor: (index: number) => string; byMetadata: () => string }> {
+  const startMs = Date.now() - count;
+  await pool.query(
+    `INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
+                         created_by, created_at)
+     SELECT $1, 'list-' || lpad(g::text, 7, '0'), t.type, 'v1.unsealed', ARRAY[t.container],
+            jsonb_build_object('customer', 'c-' || (g % $4::int), 'tier', (ARRAY['gold', 'silver'])[1 + g % 2]),
+            md5(g::text), $1, to_timestamp($2::float8 / 1000) + g * interval '1 millisecond'
+     FROM generate_series(1, $3::int) AS g,
+          LATERAL (SELECT CASE WHEN g % 3 = 0 THEN 'card' ELSE 'token' END AS type,
+                          CASE WHEN g % 3 = 0 THEN '/pci/high/' ELSE '/general/high/' END AS container) t`,
+    [tenantId, startMs, count, count / perCustomer],
+  );
+  await pool.query(
+    `INSERT INTO token_type_usage (tenant_id, type, count, last_created_at)
+     SELECT tenant_id, type, count(*), max(created_at) FROM tokens
+     WHERE tenant_id = $1 AND id LIKE 'list-%' GROUP BY tenant_id, type
+     ON CONFLICT (tenant_id, type) DO UPDATE SET count = token_type_usage.count + excluded.count`,
+    [tenantId],
+  );
+
+  // The rows the measured pages read: the newest page, the page after each deep cursor, and the
+  // newest page of one customer.
+  const deep = Array.from({ length: deepPages }, (_, index) =>
+    Math.round(count * 0.1 + ((count * 0.8) / deepPages) * index),
+  );
+  const customer = 42;
+  const newestOfCustomer = count - ((count - customer) % perCustomer);
+  const read = new Set<number>();
+  for (let g = count; g > count - pageSize - 1; g--) read.add(g);
+  for (const cursor of deep) for (let g = cursor - 1; g >= cursor - pageSize - 1; g--) read.add(g);
+  for (let k = 0; k <= pageSize; k++) read.add(newestOfCustomer - k * perCustomer);
+  const vault = new Vault(pool, masterKey);
+  const sealed = await Promise.all(
+    [...read].map(async (g) => ({
+      id: idOf(g),
+      data_ciphertext: await vault.encrypt(tenantId, idOf(g), { index: g, name: 'Ada Lovelace' }),
+    })),
+  );
+  await pool.query(
+    `UPDATE tokens t SET data_ciphertext = s.data_ciphertext
+     FROM jsonb_to_recordset($2::jsonb) AS s(id text, data_ciphertext text)
+     WHERE t.tenant_id = $1 AND t.id = s.id`,
+    [tenantId, JSON.stringify(sealed)],
+  );
+  await pool.query('VACUUM ANALYZE tokens');
+
+  // The service's cursor is base64url of [created_at, id] (packages/platform/src/cursor.ts).
+  const cursorOf = (g: number) =>
+    Buffer.from(JSON.stringify([new Date(startMs + g).toISOString(), idOf(g)])).toString('base64url');
+  return {
+    firstPage: () => `/tokens?size=${pageSize}`,
+    deepCursor: (index) => `/tokens?size=${pageSize}&start=${cursorOf(deep[index % deepPages]!)}`,
+    byMetadata: () => `/tokens?size=${pageSize}&metadata.customer=c-${customer}`,
+  };
+}

@@ -6,3 +6,5 @@ export * from './redis.ts';
 export * from './http.ts';
 export * from './input.ts';
 export * from './route-call.ts';
+export * from './route-guard.ts';
+export * from './request-id.ts';

@@ -1,5 +1,6 @@
 import type express from 'express';
 import { buildOpenApiDocument, createHttpApp, finishHttpApp, mountRoutes } from '@tokenvault/platform';
+import { createRouteGuard } from './guards/index.ts';
 import type { Runtime } from './runtime.ts';
 
 /** The REST surface: every context's routes behind API-key authentication. */
@@ -33,7 +34,7 @@ export function createGatewayApp(runtime: Runtime): express.Express {
       });
     },
   });
-  mountRoutes(app, runtime.routes, runtime.authenticate);
+  mountRoutes(app, runtime.routes, runtime.authenticate, createRouteGuard(runtime.redis, runtime.config));
   finishHttpApp(app, runtime.logger);
   return app;
 }

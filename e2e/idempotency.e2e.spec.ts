@@ -32,7 +32,9 @@ describe('Idempotency-Key', () => {
     const answers = await Promise.all(Array.from({ length: 20 }, send));
     const statuses = answers.map((answer) => answer.status);
     console.log('statuses of 20 concurrent creates:', statuses.join(' '));
-    const originals = answers.filter((a) => a.status === 201 && a.headers.get('idempotency-replayed') === null);
+    const originals = answers.filter(
+      (a) => a.status === 201 && a.headers.get('idempotency-replayed') === null,
+    );
     expect(originals).toHaveLength(1);
     const original = originals[0]!;
     for (const answer of answers) {
@@ -109,17 +111,25 @@ describe('Idempotency-Key', () => {
 
   it('refuses a malformed key with a 400 naming header.idempotency-key', async () => {
     for (const key of ['x'.repeat(256), 'tab\there', 'ünïcode']) {
-      const answer = await env.tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/tokens', {
-        body: { data: 1 },
-        headers: { 'idempotency-key': key },
-      });
+      const answer = await env.tenant.client.request<{ errors: Record<string, string[]> }>(
+        'POST',
+        '/tokens',
+        {
+          body: { data: 1 },
+          headers: { 'idempotency-key': key },
+        },
+      );
       expect(answer.status, key).toBe(400);
       expect(Object.keys(answer.body.errors)).toEqual(['header.idempotency-key']);
     }
-    const differing = await env.tenant.client.request<{ errors: Record<string, string[]> }>('POST', '/tokens', {
-      body: { data: 1 },
-      headers: { 'idempotency-key': 'a', 'svc-idempotency-key': 'b' },
-    });
+    const differing = await env.tenant.client.request<{ errors: Record<string, string[]> }>(
+      'POST',
+      '/tokens',
+      {
+        body: { data: 1 },
+        headers: { 'idempotency-key': 'a', 'svc-idempotency-key': 'b' },
+      },
+    );
     expect(differing.status).toBe(400);
     expect(Object.keys(differing.body.errors)).toEqual(['header.idempotency-key']);
   });

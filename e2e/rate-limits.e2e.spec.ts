@@ -132,4 +132,39 @@ describe('rate limits', () => {
     expect(again.status).toBe(200);
     expect(again.body).toEqual({ raw: { spun: true } });
   });
+
+  it('holds an async invocation’s slot until its run finishes', async () => {
+    const reactor = await createReactor(env.tenant, {
+      code: `module.exports = async function () {
+        const until = Date.now() + 1500;
+        while (Date.now() < until) {}
+        return { raw: 'done' };
+      };`,
+    });
+    const accepted = await env.tenant.client.request<{ async_reactor_request_id: string }>(
+      'POST',
+      `/reactors/${reactor}/react-async`,
+      { body: {} },
+    );
+    expect(accepted.status).toBe(202);
+    expect((await react(env.tenant, reactor)).status).toBe(429);
+    const id = accepted.body.async_reactor_request_id;
+    let status = 'pending';
+    while (status === 'pending') {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const result = await env.tenant.client.request<{ status: string }>(
+        'GET',
+        `/reactors/${reactor}/results/${id}`,
+      );
+      status = result.body.status;
+    }
+    expect(status).toBe('completed');
+    // The slot is released on the job's completion event: allow it a moment to arrive.
+    let after = await react(env.tenant, reactor);
+    for (let attempt = 0; after.status === 429 && attempt < 20; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = await react(env.tenant, reactor);
+    }
+    expect(after.status).toBe(200);
+  });
 });

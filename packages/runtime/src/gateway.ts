@@ -34,7 +34,14 @@ export function createGatewayApp(runtime: Runtime): express.Express {
       });
     },
   });
-  mountRoutes(app, runtime.routes, runtime.authenticate, createRouteGuard(runtime.redis, runtime.config));
+  mountRoutes(
+    app,
+    runtime.routes,
+    runtime.authenticate,
+    createRouteGuard(runtime.redis, runtime.config, {
+      runSettled: (runId, withinMs) => runtime.reactorRuns.settled(runId, withinMs),
+    }),
+  );
   finishHttpApp(app, runtime.logger);
   return app;
 }

@@ -9,6 +9,12 @@ export { TenantConcurrency } from './tenant-concurrency.ts';
 
 /** The routes whose calls count against REACTOR_MAX_CONCURRENT_PER_TENANT. */
 const reactorInvocations = new Set(['post /reactors/:id/react', 'post /reactors/:id/react-async']);
+const asyncInvocation = 'post /reactors/:id/react-async';
+
+export interface RouteGuardOptions {
+  /** Resolves when an async reactor run has finished (or after withinMs): its slot is held till then. */
+  runSettled?: (runId: string, withinMs: number) => Promise<void>;
+}
 
 const idempotentMethods = new Set(['post', 'put', 'patch']);
 
@@ -28,15 +34,17 @@ export function createRouteGuard(
     | 'REACTOR_MAX_CONCURRENT_PER_TENANT'
     | 'REACTOR_TIMEOUT_MS'
   >,
+  options: RouteGuardOptions = {},
 ): RouteGuard {
   const prefix = config.QUEUE_PREFIX;
   const limiter = new RateLimiter(redis, { prefix, defaultPerMinute: config.RATE_LIMIT_PER_MINUTE });
+  // Past the longest a sync invocation can take (the reactor timeout plus the queue's grace).
+  const slotTtlMs = 2 * config.REACTOR_TIMEOUT_MS + 30_000;
   const reactors = new TenantConcurrency(redis, {
     prefix,
     name: 'reactor-invocations',
     max: config.REACTOR_MAX_CONCURRENT_PER_TENANT,
-    // Past the longest a sync invocation can take (the reactor timeout plus the queue's grace).
-    slotTtlMs: 2 * config.REACTOR_TIMEOUT_MS + 30_000,
+    slotTtlMs,
   });
   const idempotency = new Idempotency(redis, {
     prefix,
@@ -66,7 +74,22 @@ export function createRouteGuard(
       }
     }
     try {
-      return key === undefined ? await run() : await idempotency.run(call, key, run);
+      const result = key === undefined ? await run() : await idempotency.run(call, key, run);
+      // An accepted async run keeps its slot until it finishes (or the slot lapses).
+      const runId = (result.body as { async_reactor_request_id?: unknown } | undefined)
+        ?.async_reactor_request_id;
+      const held = release;
+      if (
+        held &&
+        options.runSettled &&
+        `${route.method} ${route.path}` === asyncInvocation &&
+        result.status === 202 &&
+        typeof runId === 'string'
+      ) {
+        release = undefined;
+        void options.runSettled(runId, slotTtlMs).finally(() => held());
+      }
+      return result;
     } finally {
       await release?.();
     }

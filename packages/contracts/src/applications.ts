@@ -10,6 +10,12 @@ const rule = z.strictObject({
   permissions: z.array(tokenPermissionSchema).min(1).max(5),
 });
 
+/** The application's own request quota; without it RATE_LIMIT_PER_MINUTE applies. */
+export const rateLimitSchema = z.strictObject({
+  requests_per_minute: z.number().int().min(1).max(10_000_000).optional(),
+});
+export type RateLimit = z.output<typeof rateLimitSchema>;
+
 const grants = {
   permissions: z.array(permissionSchema).max(50).default([]),
   rules: z.array(rule).max(50).default([]),
@@ -44,11 +50,21 @@ function publicKeysOnlyCreate(
 }
 
 export const createApplicationBody = z
-  .strictObject({ name: displayName, type: z.enum(applicationTypes), ...grants })
+  .strictObject({
+    name: displayName,
+    type: z.enum(applicationTypes),
+    ...grants,
+    rate_limit: rateLimitSchema.optional(),
+  })
   .superRefine(publicKeysOnlyCreate);
 export type CreateApplicationBody = z.output<typeof createApplicationBody>;
 
-export const updateApplicationBody = z.strictObject({ name: displayName, ...grants });
+/** A replacement: without rate_limit the application goes back to the default quota. */
+export const updateApplicationBody = z.strictObject({
+  name: displayName,
+  ...grants,
+  rate_limit: rateLimitSchema.optional(),
+});
 export type UpdateApplicationBody = z.output<typeof updateApplicationBody>;
 
 export const applicationSchema = z.object({
@@ -58,6 +74,7 @@ export const applicationSchema = z.object({
   type: z.enum(applicationTypes),
   permissions: z.array(permissionSchema),
   rules: z.array(z.object({ container: z.string(), permissions: z.array(tokenPermissionSchema) })),
+  rate_limit: z.object({ requests_per_minute: z.number().int().optional() }).optional(),
   created_by: uuid.optional(),
   created_at: timestamp.optional(),
   modified_by: uuid.optional(),

@@ -40,6 +40,13 @@ const rules = z
   .array(z.object({ container: z.string(), permissions: z.array(permissionSchema) }))
   .describe('Token permissions per container (and everything below it).');
 
+const rateLimit = z
+  .object({
+    requests_per_minute: z.number().int().optional().describe('Requests per minute with its key.'),
+  })
+  .optional()
+  .describe('Its own request quota (absent: the service default).');
+
 const contract = <Schema extends z.ZodObject>(entry: PublicEventContract<Schema>) =>
   entry as unknown as PublicEventContract;
 
@@ -240,6 +247,7 @@ export const publicEvents: Record<string, PublicEventContract> = {
       type: z.enum(applicationTypes).describe('The application type.'),
       permissions: z.array(permissionSchema).describe('Tenant-wide permissions.'),
       rules,
+      rate_limit: rateLimit,
       created_by: id('Who created it.'),
       created_at: at('When'),
     }),
@@ -255,6 +263,7 @@ export const publicEvents: Record<string, PublicEventContract> = {
       name: z.string().describe('The application name.'),
       permissions: z.array(permissionSchema).describe('Tenant-wide permissions.'),
       rules,
+      rate_limit: rateLimit,
       modified_by: id('Who changed it.'),
       modified_at: at('When'),
     }),

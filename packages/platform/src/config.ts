@@ -85,6 +85,18 @@ export const configSchema = z.object({
     .default(24 * 3600),
   /** When set, GET /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+  /** How long a completed response is kept (sealed) for replay under its Idempotency-Key. */
+  IDEMPOTENCY_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 24 * 3600)
+    .default(24 * 3600),
+  /** How long an in-flight marker holds a key (a crashed request frees it after this). */
+  IDEMPOTENCY_LOCK_TTL_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(120_000),
+  /** Requests per minute per API key (GCRA, a full minute's worth may come at once); 0: no limit. */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(10_000_000).default(6_000),
+  REACTOR_MAX_CONCURRENT_PER_TENANT: z.coerce.number().int().min(1).max(10_000).default(20),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };

@@ -9,6 +9,8 @@ import { inputLimits, screenInput } from './input.ts';
 import type { Logger } from './logger.ts';
 import { callRoute } from './route-call.ts';
 import { httpMetrics } from './metrics.ts';
+import type { RouteGuard } from './route-guard.ts';
+import { incomingRequestId } from './request-id.ts';
 
 /** A grant of token permissions on one container path and everything below it. */
 export interface ContainerRule {
@@ -25,6 +27,8 @@ export interface Principal {
   rules: readonly ContainerRule[];
   /** The tenant's settings, e.g. deduplicate_tokens: "true". */
   tenantSettings: Readonly<Record<string, string>>;
+  /** The application's own rate limit (requests per minute), when it has one. */
+  rateLimitPerMinute?: number;
 }
 
 export interface HandlerContext<Params, Query, Body> {
@@ -164,22 +168,27 @@ export function mountRoutes(
   router: RouteTarget,
   routes: RouteDefinition[],
   authenticate: Authenticate,
+  guard?: RouteGuard,
 ): void {
   for (const route of routes) {
     router[route.method](route.path, async (req: Request, res: Response) => {
       const principal =
         route.permission === null ? anonymous : await authenticate(req.get('svc-api-key') ?? undefined);
-      const result = await callRoute(
-        route,
-        {
-          params: req.params,
-          query: req.query as Record<string, unknown>,
-          body: req.body,
-          headers: req.headers,
-        },
-        principal,
-        req.requestId,
-      );
+      const call = () =>
+        callRoute(
+          route,
+          {
+            params: req.params,
+            query: req.query as Record<string, unknown>,
+            body: req.body,
+            headers: req.headers,
+          },
+          principal,
+          req.requestId,
+        );
+      const result = await (guard && route.permission !== null
+        ? guard({ route, req, res, principal }, call)
+        : call());
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       if (result.html !== undefined) res.status(result.status).type('html').send(result.html);
       else if (result.body === undefined) res.status(result.status).end();
@@ -208,8 +217,6 @@ const anonymous: Principal = {
   tenantSettings: {},
 };
 
-const requestIdPattern = /^[\w.:-]{1,64}$/;
-
 export interface AppOptions {
   logger: Logger;
   bodyLimit: string;
@@ -226,8 +233,7 @@ export function createHttpApp(options: AppOptions): express.Express {
   // Node's header size limit, and repeatable() bounds each parameter with a 400.
   app.set('query parser', (query: string) => parseQueryString(query, '&', '=', { maxKeys: 0 }));
   app.use((req, res, next) => {
-    const incoming = req.get('x-request-id');
-    req.requestId = incoming && requestIdPattern.test(incoming) ? incoming : randomUUID();
+    req.requestId = incomingRequestId(req) ?? randomUUID();
     res.setHeader('x-request-id', req.requestId);
     // Every response is private to a tenant (some carry token data): no cache may keep one.
     res.setHeader('cache-control', 'no-store');

@@ -10,3 +10,5 @@ export * from './route-call.ts';
 export * from './metrics.ts';
 export * from './api-docs.ts';
 export * from './openapi-examples.ts';
+export * from './route-guard.ts';
+export * from './request-id.ts';

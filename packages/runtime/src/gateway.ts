@@ -10,6 +10,7 @@ import {
   mountApiDocs,
   mountRoutes,
 } from '@tokenvault/platform';
+import { createRouteGuard } from './guards/index.ts';
 import type { Runtime } from './runtime.ts';
 import { apiExamples } from './api-examples.ts';
 
@@ -56,7 +57,14 @@ export function createGatewayApp(runtime: Runtime): express.Express {
       app.get('/metrics', metricsHandler({ token: runtime.config.METRICS_TOKEN }));
     },
   });
-  mountRoutes(app, runtime.routes, runtime.authenticate);
+  mountRoutes(
+    app,
+    runtime.routes,
+    runtime.authenticate,
+    createRouteGuard(runtime.redis, runtime.config, {
+      runSettled: (runId, withinMs) => runtime.reactorRuns.settled(runId, withinMs),
+    }),
+  );
   finishHttpApp(app, runtime.logger);
   return app;
 }

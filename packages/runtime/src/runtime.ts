@@ -88,6 +88,8 @@ export interface Runtime {
   clock: Clock;
   /** Derives and checks invitation link tokens (from MASTER_KEY). */
   invitationLinks: InvitationLinks;
+  /** Reactor runs queued by this process (the gateway waits on async ones for the tenant's cap). */
+  reactorRuns: ReactorRunQueue;
   createProjector(): Projector;
   close(): Promise<void>;
 }
@@ -178,6 +180,7 @@ export async function createRuntime(
     ],
     clock,
     invitationLinks,
+    reactorRuns,
     createProjector() {
       const projector = new Projector({
         name: readModelsProjectorName,

@@ -98,4 +98,11 @@ export const tenancyMigrations: Migration[] = [
       GRANT SELECT ON tenant_invitations TO {{app_role}};
     `,
   },
+  {
+    id: 'tenancy/003_application_rate_limit',
+    sql: `
+      -- An application's own request quota ({"requests_per_minute": n}); NULL: the default.
+      ALTER TABLE applications ADD COLUMN rate_limit jsonb;
+    `,
+  },
 ];

@@ -35,6 +35,8 @@ export class ReactorRunQueue {
   private readonly queue: Queue<ReactorRunJob, string>;
   private readonly events: QueueEvents;
   private readonly ready: Promise<unknown>;
+  private readonly closing: Promise<void>;
+  private closed!: () => void;
 
   private readonly config: RunQueueConfig;
   private readonly vault: Vault;
@@ -56,6 +58,29 @@ export class ReactorRunQueue {
     this.events.setMaxListeners(0);
     this.queue.setMaxListeners(0);
     this.ready = this.events.waitUntilReady();
+    this.closing = new Promise((resolve) => (this.closed = resolve));
+  }
+
+  /**
+   * Resolves once this run has finished (completed or failed), after `withinMs`, or when the queue
+   * closes, whichever comes first (what holds an async invocation's concurrency slot).
+   */
+  async settled(runId: string, withinMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const lapsed = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, withinMs);
+      timer.unref();
+    });
+    try {
+      const finished = (async () => {
+        await this.ready;
+        const job: Job<ReactorRunJob, string> | undefined = await this.queue.getJob(runId);
+        if (job) await job.waitUntilFinished(this.events);
+      })().catch(() => undefined);
+      await Promise.race([finished, lapsed, this.closing]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /**
@@ -131,6 +156,7 @@ export class ReactorRunQueue {
   }
 
   async close(): Promise<void> {
+    this.closed();
     await this.events.close();
     await this.queue.close();
   }

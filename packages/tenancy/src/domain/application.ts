@@ -1,6 +1,6 @@
 import { badRequest, conflict, notFound } from '@tokenvault/platform';
 import type { Decider } from '@tokenvault/cqrs';
-import type { ApplicationType, Permission } from '@tokenvault/contracts';
+import type { ApplicationType, Permission, RateLimit } from '@tokenvault/contracts';
 import type { ContainerRuleData, TenancyEventOf } from './events.ts';
 import { grantsNotHeld, grantsNotHeldProblem, type ApplicationGrants } from './grant-rule.ts';
 
@@ -16,6 +16,7 @@ export interface ApplicationView {
   type: ApplicationType;
   permissions: Permission[];
   rules: ContainerRuleData[];
+  rate_limit?: RateLimit;
   created_by: string;
   created_at: string;
   modified_by?: string;
@@ -29,6 +30,7 @@ interface Grants {
   name: string;
   permissions: Permission[];
   rules: ContainerRuleData[];
+  rateLimit?: RateLimit;
   /** What the caller's own application holds: it may grant no more (see grantsNotHeld). */
   caller: ApplicationGrants;
 }
@@ -93,6 +95,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
             type: d.type,
             permissions: d.permissions,
             rules: d.rules,
+            ...(d.rate_limit ? { rate_limit: d.rate_limit } : {}),
             created_by: d.created_by,
             created_at: d.created_at,
           },
@@ -101,10 +104,12 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
       case 'ApplicationUpdated': {
         if (state.status !== 'active') return state;
         const d = event.data;
+        const { rate_limit: _previous, ...rest } = state.application;
         return {
           status: 'active',
           application: {
-            ...state.application,
+            ...rest,
+            ...(d.rate_limit ? { rate_limit: d.rate_limit } : {}),
             name: d.name,
             permissions: d.permissions,
             rules: d.rules,
@@ -138,6 +143,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
               permissions: command.permissions,
               rules: command.rules,
               key_hash: command.keyHash,
+              ...(command.rateLimit ? { rate_limit: command.rateLimit } : {}),
               created_by: command.actorId,
               created_at: command.now,
             },
@@ -163,6 +169,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
               name: command.name,
               permissions: command.permissions,
               rules: command.rules,
+              ...(command.rateLimit ? { rate_limit: command.rateLimit } : {}),
               modified_by: command.actorId,
               modified_at: command.now,
             },

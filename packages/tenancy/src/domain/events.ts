@@ -1,6 +1,6 @@
 import type { DomainEvent } from '@tokenvault/cqrs';
 import type { InvitationView } from './invitation.ts';
-import type { ApplicationType, Permission } from '@tokenvault/contracts';
+import type { ApplicationType, Permission, RateLimit } from '@tokenvault/contracts';
 
 export interface ContainerRuleData {
   container: string;
@@ -88,6 +88,8 @@ export type TenancyEvent =
         rules: ContainerRuleData[];
         /** SHA-256 of the key: the key itself is never stored. */
         key_hash: string;
+        /** Absent in events written before rate limits existed, and when the default applies. */
+        rate_limit?: RateLimit;
         created_by: string;
         created_at: string;
       }
@@ -100,6 +102,7 @@ export type TenancyEvent =
         name: string;
         permissions: Permission[];
         rules: ContainerRuleData[];
+        rate_limit?: RateLimit;
         modified_by: string;
         modified_at: string;
       }

@@ -47,7 +47,8 @@ const emailAddress = z.string({ error: 'Must be a string' }).transform((value, c
   return address;
 });
 
-const createInvitationBody = z.strictObject({ email: emailAddress });
+/** role: accepted for compatibility; ADMIN is the one role an invitation gives. */
+const createInvitationBody = z.strictObject({ email: emailAddress, role: z.literal('ADMIN').optional() });
 
 const missing = () => notFound('No invitation with this id.');
 

@@ -126,8 +126,8 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
     case 'ApplicationCreated': {
       const d = event.data;
       await tx.query(
-        `INSERT INTO applications (tenant_id, id, name, type, permissions, rules, created_by, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING`,
+        `INSERT INTO applications (tenant_id, id, name, type, permissions, rules, created_by, created_at, rate_limit)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
         [
           d.tenant_id,
           d.application_id,
@@ -137,6 +137,7 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
           JSON.stringify(d.rules),
           d.created_by,
           d.created_at,
+          d.rate_limit ? JSON.stringify(d.rate_limit) : null,
         ],
       );
       await tx.query(
@@ -148,7 +149,8 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
     case 'ApplicationUpdated': {
       const d = event.data;
       await tx.query(
-        `UPDATE applications SET name = $3, permissions = $4, rules = $5, modified_by = $6, modified_at = $7
+        `UPDATE applications SET name = $3, permissions = $4, rules = $5, modified_by = $6, modified_at = $7,
+             rate_limit = $8
            WHERE tenant_id = $1 AND id = $2`,
         [
           d.tenant_id,
@@ -158,6 +160,7 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
           JSON.stringify(d.rules),
           d.modified_by,
           d.modified_at,
+          d.rate_limit ? JSON.stringify(d.rate_limit) : null,
         ],
       );
       await notifyInvalidation(tx, principalsOfTenant(d.tenant_id));

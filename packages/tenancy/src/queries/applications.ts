@@ -8,6 +8,7 @@ interface ApplicationRow {
   type: ApplicationResponse['type'];
   permissions: ApplicationResponse['permissions'];
   rules: ApplicationResponse['rules'];
+  rate_limit: ApplicationResponse['rate_limit'] | null;
   created_by: string | null;
   created_at: Date | null;
   modified_by: string | null;
@@ -15,7 +16,7 @@ interface ApplicationRow {
 }
 
 const columns =
-  'id, tenant_id, name, type, permissions, rules, created_by, created_at, modified_by, modified_at';
+  'id, tenant_id, name, type, permissions, rules, rate_limit, created_by, created_at, modified_by, modified_at';
 
 function toResponse(row: ApplicationRow): ApplicationResponse {
   return {
@@ -25,6 +26,7 @@ function toResponse(row: ApplicationRow): ApplicationResponse {
     type: row.type,
     permissions: row.permissions,
     rules: row.rules,
+    ...(row.rate_limit ? { rate_limit: row.rate_limit } : {}),
     ...(row.created_by ? { created_by: row.created_by } : {}),
     ...(row.created_at ? { created_at: row.created_at.toISOString() } : {}),
     ...(row.modified_by ? { modified_by: row.modified_by } : {}),

@@ -15,6 +15,7 @@ interface PrincipalRow {
   permissions: string[];
   rules: ContainerRule[];
   settings: Record<string, string>;
+  rate_limit: { requests_per_minute?: number } | null;
 }
 
 interface CachedPrincipal {
@@ -66,7 +67,7 @@ export function createAuthenticator(
   };
 }
 
-const principalQuery = `SELECT a.tenant_id, a.id AS application_id, a.permissions, a.rules, t.settings
+const principalQuery = `SELECT a.tenant_id, a.id AS application_id, a.permissions, a.rules, a.rate_limit, t.settings
        FROM applications a JOIN tenants t ON t.id = a.tenant_id`;
 
 async function lookUp(ownerPool: Pool, digest: string): Promise<Principal> {
@@ -107,5 +108,8 @@ function principalOf(row: PrincipalRow): Principal {
     permissions: new Set(row.permissions),
     rules: row.rules,
     tenantSettings: row.settings,
+    ...(row.rate_limit?.requests_per_minute === undefined
+      ? {}
+      : { rateLimitPerMinute: row.rate_limit.requests_per_minute }),
   };
 }

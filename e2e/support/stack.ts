@@ -75,7 +75,10 @@ export async function startStack(
         tenantName: name,
         ownerEmail: `owner-${randomBytes(4).toString('hex')}@example.com`,
       });
-      await service.runtime.consistency.waitFor(result.position, 10_000);
+      // Its key is usable once the read models have it: on a loaded machine that can take a while.
+      if (!(await service.runtime.consistency.waitFor(result.position, 60_000))) {
+        throw new Error('the read models did not catch up with the new tenant within 60 s');
+      }
       return {
         tenantId: result.tenant_id,
         ownerUserId: result.owner_user_id,

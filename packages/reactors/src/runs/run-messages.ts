@@ -55,9 +55,12 @@ export const runFailure: ReactorRunOutcome = {
   },
 };
 
-/** Sealing subjects: a request or outcome sealed for one run opens for that run only. */
-export const sealedRequestSubject = (runId: string) => `reactor-run:${runId}:request`;
-export const sealedOutcomeSubject = (runId: string) => `reactor-run:${runId}:outcome`;
+/**
+ * Sealing subjects: a request or outcome sealed for one run opens for that run only. `/` cannot
+ * occur in a token id, so no token's data is ever sealed under one of these subjects.
+ */
+export const sealedRequestSubject = (runId: string) => `reactor-run/${runId}/request`;
+export const sealedOutcomeSubject = (runId: string) => `reactor-run/${runId}/outcome`;
 
 export function principalData(principal: Principal): PrincipalData {
   return {

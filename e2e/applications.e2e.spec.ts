@@ -207,6 +207,54 @@ describe('applications', () => {
       expect(renamed.status).toBe(200);
     });
 
+    it('a request quota is held like a permission: no raising its own, no stripping one with more', async () => {
+      const updater = await env.tenant.client.applications.create({
+        name: 'Quota updater',
+        type: 'private',
+        permissions: ['application:update', 'application:create'],
+        rate_limit: { requests_per_minute: 1_000 },
+      });
+      const client = env.tenant.client.withKey(updater.key);
+      const raised = await client.request<ProblemBody>('PUT', `/applications/${updater.id}`, {
+        body: {
+          name: 'Quota updater',
+          permissions: ['application:update', 'application:create'],
+          rate_limit: { requests_per_minute: 10_000_000 },
+        },
+      });
+      expect(raised.status).toBe(403);
+      expect(Object.keys(raised.body.errors)).toEqual(['body.rate_limit.requests_per_minute']);
+      // Nor can the tenant's management key, on the service default, hand out more than that default.
+      const overDefault = await env.tenant.client.request<ProblemBody>('POST', '/applications', {
+        body: { name: 'Over', type: 'private', rate_limit: { requests_per_minute: 10_000_000 } },
+      });
+      expect(overDefault.status).toBe(403);
+      // A peer application with a smaller quota it may create; one above its own it may not.
+      const above = await client.request<ProblemBody>('POST', '/applications', {
+        body: { name: 'Above', type: 'private', rate_limit: { requests_per_minute: 1_001 } },
+      });
+      expect(above.status).toBe(403);
+      const below = await client.request<{ id: string }>('POST', '/applications', {
+        body: { name: 'Below', type: 'private', rate_limit: { requests_per_minute: 10 } },
+      });
+      expect(below.status).toBe(201);
+      // An application holding a permission the key lacks is not the key's to strip.
+      const richer = await env.tenant.client.applications.create({
+        name: 'Richer',
+        type: 'private',
+        permissions: ['application:update', 'token:read'],
+      });
+      const stripped = await client.request<ProblemBody>('PUT', `/applications/${richer.id}`, {
+        body: { name: 'Stripped', permissions: [] },
+      });
+      expect(stripped.status).toBe(403);
+      expect(Object.keys(stripped.body.errors)).toEqual(['path.id']);
+      expect((await env.tenant.client.applications.get(richer.id)).permissions).toEqual([
+        'application:update',
+        'token:read',
+      ]);
+    });
+
     it('a key holding only application:delete cannot delete a greater key', async () => {
       const deleter = await env.tenant.client.applications.create({
         name: 'Deleter',

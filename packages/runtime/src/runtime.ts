@@ -135,6 +135,7 @@ export async function createRuntime(
     vault,
     consistency,
     includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
+    rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
   };
   const applications = new ApplicationQueries(appPool);
   const reactorDeps = { ...deps, ownerPool, applications };

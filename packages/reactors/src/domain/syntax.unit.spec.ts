@@ -2,11 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { checkFormulaSyntax } from './syntax.ts';
 
 describe('checkFormulaSyntax', () => {
-  it('accepts a module body, async functions and a top-level return', () => {
+  it('accepts a module body and async functions', () => {
     expect(
       checkFormulaSyntax('module.exports = async function (req) {\n  return { raw: req.args };\n};'),
     ).toBeUndefined();
-    expect(checkFormulaSyntax('return 1;')).toBeUndefined();
+    // The sandbox binds module and exports itself: code may declare names of its own.
+    expect(
+      checkFormulaSyntax('const require = 1;\nmodule.exports = async () => ({ raw: require });'),
+    ).toBeUndefined();
+  });
+
+  it('refuses what the sandbox cannot compile: a top-level return, or code closing a wrapper', () => {
+    expect(checkFormulaSyntax('return 1;')).toMatch(/Illegal return/);
+    expect(checkFormulaSyntax('})(); module.exports = async () => ({ raw: 1 }); (function(){')).toEqual(
+      expect.any(String),
+    );
   });
 
   it('names the error and its line', () => {

@@ -86,7 +86,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       responses: { 202: { description: 'Queued', schema: asyncReactorRequestSchema } },
       async handle({ principal, params, body, requestId }) {
         const request = await prepare(principal, params.id, body.args, requestId);
-        const job = await deps.runs.submit(principal.tenantId, params.id, request, 'async');
+        const job = await deps.runs.submit(principal.tenantId, params.id, request);
         return { status: 202, body: { async_reactor_request_id: job.id } };
       },
     }),

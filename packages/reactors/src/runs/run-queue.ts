@@ -91,7 +91,6 @@ export class ReactorRunQueue {
     tenantId: string,
     reactorId: string,
     request: ReactorRunRequest,
-    mode: 'sync' | 'async',
   ): Promise<Job<ReactorRunJob, string>> {
     const runId = randomUUID();
     const job: ReactorRunJob = {
@@ -100,22 +99,22 @@ export class ReactorRunQueue {
       actor_id: request.caller.actorId,
       sealed_request: await this.vault.encrypt(tenantId, sealedRequestSubject(runId), request),
     };
-    return this.queue.add('run', job, {
-      jobId: runId,
-      ...(mode === 'sync' ? { removeOnComplete: true, removeOnFail: true } : {}),
-    });
+    // A sync run is removed by its caller once it has the outcome (see run): removing it on
+    // completion could beat the caller's wait to it, which then finds no job at all.
+    return this.queue.add('run', job, { jobId: runId });
   }
 
   /** A sync run: its outcome, or a 504 when it did not finish within the reactor timeout. */
   async run(tenantId: string, reactorId: string, request: ReactorRunRequest): Promise<ReactorRunOutcome> {
     await this.ready;
-    const job = await this.submit(tenantId, reactorId, request, 'sync');
+    const job = await this.submit(tenantId, reactorId, request);
     let sealedOutcome: string;
     try {
       sealedOutcome = (await job.waitUntilFinished(
         this.events,
         this.config.REACTOR_TIMEOUT_MS + queueGraceMs,
       )) as string;
+      await job.remove().catch(() => undefined);
     } catch (error) {
       if (error instanceof Error && /timed out/i.test(error.message)) {
         // Still waiting (workers saturated): dropped, so it does not run after its caller was
@@ -128,6 +127,7 @@ export class ReactorRunQueue {
           `The reactor did not finish within ${this.config.REACTOR_TIMEOUT_MS} ms.`,
         );
       }
+      await job.remove().catch(() => undefined);
       throw error;
     }
     return this.open(tenantId, job.id!, sealedOutcome);
@@ -148,7 +148,10 @@ export class ReactorRunQueue {
     if (!job || !theirs) return undefined;
     const state = await job.getState();
     if (state === 'completed') {
-      const outcome = await this.open(tenantId, runId, job.returnvalue);
+      // The job may have been read while still running (no return value yet): read it again.
+      const finished = job.returnvalue ? job : await this.queue.getJob(runId);
+      if (!finished?.returnvalue) return undefined;
+      const outcome = await this.open(tenantId, runId, finished.returnvalue);
       return { status: outcome.ok ? 'completed' : 'failed', outcome };
     }
     if (state === 'failed') return { status: 'failed', outcome: runFailure };

@@ -11,7 +11,7 @@ import {
   type ApplicationView,
 } from '../domain/application.ts';
 import { streams } from '../domain/events.ts';
-import type { ApplicationGrants } from '../domain/grant-rule.ts';
+import { quotaOf, serviceDefaultQuota, type ApplicationCaller } from '../domain/grant-rule.ts';
 
 function viewOf(outcome: CommandOutcome<ApplicationState, ApplicationEvent>): ApplicationView {
   if (outcome.state.status !== 'active') throw new Error('the application is not active after the command');
@@ -20,23 +20,33 @@ function viewOf(outcome: CommandOutcome<ApplicationState, ApplicationEvent>): Ap
 
 export class ApplicationCommands {
   private readonly store: EventStore;
-  constructor(store: EventStore) {
+  private readonly serviceDefaultPerMinute: number;
+  /** `rateLimitPerMinute`: RATE_LIMIT_PER_MINUTE, the quota of applications without their own. */
+  constructor(store: EventStore, rateLimitPerMinute: number) {
     this.store = store;
+    this.serviceDefaultPerMinute = serviceDefaultQuota(rateLimitPerMinute);
   }
 
   /**
    * The caller's own application as its stream has it now: its type is not part of the principal,
    * and the stream is fresher than a cached principal.
    */
-  private async callerGrants(principal: Principal): Promise<ApplicationGrants> {
+  private async callerGrants(principal: Principal): Promise<ApplicationCaller> {
     const history = await this.store.readStream(streams.application(principal.tenantId, principal.actorId));
     const state = fold(
       applicationDecider,
       history.map((event) => ({ type: event.type, data: event.data }) as ApplicationEvent),
     );
     if (state.status !== 'active') throw unauthorized();
-    const { type, permissions, rules } = state.application;
-    return { type, permissions, rules };
+    const { type, permissions, rules, rate_limit } = state.application;
+    const serviceDefaultPerMinute = this.serviceDefaultPerMinute;
+    return {
+      type,
+      permissions,
+      rules,
+      requestsPerMinute: quotaOf(rate_limit, serviceDefaultPerMinute),
+      serviceDefaultPerMinute,
+    };
   }
 
   async create(principal: Principal, body: CreateApplicationBody, correlationId: string) {

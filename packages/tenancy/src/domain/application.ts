@@ -2,7 +2,13 @@ import { badRequest, conflict, notFound } from '@tokenvault/platform';
 import type { Decider } from '@tokenvault/cqrs';
 import type { ApplicationType, Permission, RateLimit } from '@tokenvault/contracts';
 import type { ContainerRuleData, TenancyEventOf } from './events.ts';
-import { grantsNotHeld, grantsNotHeldProblem, type ApplicationGrants } from './grant-rule.ts';
+import {
+  grantsNotHeld,
+  grantsNotHeldProblem,
+  quotaNotHeld,
+  quotaOf,
+  type ApplicationCaller,
+} from './grant-rule.ts';
 
 export type ApplicationEvent = TenancyEventOf<
   'ApplicationCreated' | 'ApplicationUpdated' | 'ApplicationDeleted'
@@ -32,7 +38,7 @@ interface Grants {
   rules: ContainerRuleData[];
   rateLimit?: RateLimit;
   /** What the caller's own application holds: it may grant no more (see grantsNotHeld). */
-  caller: ApplicationGrants;
+  caller: ApplicationCaller;
 }
 
 export type ApplicationCommand =
@@ -56,7 +62,7 @@ export type ApplicationCommand =
       type: 'DeleteApplication';
       applicationId: string;
       tenantId: string;
-      caller: ApplicationGrants;
+      caller: ApplicationCaller;
       actorId: string;
       now: string;
     };
@@ -78,6 +84,21 @@ function publicHoldsOnlyTokenCreate(grants: Pick<Grants, 'permissions' | 'rules'
   if (Object.keys(errors).length > 0) {
     throw badRequest('The request is not valid; see errors for each field.', errors);
   }
+}
+
+/** The quota a create or update asks for (none: the service default) must be held by the caller. */
+function requestedQuotaNotHeld(command: Grants) {
+  const quota = quotaOf(command.rateLimit, command.caller.serviceDefaultPerMinute);
+  return quotaNotHeld(command.caller, quota, 'body.rate_limit.requests_per_minute');
+}
+
+/** What an existing application holds that the caller does not: only what it could have created is its to change. */
+function targetNotHeld(caller: ApplicationCaller, application: ApplicationView): string[] {
+  const quota = quotaOf(application.rate_limit, caller.serviceDefaultPerMinute);
+  return [
+    ...Object.values(grantsNotHeld(caller, application, 'path.id')).flat(),
+    ...Object.values(quotaNotHeld(caller, quota, 'path.id')).flat(),
+  ];
 }
 
 export const applicationDecider: Decider<ApplicationState, ApplicationCommand, ApplicationEvent> = {
@@ -126,11 +147,14 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
     switch (command.type) {
       case 'CreateApplication': {
         if (state.status !== 'absent') throw conflict('An application with this id exists.');
-        const notHeld = grantsNotHeld(command.caller, {
-          type: command.applicationType,
-          permissions: command.permissions,
-          rules: command.rules,
-        });
+        const notHeld = {
+          ...grantsNotHeld(command.caller, {
+            type: command.applicationType,
+            permissions: command.permissions,
+            rules: command.rules,
+          }),
+          ...requestedQuotaNotHeld(command),
+        };
         if (Object.keys(notHeld).length > 0) throw grantsNotHeldProblem(notHeld);
         return [
           {
@@ -153,11 +177,17 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
       case 'UpdateApplication': {
         if (state.status !== 'active') throw missing();
         const type = state.application.type;
-        const notHeld = grantsNotHeld(
-          command.caller,
-          { type, permissions: command.permissions, rules: command.rules },
-          'path.id',
-        );
+        // A lesser key neither raises an application above itself nor strips one that holds more.
+        const current = targetNotHeld(command.caller, state.application);
+        if (current.length > 0) throw grantsNotHeldProblem({ 'path.id': current });
+        const notHeld = {
+          ...grantsNotHeld(
+            command.caller,
+            { type, permissions: command.permissions, rules: command.rules },
+            'path.id',
+          ),
+          ...requestedQuotaNotHeld(command),
+        };
         if (Object.keys(notHeld).length > 0) throw grantsNotHeldProblem(notHeld);
         if (type === 'public') publicHoldsOnlyTokenCreate(command);
         return [
@@ -179,7 +209,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
       case 'DeleteApplication': {
         if (state.status !== 'active') throw missing();
         // Only what the caller could have created: a lesser key never removes a greater one.
-        const notHeld = Object.values(grantsNotHeld(command.caller, state.application, 'path.id')).flat();
+        const notHeld = targetNotHeld(command.caller, state.application);
         if (notHeld.length > 0) throw grantsNotHeldProblem({ 'path.id': notHeld });
         return [
           {

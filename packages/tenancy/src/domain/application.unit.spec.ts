@@ -61,6 +61,10 @@ const deleted: ApplicationEvent = {
   data: { application_id: applicationId, tenant_id: tenantId, deleted_by: actorId, deleted_at: now },
 };
 const spec = deciderSpec(applicationDecider);
+/** A caller's request quota, with the service default at 6,000 per minute. */
+const quota = (requestsPerMinute: number) => ({ requestsPerMinute, serviceDefaultPerMinute: 6000 });
+const forbiddenNaming = (field: string) => (error: unknown) =>
+  error instanceof Problem && error.status === 403 && error.errors?.[field] !== undefined;
 
 describe('application decider', () => {
   it('creates once', () => {
@@ -97,12 +101,22 @@ describe('application decider', () => {
   });
 
   it('deletes only what the caller could have granted (403 naming path.id)', () => {
-    const lesser = { type: 'private' as const, permissions: ['application:delete'], rules: [] };
+    const lesser = {
+      ...quota(6000),
+      type: 'private' as const,
+      permissions: ['application:delete'],
+      rules: [],
+    };
     spec
       .given([created])
       .when({ ...remove, caller: lesser })
       .thenThrows(problem(403));
-    const peer = { type: 'private' as const, permissions: ['application:delete', 'token:create'], rules: [] };
+    const peer = {
+      ...quota(6000),
+      type: 'private' as const,
+      permissions: ['application:delete', 'token:create'],
+      rules: [],
+    };
     spec
       .given([created])
       .when({ ...remove, caller: peer })
@@ -111,12 +125,11 @@ describe('application decider', () => {
 
   it('grants nothing the caller does not hold, on create and on update (403 naming the field)', () => {
     const reader = {
+      ...quota(6000),
       type: 'private' as const,
       permissions: ['application:create', 'token:create'],
       rules: [],
     };
-    const forbiddenNaming = (field: string) => (error: unknown) =>
-      error instanceof Problem && error.status === 403 && error.errors?.[field] !== undefined;
     spec
       .given([])
       .when({ ...create, caller: reader, permissions: ['token:read'] })
@@ -137,6 +150,54 @@ describe('application decider', () => {
       .given([managementApplication])
       .when({ ...update, caller: reader, permissions: [], rules: [] })
       .thenThrows(forbiddenNaming('path.id'));
+  });
+
+  it('gives no application a larger request quota than the caller holds, nor changes one that has more', () => {
+    const limited = { ...operatorGrants, ...quota(100) };
+    const ratedAt = (requests_per_minute: number) =>
+      ({ ...created, data: { ...created.data, rate_limit: { requests_per_minute } } }) as ApplicationEvent;
+    // Asking for more than the caller's own 100, or for none (the default 6,000), is refused.
+    spec
+      .given([])
+      .when({ ...create, caller: limited, rateLimit: { requests_per_minute: 101 } })
+      .thenThrows(forbiddenNaming('body.rate_limit.requests_per_minute'));
+    spec
+      .given([])
+      .when({ ...create, caller: limited })
+      .thenThrows(forbiddenNaming('body.rate_limit.requests_per_minute'));
+    spec
+      .given([ratedAt(100)])
+      .when({ ...update, caller: limited, rateLimit: { requests_per_minute: 1_000_000 } })
+      .thenThrows(forbiddenNaming('body.rate_limit.requests_per_minute'));
+    // Leaving rate_limit out of a replacement would lift it to the default: refused too.
+    spec
+      .given([ratedAt(100)])
+      .when({ ...update, caller: limited })
+      .thenThrows(forbiddenNaming('body.rate_limit.requests_per_minute'));
+    // An application with a larger quota is not the caller's to change or delete.
+    spec
+      .given([ratedAt(5000)])
+      .when({ ...update, caller: limited, rateLimit: { requests_per_minute: 50 } })
+      .thenThrows(forbiddenNaming('path.id'));
+    spec
+      .given([ratedAt(5000)])
+      .when({ ...remove, caller: limited })
+      .thenThrows(forbiddenNaming('path.id'));
+    // At or below its own quota is allowed; with RATE_LIMIT_PER_MINUTE=0 (no default) only an explicit quota is.
+    spec
+      .given([])
+      .when({ ...create, caller: limited, rateLimit: { requests_per_minute: 100 } })
+      .then([
+        {
+          ...created,
+          data: { ...created.data, rate_limit: { requests_per_minute: 100 } },
+        } as ApplicationEvent,
+      ]);
+    const unlimitedDefault = { ...limited, serviceDefaultPerMinute: Infinity };
+    spec
+      .given([])
+      .when({ ...create, caller: unlimitedDefault })
+      .thenThrows(forbiddenNaming('body.rate_limit.requests_per_minute'));
   });
 
   it('keeps a public application to token:create when it is updated (400)', () => {

@@ -1,5 +1,5 @@
 import { Problem, type FieldErrors } from '@tokenvault/platform';
-import { permissions as everyPermission, type ApplicationType } from '@tokenvault/contracts';
+import { permissions as everyPermission, type ApplicationType, type RateLimit } from '@tokenvault/contracts';
 
 /** An application's type and grants: what a caller holds, or what it asks an application to hold. */
 export interface ApplicationGrants {
@@ -15,12 +15,42 @@ export interface ApplicationGrants {
  */
 const typeRank: Record<ApplicationType, number> = { public: 0, private: 1, management: 2 };
 
+/**
+ * The caller of an application command: what its own application holds, and its request quota.
+ * A request quota is held like a permission: a key gives no application more requests per minute
+ * than it has itself.
+ */
+export interface ApplicationCaller extends ApplicationGrants {
+  /** The caller's own quota in requests per minute (Infinity: none). */
+  requestsPerMinute: number;
+  /** RATE_LIMIT_PER_MINUTE: the quota of an application without a rate_limit (Infinity: none). */
+  serviceDefaultPerMinute: number;
+}
+
 /** The bootstrap CLI acts for the operator, who holds everything: the first key has every permission. */
-export const operatorGrants: ApplicationGrants = {
+export const operatorGrants: ApplicationCaller = {
   type: 'management',
   permissions: [...everyPermission],
   rules: [],
+  requestsPerMinute: Infinity,
+  serviceDefaultPerMinute: Infinity,
 };
+
+/** RATE_LIMIT_PER_MINUTE as a quota: 0 means no limit. */
+export const serviceDefaultQuota = (configured: number): number => (configured > 0 ? configured : Infinity);
+
+/** Requests per minute an application's key may make: its own rate_limit, else the service default. */
+export function quotaOf(rateLimit: RateLimit | undefined, serviceDefaultPerMinute: number): number {
+  return rateLimit?.requests_per_minute ?? serviceDefaultPerMinute;
+}
+
+/** The field named when an application would get a larger quota than the caller holds. */
+export function quotaNotHeld(caller: ApplicationCaller, quota: number, field: string): FieldErrors {
+  if (quota <= caller.requestsPerMinute) return {};
+  const held = Number.isFinite(caller.requestsPerMinute) ? String(caller.requestsPerMinute) : 'unlimited';
+  const asked = Number.isFinite(quota) ? `${quota} requests per minute` : 'no request limit';
+  return { [field]: [`${asked} is more than this key holds (${held} per minute)`] };
+}
 
 function holdsOn(caller: ApplicationGrants, permission: string, container: string): boolean {
   return (

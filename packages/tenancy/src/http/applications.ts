@@ -24,12 +24,19 @@ export interface ApplicationRouteDeps {
   store: EventStore;
   appPool: Pool;
   consistency: ReadModelConsistency;
+  /** RATE_LIMIT_PER_MINUTE: what an application without its own rate_limit may make. */
+  rateLimitPerMinute: number;
 }
 
 const missing = () => notFound('No application with this id.');
 
-export function applicationRoutes({ store, appPool, consistency }: ApplicationRouteDeps): RouteDefinition[] {
-  const commands = new ApplicationCommands(store);
+export function applicationRoutes({
+  store,
+  appPool,
+  consistency,
+  rateLimitPerMinute,
+}: ApplicationRouteDeps): RouteDefinition[] {
+  const commands = new ApplicationCommands(store, rateLimitPerMinute);
   const queries = new ApplicationQueries(appPool);
   const tag = 'Applications';
   return [

@@ -57,6 +57,20 @@ describe('PATCH /tokens/{id}', () => {
     env.tenant.client.request<Token & Problem>('PATCH', `/tokens/${id}`, { body, headers });
   const read = async (id: string) => (await env.tenant.client.request<Token>('GET', `/tokens/${id}`)).body;
 
+  it('identical data patches at once all succeed: each merges into the data as it then is', async () => {
+    const created = await env.tenant.client.request<Token>('POST', '/tokens', {
+      body: { type: 'card', data: card },
+    });
+    const before = await eventCount(env.stack);
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => patch(created.body.id, { data: { cvc: '999' } })),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(10).fill(200));
+    // The first changes the data; the others find it equal and append nothing.
+    expect(await eventCount(env.stack)).toBe(before + 1);
+    expect((await read(created.body.id)).data).toEqual({ ...card, cvc: '999' });
+  });
+
   it('merge-patches metadata (null deletes a key) and object data, in either content type', async () => {
     const created = await env.tenant.client.tokens.create({
       data: { a: 1, nested: { x: 1, y: 2 } },

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, fold, metadataOf, type ReadModelConsistency } from '@tokenvault/cqrs';
+import {
+  defaultCommandAttempts,
+  executeCommand,
+  fold,
+  metadataOf,
+  type ReadModelConsistency,
+} from '@tokenvault/cqrs';
 import type { EventStore, Position } from '@tokenvault/eventstore';
 import {
   badRequest,
@@ -22,6 +28,7 @@ import type { Vault } from '@tokenvault/vault';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
 import { mergePatch } from '../domain/merge-patch.ts';
 import {
+  StaleDataBasis,
   tokenDecider,
   tokenStream,
   type TokenCommand,
@@ -145,6 +152,22 @@ export class TokenCommands {
    * to another one this key may read is a 409 naming it.
    */
   async update(
+    principal: Principal,
+    tokenId: string,
+    body: UpdateTokenBody,
+    correlationId: string,
+  ): Promise<{ token: TokenResponse; position: Position | null }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.updateOnce(principal, tokenId, body, correlationId);
+      } catch (error) {
+        // Another update changed the data this patch was merged into: merge into the new data.
+        if (!(error instanceof StaleDataBasis) || attempt >= defaultCommandAttempts) throw error;
+      }
+    }
+  }
+
+  private async updateOnce(
     principal: Principal,
     tokenId: string,
     body: UpdateTokenBody,

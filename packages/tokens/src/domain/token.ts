@@ -1,4 +1,4 @@
-import { badRequest, conflict, forbidden, notFound } from '@tokenvault/platform';
+import { badRequest, conflict, forbidden, notFound, Problem } from '@tokenvault/platform';
 import type { Decider, DomainEvent } from '@tokenvault/cqrs';
 import type { TokenType } from '@tokenvault/contracts';
 import { allowedOnAll, type Grants } from './access.ts';
@@ -248,6 +248,22 @@ const sameMetadata = (a: Record<string, string>, b: Record<string, string>) =>
   Object.keys(a).every((key) => a[key] === b[key]);
 
 /**
+ * The token's data changed after a data patch was merged into it: the command side merges again
+ * into the new data (so two identical patches at once both succeed); only a token that keeps
+ * changing under it answers this 409.
+ */
+export class StaleDataBasis extends Problem {
+  constructor() {
+    super(
+      409,
+      'conflict',
+      'Conflict',
+      'The token changed while this update was prepared; retry the request.',
+    );
+  }
+}
+
+/**
  * The merge of a prepared patch into a live token. `token:update` is needed on every container
  * the token is in before AND after (a key cannot move a token into or out of containers it may
  * not update). A patch that changes nothing appends nothing.
@@ -287,9 +303,7 @@ function decideUpdate(
   if (patch.data) {
     // The data was merged into what the token held when the command side read it: another update
     // since then would be lost by appending this one.
-    if (patch.data.basis !== token.data_ciphertext) {
-      throw conflict('The token changed while this update was prepared; retry the request.');
-    }
+    if (patch.data.basis !== token.data_ciphertext) throw new StaleDataBasis();
     // Equal data keeps its ciphertext: the fingerprint says whether the value changed.
     if (patch.data.fingerprint !== token.fingerprint) ({ data_ciphertext, fingerprint } = patch.data);
   }

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, createPool, type Pool } from '@tokenvault/platform';
+import {
+  createLogger,
+  createNotificationHub,
+  createPool,
+  type NotificationHub,
+  type Pool,
+} from '@tokenvault/platform';
+import type { Position } from '@tokenvault/eventstore';
 import { createTestDatabase, type TestDatabase, eventually } from '@tokenvault/platform/testing';
 import { ReadModelConsistency } from './consistency.ts';
 import { checkpointChannel, invalidationChannel, projectorMigrations } from './projector.ts';
@@ -8,6 +15,8 @@ describe('read-model consistency watcher', () => {
   let database: TestDatabase;
   let pool: Pool;
   let consistency: ReadModelConsistency;
+  let notifications: NotificationHub;
+  let head: Position | undefined;
   const invalidations: (string | null)[] = [];
   const setCheckpoint = (commit: string, prepare: number) =>
     pool.query(
@@ -21,8 +30,11 @@ describe('read-model consistency watcher', () => {
   beforeAll(async () => {
     database = await createTestDatabase(projectorMigrations);
     pool = createPool({ connectionString: database.url, max: 2 });
+    notifications = createNotificationHub(database.url);
     consistency = new ReadModelConsistency({
-      connectionString: database.url,
+      notifications,
+      inline: false,
+      headPosition: async () => head,
       pool,
       projectorName: 'read-models',
       timeoutMs: 5_000,
@@ -35,6 +47,7 @@ describe('read-model consistency watcher', () => {
 
   afterAll(async () => {
     await consistency?.close();
+    await notifications?.close();
     await pool?.end();
     await database?.drop();
   });
@@ -75,5 +88,38 @@ describe('read-model consistency watcher', () => {
       await pool.query('SELECT pg_notify($1, $2)', [invalidationChannel, 'principals:after-reconnect']);
       expect(invalidations).toContain('principals:after-reconnect');
     });
+  });
+
+  it('makes a read of the trailing read models wait for every event committed before it', async () => {
+    await setCheckpoint('20', 9);
+    await notifyCheckpoint('20', 9);
+    head = { commit: '20', prepare: '9' };
+    expect(await consistency.beforeTrailingRead()).toEqual({});
+    head = { commit: '21', prepare: '10' };
+    const reading = consistency.beforeTrailingRead();
+    let settled = false;
+    void reading.then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(settled).toBe(false);
+    await setCheckpoint('21', 10);
+    await notifyCheckpoint('21', 10);
+    expect(await reading).toEqual({});
+  });
+
+  it('with inline projections, answers a write at once, whatever the projector is doing', async () => {
+    const inline = new ReadModelConsistency({
+      notifications,
+      inline: true,
+      headPosition: async () => ({ commit: '999', prepare: '999' }),
+      pool,
+      projectorName: 'read-models',
+      timeoutMs: 100,
+      logger: createLogger('silent'),
+    });
+    await inline.start();
+    expect(await inline.afterWrite({ commit: '999', prepare: '999' })).toEqual({});
+    // The trailing read models still wait, and say when they lag.
+    expect(await inline.beforeTrailingRead()).toEqual({ 'x-read-model-lagging': 'true' });
+    await inline.close();
   });
 });

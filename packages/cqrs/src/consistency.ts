@@ -1,5 +1,4 @@
-import pg from 'pg';
-import type { Logger, Pool } from '@tokenvault/platform';
+import type { Logger, NotificationHub, Pool } from '@tokenvault/platform';
 import { comparePositions, type Position } from '@tokenvault/eventstore';
 import { Checkpoint } from './checkpoint.ts';
 import { checkpointChannel, invalidationChannel } from './projector.ts';
@@ -16,24 +15,36 @@ export const readModelLagHeader = 'x-read-model-lagging';
 export type InvalidationListener = (key: string | null) => void;
 
 export interface ReadModelConsistencyOptions {
-  connectionString: string;
+  /** The process's LISTEN connection: checkpoints and invalidations arrive there. */
+  notifications: NotificationHub;
   pool: Pool;
   projectorName: string;
   timeoutMs: number;
   logger: Logger;
+  /**
+   * Whether appends write the read models that writes answer from in their own transaction
+   * (PROJECTIONS=inline): then a write waits for nothing, and only reads of the trailing read
+   * models (audit log, usage) wait for the projector.
+   */
+  inline: boolean;
+  /** The position of the last event committed: what a read of the trailing read models waits for. */
+  headPosition: () => Promise<Position | undefined>;
   pollIntervalMs?: number;
 }
 
 /**
- * Read-your-writes: a write's response waits until the projector's checkpoint has passed the
- * write's position. The projector announces each checkpoint with NOTIFY; a slow poll covers a
- * dropped LISTEN connection. The same connection carries the projections' invalidations, which
- * a transaction sends before its checkpoint: a cache evicts before any waiter of that write wakes.
+ * Read-your-writes. With inline projections a write is readable the moment its append commits;
+ * otherwise a write's response waits until the projector's checkpoint has passed the write's
+ * position. Reads of the read models only the projector writes (audit log, usage) wait until it
+ * has passed every event committed before the read began. The projector announces each
+ * checkpoint with NOTIFY; a slow poll covers a dropped LISTEN connection. The same connection
+ * carries the projections' invalidations, which a transaction sends before its checkpoint: a
+ * cache evicts before any waiter of that write wakes.
  */
 export class ReadModelConsistency {
   private checkpoint: Position | undefined;
   private readonly waiters = new Set<Waiter>();
-  private listener: pg.Client | null = null;
+  private readonly unlisten: (() => void)[] = [];
   private pollTimer: NodeJS.Timeout | null = null;
   private closed = false;
   private readonly invalidationListeners = new Set<InvalidationListener>();
@@ -46,7 +57,23 @@ export class ReadModelConsistency {
   }
 
   async start(): Promise<void> {
-    await this.listen();
+    const { notifications } = this.options;
+    this.unlisten.push(
+      notifications.listen(checkpointChannel, (payload) => {
+        const [name, commit, prepare] = payload.split(':');
+        if (name === this.options.projectorName && commit && prepare) this.observe({ commit, prepare });
+      }),
+      notifications.listen(invalidationChannel, (payload) => this.invalidate(payload || null)),
+      // Notifications sent while there was no connection are lost: anything cached may be stale.
+      notifications.onConnected(() => {
+        this.invalidate(null);
+        this.checkpointRow
+          .read()
+          .then((position) => this.observe(position))
+          .catch(() => {});
+      }),
+    );
+    await notifications.connected();
     this.observe(await this.checkpointRow.read());
     this.pollTimer = setInterval(() => {
       if (this.waiters.size === 0) return;
@@ -62,14 +89,15 @@ export class ReadModelConsistency {
     this.closed = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
     for (const waiter of this.waiters) this.settle(waiter, false);
-    await this.listener?.end().catch(() => {});
+    for (const unlisten of this.unlisten) unlisten();
   }
 
   onInvalidation(listener: InvalidationListener): void {
     this.invalidationListeners.add(listener);
   }
 
-  private invalidate(key: string | null): void {
+  /** Tells this process's caches at once (the same keys reach other processes by NOTIFY). */
+  invalidate(key: string | null): void {
     for (const listener of this.invalidationListeners) listener(key);
   }
 
@@ -86,10 +114,26 @@ export class ReadModelConsistency {
     });
   }
 
+  /** Resolves true once the read models writes answer from include this write. */
+  writeReadable(position: Position, timeoutMs = this.options.timeoutMs): Promise<boolean> {
+    return this.options.inline ? Promise.resolve(true) : this.waitFor(position, timeoutMs);
+  }
+
   /** Headers for a write's response: whether the read side is still catching up. */
   async afterWrite(position: Position | null): Promise<Record<string, string>> {
     if (!position) return {};
-    return (await this.waitFor(position)) ? {} : { [readModelLagHeader]: 'true' };
+    return (await this.writeReadable(position)) ? {} : { [readModelLagHeader]: 'true' };
+  }
+
+  /**
+   * Before a read of a read model only the projector writes (audit log, usage): waits until it
+   * has passed every event committed so far, so a client sees its own earlier writes there too.
+   * Headers for the response, as afterWrite's.
+   */
+  async beforeTrailingRead(): Promise<Record<string, string>> {
+    const head = await this.options.headPosition();
+    if (!head) return {};
+    return (await this.waitFor(head)) ? {} : { [readModelLagHeader]: 'true' };
   }
 
   /**
@@ -108,56 +152,5 @@ export class ReadModelConsistency {
     clearTimeout(waiter.timer);
     this.waiters.delete(waiter);
     waiter.resolve(caughtUp);
-  }
-
-  /** Connects the LISTEN client; when it is lost later, reconnects with backoff. */
-  private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.options.connectionString });
-    client.on('notification', (message) => {
-      if (message.channel === invalidationChannel) {
-        this.invalidate(message.payload ?? null);
-        return;
-      }
-      const [name, commit, prepare] = (message.payload ?? '').split(':');
-      if (name === this.options.projectorName && commit && prepare) this.observe({ commit, prepare });
-    });
-    let connected = false;
-    let lost = false;
-    const onLost = (error?: Error) => {
-      if (lost) return;
-      lost = true;
-      client.end().catch(() => {});
-      if (!connected || this.closed) return;
-      this.options.logger.warn({ err: error }, 'checkpoint listener lost; reconnecting');
-      this.listener = null;
-      this.reconnect(0);
-    };
-    client.on('error', onLost);
-    client.on('end', () => onLost());
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${checkpointChannel}; LISTEN ${invalidationChannel}`);
-    } catch (error) {
-      onLost();
-      throw error;
-    }
-    connected = true;
-    this.listener = client;
-  }
-
-  private reconnect(attempt: number): void {
-    const delay = Math.min(100 * 2 ** attempt, 5_000);
-    setTimeout(async () => {
-      if (this.closed) return;
-      try {
-        await this.listen();
-      } catch {
-        this.reconnect(attempt + 1);
-        return;
-      }
-      // Notifications sent while disconnected are lost: anything cached may be stale.
-      this.invalidate(null);
-      this.observe(await this.checkpointRow.read().catch(() => undefined));
-    }, delay).unref();
   }
 }

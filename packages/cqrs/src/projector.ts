@@ -6,7 +6,13 @@ import {
   type Pool,
   type PoolClient,
 } from '@tokenvault/platform';
-import type { EventStore, Position, RecordedEvent, Subscription } from '@tokenvault/eventstore';
+import {
+  readCommitted,
+  type EventStore,
+  type Position,
+  type RecordedEvent,
+  type Subscription,
+} from '@tokenvault/eventstore';
 import { Checkpoint, origin } from './checkpoint.ts';
 
 export const projectorMigrations: Migration[] = [
@@ -166,22 +172,50 @@ class CheckpointMovedError extends Error {
   }
 }
 
+/** Events replayed per statement when a rebuild replays the inline projections. */
+const rebuildBatchSize = 1_000;
+
 /**
- * Empties every read model and resets the checkpoint to the origin in one transaction: a running
- * projector notices and replays from the first event.
+ * Empties every read model and builds it again from the first event, in one transaction.
+ * - The inline projections' tables are emptied and replayed right here, while an EXCLUSIVE lock
+ *   holds them: reads go on from the old rows until the commit, and an append waits at its own
+ *   inline step, then projects its own event onto the rebuilt tables. The replay reads without the
+ *   snapshot fence, under a snapshot taken after the lock: a transaction still open then is one
+ *   that has not written these tables yet.
+ * - The projector's tables are emptied and its checkpoint reset: a running projector notices and
+ *   replays from the first event (tables before the checkpoint row: its batches lock in that order).
  */
-export async function resetReadModels(
+export async function rebuildReadModels(
   pool: Pool,
-  name: string,
-  projections: readonly Projection[],
+  projectorName: string,
+  projections: { inline: readonly Projection[]; projector: readonly Projection[] },
 ): Promise<void> {
-  const tables = [...new Set(projections.flatMap((projection) => projection.tables))];
+  const tablesOf = (list: readonly Projection[]) =>
+    [...new Set(list.flatMap((projection) => projection.tables))].map((table) => pg.escapeIdentifier(table));
+  const inlineTables = tablesOf(projections.inline);
+  const projectorTables = tablesOf(projections.projector);
+  const inlineTypes = new Map(
+    projections.inline.map((projection) => [projection, new Set(projection.handles)]),
+  );
   await withTransaction(pool, async (tx) => {
-    // Tables first, then the checkpoint row: the projector's batches lock in the same order.
-    if (tables.length)
-      await tx.query(`TRUNCATE ${tables.map((table) => pg.escapeIdentifier(table)).join(', ')}`);
-    await new Checkpoint(pool, name).reset(tx);
-    // Read-your-writes waiters learn at commit that the read models start again from nothing.
-    await tx.query('SELECT pg_notify($1, $2)', [checkpointChannel, `${name}:0:0`]);
+    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+    if (inlineTables.length) {
+      await tx.query(`LOCK TABLE ${inlineTables.join(', ')} IN EXCLUSIVE MODE`);
+      for (const table of inlineTables) await tx.query(`DELETE FROM ${table}`);
+      let after: Position | undefined;
+      for (;;) {
+        const events = await readCommitted(tx, after, rebuildBatchSize);
+        if (events.length === 0) break;
+        for (const [projection, types] of inlineTypes) {
+          const handled = events.filter((event) => types.has(event.type));
+          if (handled.length) await projection.apply(handled, tx);
+        }
+        after = events.at(-1)!.position;
+      }
+    }
+    if (projectorTables.length) await tx.query(`TRUNCATE ${projectorTables.join(', ')}`);
+    await new Checkpoint(pool, projectorName).reset(tx);
+    // Read-your-writes waiters learn at commit that the projector starts again from nothing.
+    await tx.query('SELECT pg_notify($1, $2)', [checkpointChannel, `${projectorName}:0:0`]);
   });
 }

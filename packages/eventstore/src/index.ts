@@ -1,8 +1,10 @@
 export * from './port.ts';
+export { eventStoreMigrations, eventsChannel } from './postgres/schema.ts';
+export { appendToStream } from './postgres/append.ts';
+export { readCommitted } from './postgres/read.ts';
 export {
   PostgresEventStore,
-  appendToStream,
-  eventStoreMigrations,
+  type InlineProjection,
   type PostgresEventStoreOptions,
-} from './postgres.ts';
+} from './postgres/store.ts';
 export { backlogAfter, type Backlog } from './metrics.ts';

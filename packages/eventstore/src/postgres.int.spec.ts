@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool } from '@tokenvault/platform';
+import { createPool, NotificationHub } from '@tokenvault/platform';
 import { createTestDatabase, testAppRole, type TestDatabase, eventually } from '@tokenvault/platform/testing';
 import { eventStoreContract } from './contract.ts';
-import { appendToStream, eventStoreMigrations, PostgresEventStore } from './postgres.ts';
-import type { RecordedEvent } from './port.ts';
+import { appendToStream, eventStoreMigrations, PostgresEventStore } from './index.ts';
+import type { InlineProjection, RecordedEvent } from './index.ts';
 
 let database: TestDatabase;
 let pool: pg.Pool;
@@ -59,11 +59,10 @@ eventStoreContract('postgres', {
 describe('PostgresEventStore', () => {
   it('reconnects its LISTEN connection when it drops', async () => {
     const listenName = `es-listen-${Date.now()}`;
-    const store = new PostgresEventStore(pool, {
-      ...storeOptions,
-      createListenClient: () =>
-        new pg.Client({ connectionString: database.url, application_name: listenName }),
+    const notifications = new NotificationHub({
+      createClient: () => new pg.Client({ connectionString: database.url, application_name: listenName }),
     });
+    const store = new PostgresEventStore(pool, { ...storeOptions, notifications });
     const received: RecordedEvent[] = [];
     const subscription = store.subscribeAll({
       streamPrefixes: ['reconnect/'],
@@ -99,6 +98,7 @@ describe('PostgresEventStore', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
     await subscription.stop();
     await store.close();
+    await notifications.close();
     expect(await listening()).toBe(0);
   });
 
@@ -108,5 +108,99 @@ describe('PostgresEventStore', () => {
     await store.close();
     expect(() => store.subscribeAll({ onEvents: async () => {} })).toThrow(/closed/);
     expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+});
+
+describe('PostgresEventStore with inline projections', () => {
+  const counting: InlineProjection = {
+    handles: ['Counted', 'Refused'],
+    async apply(events, tx) {
+      for (const event of events) {
+        if (event.type === 'Refused') throw new Error('refused by the projection');
+        await tx.query(
+          `INSERT INTO inline_counts (stream, events, last_position) VALUES ($1, 1, $2)
+           ON CONFLICT (stream) DO UPDATE SET events = inline_counts.events + 1, last_position = $2`,
+          [event.stream, event.position.prepare],
+        );
+      }
+    },
+  };
+  const countOf = async (stream: string) =>
+    (await pool.query('SELECT events FROM inline_counts WHERE stream = $1', [stream])).rows[0]?.events as
+      number | undefined;
+
+  beforeAll(async () => {
+    const owner = new pg.Client({ connectionString: database.url });
+    await owner.connect();
+    try {
+      await owner.query(
+        `CREATE TABLE inline_counts (stream text PRIMARY KEY, events int NOT NULL, last_position bigint NOT NULL);
+         GRANT SELECT, INSERT, UPDATE ON inline_counts TO ${testAppRole}`,
+      );
+    } finally {
+      await owner.end();
+    }
+  });
+
+  it('writes them in the append’s transaction: current at commit, and nothing stored when one fails', async () => {
+    const committed: RecordedEvent[][] = [];
+    const store = new PostgresEventStore(pool, {
+      ...storeOptions,
+      inlineProjections: [counting],
+      onCommitted: (events) => void committed.push([...events]),
+    });
+    const metadata = { tenant_id: 't' };
+    const appended = await store.append(
+      'inline/1',
+      [
+        { type: 'Counted', data: {}, metadata },
+        { type: 'Other', data: {}, metadata },
+        { type: 'Counted', data: {}, metadata },
+      ],
+      { expectedRevision: 'no_stream' },
+    );
+    // No waiting: the read model has both handled events the moment append returns.
+    expect(await countOf('inline/1')).toBe(2);
+    expect(committed).toHaveLength(1);
+    expect(committed[0]!.map((event) => [event.type, event.revision])).toEqual([
+      ['Counted', 0],
+      ['Other', 1],
+      ['Counted', 2],
+    ]);
+    expect(committed[0]!.at(-1)!.position).toEqual(appended.position);
+    expect(committed[0]![0]!.created_at).toBeInstanceOf(Date);
+
+    await expect(
+      store.append(
+        'inline/1',
+        [
+          { type: 'Counted', data: {}, metadata },
+          { type: 'Refused', data: {}, metadata },
+        ],
+        { expectedRevision: 2 },
+      ),
+    ).rejects.toThrow('refused by the projection');
+    expect(await countOf('inline/1')).toBe(2);
+    expect(await store.readStream('inline/1')).toHaveLength(3);
+    expect(committed).toHaveLength(1);
+    await store.close();
+  });
+
+  it('keeps concurrent appends of one stream in order, each projected once', async () => {
+    const store = new PostgresEventStore(pool, { ...storeOptions, inlineProjections: [counting] });
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        store.append('inline/concurrent', [{ type: 'Counted', data: {}, metadata: { tenant_id: 't' } }], {
+          expectedRevision: 'any',
+        }),
+      ),
+    );
+    expect(await countOf('inline/concurrent')).toBe(20);
+    const last = (await store.readStream('inline/concurrent')).at(-1)!;
+    const row = await pool.query('SELECT last_position::text AS p FROM inline_counts WHERE stream = $1', [
+      'inline/concurrent',
+    ]);
+    expect(row.rows[0].p).toBe(last.position.prepare);
+    await store.close();
   });
 });

@@ -97,6 +97,12 @@ export const configSchema = z.object({
   /** Requests per minute per API key (GCRA, a full minute's worth may come at once); 0: no limit. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).max(10_000_000).default(6_000),
   REACTOR_MAX_CONCURRENT_PER_TENANT: z.coerce.number().int().min(1).max(10_000).default(20),
+  /**
+   * `inline`: the read models a client reads back at once are written in the append's own
+   * transaction (the event store is the read models' PostgreSQL database); `async`: every read
+   * model is written by the projector, and a write waits for it (an event store elsewhere).
+   */
+  PROJECTIONS: z.enum(['inline', 'async']).default('inline'),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };

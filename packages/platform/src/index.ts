@@ -12,3 +12,4 @@ export * from './api-docs.ts';
 export * from './openapi-examples.ts';
 export * from './route-guard.ts';
 export * from './request-id.ts';
+export * from './notifications.ts';

@@ -3,3 +3,4 @@ export * from './gateway.ts';
 export * from './server.ts';
 export * from './process.ts';
 export * from './subscribers.ts';
+export * from './projections.ts';

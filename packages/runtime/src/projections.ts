@@ -1,14 +1,29 @@
 import type { Projection } from '@tokenvault/cqrs';
+import type { Config } from '@tokenvault/platform';
 import { tenancyProjection } from '@tokenvault/tenancy';
-import { tokensProjection } from '@tokenvault/tokens';
+import { tokensProjection, tokenUsageProjection } from '@tokenvault/tokens';
 import { auditProjection } from '@tokenvault/audit';
 import { reactorsProjection } from '@tokenvault/reactors';
 
-/** Every read model, applied by one projector under one checkpoint. */
-export const allProjections: Projection[] = [
-  tenancyProjection,
-  tokensProjection,
-  reactorsProjection,
-  auditProjection,
-];
+/**
+ * The read models a client reads back right after a write (tokens and associations, tenant,
+ * applications and keys, users, members, invitations, formulas and reactors): with
+ * PROJECTIONS=inline they are written in the append's own transaction.
+ */
+export const consistentProjections: Projection[] = [tenancyProjection, tokensProjection, reactorsProjection];
+
+/** Read models that may trail the writes (usage counters, the audit log): always the projector's. */
+export const trailingProjections: Projection[] = [tokenUsageProjection, auditProjection];
+
+export const allProjections: Projection[] = [...consistentProjections, ...trailingProjections];
+
+/** The projector's checkpoint name, whichever projections it runs. */
 export const readModelsProjectorName = 'read-models';
+
+/** What the projector runs: only the trailing read models when the others are written inline. */
+export const projectorProjections = (config: Pick<Config, 'PROJECTIONS'>): Projection[] =>
+  config.PROJECTIONS === 'inline' ? trailingProjections : allProjections;
+
+/** What every append writes in its own transaction. */
+export const inlineProjections = (config: Pick<Config, 'PROJECTIONS'>): Projection[] =>
+  config.PROJECTIONS === 'inline' ? consistentProjections : [];

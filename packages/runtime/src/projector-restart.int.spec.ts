@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createPool, type Pool } from '@tokenvault/platform';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { PostgresEventStore, comparePositions, type Position } from '@tokenvault/eventstore';
-import { Projector, Checkpoint, resetReadModels } from '@tokenvault/cqrs';
-import { allMigrations, readModelsProjectorName } from './runtime.ts';
+import { Projector, Checkpoint, rebuildReadModels } from '@tokenvault/cqrs';
+import { allMigrations } from './runtime.ts';
+import { readModelsProjectorName } from './projections.ts';
 import { crashTestProjections } from './testing/projector-process.ts';
 
 const tokenCount = 2_000;
@@ -42,7 +43,7 @@ describe('projector crash and rebuild', () => {
       { id: 'test/applied_events', sql: 'CREATE TABLE applied_events (event_id uuid NOT NULL)' },
     ]);
     pool = createPool({ connectionString: database.url, max: 8 });
-    store = new PostgresEventStore(pool, { listenConnectionString: database.url });
+    store = new PostgresEventStore(pool);
     const tenantId = randomUUID();
     const metadata = { tenant_id: tenantId, actor_id: randomUUID(), actor_type: 'application' as const };
     const ids = Array.from({ length: tokenCount }, () => randomUUID());
@@ -145,7 +146,7 @@ describe('projector crash and rebuild', () => {
       const live = await snapshot(pool);
       expect(live.tokens).toHaveLength(tokenCount - deletedCount);
 
-      await resetReadModels(pool, readModelsProjectorName, crashTestProjections);
+      await rebuildReadModels(pool, readModelsProjectorName, { inline: [], projector: crashTestProjections });
       expect((await snapshot(pool)).tokens).toEqual([]);
       await waitUntil(caughtUp, 'the rebuild from zero');
       expect(await snapshot(pool)).toEqual(live);

@@ -2,7 +2,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { once } from 'node:events';
 import { createLogger, type Config } from '@tokenvault/platform';
 import { Projector } from '@tokenvault/cqrs';
-import { allProjections, readModelsProjectorName } from './projections.ts';
+import { projectorProjections, readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './subscribers.ts';
 
 type Message = { kind: 'started' } | { kind: 'stopped' } | { kind: 'failed'; message: string };
@@ -49,7 +49,7 @@ async function runInThread(config: Config): Promise<void> {
     name: readModelsProjectorName,
     store,
     pool,
-    projections: allProjections,
+    projections: projectorProjections(config),
     logger,
   });
   try {

@@ -11,7 +11,7 @@ import {
   type RouteDefinition,
   type Authenticate,
 } from '@tokenvault/platform';
-import { eventStoreMigrations, type EventStore } from '@tokenvault/eventstore';
+import { eventStoreMigrations, type EventStore, type RecordedEvent } from '@tokenvault/eventstore';
 import { Projector, ReadModelConsistency, projectorMigrations } from '@tokenvault/cqrs';
 import { Vault, vaultMigrations } from '@tokenvault/vault';
 import {
@@ -27,6 +27,7 @@ import {
   type Clock,
   tenantOfKeysInvalidation,
   tenantRoutes,
+  invalidationsOf,
 } from '@tokenvault/tenancy';
 import { Detokenizer, tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
 import { auditMigrations, logRoutes } from '@tokenvault/audit';
@@ -39,7 +40,7 @@ import {
   reactorsMigrations,
 } from '@tokenvault/reactors';
 
-import { allProjections, readModelsProjectorName } from './projections.ts';
+import { projectorProjections, readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './subscribers.ts';
 import { startScrapeMetrics } from './metrics.ts';
 
@@ -53,8 +54,6 @@ export const allMigrations = [
   ...reactorsMigrations,
   ...auditMigrations,
 ];
-
-export { allProjections, readModelsProjectorName };
 
 export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
   await ensureDatabase(config.DATABASE_URL);
@@ -102,8 +101,14 @@ export async function createRuntime(
   const clock = options.clock ?? systemClock;
   const invitationLinks = new InvitationLinks(config.MASTER_KEY);
   const poolSize = config.DATABASE_POOL_SIZE;
-  const owner = connectEventStore(config, logger, { applicationName: 'tokenvault', max: poolSize });
-  const { pool: ownerPool, store } = owner;
+  // Caches of this process learn of its own writes at once (other processes by NOTIFY).
+  let onCommitted = (_events: readonly RecordedEvent[]) => {};
+  const owner = connectEventStore(config, logger, {
+    applicationName: 'tokenvault',
+    max: poolSize,
+    onCommitted: (events) => onCommitted(events),
+  });
+  const { pool: ownerPool, store, notifications } = owner;
   const appPool = createPool({
     connectionString: config.DATABASE_URL,
     max: poolSize,
@@ -115,13 +120,18 @@ export async function createRuntime(
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const vault = new Vault(ownerPool, config.MASTER_KEY);
   const consistency = new ReadModelConsistency({
-    connectionString: config.DATABASE_URL,
+    notifications,
     pool: ownerPool,
     projectorName: readModelsProjectorName,
     timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
     logger,
+    inline: store.projectsInline,
+    headPosition: () => store.headPosition(),
   });
   await consistency.start();
+  onCommitted = (events) => {
+    for (const event of events) for (const key of invalidationsOf(event)) consistency.invalidate(key);
+  };
   // Keys unwrapped in memory go when their tenant is deleted (and all after a lost notification
   // connection, when a deletion may have been missed).
   consistency.onInvalidation((key) => {
@@ -187,7 +197,7 @@ export async function createRuntime(
         name: readModelsProjectorName,
         store,
         pool: ownerPool,
-        projections: allProjections,
+        projections: projectorProjections(config),
         logger,
       });
       projectors.push(projector);

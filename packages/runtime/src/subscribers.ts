@@ -1,16 +1,33 @@
-import { createPool, type Config, type Logger, type Pool } from '@tokenvault/platform';
-import { PostgresEventStore, type EventStore } from '@tokenvault/eventstore';
+import {
+  createNotificationHub,
+  createPool,
+  type Config,
+  type Logger,
+  type NotificationHub,
+  type Pool,
+} from '@tokenvault/platform';
+import { PostgresEventStore, type EventStore, type RecordedEvent } from '@tokenvault/eventstore';
 import { KafkaRelay } from '@tokenvault/relay';
 import { startInvitationMail } from '@tokenvault/worker';
 import { ReactorRunWorker } from '@tokenvault/reactors';
 import type { Runtime } from './runtime.ts';
+import { inlineProjections } from './projections.ts';
 
-/** An owner-role pool and an event store on it: what every subscriber of the event log needs. */
+/**
+ * An owner-role pool, the process's LISTEN connection, and an event store on them: what every
+ * writer and subscriber of the event log needs. With PROJECTIONS=inline, every append writes the
+ * consistent read models in its own transaction, whichever process makes it.
+ */
 export function connectEventStore(
   config: Config,
   logger: Logger,
-  options: { applicationName: string; max: number; settings?: Record<string, string> },
-): { pool: Pool; store: PostgresEventStore; close(): Promise<void> } {
+  options: {
+    applicationName: string;
+    max: number;
+    settings?: Record<string, string>;
+    onCommitted?: (events: readonly RecordedEvent[]) => void;
+  },
+): { pool: Pool; notifications: NotificationHub; store: PostgresEventStore; close(): Promise<void> } {
   const pool = createPool({
     connectionString: config.DATABASE_URL,
     max: options.max,
@@ -18,15 +35,22 @@ export function connectEventStore(
     ...(options.settings ? { settings: options.settings } : {}),
     onIdleClientError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
   });
+  const notifications = createNotificationHub(config.DATABASE_URL, (error) =>
+    logger.warn({ err: error }, 'notification connection failed; reconnecting'),
+  );
   const store = new PostgresEventStore(pool, {
-    listenConnectionString: config.DATABASE_URL,
+    notifications,
+    inlineProjections: inlineProjections(config),
+    ...(options.onCommitted ? { onCommitted: options.onCommitted } : {}),
     onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),
   });
   return {
     pool,
+    notifications,
     store,
     async close() {
       await store.close();
+      await notifications.close();
       await pool.end();
     },
   };

@@ -1,5 +1,6 @@
 export { tokensMigrations } from './migrations.ts';
 export { tokensProjection } from './projections/tokens.ts';
+export { tokenUsageProjection } from './projections/usage.ts';
 export { tokenRoutes } from './http/tokens.ts';
 export {
   tokenDecider,

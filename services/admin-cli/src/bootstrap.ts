@@ -35,7 +35,7 @@ try {
   // Make the key usable at once: project what was written (a running service would as well).
   const projector = runtime.createProjector();
   await projector.start();
-  const caughtUp = await runtime.consistency.waitFor(result.position, 30_000);
+  const caughtUp = await runtime.consistency.writeReadable(result.position, 30_000);
   if (!caughtUp)
     console.error('warning: the read models have not caught up yet; the key works once they have');
   const { position: _position, ...output } = result;

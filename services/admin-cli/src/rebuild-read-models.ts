@@ -1,18 +1,28 @@
 // npm run rebuild-read-models: empties every read model and replays all events from the first.
-// Safe while the service runs: its projector sees the reset checkpoint and replays too, and its
-// read-your-writes waits follow the reset.
+// Safe while the service runs: the inline read models are rebuilt in one transaction (writes wait
+// for it, reads see the old rows until it commits); the service's projector sees its reset
+// checkpoint and replays too, and its read-your-writes waits follow the reset.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger, loadConfig } from '@tokenvault/platform';
 import { comparePositions } from '@tokenvault/eventstore';
-import { Checkpoint, resetReadModels } from '@tokenvault/cqrs';
-import { allProjections, createRuntime, prepareDatabase, readModelsProjectorName } from '@tokenvault/runtime';
+import { Checkpoint, rebuildReadModels } from '@tokenvault/cqrs';
+import {
+  createRuntime,
+  inlineProjections,
+  prepareDatabase,
+  projectorProjections,
+  readModelsProjectorName,
+} from '@tokenvault/runtime';
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
 const logger = createLogger(config.LOG_LEVEL);
 await prepareDatabase(config, logger);
 const runtime = await createRuntime(config, logger);
 try {
-  await resetReadModels(runtime.ownerPool, readModelsProjectorName, allProjections);
+  await rebuildReadModels(runtime.ownerPool, readModelsProjectorName, {
+    inline: inlineProjections(config),
+    projector: projectorProjections(config),
+  });
   const head = await runtime.store.headPosition();
   const projector = runtime.createProjector();
   await projector.start();

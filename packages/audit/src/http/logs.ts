@@ -1,10 +1,17 @@
 import { z } from 'zod';
 import { defineRoute, type Pool, type RouteDefinition } from '@tokenvault/platform';
+import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import { entityTypeSchema, listLogsQuery, logPageSchema } from '@tokenvault/contracts';
 import { entityTypes } from '../mappings.ts';
 import { listLogs } from '../queries/logs.ts';
 
-export function logRoutes({ appPool }: { appPool: Pool }): RouteDefinition[] {
+export function logRoutes({
+  appPool,
+  consistency,
+}: {
+  appPool: Pool;
+  consistency: ReadModelConsistency;
+}): RouteDefinition[] {
   const tag = 'Logs';
   return [
     defineRoute({
@@ -16,7 +23,9 @@ export function logRoutes({ appPool }: { appPool: Pool }): RouteDefinition[] {
       query: listLogsQuery,
       responses: { 200: { description: 'A page of log entries', schema: logPageSchema } },
       async handle({ principal, query }) {
-        return { status: 200, body: await listLogs(appPool, principal.tenantId, query) };
+        // The log is written by the projector: it first catches up with every write made so far.
+        const headers = await consistency.beforeTrailingRead();
+        return { status: 200, headers, body: await listLogs(appPool, principal.tenantId, query) };
       },
     }),
     defineRoute({

@@ -123,7 +123,7 @@ export class ReactorCommands {
         { newStream: true },
       );
       // Held until the read model has it: a formula delete waiting for the lock then counts it.
-      await this.deps.consistency.waitFor(outcome.position!, lockedWaitMs);
+      await this.deps.consistency.writeReadable(outcome.position!, lockedWaitMs);
       return {
         reactor: this.responseOf(outcome, formula, application, body.configuration),
         position: outcome.position,

@@ -2,7 +2,7 @@
 import { createLogger, createPool } from '@tokenvault/platform';
 import { PostgresEventStore } from '@tokenvault/eventstore';
 import { Projector, type Projection } from '@tokenvault/cqrs';
-import { allProjections, readModelsProjectorName } from '../runtime.ts';
+import { allProjections, readModelsProjectorName } from '../projections.ts';
 
 /** Records every application of every event: a double application shows as a repeated row. */
 export const appliedEventsProjection: Projection = {
@@ -21,7 +21,7 @@ export const crashTestProjections = [...allProjections, appliedEventsProjection]
 if (process.argv[1] === new URL(import.meta.url).pathname) {
   const connectionString = process.env.DATABASE_URL!;
   const pool = createPool({ connectionString, max: 2 });
-  const store = new PostgresEventStore(pool, { listenConnectionString: connectionString });
+  const store = new PostgresEventStore(pool);
   await new Projector({
     name: readModelsProjectorName,
     store,

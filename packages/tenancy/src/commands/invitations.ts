@@ -113,7 +113,7 @@ export class InvitationCommands {
           throw error;
         });
         // Held until the read model has it (a generous bound: past it the projector is down).
-        await this.deps.consistency.waitFor(outcome.position!, lockedWaitMs);
+        await this.deps.consistency.writeReadable(outcome.position!, lockedWaitMs);
         return { invitation: this.responseOf(outcome), position: outcome.position };
       },
     );

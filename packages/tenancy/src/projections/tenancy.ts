@@ -25,7 +25,10 @@ export const tenancyProjection: Projection = {
     'ApplicationDeleted',
   ] satisfies TenancyEvent['type'][],
   async apply(events, tx) {
-    for (const event of events) await applyOne(event as Recorded, tx);
+    for (const event of events) {
+      await applyOne(event as Recorded, tx);
+      for (const key of invalidationsOf(event)) await notifyInvalidation(tx, key);
+    }
   },
 };
 
@@ -38,6 +41,25 @@ export const keysOfTenant = (tenantId: string) => `tenant-keys:${tenantId}`;
 /** The tenant whose keys an invalidation key of keysOfTenant voids, if it is one. */
 export const tenantOfKeysInvalidation = (key: string): string | undefined =>
   /^tenant-keys:(.+)$/.exec(key)?.[1];
+
+/**
+ * The cache keys an event makes stale: the projection announces them at its commit (every
+ * process), and a process that appended the event itself tells its own caches at once.
+ */
+export function invalidationsOf(event: { type: string; data: unknown }): string[] {
+  const tenantId = (event.data as { tenant_id?: string }).tenant_id;
+  if (!tenantId) return [];
+  switch (event.type) {
+    case 'TenantUpdated':
+    case 'ApplicationUpdated':
+    case 'ApplicationDeleted':
+      return [principalsOfTenant(tenantId)];
+    case 'TenantDeleted':
+      return [principalsOfTenant(tenantId), keysOfTenant(tenantId)];
+    default:
+      return [];
+  }
+}
 
 async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
   switch (event.type) {
@@ -56,7 +78,6 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
         'UPDATE tenants SET name = $2, settings = $3, modified_by = $4, modified_at = $5 WHERE id = $1',
         [d.tenant_id, d.name, d.settings, d.modified_by, d.modified_at],
       );
-      await notifyInvalidation(tx, principalsOfTenant(d.tenant_id));
       return;
     }
     case 'TenantDeleted': {
@@ -66,8 +87,6 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
       }
       await tx.query('DELETE FROM tenants WHERE id = $1', [tenantId]);
       await destroyTenantKeysWithin(tx, tenantId);
-      await notifyInvalidation(tx, principalsOfTenant(tenantId));
-      await notifyInvalidation(tx, keysOfTenant(tenantId));
       return;
     }
     case 'UserRegistered': {
@@ -163,7 +182,6 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
           d.rate_limit ? JSON.stringify(d.rate_limit) : null,
         ],
       );
-      await notifyInvalidation(tx, principalsOfTenant(d.tenant_id));
       return;
     }
     case 'ApplicationDeleted': {
@@ -176,7 +194,6 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
         d.tenant_id,
         d.application_id,
       ]);
-      await notifyInvalidation(tx, principalsOfTenant(d.tenant_id));
       return;
     }
     default: {

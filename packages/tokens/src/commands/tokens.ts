@@ -107,7 +107,7 @@ export class TokenCommands {
         parentId,
       });
       // Held until the read model has it (a generous bound: past it the projector is down).
-      if (created.created && created.position) await this.consistency.waitFor(created.position, 60_000);
+      if (created.created && created.position) await this.consistency.writeReadable(created.position, 60_000);
       return created;
     });
   }
@@ -267,7 +267,7 @@ export class TokenCommands {
           );
         }
         const updated = await execute();
-        if (updated.position) await this.consistency.waitFor(updated.position, 60_000);
+        if (updated.position) await this.consistency.writeReadable(updated.position, 60_000);
         return updated;
       },
     );

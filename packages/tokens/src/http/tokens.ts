@@ -342,8 +342,11 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
       permission: 'report:read',
       responses: { 200: { description: 'The usage report', schema: usageReportSchema } },
       async handle({ principal }) {
+        // Usage is written by the projector: it first catches up with every write made so far.
+        const headers = await consistency.beforeTrailingRead();
         return {
           status: 200,
+          headers,
           body: await usageReport(appPool, principal.tenantId, deps.includedMonthlyActiveTokens),
         };
       },

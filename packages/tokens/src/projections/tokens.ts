@@ -1,44 +1,9 @@
 import type { Projection } from '@tokenvault/cqrs';
-import type { RecordedEvent } from '@tokenvault/eventstore';
 import type { PoolClient } from '@tokenvault/platform';
-import type { TokensContextEvent } from '../domain/token.ts';
 import { deleteAssociations, deleteAssociationsOf, insertAssociations } from './associations.ts';
-
-type TenantDeleted = { type: 'TenantDeleted'; data: { tenant_id: string } };
-type Handled = RecordedEvent & (TokensContextEvent | TenantDeleted);
-type DataOf<Type extends Handled['type']> = Extract<
-  TokensContextEvent | TenantDeleted,
-  { type: Type }
->['data'];
-
-/** Consecutive events of one type, so each run is written with one statement. */
-function runsOfSameType(events: readonly Handled[]): Handled[][] {
-  const runs: Handled[][] = [];
-  for (const event of events) {
-    const current = runs.at(-1);
-    if (current && current[0]!.type === event.type) current.push(event);
-    else runs.push([event]);
-  }
-  return runs;
-}
+import { runsOfSameType, type DataOf, type Handled } from './runs.ts';
 
 const json = (rows: unknown[]) => JSON.stringify(rows);
-
-/** Marks tokens active in the month of `at` (UTC) and counts the ones new to that month. */
-async function recordActivity(tx: PoolClient, rows: { tenant_id: string; token_id: string; at: string }[]) {
-  await tx.query(
-    `WITH activity AS (
-       INSERT INTO token_monthly_activity (tenant_id, month, token_id)
-       SELECT DISTINCT a.tenant_id, date_trunc('month', a.at AT TIME ZONE 'UTC')::date, a.token_id
-       FROM jsonb_to_recordset($1::jsonb) AS a(tenant_id uuid, token_id text, at timestamptz)
-       ON CONFLICT DO NOTHING
-       RETURNING tenant_id, month)
-     INSERT INTO token_monthly_usage (tenant_id, month, active_tokens)
-     SELECT tenant_id, month, count(*) FROM activity GROUP BY tenant_id, month
-     ON CONFLICT (tenant_id, month) DO UPDATE SET active_tokens = token_monthly_usage.active_tokens + excluded.active_tokens`,
-    [json(rows)],
-  );
-}
 
 async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promise<void> {
   await tx.query(
@@ -51,20 +16,6 @@ async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promis
        fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz)
      ON CONFLICT DO NOTHING`,
     [json(events)],
-  );
-  await tx.query(
-    `INSERT INTO token_type_usage (tenant_id, type, count, last_created_at)
-     SELECT t.tenant_id, t.type, count(*), max(t.created_at)
-     FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id uuid, type text, created_at timestamptz)
-     GROUP BY t.tenant_id, t.type
-     ON CONFLICT (tenant_id, type) DO UPDATE SET
-       count = token_type_usage.count + excluded.count,
-       last_created_at = greatest(token_type_usage.last_created_at, excluded.last_created_at)`,
-    [json(events.map(({ tenant_id, type, created_at }) => ({ tenant_id, type, created_at })))],
-  );
-  await recordActivity(
-    tx,
-    events.map((event) => ({ tenant_id: event.tenant_id, token_id: event.token_id, at: event.created_at })),
   );
   await insertAssociations(
     tx,
@@ -88,8 +39,7 @@ async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promis
 
 /**
  * Each event holds the token's editable state in full, so only the last update of a token in the
- * run counts (one UPDATE … FROM would apply an arbitrary one of several). An update is activity of
- * the month, like a create or a read. The token's association rows as a child carry its containers
+ * run counts (one UPDATE … FROM would apply an arbitrary one of several). The token's association rows as a child carry its containers
  * and expiry for child lists: they change with it.
  */
 async function updated(tx: PoolClient, events: DataOf<'TokenUpdated'>[]): Promise<void> {
@@ -119,10 +69,6 @@ async function updated(tx: PoolClient, events: DataOf<'TokenUpdated'>[]): Promis
       ),
     ],
   );
-  await recordActivity(
-    tx,
-    events.map((event) => ({ tenant_id: event.tenant_id, token_id: event.token_id, at: event.modified_at })),
-  );
 }
 
 async function deleted(tx: PoolClient, events: DataOf<'TokenDeleted'>[]): Promise<void> {
@@ -132,31 +78,11 @@ async function deleted(tx: PoolClient, events: DataOf<'TokenDeleted'>[]): Promis
      WHERE t.tenant_id = d.tenant_id AND t.id = d.token_id`,
     [json(events.map(({ tenant_id, token_id }) => ({ tenant_id, token_id })))],
   );
-  await tx.query(
-    `UPDATE token_type_usage u SET count = u.count - d.deleted
-     FROM (SELECT tenant_id, type, count(*) AS deleted
-           FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id uuid, type text) GROUP BY tenant_id, type) d
-     WHERE u.tenant_id = d.tenant_id AND u.type = d.type`,
-    [json(events.map(({ tenant_id, type }) => ({ tenant_id, type })))],
-  );
 }
 
-async function read(tx: PoolClient, events: DataOf<'TokenRead'>[]): Promise<void> {
-  await recordActivity(
-    tx,
-    events.map((event) => ({ tenant_id: event.tenant_id, token_id: event.token_id, at: event.read_at })),
-  );
-}
+const ownedTables = ['tokens', 'token_associations'] as const;
 
-const ownedTables = [
-  'tokens',
-  'token_type_usage',
-  'token_monthly_activity',
-  'token_monthly_usage',
-  'token_associations',
-] as const;
-
-/** A deleted tenant's tokens and usage go with it (its data key is destroyed by tenancy). */
+/** A deleted tenant's tokens go with it (its data key is destroyed by tenancy). */
 async function tenantDeleted(tx: PoolClient, events: DataOf<'TenantDeleted'>[]): Promise<void> {
   const tenantIds = events.map((event) => event.tenant_id);
   for (const table of ownedTables) {
@@ -164,6 +90,7 @@ async function tenantDeleted(tx: PoolClient, events: DataOf<'TenantDeleted'>[]):
   }
 }
 
+/** Tokens and their associations: what a client reads back at once after a write. */
 export const tokensProjection: Projection = {
   name: 'tokens',
   tables: ownedTables,
@@ -173,7 +100,6 @@ export const tokensProjection: Projection = {
     'TokenAssociated',
     'TokenDissociated',
     'TokenDeleted',
-    'TokenRead',
     'TenantDeleted',
   ] satisfies Handled['type'][],
   async apply(events, tx) {
@@ -197,7 +123,6 @@ export const tokensProjection: Projection = {
           await deleted(tx, data as DataOf<'TokenDeleted'>[]);
           break;
         case 'TokenRead':
-          await read(tx, data as DataOf<'TokenRead'>[]);
           break;
         case 'TenantDeleted':
           await tenantDeleted(tx, data as DataOf<'TenantDeleted'>[]);

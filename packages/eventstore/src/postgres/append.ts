@@ -1,0 +1,189 @@
+import type { Queryable } from '@tokenvault/platform';
+import { randomUUID } from 'node:crypto';
+import {
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type ExpectedRevision,
+  type NewEvent,
+  type RecordedEvent,
+} from '../port.ts';
+
+/*
+ * The stream step of the append statement, one per kind of expectation. $1 stream, $3 number of
+ * events, $4 expected revision. Each returns the revision before the append, or no row when the
+ * expectation fails.
+ *
+ * Commit order is transaction id order, so a stream's events must be written in the order of their
+ * transaction ids. The advisory lock (taken without a transaction id) serialises the writers of a
+ * stream before they get their ids, so a later writer always has the younger id; the
+ * `transaction_id <= pg_current_xact_id()` guard refuses the rest: a transaction that got its id
+ * earlier (it wrote something else first) and reaches the stream after a younger one.
+ */
+const streamSteps = {
+  any: `
+    INSERT INTO es_streams AS s (stream_id, revision, transaction_id)
+    SELECT lock.stream_id, $3::int - 1, pg_current_xact_id() FROM lock
+    ON CONFLICT (stream_id) DO UPDATE
+      SET revision = s.revision + $3::int, transaction_id = pg_current_xact_id()
+      WHERE s.transaction_id <= pg_current_xact_id()
+    RETURNING s.revision - $3::int AS previous`,
+  no_stream: `
+    INSERT INTO es_streams (stream_id, revision, transaction_id)
+    SELECT lock.stream_id, $3::int - 1, pg_current_xact_id() FROM lock
+    ON CONFLICT (stream_id) DO NOTHING
+    RETURNING -1::bigint AS previous`,
+  stream_exists: `
+    UPDATE es_streams AS s SET revision = s.revision + $3::int, transaction_id = pg_current_xact_id()
+    WHERE s.stream_id = (SELECT stream_id FROM lock) AND s.transaction_id <= pg_current_xact_id()
+    RETURNING s.revision - $3::int AS previous`,
+  revision: `
+    UPDATE es_streams AS s SET revision = s.revision + $3::int, transaction_id = pg_current_xact_id()
+    WHERE s.stream_id = (SELECT stream_id FROM lock) AND s.revision = $4::bigint
+      AND s.transaction_id <= pg_current_xact_id()
+    RETURNING s.revision - $3::int AS previous`,
+} as const;
+
+// Two-key advisory locks live apart from single-key ones (the migration lock); 0x6573 is 'es'.
+const streamLockNamespace = 0x6573;
+
+type StreamStep = keyof typeof streamSteps;
+
+// One statement, one round trip: the events are inserted only when the stream step returned a row.
+const appendStatements = Object.fromEntries(
+  Object.entries(streamSteps).map(([step, sql]) => [
+    step,
+    `WITH lock AS MATERIALIZED (
+       SELECT $1::text AS stream_id, pg_advisory_xact_lock(${streamLockNamespace}, hashtext($1::text))
+     ),
+     stream AS (${sql}),
+     appended AS (
+       INSERT INTO es_events (stream_id, stream_revision, event_id, event_type, data, metadata)
+       SELECT $1::text, stream.previous + e.ordinality, (e.event->>'event_id')::uuid, e.event->>'type',
+              e.event->'data', e.event->'metadata'
+       FROM stream CROSS JOIN jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(event, ordinality)
+       ORDER BY e.ordinality
+       RETURNING stream_revision, global_position, transaction_id, created_at
+     )
+     SELECT stream_revision, global_position::text AS global_position, transaction_id::text AS transaction_id,
+            created_at
+     FROM appended ORDER BY stream_revision`,
+  ]),
+) as Record<StreamStep, string>;
+
+export interface AppendStatement {
+  stream: string;
+  events: Required<Pick<NewEvent, 'event_id' | 'type' | 'data' | 'metadata'>>[];
+  step: StreamStep;
+  values: unknown[];
+}
+
+export function prepareAppend(
+  stream: string,
+  events: NewEvent[],
+  expectedRevision: ExpectedRevision,
+): AppendStatement {
+  if (typeof stream !== 'string' || stream.length === 0) throw new TypeError('stream name must not be empty');
+  if (!Array.isArray(events) || events.length === 0) throw new TypeError('append needs at least one event');
+  const rows = events.map((event, index) => {
+    if (typeof event.type !== 'string' || event.type.length === 0) {
+      throw new TypeError(`event ${index} has no type`);
+    }
+    if (event.data === undefined) throw new TypeError(`event ${index} has no data`);
+    if (typeof event.metadata !== 'object' || event.metadata === null) {
+      throw new TypeError(`event ${index} has no metadata`);
+    }
+    return {
+      event_id: event.event_id ?? randomUUID(),
+      type: event.type,
+      data: event.data,
+      metadata: event.metadata,
+    };
+  });
+  let step: StreamStep;
+  let expected: number | null = null;
+  if (typeof expectedRevision === 'number') {
+    if (!Number.isSafeInteger(expectedRevision) || expectedRevision < 0) {
+      throw new TypeError(`expected revision must be a non-negative integer, got ${expectedRevision}`);
+    }
+    step = 'revision';
+    expected = expectedRevision;
+  } else if (
+    expectedRevision === 'any' ||
+    expectedRevision === 'no_stream' ||
+    expectedRevision === 'stream_exists'
+  ) {
+    step = expectedRevision;
+  } else {
+    throw new TypeError(`unknown expected revision ${String(expectedRevision)}`);
+  }
+  const values: unknown[] = [stream, JSON.stringify(rows), rows.length];
+  if (expected !== null) values.push(expected);
+  return { stream, events: rows, step, values };
+}
+
+interface AppendRow {
+  stream_revision: number | string;
+  global_position: string;
+  transaction_id: string;
+  created_at: Date;
+}
+
+export interface Appended {
+  result: AppendResult;
+  /** The events as stored, in stream order: what inline projections apply. */
+  recorded: RecordedEvent[];
+}
+
+/**
+ * One append statement, in the caller's transaction or on a pool. Null when the stream step
+ * refused: a wrong expected revision, or a younger transaction that wrote the stream first
+ * (retrying the whole transaction resolves that case).
+ */
+export async function appendOnce(db: Queryable, statement: AppendStatement): Promise<Appended | null> {
+  let rows: AppendRow[];
+  try {
+    ({ rows } = await db.query<AppendRow>({
+      name: `es_append_${statement.step}`,
+      text: appendStatements[statement.step],
+      values: statement.values,
+    }));
+  } catch (error) {
+    // Only reachable if es_streams and es_events disagree; still a concurrency conflict.
+    if (isUniqueViolation(error, 'es_events_stream_revision_unique')) return null;
+    throw error;
+  }
+  const last = rows.at(-1);
+  if (!last) return null;
+  const recorded = rows.map((row, index): RecordedEvent => {
+    const event = statement.events[index]!;
+    return {
+      ...event,
+      stream: statement.stream,
+      revision: Number(row.stream_revision),
+      position: { commit: row.transaction_id, prepare: row.global_position },
+      created_at: row.created_at,
+    };
+  });
+  return { result: { revision: recorded.at(-1)!.revision, position: recorded.at(-1)!.position }, recorded };
+}
+
+function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const details = error as { code?: unknown; constraint?: unknown } | null;
+  return details?.code === '23505' && details.constraint === constraint;
+}
+
+/**
+ * Appends within the caller's transaction (or on a pool, in a transaction of its own), in one
+ * statement. Throws WrongExpectedRevisionError when the expectation fails, and also when a younger
+ * transaction wrote the stream first: retrying the whole transaction resolves that case.
+ */
+export async function appendToStream(
+  db: Queryable,
+  stream: string,
+  events: NewEvent[],
+  options: { expectedRevision: ExpectedRevision },
+): Promise<AppendResult> {
+  const appended = await appendOnce(db, prepareAppend(stream, events, options.expectedRevision));
+  if (!appended) throw new WrongExpectedRevisionError(stream, options.expectedRevision);
+  return appended.result;
+}

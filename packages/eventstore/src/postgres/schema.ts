@@ -1,0 +1,54 @@
+import type { Migration } from '@tokenvault/platform';
+
+/** Subscribers LISTEN on it; an append notifies it at commit. */
+export const eventsChannel = 'es_events';
+
+export const eventStoreMigrations: Migration[] = [
+  {
+    id: 'eventstore/001_events',
+    sql: `
+      -- One row per stream: the optimistic-concurrency check locks and updates it. transaction_id is
+      -- the last writer's, so that a stream's events never go backwards in commit order.
+      CREATE TABLE es_streams (
+        stream_id text PRIMARY KEY,
+        revision bigint NOT NULL,
+        transaction_id xid8 NOT NULL
+      );
+
+      CREATE TABLE es_events (
+        global_position bigserial PRIMARY KEY,
+        transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+        stream_id text NOT NULL,
+        stream_revision bigint NOT NULL,
+        event_id uuid NOT NULL,
+        event_type text NOT NULL,
+        data jsonb NOT NULL,
+        metadata jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT es_events_event_id_unique UNIQUE (event_id),
+        CONSTRAINT es_events_stream_revision_unique UNIQUE (stream_id, stream_revision)
+      );
+
+      -- Commit order, read by readAll and the subscriptions.
+      CREATE INDEX es_events_commit_order ON es_events (transaction_id, global_position);
+
+      -- Subscribers LISTEN on this channel; notifications are delivered at commit.
+      CREATE FUNCTION es_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM inserted) THEN
+          PERFORM pg_notify('${eventsChannel}', '');
+        END IF;
+        RETURN NULL;
+      END
+      $$;
+
+      CREATE TRIGGER es_events_notify AFTER INSERT ON es_events
+        REFERENCING NEW TABLE AS inserted
+        FOR EACH STATEMENT EXECUTE FUNCTION es_events_notify();
+
+      GRANT SELECT, INSERT, UPDATE ON es_streams TO {{app_role}};
+      GRANT SELECT, INSERT ON es_events TO {{app_role}};
+      GRANT USAGE ON SEQUENCE es_events_global_position_seq TO {{app_role}};
+    `,
+  },
+];

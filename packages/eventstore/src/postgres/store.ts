@@ -1,0 +1,192 @@
+import pg from 'pg';
+import { NotificationHub, withTransaction, type PoolClient } from '@tokenvault/platform';
+import {
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type Position,
+  type RecordedEvent,
+  type Subscription,
+  type SubscriptionOptions,
+} from '../port.ts';
+import { observeAppend } from '../metrics.ts';
+import { appendOnce, prepareAppend, type Appended, type AppendStatement } from './append.ts';
+import { assertLimit, readBatch, readHeadPosition, readStream } from './read.ts';
+import { eventsChannel } from './schema.ts';
+import { PostgresSubscription } from './subscription.ts';
+
+/**
+ * A projection written in the append's own transaction: possible when the read models live in
+ * the event store's PostgreSQL database. A read model written this way is up to date the moment
+ * the append commits, and a constraint it holds refuses the append itself.
+ */
+export interface InlineProjection {
+  /** Event types it handles; the others never reach apply. */
+  handles: readonly string[];
+  apply(events: readonly RecordedEvent[], tx: PoolClient): Promise<void>;
+}
+
+export interface PostgresEventStoreOptions {
+  /** The process's LISTEN connection; the store makes its own from the pool's settings when absent. */
+  notifications?: NotificationHub;
+  /** Fallback poll when no notification comes (a lost connection, say). Default 250 ms. */
+  pollIntervalMs?: number;
+  /** Longest wait before re-reading rows held back by the fence. Default: pollIntervalMs. */
+  fenceRetryMaxDelayMs?: number;
+  /** Subscription batch size when SubscriptionOptions.batchSize is absent. Default 500. */
+  batchSize?: number;
+  /** Written in every append's transaction (see InlineProjection). */
+  inlineProjections?: readonly InlineProjection[];
+  /** After an append with inline projections commits, with the events it stored (in-process caches). */
+  onCommitted?: (events: readonly RecordedEvent[]) => void;
+  /** Errors the store recovers from on its own (LISTEN connection lost, a failed read it retries). */
+  onBackgroundError?: (error: unknown) => void;
+}
+
+// With `any`, only the ordering guard can refuse; a retry runs in a new transaction with a younger
+// id, which the guard accepts. The advisory lock makes this a safety net rather than a path.
+const maxAnyAppendAttempts = 3;
+
+/** Inline projections of concurrent appends can lock the same read-model rows in either order. */
+const maxDeadlockRetries = 3;
+const isDeadlock = (error: unknown) => (error as { code?: unknown } | null)?.code === '40P01';
+
+/**
+ * The PostgreSQL event store. The pool belongs to the caller: close() stops the subscriptions
+ * (and the LISTEN connection when the store made it) and leaves the pool open.
+ */
+export class PostgresEventStore implements EventStore {
+  private readonly pollIntervalMs: number;
+  private readonly fenceRetryMaxDelayMs: number;
+  private readonly batchSize: number;
+  private readonly notifications: NotificationHub;
+  private readonly ownsNotifications: boolean;
+  private readonly inline: readonly (readonly [InlineProjection, ReadonlySet<string>])[];
+  private readonly subscriptions = new Set<PostgresSubscription>();
+  private closed = false;
+
+  private readonly pool: pg.Pool;
+  private readonly options: PostgresEventStoreOptions;
+  constructor(pool: pg.Pool, options: PostgresEventStoreOptions = {}) {
+    this.pool = pool;
+    this.options = options;
+    this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.fenceRetryMaxDelayMs = options.fenceRetryMaxDelayMs ?? this.pollIntervalMs;
+    this.batchSize = options.batchSize ?? 500;
+    assertLimit(this.pollIntervalMs, 'pollIntervalMs');
+    assertLimit(this.fenceRetryMaxDelayMs, 'fenceRetryMaxDelayMs');
+    assertLimit(this.batchSize, 'batchSize');
+    this.inline = (options.inlineProjections ?? []).map(
+      (projection) => [projection, new Set(projection.handles)] as const,
+    );
+    this.ownsNotifications = options.notifications === undefined;
+    this.notifications =
+      options.notifications ??
+      new NotificationHub({
+        createClient: () => new pg.Client(pool.options),
+        onError: (error) => this.reportBackgroundError(error),
+      });
+  }
+
+  /** Whether appends write the inline projections (read models current at commit). */
+  get projectsInline(): boolean {
+    return this.inline.length > 0;
+  }
+
+  async append(
+    stream: string,
+    events: NewEvent[],
+    options: { expectedRevision: ExpectedRevision },
+  ): Promise<AppendResult> {
+    return observeAppend(stream, events.length, async () => {
+      const statement = prepareAppend(stream, events, options.expectedRevision);
+      const attempts = statement.step === 'any' ? maxAnyAppendAttempts : 1;
+      for (let attempt = 1; attempt <= attempts; attempt++) {
+        const appended = this.projectsInline
+          ? await this.appendProjected(statement)
+          : await appendOnce(this.pool, statement);
+        if (appended) return appended.result;
+      }
+      throw new WrongExpectedRevisionError(stream, options.expectedRevision);
+    });
+  }
+
+  /** The append and every inline projection, one transaction; retried whole on a deadlock. */
+  private async appendProjected(statement: AppendStatement): Promise<Appended | null> {
+    for (let retry = 0; ; retry++) {
+      try {
+        const appended = await withTransaction(this.pool, async (tx) => {
+          const stored = await appendOnce(tx, statement);
+          if (!stored) return null;
+          for (const [projection, types] of this.inline) {
+            const handled = stored.recorded.filter((event) => types.has(event.type));
+            if (handled.length) await projection.apply(handled, tx);
+          }
+          return stored;
+        });
+        if (appended) this.options.onCommitted?.(appended.recorded);
+        return appended;
+      } catch (error) {
+        if (!isDeadlock(error) || retry >= maxDeadlockRetries) throw error;
+      }
+    }
+  }
+
+  async readStream(stream: string): Promise<RecordedEvent[]> {
+    return readStream(this.pool, stream);
+  }
+
+  async readAll(options: {
+    after?: Position;
+    limit: number;
+    streamPrefixes?: string[];
+  }): Promise<RecordedEvent[]> {
+    return (await readBatch(this.pool, options.after, options.limit, options.streamPrefixes)).events;
+  }
+
+  async headPosition(): Promise<Position | undefined> {
+    return readHeadPosition(this.pool);
+  }
+
+  subscribeAll(options: SubscriptionOptions): Subscription {
+    if (this.closed) throw new Error('the event store is closed');
+    const batchSize = options.batchSize ?? this.batchSize;
+    assertLimit(batchSize, 'batchSize');
+    const subscription = new PostgresSubscription(options, {
+      batchSize,
+      pollIntervalMs: this.pollIntervalMs,
+      fenceRetryMaxDelayMs: this.fenceRetryMaxDelayMs,
+      read: (after) => readBatch(this.pool, after, batchSize, options.streamPrefixes),
+      listen: (wake) => {
+        const unlisten = this.notifications.listen(eventsChannel, wake);
+        // Notifications sent while the connection was down are lost: look again after each one.
+        const unconnected = this.notifications.onConnected(wake);
+        return () => {
+          unlisten();
+          unconnected();
+        };
+      },
+      reportBackgroundError: (error) => this.reportBackgroundError(error),
+    });
+    this.subscriptions.add(subscription);
+    void subscription.finished.then(() => this.subscriptions.delete(subscription));
+    return subscription;
+  }
+
+  /** Stops every subscription (and its own LISTEN connection); the pool stays open. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
+    if (this.ownsNotifications) await this.notifications.close();
+  }
+
+  private reportBackgroundError(error: unknown): void {
+    try {
+      this.options.onBackgroundError?.(error);
+    } catch {
+      // A failing reporter must not break the store.
+    }
+  }
+}

@@ -312,6 +312,75 @@ describe('reactor errors, results and clients', () => {
     expect((await env.tenant.client.tokens.get(raw.id)).data).toBe('made by svc');
   });
 
+  it('lets req.svc create, associate, list and dissociate child tokens through the real routes', async () => {
+    const application = await env.tenant.client.applications.create({
+      name: 'family',
+      type: 'private',
+      permissions: ['token:create', 'token:read', 'token:delete'],
+    });
+    const parent = await env.tenant.client.tokens.create({ data: 'parent' });
+    const adopted = await env.tenant.client.tokens.create({ data: 'adopted' });
+    const ids = [
+      { name: 'parent', type: 'string' },
+      { name: 'adopted', type: 'string' },
+    ];
+    const builder = await createReactor(
+      env.tenant,
+      {
+        code: `module.exports = async (req) => {
+          const child = await req.svc.tokens.createChild(req.args.parent, { type: 'card', data: req.args.card, metadata: { via: 'svc' } });
+          const associated = await req.svc.tokens.createAssociation(req.args.parent, req.args.adopted);
+          const cards = await req.svc.tokens.listChildren(req.args.parent, { type: 'card' });
+          const all = await req.svc.tokens.listChildren(req.args.parent);
+          return { raw: { child, associated, cards: cards.data.map((token) => token.id), all: all.data.map((token) => token.id) } };
+        };`,
+        request_parameters: [...ids, { name: 'card', type: 'object' }],
+      },
+      { applicationId: application.id },
+    );
+    const built = await react(env.tenant, builder, { parent: parent.id, adopted: adopted.id, card });
+    expect(built.status, JSON.stringify(built.body)).toBe(200);
+    const raw = built.body.raw as {
+      child: { id: string; type: string; data?: unknown; created_by: string; metadata: object };
+      associated: unknown;
+      cards: string[];
+      all: string[];
+    };
+    expect(raw.child).toMatchObject({ type: 'card', created_by: application.id, metadata: { via: 'svc' } });
+    expect(raw.child).not.toHaveProperty('data');
+    expect(raw.associated).toBeNull();
+    expect(raw.cards).toEqual([raw.child.id]);
+    expect(raw.all.sort()).toEqual([raw.child.id, adopted.id].sort());
+
+    const children = async () =>
+      (
+        await env.tenant.client.request<Page<{ id: string; data: unknown }>>(
+          'GET',
+          `/tokens/${parent.id}/children`,
+        )
+      ).body.data;
+    expect((await children()).map((token) => token.id).sort()).toEqual([raw.child.id, adopted.id].sort());
+    expect((await env.tenant.client.tokens.get(raw.child.id)).data).toEqual(card);
+
+    const releaser = await createReactor(
+      env.tenant,
+      {
+        code: `module.exports = async (req) => {
+          const removed = await req.svc.tokens.deleteAssociation(req.args.parent, req.args.adopted);
+          const left = await req.svc.tokens.listChildren(req.args.parent);
+          return { raw: { removed, left: left.data.map((token) => token.id) } };
+        };`,
+        request_parameters: ids,
+      },
+      { applicationId: application.id },
+    );
+    const released = await react(env.tenant, releaser, { parent: parent.id, adopted: adopted.id });
+    expect(released.body).toEqual({ raw: { removed: null, left: [raw.child.id] } });
+    expect((await children()).map((token) => token.id)).toEqual([raw.child.id]);
+    // Only the association went: the token itself is still there.
+    expect((await env.tenant.client.tokens.get(adopted.id)).data).toBe('adopted');
+  });
+
   it('lets no key bind a reactor to an application holding more than the key itself', async () => {
     const reader = await env.tenant.client.applications.create({
       name: 'reader',

@@ -547,3 +547,106 @@ describe('reactors of two tenants', () => {
     expect(result.status).toBe(404);
   });
 });
+
+describe('reactor runs waiting for a busy worker', () => {
+  // One run at a time, each hanging run holding it for a short wall time: a queue is easy to build.
+  const env = useStack({ LOG_LEVEL: 'warn', REACTOR_CONCURRENCY: '1', REACTOR_TIMEOUT_MS: '500' });
+
+  type RunResult = { async_reactor_request_id: string; status: string; result?: unknown; error?: unknown };
+  const resultOf = (reactor: string, requestId: string) =>
+    env.tenant.client.request<RunResult>('GET', `/reactors/${reactor}/results/${requestId}`);
+
+  /** Queues `count` async runs that each hold the only worker until their wall time ends. */
+  const occupyTheWorker = async (count: number) => {
+    const reactor = await createReactor(env.tenant, {
+      code: 'module.exports = () => new Promise(() => {});',
+    });
+    const requestIds: string[] = [];
+    for (let run = 0; run < count; run++) {
+      const accepted = await env.tenant.client.request<{ async_reactor_request_id: string }>(
+        'POST',
+        `/reactors/${reactor}/react-async`,
+        { body: {} },
+      );
+      expect(accepted.status).toBe(202);
+      requestIds.push(accepted.body.async_reactor_request_id);
+    }
+    return {
+      /** Every hanging run has ended, each with the wall-time error. */
+      async ended() {
+        for (const requestId of requestIds) {
+          await eventually(async () => {
+            const polled = await resultOf(reactor, requestId);
+            expect(polled.body.status).toBe('failed');
+            expect(polled.body.error).toMatchObject({
+              status: 500,
+              detail: expect.stringMatching(/wall time/),
+            });
+          }, 30_000);
+        }
+      },
+    };
+  };
+
+  it('reports an async run as pending while it waits, then completed', async () => {
+    const busy = await occupyTheWorker(3);
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [{ name: 'value', type: 'string' }],
+    });
+    const accepted = await env.tenant.client.request<{ async_reactor_request_id: string }>(
+      'POST',
+      `/reactors/${reactor}/react-async`,
+      { body: { args: { value: 'waited' } } },
+    );
+    const requestId = accepted.body.async_reactor_request_id;
+    const pending = await resultOf(reactor, requestId);
+    expect(pending.status).toBe(200);
+    expect(pending.body).toEqual({ async_reactor_request_id: requestId, status: 'pending' });
+    await busy.ended();
+    await eventually(async () =>
+      expect((await resultOf(reactor, requestId)).body).toEqual({
+        async_reactor_request_id: requestId,
+        status: 'completed',
+        result: { raw: { value: 'waited' } },
+      }),
+    );
+  });
+
+  it('answers 504 when a sync run cannot finish within REACTOR_TIMEOUT_MS, and drops that run', async () => {
+    const application = await env.tenant.client.applications.create({
+      name: 'leaves a trace',
+      type: 'private',
+      permissions: ['token:create'],
+    });
+    const trace = `run-${Date.now()}`;
+    const tracing = await createReactor(
+      env.tenant,
+      {
+        code: 'module.exports = async (req) => ({ raw: await req.svc.tokens.create({ data: 1, metadata: { trace: req.args.trace } }) });',
+        request_parameters: [{ name: 'trace', type: 'string' }],
+      },
+      { applicationId: application.id },
+    );
+    // Eight runs of 500 ms ahead of it: far more than the 500 ms + 2 s a sync call waits.
+    const busy = await occupyTheWorker(8);
+    const timedOut = await react(env.tenant, tracing, { trace });
+    expect(timedOut.status).toBe(504);
+    expect(timedOut.headers.get('content-type')).toContain('application/problem+json');
+    expect(timedOut.body.detail).toBe('The reactor did not finish within 500 ms.');
+
+    await busy.ended();
+    expect((await env.stack.client.request('GET', '/healthz')).status).toBe(200);
+    // The next run is queued behind where the dropped one was: once it has run, that one never will.
+    const next = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [{ name: 'after', type: 'string' }],
+    });
+    expect((await react(env.tenant, next, { after: 'fine' })).body).toEqual({ raw: { after: 'fine' } });
+    const traced = await env.tenant.client.request<Page<unknown>>('GET', '/tokens', {
+      query: { 'metadata.trace': trace },
+    });
+    expect(traced.status).toBe(200);
+    expect(traced.body.data).toEqual([]);
+  });
+});

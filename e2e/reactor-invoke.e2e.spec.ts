@@ -312,6 +312,75 @@ describe('reactor errors, results and clients', () => {
     expect((await env.tenant.client.tokens.get(raw.id)).data).toBe('made by svc');
   });
 
+  it('lets req.svc create, associate, list and dissociate child tokens through the real routes', async () => {
+    const application = await env.tenant.client.applications.create({
+      name: 'family',
+      type: 'private',
+      permissions: ['token:create', 'token:read', 'token:delete'],
+    });
+    const parent = await env.tenant.client.tokens.create({ data: 'parent' });
+    const adopted = await env.tenant.client.tokens.create({ data: 'adopted' });
+    const ids = [
+      { name: 'parent', type: 'string' },
+      { name: 'adopted', type: 'string' },
+    ];
+    const builder = await createReactor(
+      env.tenant,
+      {
+        code: `module.exports = async (req) => {
+          const child = await req.svc.tokens.createChild(req.args.parent, { type: 'card', data: req.args.card, metadata: { via: 'svc' } });
+          const associated = await req.svc.tokens.createAssociation(req.args.parent, req.args.adopted);
+          const cards = await req.svc.tokens.listChildren(req.args.parent, { type: 'card' });
+          const all = await req.svc.tokens.listChildren(req.args.parent);
+          return { raw: { child, associated, cards: cards.data.map((token) => token.id), all: all.data.map((token) => token.id) } };
+        };`,
+        request_parameters: [...ids, { name: 'card', type: 'object' }],
+      },
+      { applicationId: application.id },
+    );
+    const built = await react(env.tenant, builder, { parent: parent.id, adopted: adopted.id, card });
+    expect(built.status, JSON.stringify(built.body)).toBe(200);
+    const raw = built.body.raw as {
+      child: { id: string; type: string; data?: unknown; created_by: string; metadata: object };
+      associated: unknown;
+      cards: string[];
+      all: string[];
+    };
+    expect(raw.child).toMatchObject({ type: 'card', created_by: application.id, metadata: { via: 'svc' } });
+    expect(raw.child).not.toHaveProperty('data');
+    expect(raw.associated).toBeNull();
+    expect(raw.cards).toEqual([raw.child.id]);
+    expect(raw.all.sort()).toEqual([raw.child.id, adopted.id].sort());
+
+    const children = async () =>
+      (
+        await env.tenant.client.request<Page<{ id: string; data: unknown }>>(
+          'GET',
+          `/tokens/${parent.id}/children`,
+        )
+      ).body.data;
+    expect((await children()).map((token) => token.id).sort()).toEqual([raw.child.id, adopted.id].sort());
+    expect((await env.tenant.client.tokens.get(raw.child.id)).data).toEqual(card);
+
+    const releaser = await createReactor(
+      env.tenant,
+      {
+        code: `module.exports = async (req) => {
+          const removed = await req.svc.tokens.deleteAssociation(req.args.parent, req.args.adopted);
+          const left = await req.svc.tokens.listChildren(req.args.parent);
+          return { raw: { removed, left: left.data.map((token) => token.id) } };
+        };`,
+        request_parameters: ids,
+      },
+      { applicationId: application.id },
+    );
+    const released = await react(env.tenant, releaser, { parent: parent.id, adopted: adopted.id });
+    expect(released.body).toEqual({ raw: { removed: null, left: [raw.child.id] } });
+    expect((await children()).map((token) => token.id)).toEqual([raw.child.id]);
+    // Only the association went: the token itself is still there.
+    expect((await env.tenant.client.tokens.get(adopted.id)).data).toBe('adopted');
+  });
+
   it('lets no key bind a reactor to an application holding more than the key itself', async () => {
     const reader = await env.tenant.client.applications.create({
       name: 'reader',
@@ -476,5 +545,108 @@ describe('reactors of two tenants', () => {
       `/reactors/${reader}/results/${accepted.body.async_reactor_request_id}`,
     );
     expect(result.status).toBe(404);
+  });
+});
+
+describe('reactor runs waiting for a busy worker', () => {
+  // One run at a time, each hanging run holding it for a short wall time: a queue is easy to build.
+  const env = useStack({ LOG_LEVEL: 'warn', REACTOR_CONCURRENCY: '1', REACTOR_TIMEOUT_MS: '500' });
+
+  type RunResult = { async_reactor_request_id: string; status: string; result?: unknown; error?: unknown };
+  const resultOf = (reactor: string, requestId: string) =>
+    env.tenant.client.request<RunResult>('GET', `/reactors/${reactor}/results/${requestId}`);
+
+  /** Queues `count` async runs that each hold the only worker until their wall time ends. */
+  const occupyTheWorker = async (count: number) => {
+    const reactor = await createReactor(env.tenant, {
+      code: 'module.exports = () => new Promise(() => {});',
+    });
+    const requestIds: string[] = [];
+    for (let run = 0; run < count; run++) {
+      const accepted = await env.tenant.client.request<{ async_reactor_request_id: string }>(
+        'POST',
+        `/reactors/${reactor}/react-async`,
+        { body: {} },
+      );
+      expect(accepted.status).toBe(202);
+      requestIds.push(accepted.body.async_reactor_request_id);
+    }
+    return {
+      /** Every hanging run has ended, each with the wall-time error. */
+      async ended() {
+        for (const requestId of requestIds) {
+          await eventually(async () => {
+            const polled = await resultOf(reactor, requestId);
+            expect(polled.body.status).toBe('failed');
+            expect(polled.body.error).toMatchObject({
+              status: 500,
+              detail: expect.stringMatching(/wall time/),
+            });
+          }, 30_000);
+        }
+      },
+    };
+  };
+
+  it('reports an async run as pending while it waits, then completed', async () => {
+    const busy = await occupyTheWorker(3);
+    const reactor = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [{ name: 'value', type: 'string' }],
+    });
+    const accepted = await env.tenant.client.request<{ async_reactor_request_id: string }>(
+      'POST',
+      `/reactors/${reactor}/react-async`,
+      { body: { args: { value: 'waited' } } },
+    );
+    const requestId = accepted.body.async_reactor_request_id;
+    const pending = await resultOf(reactor, requestId);
+    expect(pending.status).toBe(200);
+    expect(pending.body).toEqual({ async_reactor_request_id: requestId, status: 'pending' });
+    await busy.ended();
+    await eventually(async () =>
+      expect((await resultOf(reactor, requestId)).body).toEqual({
+        async_reactor_request_id: requestId,
+        status: 'completed',
+        result: { raw: { value: 'waited' } },
+      }),
+    );
+  });
+
+  it('answers 504 when a sync run cannot finish within REACTOR_TIMEOUT_MS, and drops that run', async () => {
+    const application = await env.tenant.client.applications.create({
+      name: 'leaves a trace',
+      type: 'private',
+      permissions: ['token:create'],
+    });
+    const trace = `run-${Date.now()}`;
+    const tracing = await createReactor(
+      env.tenant,
+      {
+        code: 'module.exports = async (req) => ({ raw: await req.svc.tokens.create({ data: 1, metadata: { trace: req.args.trace } }) });',
+        request_parameters: [{ name: 'trace', type: 'string' }],
+      },
+      { applicationId: application.id },
+    );
+    // Eight runs of 500 ms ahead of it: far more than the 500 ms + 2 s a sync call waits.
+    const busy = await occupyTheWorker(8);
+    const timedOut = await react(env.tenant, tracing, { trace });
+    expect(timedOut.status).toBe(504);
+    expect(timedOut.headers.get('content-type')).toContain('application/problem+json');
+    expect(timedOut.body.detail).toBe('The reactor did not finish within 500 ms.');
+
+    await busy.ended();
+    expect((await env.stack.client.request('GET', '/healthz')).status).toBe(200);
+    // The next run is queued behind where the dropped one was: once it has run, that one never will.
+    const next = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [{ name: 'after', type: 'string' }],
+    });
+    expect((await react(env.tenant, next, { after: 'fine' })).body).toEqual({ raw: { after: 'fine' } });
+    const traced = await env.tenant.client.request<Page<unknown>>('GET', '/tokens', {
+      query: { 'metadata.trace': trace },
+    });
+    expect(traced.status).toBe(200);
+    expect(traced.body.data).toEqual([]);
   });
 });

@@ -15,6 +15,16 @@ describe('hostile reactor code', () => {
     REACTOR_MAX_SERVICE_CALLS: '50',
   });
 
+  /** What every hostile case must leave behind: a healthy service and a next run that works. */
+  const expectServiceAndNextRunFine = async () => {
+    expect((await env.stack.client.request('GET', '/healthz')).status).toBe(200);
+    const next = await createReactor(env.tenant, {
+      code: echoArgs,
+      request_parameters: [{ name: 'after', type: 'string' }],
+    });
+    expect((await react(env.tenant, next, { after: 'fine' })).body).toEqual({ raw: { after: 'fine' } });
+  };
+
   const hostile: [string, string, RegExp][] = [
     ['an endless loop', 'module.exports = async () => { while (true) {} };', /CPU time|wall time/],
     ['a promise that never settles', 'module.exports = () => new Promise(() => {});', /wall time/],
@@ -64,12 +74,7 @@ describe('hostile reactor code', () => {
       expect(response.headers.get('content-type')).toContain('application/problem+json');
       expect(response.body.detail).toMatch(reason);
       expect(response.body.detail).not.toMatch(/\/etc\/passwd|root:/);
-      expect((await env.stack.client.request('GET', '/healthz')).status).toBe(200);
-      const next = await createReactor(env.tenant, {
-        code: echoArgs,
-        request_parameters: [{ name: 'after', type: 'string' }],
-      });
-      expect((await react(env.tenant, next, { after: 'fine' })).body).toEqual({ raw: { after: 'fine' } });
+      await expectServiceAndNextRunFine();
     },
   );
 
@@ -97,6 +102,56 @@ describe('hostile reactor code', () => {
     expect((await react(env.tenant, probe)).body).toEqual({
       raw: { polluted: null, mapped: [2, 4], json: '{"a":1}', injected: null, leftBehind: null },
     });
+    await expectServiceAndNextRunFine();
+  });
+
+  it('a formula reading another tenant’s token through svc gets a 404 and none of its data', async () => {
+    const other = await env.stack.createTenant('Other');
+    const secret = `THEIRS-${randomUUID()}`;
+    const theirs = await other.client.tokens.create({ data: { secret }, metadata: { note: secret } });
+    const mine = await env.tenant.client.tokens.create({ data: 'mine' });
+    const application = await env.tenant.client.applications.create({
+      name: 'reader',
+      type: 'private',
+      permissions: ['token:read'],
+    });
+    const reactor = await createReactor(
+      env.tenant,
+      {
+        code: `module.exports = async (req) => {
+          const attempt = async (call) => {
+            try { return { answered: await call() }; }
+            catch (error) { return { name: error.name, status: error.status, message: error.message, data: error.data }; }
+          };
+          return { raw: {
+            own: await attempt(() => req.svc.tokens.retrieve(req.args.own)),
+            theirs: await attempt(() => req.svc.tokens.retrieve(req.args.theirs)),
+            theirChildren: await attempt(() => req.svc.tokens.listChildren(req.args.theirs)),
+          } };
+        };`,
+        request_parameters: [
+          { name: 'own', type: 'string' },
+          { name: 'theirs', type: 'string' },
+        ],
+      },
+      { applicationId: application.id },
+    );
+    const response = await react(env.tenant, reactor, { own: mine.id, theirs: theirs.id });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    const notFound = {
+      name: 'BasisTheoryApiError',
+      status: 404,
+      message: 'No token with this id.',
+      data: { type: expect.any(String), title: 'Not Found', status: 404, detail: 'No token with this id.' },
+    };
+    // The same client reads the tenant's own token: the 404 is the other tenant's, not a broken svc.
+    expect(response.body.raw).toEqual({
+      own: { answered: expect.objectContaining({ id: mine.id, data: 'mine' }) },
+      theirs: notFound,
+      theirChildren: notFound,
+    });
+    expect(JSON.stringify(response.body)).not.toContain(secret);
+    await expectServiceAndNextRunFine();
   });
 });
 

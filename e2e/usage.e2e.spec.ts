@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { tokenStream } from '@tokenvault/tokens';
 import { eventually } from '@tokenvault/platform/testing';
 import { useStack } from './support/stack.ts';
+import { createReactor, react } from './support/reactors.ts';
 
 interface Usage {
   token_report: {
@@ -56,7 +57,8 @@ describe('usage report', () => {
     expect((await usage()).monthly_active_tokens).toBe(6);
   });
 
-  it('a token created last month counts as active this month once it is read', async () => {
+  /** A token whose creation is dated the 15th of last month: active this month only once used. */
+  const tokenCreatedLastMonth = async (data: unknown) => {
     const runtime = env.stack.service.runtime;
     const id = randomUUID();
     const now = new Date();
@@ -71,10 +73,10 @@ describe('usage report', () => {
               token_id: id,
               tenant_id: env.tenant.tenantId,
               type: 'token',
-              data_ciphertext: await runtime.vault.encrypt(env.tenant.tenantId, id, { old: true }),
+              data_ciphertext: await runtime.vault.encrypt(env.tenant.tenantId, id, data),
               containers: ['/general/high/'],
               metadata: {},
-              fingerprint: await runtime.vault.fingerprint(env.tenant.tenantId, 'token', { old: true }),
+              fingerprint: await runtime.vault.fingerprint(env.tenant.tenantId, 'token', data),
               created_by: env.tenant.applicationId,
               created_at: lastMonth,
             },
@@ -89,11 +91,30 @@ describe('usage report', () => {
       )
     ).position;
     await runtime.consistency.waitFor(position);
+    return id;
+  };
+
+  it('a token created last month counts as active this month once it is read', async () => {
+    const id = await tokenCreatedLastMonth({ old: true });
     const before = await usage();
     expect(before.metrics_by_type.token!.count).toBe(4);
     expect(before.monthly_active_tokens).toBe(6);
 
     expect(await env.tenant.client.tokens.get(id)).toMatchObject({ data: { old: true } });
     await eventually(async () => expect((await usage()).monthly_active_tokens).toBe(7));
+  });
+
+  it('a token created last month counts as active once a reactor detokenizes it, even if the run fails', async () => {
+    const id = await tokenCreatedLastMonth({ used: 'by a reactor' });
+    const before = (await usage()).monthly_active_tokens;
+    const reactor = await createReactor(env.tenant, {
+      code: "module.exports = async (req) => { throw new BadRequestError('refused ' + req.args.value.used); };",
+      request_parameters: [{ name: 'value', type: 'object' }],
+    });
+    const refused = await react(env.tenant, reactor, { value: `{{${id}}}` });
+    // The code saw the token's data, so the token was opened for it.
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toBe('refused by a reactor');
+    await eventually(async () => expect((await usage()).monthly_active_tokens).toBe(before + 1));
   });
 });

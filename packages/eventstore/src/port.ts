@@ -65,6 +65,44 @@ export class WrongExpectedRevisionError extends Error {
   }
 }
 
+/** A uniqueness record: at most one holder of a key within its scope. */
+export interface UniqueClaim {
+  scope: string;
+  key: string;
+  /** Who holds it, e.g. the id of the invitation or token. */
+  holder: string;
+  /** The tenant it belongs to, so that a deleted tenant's claims can go with it. */
+  tenant_id?: string;
+}
+
+/** What one event claims and gives up: decided from the event alone. */
+export interface ClaimChanges {
+  /** Taken by the append; a key another holder has fails the whole append (UniqueClaimTaken). */
+  claim?: UniqueClaim[];
+  /** Every claim of the scope this holder has goes. */
+  releaseHeldBy?: { scope: string; holder: string }[];
+  /** Every claim of this tenant goes. */
+  releaseTenant?: string;
+}
+
+/** The uniqueness records an event changes, or undefined when it changes none. */
+export type UniquenessRules = (event: { type: string; data: unknown }) => ClaimChanges | undefined;
+
+/** An append claimed a key that another holder has: nothing of it was stored. */
+export class UniqueClaimTaken extends Error {
+  readonly scope: string;
+  readonly key: string;
+  /** The one holding it now. */
+  readonly holder: string;
+  constructor(scope: string, key: string, holder: string) {
+    super(`${scope} is already claimed for this key`);
+    this.scope = scope;
+    this.key = key;
+    this.holder = holder;
+    this.name = 'UniqueClaimTaken';
+  }
+}
+
 export interface SubscriptionOptions {
   /** Deliver events strictly after this position; from the very first event when absent. */
   after?: Position;

@@ -4,7 +4,12 @@ import { createPool, NotificationHub } from '@tokenvault/platform';
 import { createTestDatabase, testAppRole, type TestDatabase, eventually } from '@tokenvault/platform/testing';
 import { eventStoreContract } from './contract.ts';
 import { appendToStream, eventStoreMigrations, PostgresEventStore } from './index.ts';
-import type { InlineProjection, RecordedEvent } from './index.ts';
+import {
+  UniqueClaimTaken,
+  type InlineProjection,
+  type RecordedEvent,
+  type UniquenessRules,
+} from './index.ts';
 
 let database: TestDatabase;
 let pool: pg.Pool;
@@ -201,6 +206,66 @@ describe('PostgresEventStore with inline projections', () => {
       'inline/concurrent',
     ]);
     expect(row.rows[0].p).toBe(last.position.prepare);
+    await store.close();
+  });
+});
+
+describe('PostgresEventStore uniqueness claims', () => {
+  // Each Invited event claims its address; Withdrawn releases what its invitation holds.
+  const rules: UniquenessRules = (event) => {
+    const data = event.data as { invitation: string; email?: string; tenant?: string };
+    if (event.type === 'Invited')
+      return {
+        claim: [{ scope: 'test-email', key: data.email!, holder: data.invitation, tenant_id: data.tenant! }],
+      };
+    if (event.type === 'Withdrawn')
+      return { releaseHeldBy: [{ scope: 'test-email', holder: data.invitation }] };
+    if (event.type === 'TenantGone') return { releaseTenant: data.tenant! };
+    return undefined;
+  };
+  const tenant = '00000000-0000-4000-8000-0000000000aa';
+  const invite = (store: PostgresEventStore, invitation: string, email: string) =>
+    store.append(
+      `claims/${invitation}`,
+      [{ type: 'Invited', data: { invitation, email, tenant }, metadata: { tenant_id: tenant } }],
+      { expectedRevision: 'no_stream' },
+    );
+
+  it('lets one holder claim a key: a second claim fails its whole append, naming the holder', async () => {
+    const store = new PostgresEventStore(pool, { ...storeOptions, uniqueness: rules });
+    await invite(store, 'a', 'one@example.com');
+    const refused = await invite(store, 'b', 'one@example.com').catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(UniqueClaimTaken);
+    expect(refused).toMatchObject({ scope: 'test-email', key: 'one@example.com', holder: 'a' });
+    expect(await store.readStream('claims/b')).toEqual([]);
+
+    // Released by its holder, the key can be claimed again.
+    await store.append(
+      'claims/a',
+      [{ type: 'Withdrawn', data: { invitation: 'a' }, metadata: { tenant_id: tenant } }],
+      { expectedRevision: 0 },
+    );
+    await invite(store, 'b', 'one@example.com');
+    await store.close();
+  });
+
+  it('gives a key to exactly one of many concurrent claims, and frees a deleted tenant’s', async () => {
+    const store = new PostgresEventStore(pool, { ...storeOptions, uniqueness: rules });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, index) => invite(store, `race-${index}`, 'race@example.com')),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(UniqueClaimTaken);
+    }
+    await store.append(
+      'claims/tenant',
+      [{ type: 'TenantGone', data: { tenant }, metadata: { tenant_id: tenant } }],
+      {
+        expectedRevision: 'no_stream',
+      },
+    );
+    await invite(store, 'after-tenant', 'race@example.com');
     await store.close();
   });
 });

@@ -51,4 +51,23 @@ export const eventStoreMigrations: Migration[] = [
       GRANT USAGE ON SEQUENCE es_events_global_position_seq TO {{app_role}};
     `,
   },
+  {
+    id: 'eventstore/002_unique_claims',
+    sql: `
+      -- Uniqueness records of the write side: at most one holder per (scope, key), written in the
+      -- append's transaction from the events appended (one invitation per address, one user per
+      -- address, one member per user, one deduplicated token per data). Not a read model: a
+      -- rebuild leaves them, as it leaves the streams.
+      CREATE TABLE es_unique_claims (
+        scope text NOT NULL,
+        key text NOT NULL,
+        holder text NOT NULL,
+        tenant_id uuid,
+        PRIMARY KEY (scope, key)
+      );
+      CREATE INDEX es_unique_claims_by_holder ON es_unique_claims (scope, holder);
+      CREATE INDEX es_unique_claims_by_tenant ON es_unique_claims (tenant_id);
+      GRANT SELECT, INSERT, UPDATE, DELETE ON es_unique_claims TO {{app_role}};
+    `,
+  },
 ];

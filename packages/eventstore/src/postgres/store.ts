@@ -8,11 +8,14 @@ import {
   type NewEvent,
   type Position,
   type RecordedEvent,
+  type ClaimChanges,
   type Subscription,
   type SubscriptionOptions,
+  type UniquenessRules,
 } from '../port.ts';
 import { observeAppend } from '../metrics.ts';
 import { appendOnce, prepareAppend, type Appended, type AppendStatement } from './append.ts';
+import { applyClaimChanges } from './claims.ts';
 import { assertLimit, readBatch, readHeadPosition, readStream } from './read.ts';
 import { eventsChannel } from './schema.ts';
 import { PostgresSubscription } from './subscription.ts';
@@ -39,6 +42,8 @@ export interface PostgresEventStoreOptions {
   batchSize?: number;
   /** Written in every append's transaction (see InlineProjection). */
   inlineProjections?: readonly InlineProjection[];
+  /** The uniqueness records each event changes, kept in the append's transaction. */
+  uniqueness?: UniquenessRules;
   /** After an append with inline projections commits, with the events it stored (in-process caches). */
   onCommitted?: (events: readonly RecordedEvent[]) => void;
   /** Errors the store recovers from on its own (LISTEN connection lost, a failed read it retries). */
@@ -64,6 +69,7 @@ export class PostgresEventStore implements EventStore {
   private readonly notifications: NotificationHub;
   private readonly ownsNotifications: boolean;
   private readonly inline: readonly (readonly [InlineProjection, ReadonlySet<string>])[];
+  private readonly inlineTypes: ReadonlySet<string>;
   private readonly subscriptions = new Set<PostgresSubscription>();
   private closed = false;
 
@@ -81,6 +87,7 @@ export class PostgresEventStore implements EventStore {
     this.inline = (options.inlineProjections ?? []).map(
       (projection) => [projection, new Set(projection.handles)] as const,
     );
+    this.inlineTypes = new Set(this.inline.flatMap(([, types]) => [...types]));
     this.ownsNotifications = options.notifications === undefined;
     this.notifications =
       options.notifications ??
@@ -102,31 +109,43 @@ export class PostgresEventStore implements EventStore {
   ): Promise<AppendResult> {
     return observeAppend(stream, events.length, async () => {
       const statement = prepareAppend(stream, events, options.expectedRevision);
+      const claims = statement.events.map((event) => this.options.uniqueness?.(event));
+      // One statement when nothing else is written with it; a transaction around them otherwise.
+      const alone =
+        claims.every((changes) => changes === undefined) &&
+        statement.events.every((event) => !this.inlineTypes.has(event.type));
       const attempts = statement.step === 'any' ? maxAnyAppendAttempts : 1;
       for (let attempt = 1; attempt <= attempts; attempt++) {
-        const appended = this.projectsInline
-          ? await this.appendProjected(statement)
-          : await appendOnce(this.pool, statement);
+        const appended = alone
+          ? await appendOnce(this.pool, statement)
+          : await this.appendWithin(statement, claims);
         if (appended) return appended.result;
       }
       throw new WrongExpectedRevisionError(stream, options.expectedRevision);
     });
   }
 
-  /** The append and every inline projection, one transaction; retried whole on a deadlock. */
-  private async appendProjected(statement: AppendStatement): Promise<Appended | null> {
+  /**
+   * The append, its events' uniqueness claims and every inline projection, in one transaction;
+   * retried whole on a deadlock.
+   */
+  private async appendWithin(
+    statement: AppendStatement,
+    claims: readonly (ClaimChanges | undefined)[],
+  ): Promise<Appended | null> {
     for (let retry = 0; ; retry++) {
       try {
         const appended = await withTransaction(this.pool, async (tx) => {
           const stored = await appendOnce(tx, statement);
           if (!stored) return null;
+          for (const changes of claims) if (changes) await applyClaimChanges(tx, changes);
           for (const [projection, types] of this.inline) {
             const handled = stored.recorded.filter((event) => types.has(event.type));
             if (handled.length) await projection.apply(handled, tx);
           }
           return stored;
         });
-        if (appended) this.options.onCommitted?.(appended.recorded);
+        if (appended && this.projectsInline) this.options.onCommitted?.(appended.recorded);
         return appended;
       } catch (error) {
         if (!isDeadlock(error) || retry >= maxDeadlockRetries) throw error;

@@ -136,6 +136,8 @@ export interface EventStore {
   /** The position of the last event committed so far: a subscriber past it has seen them all. */
   headPosition(): Promise<Position | undefined>;
   subscribeAll(options: SubscriptionOptions): Subscription;
+  /** Who holds a uniqueness claim now, as committed (see ClaimChanges). */
+  claimHolder(scope: string, key: string): Promise<string | undefined>;
   close(): Promise<void>;
 }
 

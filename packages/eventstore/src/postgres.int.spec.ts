@@ -237,6 +237,7 @@ describe('PostgresEventStore uniqueness claims', () => {
     const refused = await invite(store, 'b', 'one@example.com').catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(UniqueClaimTaken);
     expect(refused).toMatchObject({ scope: 'test-email', key: 'one@example.com', holder: 'a' });
+    expect(await store.claimHolder('test-email', 'one@example.com')).toBe('a');
     expect(await store.readStream('claims/b')).toEqual([]);
 
     // Released by its holder, the key can be claimed again.

@@ -1,7 +1,8 @@
 import type { Projection } from '@tokenvault/cqrs';
 import type { Config } from '@tokenvault/platform';
-import { tenancyProjection } from '@tokenvault/tenancy';
-import { tokensProjection, tokenUsageProjection } from '@tokenvault/tokens';
+import type { UniquenessRules } from '@tokenvault/eventstore';
+import { tenancyClaims, tenancyProjection } from '@tokenvault/tenancy';
+import { tokenClaims, tokensProjection, tokenUsageProjection } from '@tokenvault/tokens';
 import { auditProjection } from '@tokenvault/audit';
 import { reactorsProjection } from '@tokenvault/reactors';
 
@@ -27,3 +28,6 @@ export const projectorProjections = (config: Pick<Config, 'PROJECTIONS'>): Proje
 /** What every append writes in its own transaction. */
 export const inlineProjections = (config: Pick<Config, 'PROJECTIONS'>): Projection[] =>
   config.PROJECTIONS === 'inline' ? consistentProjections : [];
+
+/** The uniqueness records every append keeps in its own transaction, in either mode. */
+export const uniquenessOf: UniquenessRules = (event) => tenancyClaims(event) ?? tokenClaims(event);

@@ -17,3 +17,4 @@ export { InvitationLinks } from './domain/invitation-link.ts';
 export { systemClock, type Clock } from './domain/clock.ts';
 export { loadInvitationMailFacts, type InvitationMailFacts } from './queries/invitation-mail.ts';
 export { memberIdOfInvitation } from './domain/ids.ts';
+export { tenancyClaims } from './domain/uniqueness.ts';

@@ -105,4 +105,23 @@ export const tenancyMigrations: Migration[] = [
       ALTER TABLE applications ADD COLUMN rate_limit jsonb;
     `,
   },
+  {
+    id: 'tenancy/004_unique_claims',
+    // The uniqueness claims of what the read models hold from before claims existed (keys as
+    // domain/uniqueness.ts makes them); the oldest holder of a key keeps it.
+    sql: `
+      INSERT INTO es_unique_claims (scope, key, holder)
+        SELECT DISTINCT ON (lower(email)) 'user-email', lower(email), id::text FROM users
+        ORDER BY lower(email), created_at, id
+        ON CONFLICT DO NOTHING;
+      INSERT INTO es_unique_claims (scope, key, holder, tenant_id)
+        SELECT DISTINCT ON (tenant_id, lower(email)) 'invitation-email', tenant_id || ':' || lower(email), id::text, tenant_id
+        FROM tenant_invitations ORDER BY tenant_id, lower(email), created_at, id
+        ON CONFLICT DO NOTHING;
+      INSERT INTO es_unique_claims (scope, key, holder, tenant_id)
+        SELECT DISTINCT ON (tenant_id, user_id) 'tenant-member', tenant_id || ':' || user_id, id::text, tenant_id
+        FROM tenant_members ORDER BY tenant_id, user_id, created_at, id
+        ON CONFLICT DO NOTHING;
+    `,
+  },
 ];

@@ -13,3 +13,4 @@ export {
 } from './domain/token.ts';
 export { allowedOnAll, allowedOnAny } from './domain/access.ts';
 export { Detokenizer } from './commands/detokenize.ts';
+export { tokenClaims } from './domain/uniqueness.ts';

@@ -35,3 +35,16 @@ export async function applyClaimChanges(db: Queryable, changes: ClaimChanges): P
     if (holder !== claim.holder) throw new UniqueClaimTaken(claim.scope, claim.key, holder ?? 'unknown');
   }
 }
+
+export async function readClaimHolder(
+  db: Queryable,
+  scope: string,
+  key: string,
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ holder: string }>({
+    name: 'es_claim_holder',
+    text: 'SELECT holder FROM es_unique_claims WHERE scope = $1 AND key = $2',
+    values: [scope, key],
+  });
+  return rows[0]?.holder;
+}

@@ -15,7 +15,7 @@ import {
 } from '../port.ts';
 import { observeAppend } from '../metrics.ts';
 import { appendOnce, prepareAppend, type Appended, type AppendStatement } from './append.ts';
-import { applyClaimChanges } from './claims.ts';
+import { applyClaimChanges, readClaimHolder } from './claims.ts';
 import { assertLimit, readBatch, readHeadPosition, readStream } from './read.ts';
 import { eventsChannel } from './schema.ts';
 import { PostgresSubscription } from './subscription.ts';
@@ -167,6 +167,10 @@ export class PostgresEventStore implements EventStore {
 
   async headPosition(): Promise<Position | undefined> {
     return readHeadPosition(this.pool);
+  }
+
+  async claimHolder(scope: string, key: string): Promise<string | undefined> {
+    return readClaimHolder(this.pool, scope, key);
   }
 
   subscribeAll(options: SubscriptionOptions): Subscription {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { executeCommand } from '@tokenvault/cqrs';
-import type { EventMetadata, EventStore } from '@tokenvault/eventstore';
+import { UniqueClaimTaken, type EventMetadata, type EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { permissions, updateTenantBody } from '@tokenvault/contracts';
-import { badRequest } from '@tokenvault/platform';
+import { badRequest, Problem } from '@tokenvault/platform';
 import { parseEmailAddress } from '../domain/email.ts';
 import type { Position } from '@tokenvault/eventstore';
 import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
@@ -13,6 +13,8 @@ import { operatorGrants } from '../domain/grant-rule.ts';
 import { memberDecider } from '../domain/member.ts';
 import { tenantDecider } from '../domain/tenant.ts';
 import { userDecider } from '../domain/user.ts';
+import { userIdOfEmail } from '../domain/ids.ts';
+import { tenancyClaimScopes, userEmailKey } from '../domain/uniqueness.ts';
 
 export interface BootstrapResult {
   tenant_id: string;
@@ -42,19 +44,29 @@ export async function bootstrapTenant(
     });
   }
   const tenantId = randomUUID();
-  const ownerId = randomUUID();
+  // The one user of the address: an existing one becomes the owner, a new one gets its derived id.
+  const holder = await store.claimHolder(tenancyClaimScopes.userEmail, userEmailKey(ownerEmail));
+  const ownerId = holder ?? userIdOfEmail(ownerEmail);
   const applicationId = randomUUID();
   const now = new Date().toISOString();
   const metadata: EventMetadata = { tenant_id: tenantId, actor_id: ownerId, actor_type: 'user' };
   await vault.createTenantKeys(tenantId);
-  await executeCommand(
-    store,
-    streams.user(ownerId),
-    userDecider,
-    { type: 'RegisterUser', userId: ownerId, email: ownerEmail, now },
-    metadata,
-    { newStream: true },
-  );
+  if (!holder) {
+    await executeCommand(
+      store,
+      streams.user(ownerId),
+      userDecider,
+      { type: 'RegisterUser', userId: ownerId, email: ownerEmail, now },
+      metadata,
+      { newStream: true },
+    ).catch((error: unknown) => {
+      // Registered meanwhile under the same derived id (a concurrent bootstrap or acceptance).
+      const sameUser =
+        (error instanceof Problem && error.status === 409) ||
+        (error instanceof UniqueClaimTaken && error.holder === ownerId);
+      if (!sameUser) throw error;
+    });
+  }
   await executeCommand(
     store,
     streams.tenant(tenantId),

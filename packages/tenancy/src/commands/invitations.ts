@@ -1,20 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { executeCommand, fold, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
 import {
-  executeCommand,
-  fold,
-  metadataOf,
-  type CommandOutcome,
-  type ReadModelConsistency,
-} from '@tokenvault/cqrs';
-import { comparePositions, type EventMetadata, type EventStore, type Position } from '@tokenvault/eventstore';
-import {
-  badRequest,
-  conflict,
-  Problem,
-  withAdvisoryLock,
-  type Pool,
-  type Principal,
-} from '@tokenvault/platform';
+  comparePositions,
+  UniqueClaimTaken,
+  type EventMetadata,
+  type EventStore,
+  type Position,
+} from '@tokenvault/eventstore';
+import { badRequest, conflict, Problem, type Pool, type Principal } from '@tokenvault/platform';
 import type { AcceptInvitationBody, InvitationResponse, MemberResponse } from '@tokenvault/contracts';
 import type { Clock } from '../domain/clock.ts';
 import { streams } from '../domain/events.ts';
@@ -28,8 +21,9 @@ import {
 } from '../domain/invitation.ts';
 import { hashLinkToken, type InvitationLinks } from '../domain/invitation-link.ts';
 import { memberDecider } from '../domain/member.ts';
+import { tenancyClaimScopes, tenantMemberKey, userEmailKey } from '../domain/uniqueness.ts';
 import { userDecider, type UserCommand } from '../domain/user.ts';
-import { InvitationQueries, invitationStatusAt } from '../queries/invitations.ts';
+import { invitationStatusAt } from '../queries/invitations.ts';
 import { MemberQueries } from '../queries/members.ts';
 import type { InvitationMailLimits } from './invitation-mail-limits.ts';
 
@@ -40,12 +34,8 @@ export interface InvitationCommandDeps {
   ownerPool: Pool;
   links: InvitationLinks;
   clock: Clock;
-  consistency: ReadModelConsistency;
   mailLimits: InvitationMailLimits;
 }
-
-/** How long a lock holder waits for the read model before it lets the next request check. */
-const lockedWaitMs = 60_000;
 
 const isConflict = (error: unknown) => error instanceof Problem && error.status === 409;
 const latest = (...positions: (Position | null)[]) =>
@@ -55,13 +45,11 @@ const latest = (...positions: (Position | null)[]) =>
   );
 
 export class InvitationCommands {
-  private readonly invitations: InvitationQueries;
   private readonly members: MemberQueries;
 
   private readonly deps: InvitationCommandDeps;
   constructor(deps: InvitationCommandDeps) {
     this.deps = deps;
-    this.invitations = new InvitationQueries(deps.appPool);
     this.members = new MemberQueries(deps.appPool);
   }
 
@@ -77,46 +65,39 @@ export class InvitationCommands {
   }
 
   /**
-   * A new invitation (PENDING, 72 hours). One invitation per address and tenant: the check reads the read models, so creates for the
-   * same address run one at a time, each waiting until its invitation is in the read models
-   * before the next one checks.
+   * A new invitation (PENDING, 72 hours). One invitation per address and tenant: the invitation
+   * claims its address in its own append, so of concurrent invitations of one address exactly one
+   * is stored, however far behind the read models are.
    */
   async create(principal: Principal, email: string, correlationId: string) {
     const tenantId = principal.tenantId;
-    return withAdvisoryLock(
-      this.deps.ownerPool,
-      `invitation:${tenantId}:${email.toLowerCase()}`,
-      async () => {
-        const member = await this.members.hasMemberWithEmail(tenantId, email);
-        if (member) throw conflict('A member of this tenant has this e-mail address.');
-        const invited = await this.invitations.hasInvitationFor(tenantId, email);
-        if (invited) throw conflict('This e-mail address already has an invitation: resend it instead.');
-        const invitationId = randomUUID();
-        const release = await this.deps.mailLimits.reserve(tenantId, invitationId, email);
-        const outcome = await executeCommand(
-          this.deps.store,
-          streams.invitation(tenantId, invitationId),
-          invitationDecider,
-          {
-            type: 'CreateInvitation',
-            invitationId,
-            tenantId,
-            email,
-            linkHash: this.linkHash(tenantId, invitationId),
-            actorId: principal.actorId,
-            now: this.deps.clock.now().toISOString(),
-          },
-          metadataOf(principal, correlationId),
-          { newStream: true },
-        ).catch(async (error: unknown) => {
-          await release();
-          throw error;
-        });
-        // Held until the read model has it (a generous bound: past it the projector is down).
-        await this.deps.consistency.writeReadable(outcome.position!, lockedWaitMs);
-        return { invitation: this.responseOf(outcome), position: outcome.position };
+    const member = await this.members.hasMemberWithEmail(tenantId, email);
+    if (member) throw conflict('A member of this tenant has this e-mail address.');
+    const invitationId = randomUUID();
+    const release = await this.deps.mailLimits.reserve(tenantId, invitationId, email);
+    const outcome = await executeCommand(
+      this.deps.store,
+      streams.invitation(tenantId, invitationId),
+      invitationDecider,
+      {
+        type: 'CreateInvitation',
+        invitationId,
+        tenantId,
+        email,
+        linkHash: this.linkHash(tenantId, invitationId),
+        actorId: principal.actorId,
+        now: this.deps.clock.now().toISOString(),
       },
-    );
+      metadataOf(principal, correlationId),
+      { newStream: true },
+    ).catch(async (error: unknown) => {
+      await release();
+      if (error instanceof UniqueClaimTaken) {
+        throw conflict('This e-mail address already has an invitation: resend it instead.');
+      }
+      throw error;
+    });
+    return { invitation: this.responseOf(outcome), position: outcome.position };
   }
 
   /** A new link version (every earlier link stops working) and 72 hours from now. */
@@ -204,30 +185,28 @@ export class InvitationCommands {
     const tenant = await ownerPool.query('SELECT 1 FROM tenants WHERE id = $1', [tenantId]);
     if (tenant.rowCount === 0) throw linkGone('This tenant no longer exists.');
 
-    const existingUser = await ownerPool.query<{
-      id: string;
-      first_name: string | null;
-      last_name: string | null;
-    }>(
-      'SELECT id, first_name, last_name FROM users WHERE lower(email) = lower($1) ORDER BY created_at, id LIMIT 1',
-      [email],
-    );
-    const userId = existingUser.rows[0]?.id ?? userIdOfEmail(email);
+    // The one user of this address, whichever path registered it (its claim, as committed).
+    const holder = await store.claimHolder(tenancyClaimScopes.userEmail, userEmailKey(email));
+    const userId = holder ?? userIdOfEmail(email);
+    const existingUser = holder
+      ? await ownerPool.query<{ first_name: string | null; last_name: string | null }>(
+          'SELECT first_name, last_name FROM users WHERE id = $1',
+          [holder],
+        )
+      : undefined;
     const metadata: EventMetadata = {
       tenant_id: tenantId,
       actor_id: userId,
       actor_type: 'user',
       correlation_id: correlationId,
     };
-    const membership = await ownerPool.query<{ id: string }>(
-      'SELECT id FROM tenant_members WHERE tenant_id = $1 AND user_id = $2',
-      [tenantId, userId],
+    const membership = await store.claimHolder(
+      tenancyClaimScopes.tenantMember,
+      tenantMemberKey(tenantId, userId),
     );
-    if (membership.rows[0] && membership.rows[0].id !== memberId) {
-      throw conflict('This user is already a member of the tenant.');
-    }
+    if (membership && membership !== memberId) throw conflict('This user is already a member of the tenant.');
 
-    const registration: UserCommand | null = existingUser.rows[0]
+    const registration: UserCommand | null = holder
       ? null
       : {
           type: 'RegisterUser',
@@ -249,7 +228,10 @@ export class InvitationCommands {
     );
 
     let userPosition: Position | null = null;
-    let names = { first_name: existingUser.rows[0]?.first_name, last_name: existingUser.rows[0]?.last_name };
+    let names = {
+      first_name: existingUser?.rows[0]?.first_name,
+      last_name: existingUser?.rows[0]?.last_name,
+    };
     if (registration) {
       try {
         const registered = await executeCommand(
@@ -263,8 +245,9 @@ export class InvitationCommands {
         userPosition = registered.position;
         names = { first_name: body.first_name, last_name: body.last_name };
       } catch (error) {
-        // Registered meanwhile (a concurrent acceptance, or a read model behind): the same user.
-        if (!isConflict(error)) throw error;
+        // Registered meanwhile under the same id (a concurrent acceptance): the same user.
+        if (!isConflict(error) && !(error instanceof UniqueClaimTaken && error.holder === userId))
+          throw error;
       }
     }
 
@@ -284,6 +267,8 @@ export class InvitationCommands {
       // or earlier). A used link is gone; only an acceptance that stopped before this step is
       // completed by a retry.
       if (isConflict(error)) throw linkGone('This invitation has already been accepted.');
+      // The user became a member through another invitation meanwhile.
+      if (error instanceof UniqueClaimTaken) throw conflict('This user is already a member of the tenant.');
       throw error;
     }
 

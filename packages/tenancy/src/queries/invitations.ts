@@ -78,15 +78,4 @@ export class InvitationQueries {
       return { items: rows.rows.map(toResponse), total: count.rows[0]?.total ?? 0 };
     });
   }
-
-  /** Whether the tenant has an invitation (pending or expired) for this address (without case). */
-  async hasInvitationFor(tenantId: string, email: string): Promise<boolean> {
-    return withTenant(this.appPool, tenantId, async (client) => {
-      const result = await client.query(
-        'SELECT 1 FROM tenant_invitations WHERE tenant_id = $1 AND lower(email) = lower($2) LIMIT 1',
-        [tenantId, email],
-      );
-      return (result.rowCount ?? 0) > 0;
-    });
-  }
 }

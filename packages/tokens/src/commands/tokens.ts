@@ -1,20 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import {
-  defaultCommandAttempts,
-  executeCommand,
-  fold,
-  metadataOf,
-  type ReadModelConsistency,
-} from '@tokenvault/cqrs';
-import type { EventStore, Position } from '@tokenvault/eventstore';
+import { defaultCommandAttempts, executeCommand, fold, metadataOf } from '@tokenvault/cqrs';
+import { UniqueClaimTaken, type EventStore, type Position } from '@tokenvault/eventstore';
 import {
   badRequest,
   conflict,
   forbidden,
   notFound,
-  withAdvisoryLock,
   type FieldErrors,
-  type Pool,
   type Principal,
 } from '@tokenvault/platform';
 import {
@@ -31,12 +23,12 @@ import {
   StaleDataBasis,
   tokenDecider,
   tokenStream,
-  type TokenCommand,
   type TokenEvent,
   type TokenPatch,
   type TokenUpdate,
   type TokenView,
 } from '../domain/token.ts';
+import { tokenIdOfHolder } from '../domain/uniqueness.ts';
 import { tokenFields, type TokenQueries } from '../queries/tokens.ts';
 
 export type CreateTokenResult =
@@ -57,21 +49,10 @@ export class TokenCommands {
   private readonly store: EventStore;
   private readonly vault: Vault;
   private readonly queries: TokenQueries;
-  private readonly consistency: ReadModelConsistency;
-  /** Holds the locks that make deduplicating creates of equal data run one at a time. */
-  private readonly lockPool: Pool;
-  constructor(
-    store: EventStore,
-    vault: Vault,
-    queries: TokenQueries,
-    consistency: ReadModelConsistency,
-    lockPool: Pool,
-  ) {
+  constructor(store: EventStore, vault: Vault, queries: TokenQueries) {
     this.store = store;
     this.vault = vault;
     this.queries = queries;
-    this.consistency = consistency;
-    this.lockPool = lockPool;
   }
 
   /** With a parent, the token and its association to the parent are one event. */
@@ -91,32 +72,46 @@ export class TokenCommands {
     const deduplicate =
       body.id === undefined &&
       (body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true');
-    if (!deduplicate)
-      return this.append(principal, body, correlationId, { containers, fingerprint, parentId });
-    // Equal data is checked and created one request at a time, each waiting until its token is in
-    // the read model: two identical creates at the same moment give one token, not two.
-    return withAdvisoryLock(this.lockPool, `dedup:${tenantId}:${body.type}:${fingerprint}`, async () => {
-      // Only a token in the same containers, and one this key may read, stands in for a new one.
-      const existing = await this.queries.findByFingerprint(tenantId, body.type, fingerprint, containers);
-      if (existing && allowedOnAny(principal, 'token:read', existing.containers)) {
-        return { created: false, token: tokenFields(existing) };
+    const fields = { containers, fingerprint, parentId };
+    if (!deduplicate) return this.append(principal, body, correlationId, fields);
+    // Only a token in the same containers, and one this key may read, stands in for a new one. The
+    // read model finds one made before (with or without deduplication); the claim the new token
+    // takes in its own append finds one made at the same moment, however far behind the read model.
+    const existing = await this.queries.findByFingerprint(tenantId, body.type, fingerprint, containers);
+    if (existing && allowedOnAny(principal, 'token:read', existing.containers)) {
+      return { created: false, token: tokenFields(existing) };
+    }
+    try {
+      return await this.append(principal, body, correlationId, { ...fields, deduplicated: true });
+    } catch (error) {
+      if (!(error instanceof UniqueClaimTaken)) throw error;
+      const holder = await this.liveToken(tenantId, tokenIdOfHolder(error.holder));
+      if (holder && allowedOnAny(principal, 'token:read', holder.containers)) {
+        return { created: false, token: responseOf(holder) };
       }
-      const created = await this.append(principal, body, correlationId, {
-        containers,
-        fingerprint,
-        parentId,
-      });
-      // Held until the read model has it (a generous bound: past it the projector is down).
-      if (created.created && created.position) await this.consistency.writeReadable(created.position, 60_000);
-      return created;
-    });
+      // The data's holder is gone, or not this key's to see: a token of its own, as a create by
+      // such a key makes (it cannot hold the claim).
+      return this.append(principal, body, correlationId, fields);
+    }
+  }
+
+  /** A live token (not deleted, not expired) as its stream has it now. */
+  private async liveToken(tenantId: string, tokenId: string): Promise<TokenView | undefined> {
+    const history = await this.store.readStream(tokenStream(tenantId, tokenId));
+    const state = fold(
+      tokenDecider,
+      history.map((event) => ({ type: event.type, data: event.data }) as TokenEvent),
+    );
+    if (state.status !== 'live') return undefined;
+    const expiresAt = state.token.expires_at;
+    return expiresAt && Date.parse(expiresAt) <= Date.now() ? undefined : state.token;
   }
 
   private async append(
     principal: Principal,
     body: CreateTokenBody,
     correlationId: string,
-    fields: { containers: string[]; fingerprint: string; parentId: string | undefined },
+    fields: { containers: string[]; fingerprint: string; parentId: string | undefined; deduplicated?: true },
   ): Promise<CreateTokenResult> {
     const tenantId = principal.tenantId;
     const id = body.id ?? randomUUID();
@@ -132,6 +127,7 @@ export class TokenCommands {
       created_by: principal.actorId,
       created_at: new Date().toISOString(),
       ...(fields.parentId === undefined ? {} : { parent_id: fields.parentId }),
+      ...(fields.deduplicated ? { deduplicated: true } : {}),
     };
     const outcome = await executeCommand(
       this.store,
@@ -188,8 +184,8 @@ export class TokenCommands {
       ...(body.expires_at === undefined ? {} : { expires_at: body.expires_at }),
     };
     const acting = this.acting(principal);
-    const commandOf = (prepared: TokenPatch): TokenCommand => ({
-      type: 'UpdateToken',
+    const commandOf = (prepared: TokenPatch) => ({
+      type: 'UpdateToken' as const,
       tokenId,
       patch: prepared,
       ...acting,
@@ -228,49 +224,43 @@ export class TokenCommands {
     const command = commandOf(patch);
     const planned = tokenDecider.decide(command, state);
     if (planned.length === 0) return { token: responseOf(current), position: null };
-    const update = planned[0]!.data as TokenUpdate;
-    const execute = async () => {
+    const execute = async (deduplicate: boolean) => {
       const outcome = await executeCommand(
         this.store,
         stream,
         tokenDecider,
-        command,
+        { ...command, deduplicate },
         metadataOf(principal, correlationId),
       );
       const after = outcome.state.status === 'live' ? outcome.state.token : current;
       return { token: responseOf(after), position: outcome.position };
     };
-    const changesIdentity =
-      update.fingerprint !== current.fingerprint ||
-      update.containers.length !== current.containers.length ||
-      update.containers.some((container, index) => container !== current.containers[index]);
-    if (principal.tenantSettings.deduplicate_tokens !== 'true' || !changesIdentity) return execute();
-    // The same lock as deduplicating creates of this data: a create and an update of equal data
-    // at the same moment cannot both miss each other.
-    return withAdvisoryLock(
-      this.lockPool,
-      `dedup:${tenantId}:${current.type}:${update.fingerprint}`,
-      async () => {
-        const existing = await this.queries.findByFingerprint(
-          tenantId,
-          current.type,
-          update.fingerprint,
-          update.containers,
-          tokenId,
-        );
-        // Only a token this key may read is named (and refuses the update): for any other, a 409
-        // would tell a key what data a token it cannot read holds. Those updates go through, as a
-        // create by such a key makes a new token.
-        if (existing && allowedOnAny(principal, 'token:read', existing.containers)) {
-          throw conflict(
-            `Token ${existing.id} already holds this data in these containers, and the tenant deduplicates tokens: use that token, or delete one of them first.`,
-          );
-        }
-        const updated = await execute();
-        if (updated.position) await this.consistency.writeReadable(updated.position, 60_000);
-        return updated;
-      },
+    const update = planned[0]!.data as TokenUpdate;
+    if (principal.tenantSettings.deduplicate_tokens !== 'true' || !update.data_claim) return execute(false);
+    // Only a token this key may read is named (and refuses the update): for any other, a 409
+    // would tell a key what data a token it cannot read holds. Those updates go through, as a
+    // create by such a key makes a new token (without the claim on the data).
+    const refuse = (holderId: string) =>
+      conflict(
+        `Token ${holderId} already holds this data in these containers, and the tenant deduplicates tokens: use that token, or delete one of them first.`,
+      );
+    const existing = await this.queries.findByFingerprint(
+      tenantId,
+      current.type,
+      update.fingerprint,
+      update.containers,
+      tokenId,
     );
+    if (existing && allowedOnAny(principal, 'token:read', existing.containers)) throw refuse(existing.id);
+    try {
+      return await execute(true);
+    } catch (error) {
+      if (!(error instanceof UniqueClaimTaken)) throw error;
+      const holderId = tokenIdOfHolder(error.holder);
+      const holder = await this.liveToken(tenantId, holderId);
+      if (holder && allowedOnAny(principal, 'token:read', holder.containers)) throw refuse(holderId);
+      return execute(false);
+    }
   }
 
   async delete(

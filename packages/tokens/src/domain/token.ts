@@ -19,6 +19,8 @@ export interface TokenView {
   created_at: string;
   /** Set when the token was created as a child: its first association, made in the same event. */
   parent_id?: string;
+  /** Created while its tenant deduplicates: it holds the claim on its data (domain/uniqueness.ts). */
+  deduplicated?: true;
   /** Set by the last update. */
   modified_by?: string;
   modified_at?: string;
@@ -36,6 +38,12 @@ export interface TokenUpdate {
   metadata: Record<string, string>;
   /** Absent: the token does not expire (any earlier expiry was removed). */
   expires_at?: string;
+  /**
+   * Set when the data or containers changed: the token gives up its claim on the old data
+   * (`released`), or moves it to the new data while its tenant deduplicates (`moved`); see
+   * domain/uniqueness.ts.
+   */
+  data_claim?: 'released' | 'moved';
   modified_by: string;
   modified_at: string;
 }
@@ -135,7 +143,13 @@ interface Acting {
 
 export type TokenCommand =
   | { type: 'CreateToken'; token: TokenView }
-  | ({ type: 'UpdateToken'; tokenId: string; patch: TokenPatch } & Acting)
+  | ({
+      type: 'UpdateToken';
+      tokenId: string;
+      patch: TokenPatch;
+      /** The tenant deduplicates tokens: new data or containers claim their key. */
+      deduplicate?: boolean;
+    } & Acting)
   | ({ type: 'DeleteToken'; tokenId: string; childIds: string[] } & Acting)
   | ({ type: 'AssociateParent'; tokenId: string; parentId: string } & Acting)
   | ({ type: 'DissociateParent'; tokenId: string; parentId: string } & Acting);
@@ -307,8 +321,10 @@ function decideUpdate(
     // Equal data keeps its ciphertext: the fingerprint says whether the value changed.
     if (patch.data.fingerprint !== token.fingerprint) ({ data_ciphertext, fingerprint } = patch.data);
   }
+  const sameIdentity =
+    fingerprint === token.fingerprint && sameMembers([...containers].sort(), [...token.containers].sort());
   if (
-    fingerprint === token.fingerprint &&
+    sameIdentity &&
     sameMembers(containers, token.containers) &&
     sameMetadata(metadata, token.metadata) &&
     expiresAt === token.expires_at
@@ -327,6 +343,9 @@ function decideUpdate(
         containers,
         metadata,
         ...(expiresAt ? { expires_at: expiresAt } : {}),
+        ...(sameIdentity
+          ? {}
+          : { data_claim: command.deduplicate ? ('moved' as const) : ('released' as const) }),
         modified_by: command.actorId,
         modified_at: command.now,
       },

@@ -240,6 +240,7 @@ describe('token updates (merge patches prepared by the command side)', () => {
           metadata: { added: 'yes' },
           containers: ['/pci/low/'],
           expires_at: '2030-01-01T00:00:00.000Z',
+          data_claim: 'released',
         }),
       ]);
     spec
@@ -253,7 +254,19 @@ describe('token updates (merge patches prepared by the command side)', () => {
     spec
       .given([created, expiring])
       .when(update({ data: newData, expires_at: null }))
-      .then([updated({ data_ciphertext: 'v1.sealed-again', fingerprint: 'fp2' })]);
+      .then([updated({ data_ciphertext: 'v1.sealed-again', fingerprint: 'fp2', data_claim: 'released' })]);
+  });
+
+  it('gives up its claim on the old data when data or containers change, and moves it when deduplicating', () => {
+    spec
+      .given([created])
+      .when({ ...update({ data: newData }), deduplicate: true })
+      .then([updated({ data_ciphertext: 'v1.sealed-again', fingerprint: 'fp2', data_claim: 'moved' })]);
+    // Metadata or expiry alone keep the data and its claim as they are.
+    spec
+      .given([created])
+      .when({ ...update({ metadata: { k: 'w' } }), deduplicate: true })
+      .then([updated({ metadata: { k: 'w' } })]);
   });
 
   it('appends nothing for a patch that changes nothing', () => {
@@ -287,7 +300,7 @@ describe('token updates (merge patches prepared by the command side)', () => {
     spec
       .given([created])
       .when(update({ containers: ['/pci/low/'] }, onPci))
-      .then([updated({ containers: ['/pci/low/'] })]);
+      .then([updated({ containers: ['/pci/low/'], data_claim: 'released' })]);
     spec
       .given([created])
       .when(update({ containers: ['/pci/low/', '/general/'] }, onPci))

@@ -103,7 +103,7 @@ export interface TokenRouteDeps {
 export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
   const { store, appPool, vault, consistency } = deps;
   const queries = new TokenQueries(appPool);
-  const commands = new TokenCommands(store, vault, queries, consistency, appPool);
+  const commands = new TokenCommands(store, vault, queries);
   const readAuditor = new ReadAuditor(store);
 
   /** A live token of the caller's tenant on which the caller holds the permission, or 404/403. */

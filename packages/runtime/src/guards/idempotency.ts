@@ -14,7 +14,7 @@ export const idempotencyHeaders = ['idempotency-key', 'svc-idempotency-key'] as 
 export const replayedHeader = 'idempotency-replayed';
 
 /** 1–255 printable ASCII characters (space to tilde). */
-const keyPattern = /^[\x20-\x7e]{1,255}$/;
+export const idempotencyKeyPattern = /^[\x20-\x7e]{1,255}$/;
 
 /** The headers of a response that belong to it (not per-request ones like rate limits or ids). */
 const keptHeaders = new Set(['content-type', 'location', 'x-read-model-lagging']);
@@ -76,7 +76,7 @@ export class Idempotency {
       .filter((value): value is string => value !== undefined);
     if (values.length === 0) return undefined;
     const errors: string[] = [];
-    if (values.some((value) => !keyPattern.test(value)))
+    if (values.some((value) => !idempotencyKeyPattern.test(value)))
       errors.push('Must be 1–255 printable ASCII characters');
     if (values.length === 2 && values[0] !== values[1]) {
       errors.push('Idempotency-Key and SVC-IDEMPOTENCY-KEY differ');

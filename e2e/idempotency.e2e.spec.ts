@@ -191,6 +191,31 @@ describe('Idempotency-Key', () => {
     expect(values.filter((value) => value.includes(created.body.key))).toEqual([]);
   });
 
+  it('refuses a body nested past the depth limit with a 400 before fingerprinting it', async () => {
+    const deep = (levels: number) => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+    const send = (path: string, body: string) =>
+      fetch(`${env.stack.url}${path}`, {
+        method: 'POST',
+        headers: {
+          'svc-api-key': env.tenant.apiKey,
+          'content-type': 'application/json',
+          'idempotency-key': newKey(),
+        },
+        body,
+      });
+    const parent = await env.tenant.client.tokens.create({ data: 'parent' });
+    const child = await env.tenant.client.tokens.create({ data: 'child' });
+    for (const [path, body] of [
+      ['/tokens', `{"data":${deep(5_000)}}`],
+      // A route that reads no body: the key's fingerprint still covers the body sent.
+      [`/tokens/${parent.id}/children/${child.id}`, deep(5_000)],
+    ] as const) {
+      const answer = await send(path, body);
+      expect(answer.status, path).toBe(400);
+      expect(answer.headers.get('content-type'), path).toContain('application/problem+json');
+    }
+  });
+
   it('leaves GET and DELETE alone', async () => {
     const token = await env.tenant.client.request<Token>('POST', '/tokens', { body: { data: 1 } });
     const key = newKey();

@@ -7,7 +7,14 @@ import {
   randomBytes,
   randomUUID,
 } from 'node:crypto';
-import { badRequest, Problem, type GuardedCall, type HandlerResult, type Redis } from '@tokenvault/platform';
+import {
+  badRequest,
+  Problem,
+  screenInput,
+  type GuardedCall,
+  type HandlerResult,
+  type Redis,
+} from '@tokenvault/platform';
 import { canonicalJson } from '@tokenvault/vault';
 
 export const idempotencyHeaders = ['idempotency-key', 'svc-idempotency-key'] as const;
@@ -88,7 +95,10 @@ export class Idempotency {
   }
 
   async run(call: GuardedCall, key: string, run: () => Promise<HandlerResult>): Promise<HandlerResult> {
-    const { principal, req } = call;
+    const { principal, req, route } = call;
+    // canonicalJson recurses: the input limits come first, as the route would check them (a deep
+    // body is then a 400, not a stack overflow), also on routes that read no body.
+    screenInput(req.body, 'body', { sealedFields: route.sealedBodyFields ?? [] });
     const scope = `${principal.tenantId}\0${principal.actorId}\0${key}`;
     const redisKey = `${this.options.prefix}:idempotency:${this.mac(`key\0${scope}`)}`;
     const fingerprint = this.mac(

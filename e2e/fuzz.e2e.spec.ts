@@ -595,7 +595,6 @@ describe('fuzzing every operation of the OpenAPI document', () => {
         { seed: seed + position, numRuns: runsPerOperation, endOnFailure: true },
       );
       const summary = `${operation.method} ${operation.path}: ${JSON.stringify(counts)} in ${Date.now() - started} ms`;
-      console.log(summary);
       if (result.failed) {
         failures.push(`${summary}\n${fc.defaultReportMessage(result)}`);
         break;

@@ -92,6 +92,72 @@ describe('GET /docs: the API reference', () => {
     });
   });
 
+  it('describes what every API-key operation may also answer: rate limits and Idempotency-Key', async () => {
+    const document = (await (await fetch(`${env.stack.url}/openapi.json`)).json()) as Record<
+      string,
+      unknown
+    > & {
+      paths: Record<string, Record<string, Operation & { parameters?: unknown[] }>>;
+    };
+    const resolve = <T>(node: unknown): T => {
+      const ref = (node as { $ref?: string }).$ref;
+      if (ref === undefined) return node as T;
+      return ref
+        .slice(2)
+        .split('/')
+        .reduce<unknown>((inner, key) => (inner as Record<string, unknown>)[key], document) as T;
+    };
+    type Response = { headers?: Record<string, unknown> };
+    const headersOf = (response: unknown) => Object.keys(resolve<Response>(response).headers ?? {});
+    const headerParameters = (operation: { parameters?: unknown[] }) =>
+      (operation.parameters ?? [])
+        .map((parameter) => resolve<{ name: string; in: string }>(parameter))
+        .filter((parameter) => parameter.in === 'header')
+        .map((parameter) => parameter.name);
+    let idempotent = 0;
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const where = `${method} ${path}`;
+        if (operation['x-permission'] === undefined) {
+          expect(operation.responses['429'], where).toBeUndefined();
+          expect(headerParameters(operation), where).toEqual([]);
+          continue;
+        }
+        for (const [status, response] of Object.entries(operation.responses)) {
+          expect(headersOf(response), `${where} ${status}`).toEqual(
+            expect.arrayContaining(['RateLimit-Policy', 'RateLimit']),
+          );
+        }
+        expect(headersOf(operation.responses['429']), where).toContain('Retry-After');
+        if (!['post', 'put', 'patch'].includes(method)) {
+          expect(headerParameters(operation), where).toEqual([]);
+          continue;
+        }
+        idempotent++;
+        expect(headerParameters(operation), where).toEqual(['Idempotency-Key', 'SVC-IDEMPOTENCY-KEY']);
+        const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'));
+        expect(headersOf(success![1]), where).toContain('Idempotency-Replayed');
+        const inUse = resolve<{ description: string }>(operation.responses['409']);
+        expect(inUse.description, where).toMatch(/Idempotency-Key is still running/);
+        expect(headersOf(operation.responses['409']), where).toContain('Retry-After');
+        expect(resolve<{ description: string }>(operation.responses['422']).description, where).toMatch(
+          /Idempotency-Key was used for a different request/,
+        );
+      }
+    }
+    expect(idempotent).toBeGreaterThanOrEqual(15);
+
+    const patchToken = document.paths['/tokens/{id}']!.patch!.requestBody!.content as Record<
+      string,
+      { schema: unknown; example?: unknown }
+    >;
+    expect(Object.keys(patchToken)).toEqual(['application/merge-patch+json', 'application/json']);
+    expect(patchToken['application/merge-patch+json']!.schema).toEqual(
+      patchToken['application/json']!.schema,
+    );
+    expect(patchToken['application/merge-patch+json']!.example).toBeDefined();
+  });
+
   it('the hand-written example of POST /tokens is a body the API accepts', async () => {
     const document = (await (await fetch(`${env.stack.url}/openapi.json`)).json()) as {
       paths: Record<string, Record<string, Operation>>;

@@ -81,6 +81,13 @@ describe('in a browser', () => {
     const example = operation.locator('.opblock-section-request-body .highlight-code').first();
     await example.waitFor();
     expect(await example.innerText()).toContain('4242424242424242');
+    // The route guard's header parameter and responses, given by $ref, resolve and show.
+    await operation.locator('tr[data-param-name="Idempotency-Key"][data-param-in="header"]').waitFor();
+    for (const code of ['409', '422', '429']) {
+      await operation.locator(`tr.response[data-code="${code}"]`).waitFor();
+    }
+    expect(await operation.locator('tr.response[data-code="429"]').innerText()).toContain('Retry-After');
+    expect(await page.locator('.errors-wrapper').count()).toBe(0);
     expect(problems).toEqual([]);
     await page.close();
   });

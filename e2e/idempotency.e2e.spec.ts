@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useStack } from './support/stack.ts';
 import { everyRedisValue } from './support/redis.ts';
+import { createReactor } from './support/reactors.ts';
 
 interface Token {
   id: string;
@@ -30,8 +31,6 @@ describe('Idempotency-Key', () => {
         headers: { 'idempotency-key': key },
       });
     const answers = await Promise.all(Array.from({ length: 20 }, send));
-    const statuses = answers.map((answer) => answer.status);
-    console.log('statuses of 20 concurrent creates:', statuses.join(' '));
     const originals = answers.filter(
       (a) => a.status === 201 && a.headers.get('idempotency-replayed') === null,
     );
@@ -192,6 +191,31 @@ describe('Idempotency-Key', () => {
     expect(values.filter((value) => value.includes(created.body.key))).toEqual([]);
   });
 
+  it('refuses a body nested past the depth limit with a 400 before fingerprinting it', async () => {
+    const deep = (levels: number) => `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+    const send = (path: string, body: string) =>
+      fetch(`${env.stack.url}${path}`, {
+        method: 'POST',
+        headers: {
+          'svc-api-key': env.tenant.apiKey,
+          'content-type': 'application/json',
+          'idempotency-key': newKey(),
+        },
+        body,
+      });
+    const parent = await env.tenant.client.tokens.create({ data: 'parent' });
+    const child = await env.tenant.client.tokens.create({ data: 'child' });
+    for (const [path, body] of [
+      ['/tokens', `{"data":${deep(5_000)}}`],
+      // A route that reads no body: the key's fingerprint still covers the body sent.
+      [`/tokens/${parent.id}/children/${child.id}`, deep(5_000)],
+    ] as const) {
+      const answer = await send(path, body);
+      expect(answer.status, path).toBe(400);
+      expect(answer.headers.get('content-type'), path).toContain('application/problem+json');
+    }
+  });
+
   it('leaves GET and DELETE alone', async () => {
     const token = await env.tenant.client.request<Token>('POST', '/tokens', { body: { data: 1 } });
     const key = newKey();
@@ -203,5 +227,126 @@ describe('Idempotency-Key', () => {
       headers: { 'idempotency-key': key },
     });
     expect(deleted.status).toBe(204);
+  });
+});
+
+describe('Idempotency-Key on a request still running, and on PUT and PATCH', () => {
+  // The default replay window (24 h): these tests replay after other writes.
+  const env = useStack({ LOG_LEVEL: 'warn' });
+
+  it('answers 409 to the same key while the first request runs, then replays it', async () => {
+    const reactor = await createReactor(env.tenant, {
+      code: `module.exports = async function () {
+        const until = Date.now() + 1500;
+        while (Date.now() < until) {}
+        return { raw: 'slow' };
+      };`,
+    });
+    const key = newKey();
+    const invoke = () =>
+      env.tenant.client.request<{ raw?: unknown; type?: string; status?: number; title?: string }>(
+        'POST',
+        `/reactors/${reactor}/react`,
+        { body: {}, headers: { 'idempotency-key': key } },
+      );
+    let firstAnsweredAt = 0;
+    const first = invoke().then((answer) => {
+      firstAnsweredAt = performance.now();
+      return answer;
+    });
+    // Well inside the first one's 1.5 s run.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = await invoke();
+    const secondAnsweredAt = performance.now();
+    expect(second.status).toBe(409);
+    expect(second.headers.get('content-type')).toContain('application/problem+json');
+    expect(second.headers.get('retry-after')).toBe('1');
+    expect(second.body).toMatchObject({ status: 409, title: 'Conflict' });
+    expect(second.body.type).toMatch(/idempotency-key-in-use$/);
+    // Answered at once, not after waiting for the first.
+    expect(firstAnsweredAt).toBe(0);
+
+    const original = await first;
+    expect(original.status).toBe(200);
+    expect(original.body).toEqual({ raw: 'slow' });
+    expect(original.headers.get('idempotency-replayed')).toBeNull();
+    expect(firstAnsweredAt).toBeGreaterThan(secondAnsweredAt);
+
+    const retried = await invoke();
+    expect(retried.status).toBe(200);
+    expect(retried.headers.get('idempotency-replayed')).toBe('true');
+    expect(retried.body).toEqual(original.body);
+  });
+
+  it('replays a PATCH /tokens/{id} merge patch without applying it again; another patch under the key is a 422', async () => {
+    const token = await env.tenant.client.tokens.create({ data: { n: 1 }, metadata: { step: 'created' } });
+    const key = newKey();
+    const patch = (metadata: Record<string, string>, idempotencyKey?: string) =>
+      env.tenant.client.request<Token & { metadata: Record<string, string>; type: string }>(
+        'PATCH',
+        `/tokens/${token.id}`,
+        {
+          body: { metadata },
+          headers: {
+            'content-type': 'application/merge-patch+json',
+            ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+          },
+        },
+      );
+    const first = await patch({ step: 'keyed' }, key);
+    expect(first.status).toBe(200);
+    expect(first.body.metadata).toEqual({ step: 'keyed' });
+    expect(first.headers.get('idempotency-replayed')).toBeNull();
+    // Another writer changes the token; a replay must not patch it back.
+    expect((await patch({ step: 'unkeyed' })).status).toBe(200);
+
+    const replayed = await patch({ step: 'keyed' }, key);
+    expect(replayed.status).toBe(200);
+    expect(replayed.headers.get('idempotency-replayed')).toBe('true');
+    expect(replayed.headers.get('content-type')).toBe(first.headers.get('content-type'));
+    expect(replayed.body).toEqual(first.body);
+    const read = await env.tenant.client.request<{ metadata: Record<string, string> }>(
+      'GET',
+      `/tokens/${token.id}`,
+    );
+    expect(read.body.metadata).toEqual({ step: 'unkeyed' });
+
+    const reused = await patch({ step: 'other' }, key);
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get('content-type')).toContain('application/problem+json');
+    expect(reused.body.type).toMatch(/idempotency-key-reused$/);
+  });
+
+  it('replays a PUT /applications/{id} without applying it again; another body under the key is a 422', async () => {
+    const created = await env.tenant.client.applications.create({ name: 'Before', type: 'private' });
+    const key = newKey();
+    const put = (name: string, idempotencyKey?: string) =>
+      env.tenant.client.request<{ id: string; name: string; type: string }>(
+        'PUT',
+        `/applications/${created.id}`,
+        {
+          body: { name },
+          ...(idempotencyKey ? { headers: { 'svc-idempotency-key': idempotencyKey } } : {}),
+        },
+      );
+    const first = await put('Keyed', key);
+    expect(first.status).toBe(200);
+    expect(first.body.name).toBe('Keyed');
+    expect((await put('Unkeyed')).status).toBe(200);
+
+    const replayed = await put('Keyed', key);
+    expect(replayed.status).toBe(200);
+    expect(replayed.headers.get('idempotency-replayed')).toBe('true');
+    expect(replayed.body).toEqual(first.body);
+    const read = await env.tenant.client.request<{ name: string }>('GET', `/applications/${created.id}`);
+    expect(read.body.name).toBe('Unkeyed');
+
+    const reused = await put('Another', key);
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get('content-type')).toContain('application/problem+json');
+    expect(reused.body.type).toMatch(/idempotency-key-reused$/);
+    expect(
+      (await env.tenant.client.request<{ name: string }>('GET', `/applications/${created.id}`)).body.name,
+    ).toBe('Unkeyed');
   });
 });

@@ -58,12 +58,6 @@ describe('rate limits', () => {
     const refused = await throttled.request<{ type: string; status: number }>('POST', '/tokens', {
       body: { data: 4 },
     });
-    console.log(
-      '4th request:',
-      refused.status,
-      refused.headers.get('retry-after'),
-      refused.headers.get('ratelimit'),
-    );
     expect(refused.status).toBe(429);
     expect(refused.headers.get('content-type')).toContain('application/problem+json');
     expect(refused.body.type).toMatch(/too-many-requests$/);
@@ -121,7 +115,6 @@ describe('rate limits', () => {
     });
     const answers = await Promise.all([1, 2, 3].map(() => react(env.tenant, reactor)));
     const statuses = answers.map((answer) => answer.status).sort();
-    console.log('3 concurrent invocations:', statuses.join(' '));
     expect(statuses).toEqual([200, 429, 429]);
     for (const answer of answers.filter((a) => a.status === 429)) {
       expect(answer.headers.get('retry-after')).toBe('1');

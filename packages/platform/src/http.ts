@@ -71,6 +71,11 @@ export interface RouteDefinition<
    * their strings, since they never become a PostgreSQL text value.
    */
   sealedBodyFields?: readonly string[];
+  /**
+   * The body's media types in the OpenAPI document (default application/json). Every JSON type
+   * (`application/*+json`) is parsed alike; this only says which ones the route is meant for.
+   */
+  bodyMediaTypes?: readonly string[];
   responses: Record<number, { description: string; schema?: z.ZodType }>;
   handle(context: HandlerContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
 }
@@ -438,6 +443,7 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: { title: s
       description: 'An error (RFC 9457 problem details).',
       content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
     };
+    const body = route.body;
     (paths[path] ??= {})[route.method] = {
       summary: route.summary,
       tags: [route.tag],
@@ -445,11 +451,16 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: { title: s
         ? { 'x-permission': route.permission, security: [{ apiKey: [] }] }
         : { security: [] }),
       ...(parameters.length ? { parameters } : {}),
-      ...(route.body
+      ...(body
         ? {
             requestBody: {
               required: true,
-              content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
+              content: Object.fromEntries(
+                (route.bodyMediaTypes ?? ['application/json']).map((type) => [
+                  type,
+                  { schema: jsonSchema(body, 'input') },
+                ]),
+              ),
             },
           }
         : {}),

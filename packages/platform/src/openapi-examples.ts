@@ -90,8 +90,11 @@ export function describeOperations<D extends OpenApiDocument>(
       const permission = operation['x-permission'];
       const access = permission ? `Permission: \`${permission}\`` : 'No API key needed.';
       operation.description = operation.description ? `${access}\n\n${operation.description}` : access;
-      const request = operation.requestBody?.content?.['application/json'];
-      if (request) request.example = given.request ?? exampleOf(request.schema, resolve);
+      for (const [type, request] of Object.entries(operation.requestBody?.content ?? {})) {
+        if (/^application\/(.+\+)?json$/.test(type)) {
+          request.example = given.request ?? exampleOf(request.schema, resolve);
+        }
+      }
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const media = response.content?.['application/json'];
         if (!media) continue;

@@ -7,7 +7,6 @@ describe('runtime', () => {
   it('is the pinned Node major (24 or later)', () => {
     const pinned = readFileSync(new URL('../../../.nvmrc', import.meta.url), 'utf8').trim();
     const major = (version: string) => Number(version.replace(/^v/, '').split('.')[0]);
-    console.log(`vitest worker on Node ${process.version} (pinned ${pinned})`);
     expect(major(process.versions.node)).toBeGreaterThanOrEqual(24);
     expect(major(process.versions.node)).toBe(major(pinned));
   });

@@ -10,7 +10,7 @@ import {
   mountApiDocs,
   mountRoutes,
 } from '@tokenvault/platform';
-import { createRouteGuard } from './guards/index.ts';
+import { createRouteGuard, describeRouteGuard } from './guards/index.ts';
 import type { Runtime } from './runtime.ts';
 import { apiExamples } from './api-examples.ts';
 
@@ -20,8 +20,10 @@ import { apiExamples } from './api-examples.ts';
  */
 export function createGatewayApp(runtime: Runtime): express.Express {
   const openApi = describeOperations(
-    hoistSchemaDefinitions(
-      buildOpenApiDocument(runtime.routes, { title: 'Tokenvault API', version: '0.1.0' }),
+    describeRouteGuard(
+      hoistSchemaDefinitions(
+        buildOpenApiDocument(runtime.routes, { title: 'Tokenvault API', version: '0.1.0' }),
+      ),
     ),
     apiExamples,
   );

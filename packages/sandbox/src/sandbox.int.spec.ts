@@ -321,7 +321,6 @@ describe('sandbox: hostile code', () => {
         () => Promise.reject(new Error('no svc')),
       );
       expect(errorOf(outcome).message).toBe('Reactor exceeded its memory limit of 64 MB');
-      console.log(`memory bomb → ${errorOf(outcome).message} (${outcome.wallTimeMs.toFixed(0)} ms)`);
     } finally {
       await roomy.close();
     }

@@ -7,14 +7,21 @@ import {
   randomBytes,
   randomUUID,
 } from 'node:crypto';
-import { badRequest, Problem, type GuardedCall, type HandlerResult, type Redis } from '@tokenvault/platform';
+import {
+  badRequest,
+  Problem,
+  screenInput,
+  type GuardedCall,
+  type HandlerResult,
+  type Redis,
+} from '@tokenvault/platform';
 import { canonicalJson } from '@tokenvault/vault';
 
 export const idempotencyHeaders = ['idempotency-key', 'svc-idempotency-key'] as const;
 export const replayedHeader = 'idempotency-replayed';
 
 /** 1–255 printable ASCII characters (space to tilde). */
-const keyPattern = /^[\x20-\x7e]{1,255}$/;
+export const idempotencyKeyPattern = /^[\x20-\x7e]{1,255}$/;
 
 /** The headers of a response that belong to it (not per-request ones like rate limits or ids). */
 const keptHeaders = new Set(['content-type', 'location', 'x-read-model-lagging']);
@@ -76,7 +83,7 @@ export class Idempotency {
       .filter((value): value is string => value !== undefined);
     if (values.length === 0) return undefined;
     const errors: string[] = [];
-    if (values.some((value) => !keyPattern.test(value)))
+    if (values.some((value) => !idempotencyKeyPattern.test(value)))
       errors.push('Must be 1–255 printable ASCII characters');
     if (values.length === 2 && values[0] !== values[1]) {
       errors.push('Idempotency-Key and SVC-IDEMPOTENCY-KEY differ');
@@ -88,7 +95,10 @@ export class Idempotency {
   }
 
   async run(call: GuardedCall, key: string, run: () => Promise<HandlerResult>): Promise<HandlerResult> {
-    const { principal, req } = call;
+    const { principal, req, route } = call;
+    // canonicalJson recurses: the input limits come first, as the route would check them (a deep
+    // body is then a 400, not a stack overflow), also on routes that read no body.
+    screenInput(req.body, 'body', { sealedFields: route.sealedBodyFields ?? [] });
     const scope = `${principal.tenantId}\0${principal.actorId}\0${key}`;
     const redisKey = `${this.options.prefix}:idempotency:${this.mac(`key\0${scope}`)}`;
     const fingerprint = this.mac(

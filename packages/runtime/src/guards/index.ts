@@ -4,6 +4,7 @@ import { RateLimiter, tooManyRequests } from './rate-limit.ts';
 import { TenantConcurrency } from './tenant-concurrency.ts';
 
 export { Idempotency, idempotencyHeaders, replayedHeader } from './idempotency.ts';
+export { describeRouteGuard } from './openapi.ts';
 export { RateLimiter } from './rate-limit.ts';
 export { TenantConcurrency } from './tenant-concurrency.ts';
 

@@ -211,6 +211,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
       params: tokenParams,
       body: updateTokenBody,
       sealedBodyFields: ['data'],
+      bodyMediaTypes: ['application/merge-patch+json', 'application/json'],
       responses: {
         200: {
           description: 'Updated (or unchanged); the response never echoes the data',

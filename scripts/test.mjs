@@ -1,30 +1,43 @@
-// The whole test suite: static checks first (fast failures), then every tier of vitest, then one
-// plain closing line with the counts.
+// The whole test suite: static checks first (fast failures), then every tier of vitest with the
+// default projections (inline), then the e2e tier again with PROJECTIONS=async (every read model
+// written by the projector, as with an event store outside PostgreSQL), then one plain closing
+// line with the counts of both runs.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-const run = (command, args) => execFileSync(command, args, { stdio: 'inherit' });
-const report = '.data/vitest-report.json';
+const run = (command, args, env = process.env) => execFileSync(command, args, { stdio: 'inherit', env });
 run('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
 run('npx', ['eslint', '.']);
-let failed = false;
-try {
-  run('npx', [
-    'vitest',
-    'run',
-    '--reporter=default',
-    '--reporter=json',
-    `--outputFile.json=${report}`,
-    ...process.argv.slice(2),
-  ]);
-} catch {
-  failed = true;
+run('npx', ['prettier', '--check', '.']);
+
+/** One vitest run; its counts (a file that failed outside any test counts as one failure). */
+function vitest(name, args, env) {
+  const report = `.data/vitest-report-${name}.json`;
+  let failed = false;
+  try {
+    run(
+      'npx',
+      ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...args],
+      {
+        ...process.env,
+        ...env,
+      },
+    );
+  } catch {
+    failed = true;
+  }
+  const results = JSON.parse(readFileSync(report, 'utf8'));
+  const failedFiles = results.testResults.filter(
+    (file) => file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed'),
+  ).length;
+  return { failed, passed: results.numPassedTests, failures: results.numFailedTests + failedFiles };
 }
-const results = JSON.parse(readFileSync(report, 'utf8'));
-// A file that failed outside any test (a hook, an import) counts as one failure.
-const failedFiles = results.testResults.filter(
-  (file) => file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed'),
-).length;
-const failures = results.numFailedTests + failedFiles;
-console.log(`\nvitest: ${results.numPassedTests} passed, ${failures} failed`);
-if (failed || failures > 0 || results.numPassedTests === 0) process.exit(1);
+
+const extra = process.argv.slice(2);
+const runs = [vitest('inline', extra, { PROJECTIONS: 'inline' })];
+// Only when the whole suite runs (arguments pick files or tiers: run those once).
+if (extra.length === 0) runs.push(vitest('async', ['--project', 'e2e'], { PROJECTIONS: 'async' }));
+const passed = runs.reduce((sum, result) => sum + result.passed, 0);
+const failures = runs.reduce((sum, result) => sum + result.failures, 0);
+console.log(`\nvitest: ${passed} passed, ${failures} failed`);
+if (runs.some((result) => result.failed) || failures > 0 || passed === 0) process.exit(1);

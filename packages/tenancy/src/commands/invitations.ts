@@ -21,7 +21,12 @@ import {
 } from '../domain/invitation.ts';
 import { hashLinkToken, type InvitationLinks } from '../domain/invitation-link.ts';
 import { memberDecider } from '../domain/member.ts';
-import { tenancyClaimScopes, tenantMemberKey, userEmailKey } from '../domain/uniqueness.ts';
+import {
+  invitationEmailKey,
+  tenancyClaimScopes,
+  tenantMemberKey,
+  userEmailKey,
+} from '../domain/uniqueness.ts';
 import { userDecider, type UserCommand } from '../domain/user.ts';
 import { invitationStatusAt } from '../queries/invitations.ts';
 import { MemberQueries } from '../queries/members.ts';
@@ -73,6 +78,13 @@ export class InvitationCommands {
     const tenantId = principal.tenantId;
     const member = await this.members.hasMemberWithEmail(tenantId, email);
     if (member) throw conflict('A member of this tenant has this e-mail address.');
+    const invited = () => conflict('This e-mail address already has an invitation: resend it instead.');
+    // Before the e-mail caps: a known duplicate costs no e-mail slot (the append decides races).
+    const claimed = await this.deps.store.claimHolder(
+      tenancyClaimScopes.invitationEmail,
+      invitationEmailKey(tenantId, email),
+    );
+    if (claimed) throw invited();
     const invitationId = randomUUID();
     const release = await this.deps.mailLimits.reserve(tenantId, invitationId, email);
     const outcome = await executeCommand(
@@ -92,10 +104,7 @@ export class InvitationCommands {
       { newStream: true },
     ).catch(async (error: unknown) => {
       await release();
-      if (error instanceof UniqueClaimTaken) {
-        throw conflict('This e-mail address already has an invitation: resend it instead.');
-      }
-      throw error;
+      throw error instanceof UniqueClaimTaken ? invited() : error;
     });
     return { invitation: this.responseOf(outcome), position: outcome.position };
   }

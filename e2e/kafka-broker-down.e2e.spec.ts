@@ -74,7 +74,10 @@ describe('broker down while events are written', () => {
       // Long enough for the relay to fail and retry against the missing broker.
       await waitUntil(
         'the relay to notice the outage',
-        () => stack.logs.some((line) => line.includes('kafka relay failed')),
+        () =>
+          stack.logs.some(
+            (line) => line.includes('event processor failed') && line.includes('"processor":"kafka-relay"'),
+          ),
         60_000,
       );
       // Timers may fire a millisecond early: wait until the clock, not the timer, says 10 s.

@@ -1,19 +1,8 @@
 import pg from 'pg';
-import {
-  withTransaction,
-  type Logger,
-  type Migration,
-  type Pool,
-  type PoolClient,
-} from '@tokenvault/platform';
-import {
-  readCommitted,
-  type EventStore,
-  type Position,
-  type RecordedEvent,
-  type Subscription,
-} from '@tokenvault/eventstore';
-import { Checkpoint, origin } from './checkpoint.ts';
+import { withTransaction, type Migration, type Pool, type PoolClient } from '@tokenvault/platform';
+import { readCommitted, type Position, type RecordedEvent } from '@tokenvault/eventstore';
+import { Checkpoint } from './checkpoint.ts';
+import { Processor, type BatchHandler, type ProcessorOptions } from './processor.ts';
 
 export const projectorMigrations: Migration[] = [
   {
@@ -53,122 +42,35 @@ export async function notifyInvalidation(tx: PoolClient, key: string): Promise<v
   await tx.query('SELECT pg_notify($1, $2)', [invalidationChannel, key]);
 }
 
-export interface ProjectorOptions {
-  name: string;
-  store: EventStore;
-  /** An owner-role pool: the projector writes every tenant's rows. */
-  pool: Pool;
+export interface ProjectorOptions extends Omit<
+  ProcessorOptions,
+  'handler' | 'announceOn' | 'streamPrefixes' | 'maxBackoffMs'
+> {
   projections: readonly Projection[];
-  logger: Logger;
-  batchSize?: number;
-  /** How often an idle projector checks that nobody reset or moved its checkpoint. */
-  checkpointCheckIntervalMs?: number;
+}
+
+/** Applies each batch to the projections that handle its events, in the processor's transaction. */
+export function projectionHandler(projections: readonly Projection[]): BatchHandler {
+  const handledTypes = projections.map((projection) => [projection, new Set(projection.handles)] as const);
+  return {
+    async handle(events, tx) {
+      for (const [projection, types] of handledTypes) {
+        const handled = events.filter((event) => types.has(event.type));
+        if (handled.length) await projection.apply(handled, tx);
+      }
+    },
+  };
 }
 
 /**
- * Runs projections over all events. Each batch is applied and its checkpoint stored in one
- * transaction, so a crash never applies an event twice nor skips one. The checkpoint moves only
- * from the position this instance last wrote: when another instance or a rebuild moved it, the
- * batch rolls back and this instance starts again from the stored checkpoint.
+ * The processor of the read models: each batch is applied and its checkpoint stored in one
+ * transaction, so a crash never applies an event twice nor skips one, and the new checkpoint is
+ * announced at that commit for the writes waiting to read their own (read-your-writes).
  */
-export class Projector {
-  private subscription: Subscription | null = null;
-  private position: Position = origin;
-  private readonly checkpoint: Checkpoint;
-  private restarting: Promise<void> | null = null;
-  private stopped = true;
-  private applying = false;
-  private checkpointWatch: NodeJS.Timeout | null = null;
-  private readonly handledTypes: ReadonlyMap<Projection, ReadonlySet<string>>;
-
-  private readonly options: ProjectorOptions;
+export class Projector extends Processor {
   constructor(options: ProjectorOptions) {
-    this.options = options;
-    this.checkpoint = new Checkpoint(options.pool, options.name);
-    this.handledTypes = new Map(
-      options.projections.map((projection) => [projection, new Set(projection.handles)]),
-    );
-  }
-
-  async start(): Promise<void> {
-    this.stopped = false;
-    this.position = await this.checkpoint.load();
-    this.subscription = this.options.store.subscribeAll({
-      after: this.position,
-      batchSize: this.options.batchSize ?? 500,
-      onEvents: (events) => this.applyBatch(events),
-      onError: (error) => this.onError(error),
-    });
-    this.checkpointWatch ??= setInterval(
-      () => void this.checkCheckpoint().catch(() => {}),
-      this.options.checkpointCheckIntervalMs ?? 1_000,
-    );
-    this.checkpointWatch.unref();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.checkpointWatch) clearInterval(this.checkpointWatch);
-    this.checkpointWatch = null;
-    await this.restarting;
-    await this.subscription?.stop();
-    this.subscription = null;
-  }
-
-  private onError(error: unknown): void {
-    if (this.stopped || this.restarting) return;
-    const moved = error instanceof CheckpointMovedError;
-    if (!moved)
-      this.options.logger.error({ err: error, projector: this.options.name }, 'projection failed; retrying');
-    this.restarting = new Promise<void>((resolve) => setTimeout(resolve, moved ? 0 : 1_000))
-      .then(async () => {
-        if (this.stopped) return;
-        await this.subscription?.stop();
-        if (!this.stopped) await this.start();
-      })
-      .finally(() => {
-        this.restarting = null;
-      });
-    this.restarting.catch((restartError: unknown) => this.onError(restartError));
-  }
-
-  /** A rebuild resets the checkpoint while this projector may have nothing new to apply. */
-  private async checkCheckpoint(): Promise<void> {
-    if (this.applying || this.restarting || this.stopped) return;
-    const expected = this.position;
-    const stored = await this.checkpoint.read();
-    // A batch that committed meanwhile moved both: only a difference from what we had then counts.
-    if (this.applying || this.restarting || this.stopped || this.position !== expected) return;
-    if (!Checkpoint.same(stored, expected)) this.onError(new CheckpointMovedError());
-  }
-
-  private async applyBatch(events: RecordedEvent[]): Promise<void> {
-    const last = events.at(-1);
-    if (!last) return;
-    this.applying = true;
-    try {
-      await withTransaction(this.options.pool, async (tx) => {
-        for (const [projection, types] of this.handledTypes) {
-          const handled = events.filter((event) => types.has(event.type));
-          if (handled.length) await projection.apply(handled, tx);
-        }
-        // Moved only from where this instance left it; read-your-writes waiters hear of it at commit.
-        const moved = await this.checkpoint.move(tx, this.position, last.position, {
-          channel: checkpointChannel,
-          payload: `${this.options.name}:${last.position.commit}:${last.position.prepare}`,
-        });
-        if (!moved) throw new CheckpointMovedError();
-      });
-      this.position = last.position;
-    } finally {
-      this.applying = false;
-    }
-  }
-}
-
-class CheckpointMovedError extends Error {
-  constructor() {
-    super('the checkpoint was moved by another projector instance or a rebuild');
+    const { projections, ...rest } = options;
+    super({ ...rest, handler: projectionHandler(projections), announceOn: checkpointChannel });
   }
 }
 

@@ -54,6 +54,7 @@ async function runInThread(config: Config): Promise<void> {
   });
   try {
     await projector.start();
+    await projector.ready(60_000);
   } catch (error) {
     port.postMessage({ kind: 'failed', message: (error as Error).message } satisfies Message);
     return;

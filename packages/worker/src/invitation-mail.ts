@@ -1,13 +1,8 @@
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import nodemailer from 'nodemailer';
-import {
-  type EventStore,
-  type Position,
-  type RecordedEvent,
-  type Subscription,
-} from '@tokenvault/eventstore';
+import type { EventStore } from '@tokenvault/eventstore';
 import { failedJobOutcome, queueJobsTotal, type Config, type Logger, type Pool } from '@tokenvault/platform';
-import { Checkpoint, origin } from '@tokenvault/cqrs';
+import { Processor } from '@tokenvault/cqrs';
 import { loadInvitationMailFacts, type Clock, type InvitationLinks } from '@tokenvault/tenancy';
 import { renderInvitationEmail } from './render.ts';
 
@@ -74,71 +69,42 @@ export interface InvitationMailEnqueuerOptions {
  * BullMQ drops a job whose id it already has: at least once in, at most once per link out.
  */
 export class InvitationMailEnqueuer {
-  private subscription: Subscription | null = null;
-  private stopped = true;
-  private restartTimer: NodeJS.Timeout | null = null;
-  private restarting: Promise<void> | null = null;
-  private position: Position = origin;
-  private readonly checkpoint: Checkpoint;
+  private readonly processor: Processor;
 
-  private readonly options: InvitationMailEnqueuerOptions;
   constructor(options: InvitationMailEnqueuerOptions) {
-    this.options = options;
-    this.checkpoint = new Checkpoint(options.pool, invitationMailEnqueuerName);
-  }
-
-  async start(): Promise<void> {
-    this.stopped = false;
-    this.position = await this.checkpoint.load();
-    // Stopped while the checkpoint loaded: subscribing now would outlive the stop.
-    if (this.stopped) return;
-    this.subscription = this.options.store.subscribeAll({
-      after: this.position,
+    this.processor = new Processor({
+      name: invitationMailEnqueuerName,
+      store: options.store,
+      pool: options.pool,
+      logger: options.logger,
       streamPrefixes: invitationMailStreamPrefixes,
       batchSize: 200,
-      onEvents: (events) => this.enqueue(events),
-      onError: (error) => this.onError(error),
+      handler: {
+        async handle(events) {
+          const jobs = events.flatMap((event) => {
+            if (event.type !== 'InvitationCreated' && event.type !== 'InvitationResent') return [];
+            const data = event.data as { tenant_id: string; invitation_id: string; link_version: number };
+            const job: InvitationMailJob = {
+              tenant_id: data.tenant_id,
+              invitation_id: data.invitation_id,
+              link_version: data.link_version,
+            };
+            return [{ name: 'send', data: job, opts: { jobId: invitationMailJobId(job) } }];
+          });
+          // Added before the checkpoint moves; added again after a crash, and dropped by BullMQ
+          // then (the job id is already there).
+          if (jobs.length) await options.queue.addBulk(jobs);
+        },
+      },
     });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.restartTimer) clearTimeout(this.restartTimer);
-    await this.restarting;
-    await this.subscription?.stop();
-    this.subscription = null;
+  start(): Promise<void> {
+    return this.processor.start();
   }
 
-  private onError(error: unknown): void {
-    if (this.stopped) return;
-    this.options.logger.error({ err: error }, 'invitation e-mail enqueuer failed; restarting');
-    this.restartTimer = setTimeout(() => {
-      this.restarting = (async () => {
-        await this.subscription?.stop();
-        if (!this.stopped) await this.start();
-      })().catch((restartError: unknown) => this.onError(restartError));
-    }, 1_000);
-  }
-
-  private async enqueue(events: RecordedEvent[]): Promise<void> {
-    const last = events.at(-1);
-    if (!last) return;
-    const jobs = events.flatMap((event) => {
-      if (event.type !== 'InvitationCreated' && event.type !== 'InvitationResent') return [];
-      const data = event.data as { tenant_id: string; invitation_id: string; link_version: number };
-      const job: InvitationMailJob = {
-        tenant_id: data.tenant_id,
-        invitation_id: data.invitation_id,
-        link_version: data.link_version,
-      };
-      return [{ name: 'send', data: job, opts: { jobId: invitationMailJobId(job) } }];
-    });
-    if (jobs.length) await this.options.queue.addBulk(jobs);
-    // Another instance that moved it first enqueued the same jobs (same ids): restart from there.
-    if (!(await this.checkpoint.move(this.options.pool, this.position, last.position))) {
-      throw new Error('the e-mail enqueuer checkpoint was moved by another instance');
-    }
-    this.position = last.position;
+  stop(): Promise<void> {
+    return this.processor.stop();
   }
 }
 

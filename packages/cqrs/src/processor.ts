@@ -1,0 +1,192 @@
+import { withTransaction, type Logger, type Pool, type PoolClient } from '@tokenvault/platform';
+import type { EventStore, Position, RecordedEvent, Subscription } from '@tokenvault/eventstore';
+import { Checkpoint, origin } from './checkpoint.ts';
+
+/** What a processor does with the events: one handler per processor. */
+export interface BatchHandler {
+  /** Before each (re)start: connect to what it writes to. A throw restarts it after a backoff. */
+  open?(): Promise<void>;
+  /** After a stop, and before a restart. */
+  close?(): Promise<void>;
+  /**
+   * One batch of events in commit order. `tx` is the transaction the checkpoint moves in: what the
+   * handler writes there commits with the checkpoint (exactly once); what it writes elsewhere (a
+   * broker, a queue) must be written when it returns, and is written again when a crash comes
+   * before the checkpoint's commit (at least once: the receiver drops duplicates by event id).
+   */
+  handle(events: readonly RecordedEvent[], tx: PoolClient): Promise<void>;
+}
+
+export interface ProcessorOptions {
+  /** The checkpoint's name: one per processor (and per deployment of it). */
+  name: string;
+  store: EventStore;
+  /** An owner-role pool: the checkpoint, and whatever the handler writes. */
+  pool: Pool;
+  handler: BatchHandler;
+  logger: Logger;
+  /** Only streams whose names start with one of these. */
+  streamPrefixes?: string[];
+  batchSize?: number;
+  /** A channel told `<name>:<commit>:<prepare>` when the checkpoint moves, at its commit. */
+  announceOn?: string;
+  /** How often an idle processor checks that nobody reset or moved its checkpoint. Default 1 s. */
+  checkpointCheckIntervalMs?: number;
+  /** Longest wait between restarts after failures (they double from 250 ms). Default 5 s. */
+  maxBackoffMs?: number;
+}
+
+const firstBackoffMs = 250;
+
+/**
+ * The one way every asynchronous consumer of the event log runs (the projector, the Kafka relay,
+ * the e-mail enqueuer): load the checkpoint, subscribe after it, hand each batch to the handler
+ * and move the checkpoint in the same transaction, restart with backoff after a failure, stop.
+ * The checkpoint moves only from where this instance left it: when another instance or a rebuild
+ * moved it, the batch rolls back and this instance starts again from the stored checkpoint, so of
+ * two instances only one advances (one leader per name).
+ */
+export class Processor {
+  private subscription: Subscription | null = null;
+  private position: Position = origin;
+  private readonly checkpoint: Checkpoint;
+  private stopped = true;
+  private handling = false;
+  private failures = 0;
+  private running: Promise<void> | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private checkpointWatch: NodeJS.Timeout | null = null;
+  private readonly subscribed = new Set<() => void>();
+
+  protected readonly options: ProcessorOptions;
+  constructor(options: ProcessorOptions) {
+    this.options = options;
+    this.checkpoint = new Checkpoint(options.pool, options.name);
+  }
+
+  /** Resolves at once: loading, opening and catching up go on in the background. */
+  start(): Promise<void> {
+    if (!this.stopped) return Promise.resolve();
+    this.stopped = false;
+    this.running = this.run().catch((error: unknown) => this.fail(error));
+    this.checkpointWatch ??= setInterval(
+      () => void this.checkCheckpoint().catch(() => {}),
+      this.options.checkpointCheckIntervalMs ?? 1_000,
+    );
+    this.checkpointWatch.unref();
+    return Promise.resolve();
+  }
+
+  /** Resolves once it is subscribed (for tests, the benchmark and start-up checks). */
+  ready(timeoutMs = 60_000): Promise<void> {
+    if (this.subscription) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.subscribed.delete(done);
+        reject(new Error(`the ${this.options.name} processor did not start within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.subscribed.add(done);
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.checkpointWatch) clearInterval(this.checkpointWatch);
+    this.checkpointWatch = null;
+    await this.running;
+    await this.halt();
+  }
+
+  private async run(): Promise<void> {
+    await this.options.handler.open?.();
+    if (this.stopped) return this.halt();
+    this.position = await this.checkpoint.load();
+    if (this.stopped) return this.halt();
+    this.subscription = this.options.store.subscribeAll({
+      after: this.position,
+      ...(this.options.streamPrefixes ? { streamPrefixes: this.options.streamPrefixes } : {}),
+      batchSize: this.options.batchSize ?? 500,
+      onEvents: (events) => this.handle(events),
+      onError: (error) => this.fail(error),
+    });
+    for (const resolve of this.subscribed) resolve();
+    this.subscribed.clear();
+  }
+
+  private async halt(): Promise<void> {
+    const subscription = this.subscription;
+    this.subscription = null;
+    await subscription?.stop();
+    await this.options.handler.close?.().catch(() => {});
+  }
+
+  private async handle(events: RecordedEvent[]): Promise<void> {
+    const last = events.at(-1);
+    if (!last) return;
+    this.handling = true;
+    try {
+      await withTransaction(this.options.pool, async (tx) => {
+        await this.options.handler.handle(events, tx);
+        const channel = this.options.announceOn;
+        const moved = await this.checkpoint.move(
+          tx,
+          this.position,
+          last.position,
+          channel
+            ? { channel, payload: `${this.options.name}:${last.position.commit}:${last.position.prepare}` }
+            : undefined,
+        );
+        if (!moved) throw new CheckpointMovedError(this.options.name);
+      });
+      this.position = last.position;
+      this.failures = 0;
+    } finally {
+      this.handling = false;
+    }
+  }
+
+  /** Any failure: drop the subscription and the handler's connections, and start again later. */
+  private fail(error: unknown): void {
+    if (this.stopped || this.retryTimer) return;
+    const moved = error instanceof CheckpointMovedError;
+    const delay = moved
+      ? 0
+      : Math.min(this.options.maxBackoffMs ?? 5_000, firstBackoffMs * 2 ** Math.min(this.failures++, 8));
+    if (!moved) {
+      this.options.logger.warn(
+        { err: error, processor: this.options.name, retryInMs: delay },
+        'event processor failed; restarting from its checkpoint',
+      );
+    }
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.stopped) return;
+      this.running = (async () => {
+        await this.halt();
+        if (!this.stopped) await this.run();
+      })().catch((restartError: unknown) => this.fail(restartError));
+    }, delay);
+  }
+
+  /** A rebuild resets the checkpoint while this processor may have nothing new to handle. */
+  private async checkCheckpoint(): Promise<void> {
+    if (this.handling || this.retryTimer || this.stopped || !this.subscription) return;
+    const expected = this.position;
+    const stored = await this.checkpoint.read();
+    // A batch that committed meanwhile moved both: only a difference from what we had then counts.
+    if (this.handling || this.retryTimer || this.stopped || this.position !== expected) return;
+    if (!Checkpoint.same(stored, expected)) this.fail(new CheckpointMovedError(this.options.name));
+  }
+}
+
+class CheckpointMovedError extends Error {
+  constructor(name: string) {
+    super(`the ${name} checkpoint was moved by another instance or a rebuild`);
+  }
+}

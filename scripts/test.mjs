@@ -30,7 +30,10 @@ function vitest(name, args, env) {
   const failedFiles = results.testResults.filter(
     (file) => file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed'),
   ).length;
-  return { failed, passed: results.numPassedTests, failures: results.numFailedTests + failedFiles };
+  const failures = results.numFailedTests + failedFiles;
+  // A run that failed without a failed test (an error outside every test, a worker that died)
+  // still counts as a failure in the closing line.
+  return { failed, passed: results.numPassedTests, failures: failed && failures === 0 ? 1 : failures };
 }
 
 const extra = process.argv.slice(2);

@@ -9,17 +9,17 @@ interface PendingBatch {
   settle: { resolve(): void; reject(error: unknown): void }[];
 }
 
-/** Appends in flight at once for one tenant, each to its own reads stream. */
-const shardsPerTenant = 4;
+/** Appends in flight at once, each to its own reads stream. */
+const shards = 4;
 
 /**
- * Appends read-audit events before token data leaves the service. Up to `shardsPerTenant`
- * appends per tenant run at once; reads that arrive while all are busy are coalesced into the
- * next append (group commit), so a burst of reads costs a few round trips, not one per read.
+ * Appends read-audit events before token data leaves the service (group commit): up to `shards`
+ * appends run at once, and the reads of every tenant that arrive while all are busy go into the
+ * next one, so a burst of reads costs a few appends, not one per read or per tenant.
  */
 export class ReadAuditor {
-  private readonly pending = new Map<string, PendingBatch>();
-  private readonly busyShards = new Map<string, Set<number>>();
+  private pending: PendingBatch | null = null;
+  private readonly busyShards = new Set<number>();
 
   private readonly store: EventStore;
   constructor(store: EventStore) {
@@ -36,11 +36,7 @@ export class ReadAuditor {
     const readAt = new Date().toISOString();
     const metadata = metadataOf(principal, correlationId);
     return new Promise((resolve, reject) => {
-      let batch = this.pending.get(tenantId);
-      if (!batch) {
-        batch = { events: [], settle: [] };
-        this.pending.set(tenantId, batch);
-      }
+      this.pending ??= { events: [], settle: [] };
       for (const read of reads) {
         const event: TokenReadEvent = {
           type: 'TokenRead',
@@ -52,34 +48,31 @@ export class ReadAuditor {
             read_at: readAt,
           },
         };
-        batch.events.push({ ...event, metadata });
+        this.pending.events.push({ ...event, metadata });
       }
-      batch.settle.push({ resolve, reject });
-      this.dispatch(tenantId);
+      this.pending.settle.push({ resolve, reject });
+      this.dispatch();
     });
   }
 
-  private dispatch(tenantId: string): void {
-    const batch = this.pending.get(tenantId);
+  private dispatch(): void {
+    const batch = this.pending;
     if (!batch) return;
-    const busy = this.busyShards.get(tenantId) ?? new Set<number>();
-    const shard = Array.from({ length: shardsPerTenant }, (_, index) => index).find(
-      (index) => !busy.has(index),
+    const shard = Array.from({ length: shards }, (_, index) => index).find(
+      (index) => !this.busyShards.has(index),
     );
     if (shard === undefined) return;
-    this.pending.delete(tenantId);
-    busy.add(shard);
-    this.busyShards.set(tenantId, busy);
+    this.pending = null;
+    this.busyShards.add(shard);
     this.store
-      .append(tokenReadsStream(tenantId, shard), batch.events, { expectedRevision: 'any' })
+      .append(tokenReadsStream(shard), batch.events, { expectedRevision: 'any' })
       .then(
         () => batch.settle.forEach((caller) => caller.resolve()),
         (error: unknown) => batch.settle.forEach((caller) => caller.reject(error)),
       )
       .finally(() => {
-        busy.delete(shard);
-        if (busy.size === 0) this.busyShards.delete(tenantId);
-        this.dispatch(tenantId);
+        this.busyShards.delete(shard);
+        this.dispatch();
       });
   }
 }

@@ -363,5 +363,8 @@ export const tokenEventTypes = Object.keys({
   TokenRead: true,
 } satisfies Record<TokensContextEvent['type'], true>) as TokensContextEvent['type'][];
 
-/** Reads go to a few streams per tenant, so that concurrent read-audit appends do not queue. */
-export const tokenReadsStream = (tenantId: string, shard: number) => `tokens.reads-${tenantId}-${shard}`;
+/**
+ * Reads go to a few streams shared by every tenant (each event names its tenant), so that
+ * concurrent read-audit appends neither queue on one stream nor multiply with the tenants.
+ */
+export const tokenReadsStream = (shard: number) => `tokens.reads-${shard}`;

@@ -398,7 +398,7 @@ function applyMutation(body: unknown, change: Mutation): string {
   if (change.kind === 'extra') {
     return JSON.stringify({ ...(body as object), [change.name]: change.value });
   }
-  const copy = structuredClone(body) as unknown;
+  const copy = structuredClone(body);
   const replacement = change.kind === 'raw' ? rawMarker : change.value;
   let target = copy;
   let key: string | number | undefined;

@@ -84,7 +84,7 @@ export interface RouteDefinition<
 export function defineRoute<P extends AnyZodObject, Q extends AnyZodObject, B extends z.ZodType>(
   route: RouteDefinition<P, Q, B>,
 ): RouteDefinition {
-  return route as unknown as RouteDefinition;
+  return route;
 }
 
 /**
@@ -184,7 +184,7 @@ export function mountRoutes(
           route,
           {
             params: req.params,
-            query: req.query as Record<string, unknown>,
+            query: req.query,
             body: req.body,
             headers: req.headers,
           },

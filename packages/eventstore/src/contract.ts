@@ -55,7 +55,7 @@ function uniquePrefix(): string {
   return `t${randomUUID().slice(0, 8)}/`;
 }
 
-function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
+function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((done) => (resolve = done));
   return { promise, resolve };

@@ -339,7 +339,7 @@ describe('token updates (merge patches prepared by the command side)', () => {
     const state = [
       created,
       updated({ containers: ['/pci/low/'], metadata: {}, expires_at: '2030-01-01T00:00:00.000Z' }),
-    ].reduce(tokenDecider.evolve, tokenDecider.initialState());
+    ].reduce((folded, event) => tokenDecider.evolve(folded, event), tokenDecider.initialState());
     expect(state).toEqual({
       status: 'live',
       parents: [],

@@ -168,7 +168,9 @@ function validish(schema: JsonSchema, resolve: Resolve, refDepth = 0): fc.Arbitr
       );
       return fc.tuple(record, map).map(([fixed, extra]) => ({ ...extra, ...fixed }));
     }
+    case undefined:
     default:
+      // No type (or another one): any JSON.
       return fc.jsonValue({ maxDepth: 2 });
   }
 }

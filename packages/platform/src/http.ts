@@ -342,6 +342,9 @@ function toProblem(error: unknown): Problem {
       return badRequest('The request was aborted.');
     case 'request.size.invalid':
       return badRequest('The body is not as long as Content-Length says.', { body: ['Truncated'] });
+    case undefined:
+      // No type, like a type not named above: the checks below.
+      break;
   }
   if (isDecompressionError(middlewareError)) {
     return badRequest('The body could not be decompressed as its Content-Encoding says.', {

@@ -168,7 +168,9 @@ function validish(schema: JsonSchema, resolve: Resolve, refDepth = 0): fc.Arbitr
       );
       return fc.tuple(record, map).map(([fixed, extra]) => ({ ...extra, ...fixed }));
     }
+    case undefined:
     default:
+      // No type (or another one): any JSON.
       return fc.jsonValue({ maxDepth: 2 });
   }
 }
@@ -398,7 +400,7 @@ function applyMutation(body: unknown, change: Mutation): string {
   if (change.kind === 'extra') {
     return JSON.stringify({ ...(body as object), [change.name]: change.value });
   }
-  const copy = structuredClone(body) as unknown;
+  const copy = structuredClone(body);
   const replacement = change.kind === 'raw' ? rawMarker : change.value;
   let target = copy;
   let key: string | number | undefined;

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from 'bullmq';
-import { invitationMailJobId, invitationMailQueueName, queueConnection } from '@tokenvault/worker';
+import {
+  invitationMailJobId,
+  invitationMailQueueName,
+  queueConnection,
+  type InvitationMailJob,
+} from '@tokenvault/worker';
 import { memberIdOfInvitation } from '@tokenvault/tenancy';
 import { eventCount, startStack, type TestStack, type TestTenant } from './support/stack.ts';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
@@ -246,7 +251,7 @@ describe('tenant invitations, with e-mail over SMTP', () => {
       invitation_id: invitation.id,
       link_version: 1,
     });
-    const queue = new Queue(invitationMailQueueName, {
+    const queue = new Queue<InvitationMailJob>(invitationMailQueueName, {
       connection: queueConnection(stack.config),
       prefix: stack.config.QUEUE_PREFIX,
     });

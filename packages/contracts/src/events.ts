@@ -458,7 +458,7 @@ export function toPublicMessage(event: PublishableEvent): {
 } {
   const entry = publicEvents[event.type];
   if (!entry) throw new UnpublishableEventError(event.type);
-  const data = entry.schema.parse(event.data) as Record<string, unknown>;
+  const data = entry.schema.parse(event.data);
   const subject = entry.entityId(data);
   return {
     topic: entry.topic,

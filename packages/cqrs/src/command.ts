@@ -73,7 +73,11 @@ export async function executeCommand<State, Command, Event extends DomainEvent>(
         events.map((event) => ({ type: event.type, data: event.data, metadata })),
         { expectedRevision: lastRevision === undefined ? 'no_stream' : lastRevision },
       );
-      return { state: events.reduce(decider.evolve, state), events, position: appended.position };
+      return {
+        state: events.reduce((folded, event) => decider.evolve(folded, event), state),
+        events,
+        position: appended.position,
+      };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
       if (attempt >= maxAttempts) {

@@ -55,7 +55,7 @@ function uniquePrefix(): string {
   return `t${randomUUID().slice(0, 8)}/`;
 }
 
-function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
+function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((done) => (resolve = done));
   return { promise, resolve };
@@ -64,10 +64,8 @@ function deferred<T = void>(): { promise: Promise<T>; resolve(value: T): void } 
 function withTimeout<T>(promise: Promise<T>, what: string, ms = waitLimitMs): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-    promise.then(
-      (value) => (clearTimeout(timer), resolve(value)),
-      (error: unknown) => (clearTimeout(timer), reject(error)),
-    );
+    // The promise's own rejection is passed on as it is.
+    promise.finally(() => clearTimeout(timer)).then(resolve, reject);
   });
 }
 

@@ -75,10 +75,11 @@ describe('PostgresEventStore', () => {
     });
     const listening = async () =>
       (
-        await pool.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [
-          listenName,
-        ])
-      ).rows[0].n as number;
+        await pool.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+          [listenName],
+        )
+      ).rows[0]!.n;
     await eventually(async () => expect(await listening()).toBe(1));
 
     // The owner connection: the app role may not terminate another role's backend.
@@ -131,8 +132,8 @@ describe('PostgresEventStore with inline projections', () => {
     },
   };
   const countOf = async (stream: string) =>
-    (await pool.query('SELECT events FROM inline_counts WHERE stream = $1', [stream])).rows[0]?.events as
-      number | undefined;
+    (await pool.query<{ events: number }>('SELECT events FROM inline_counts WHERE stream = $1', [stream]))
+      .rows[0]?.events;
 
   beforeAll(async () => {
     const owner = new pg.Client({ connectionString: database.url });
@@ -202,10 +203,11 @@ describe('PostgresEventStore with inline projections', () => {
     );
     expect(await countOf('inline/concurrent')).toBe(20);
     const last = (await store.readStream('inline/concurrent')).at(-1)!;
-    const row = await pool.query('SELECT last_position::text AS p FROM inline_counts WHERE stream = $1', [
-      'inline/concurrent',
-    ]);
-    expect(row.rows[0].p).toBe(last.position.prepare);
+    const row = await pool.query<{ p: string }>(
+      'SELECT last_position::text AS p FROM inline_counts WHERE stream = $1',
+      ['inline/concurrent'],
+    );
+    expect(row.rows[0]?.p).toBe(last.position.prepare);
     await store.close();
   });
 });

@@ -84,7 +84,7 @@ export interface RouteDefinition<
 export function defineRoute<P extends AnyZodObject, Q extends AnyZodObject, B extends z.ZodType>(
   route: RouteDefinition<P, Q, B>,
 ): RouteDefinition {
-  return route as unknown as RouteDefinition;
+  return route;
 }
 
 /**
@@ -184,7 +184,7 @@ export function mountRoutes(
           route,
           {
             params: req.params,
-            query: req.query as Record<string, unknown>,
+            query: req.query,
             body: req.body,
             headers: req.headers,
           },
@@ -342,6 +342,9 @@ function toProblem(error: unknown): Problem {
       return badRequest('The request was aborted.');
     case 'request.size.invalid':
       return badRequest('The body is not as long as Content-Length says.', { body: ['Truncated'] });
+    case undefined:
+      // No type, like a type not named above: the checks below.
+      break;
   }
   if (isDecompressionError(middlewareError)) {
     return badRequest('The body could not be decompressed as its Content-Encoding says.', {

@@ -48,7 +48,8 @@ export const unmatchedRoute = '(unmatched)';
  * and every distinct path would be a time series of its own.
  */
 export function routeTemplateOf(req: Request): string {
-  const route = (req as Request & { route?: { path?: unknown } }).route;
+  // express types req.route as any.
+  const route = (req as { route?: { path?: unknown } }).route;
   if (!route || typeof route.path !== 'string') return unmatchedRoute;
   return `${req.baseUrl}${route.path}`;
 }

@@ -130,8 +130,9 @@ export function exampleOf(
   for (const key of ['anyOf', 'oneOf'] as const) {
     const options = schema[key];
     if (Array.isArray(options) && options.length) {
-      const option = (options as JsonSchema[]).find((item) => item.type !== 'null') ?? options[0];
-      return exampleOf(option as JsonSchema, resolve, depth + 1);
+      const schemas = options as JsonSchema[];
+      const option = schemas.find((item) => item.type !== 'null') ?? schemas[0];
+      return exampleOf(option, resolve, depth + 1);
     }
   }
   if (Array.isArray(schema.allOf)) {
@@ -140,7 +141,9 @@ export function exampleOf(
       ...(schema.allOf as JsonSchema[]).map((part) => exampleOf(part, resolve, depth + 1) ?? {}),
     );
   }
-  const type = Array.isArray(schema.type) ? schema.type.find((item) => item !== 'null') : schema.type;
+  const type = Array.isArray(schema.type)
+    ? (schema.type as unknown[]).find((item) => item !== 'null')
+    : schema.type;
   switch (type) {
     case 'object': {
       const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;

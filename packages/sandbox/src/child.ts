@@ -230,10 +230,10 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
     );
     await jail.set('__tv_host', host);
     // The prelude's completion value (its control function) as a Reference: never on the global.
-    const control = (await prelude.run(context, {
+    const control = await prelude.run(context, {
       timeout: limits.cpuTimeMs,
       reference: true,
-    })) as unknown as ivm.Reference;
+    });
     handles.push(control);
     run.control = control;
 

@@ -90,7 +90,7 @@ export async function readBatch(
     values: [from.commit, from.prepare, streamPrefixes ?? null, limit],
   });
   const events: RecordedEvent[] = [];
-  for (const row of rows) if (row.event_id !== null) events.push(toRecordedEvent(row as EventRow));
+  for (const row of rows) if (row.event_id !== null) events.push(toRecordedEvent(row));
   return { events, heldBack: rows[0]?.held_back ?? false };
 }
 

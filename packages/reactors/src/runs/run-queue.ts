@@ -110,10 +110,7 @@ export class ReactorRunQueue {
     const job = await this.submit(tenantId, reactorId, request);
     let sealedOutcome: string;
     try {
-      sealedOutcome = (await job.waitUntilFinished(
-        this.events,
-        this.config.REACTOR_TIMEOUT_MS + queueGraceMs,
-      )) as string;
+      sealedOutcome = await job.waitUntilFinished(this.events, this.config.REACTOR_TIMEOUT_MS + queueGraceMs);
       await job.remove().catch(() => undefined);
     } catch (error) {
       if (error instanceof Error && /timed out/i.test(error.message)) {

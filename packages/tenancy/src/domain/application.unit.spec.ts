@@ -145,7 +145,7 @@ describe('application decider', () => {
     const managementApplication: ApplicationEvent = {
       ...created,
       data: { ...created.data, type: 'management' },
-    } as ApplicationEvent;
+    };
     spec
       .given([managementApplication])
       .when({ ...update, caller: reader, permissions: [], rules: [] })
@@ -191,7 +191,7 @@ describe('application decider', () => {
         {
           ...created,
           data: { ...created.data, rate_limit: { requests_per_minute: 100 } },
-        } as ApplicationEvent,
+        },
       ]);
     const unlimitedDefault = { ...limited, serviceDefaultPerMinute: Infinity };
     spec

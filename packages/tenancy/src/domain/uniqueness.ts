@@ -64,7 +64,15 @@ export function tenancyClaims(event: { type: string; data: unknown }): ClaimChan
       return { releaseHeldBy: [{ scope: tenancyClaimScopes.tenantMember, holder: typed.data.member_id }] };
     case 'TenantDeleted':
       return { releaseTenant: typed.data.tenant_id };
+    case 'TenantCreated':
+    case 'TenantUpdated':
+    case 'ApplicationCreated':
+    case 'ApplicationUpdated':
+    case 'ApplicationDeleted':
+    case 'InvitationResent':
+      return undefined;
     default:
+      // Another context's event (every event is asked).
       return undefined;
   }
 }

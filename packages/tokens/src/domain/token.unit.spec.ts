@@ -158,7 +158,7 @@ describe('token associations (kept in the child’s stream)', () => {
   it('knows the parent a child was created under', () => {
     const createdAsChild: TokenEvent = {
       type: 'TokenCreated',
-      data: { ...created.data, parent_id: 'p' } as never,
+      data: { ...created.data, parent_id: 'p' },
     };
     spec.given([createdAsChild]).when(associate('p')).then([]);
     spec
@@ -188,7 +188,7 @@ describe('token associations (kept in the child’s stream)', () => {
     spec
       .given([created, associated('p'), associated('q'), dissociated('p')])
       .when(deleteCommand({ permissions: ['token:delete'] }))
-      .then([{ ...deleted, data: { ...deleted.data, parent_ids: ['q'] } } as TokenEvent]);
+      .then([{ ...deleted, data: { ...deleted.data, parent_ids: ['q'] } }]);
   });
 });
 
@@ -339,7 +339,7 @@ describe('token updates (merge patches prepared by the command side)', () => {
     const state = [
       created,
       updated({ containers: ['/pci/low/'], metadata: {}, expires_at: '2030-01-01T00:00:00.000Z' }),
-    ].reduce(tokenDecider.evolve, tokenDecider.initialState());
+    ].reduce((folded, event) => tokenDecider.evolve(folded, event), tokenDecider.initialState());
     expect(state).toEqual({
       status: 'live',
       parents: [],

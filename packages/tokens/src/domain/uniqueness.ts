@@ -59,7 +59,11 @@ export function tokenClaims(event: { type: string; data: unknown }): ClaimChange
           { scope: tokenDataScope, holder: tokenHolder(typed.data.tenant_id, typed.data.token_id) },
         ],
       };
+    case 'TokenAssociated':
+    case 'TokenDissociated':
+      return undefined;
     default:
+      // Another context's event (every event is asked).
       return undefined;
   }
 }

@@ -125,7 +125,7 @@ export const tokensProjection: Projection = {
         case 'TokenRead':
           break;
         case 'TenantDeleted':
-          await tenantDeleted(tx, data as DataOf<'TenantDeleted'>[]);
+          await tenantDeleted(tx, data);
           break;
         default: {
           const unhandled: never = type;

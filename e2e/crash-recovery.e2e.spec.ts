@@ -115,7 +115,7 @@ async function startService(env: NodeJS.ProcessEnv): Promise<Service> {
       startTimeoutMs,
     );
     let partial = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       const lines = (partial + chunk.toString('utf8')).split('\n');
       partial = lines.pop()!;
       for (const line of lines) {
@@ -129,7 +129,7 @@ async function startService(env: NodeJS.ProcessEnv): Promise<Service> {
       }
     });
     let partialError = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       const lines = (partialError + chunk.toString('utf8')).split('\n');
       partialError = lines.pop()!;
       lines.forEach(keep);

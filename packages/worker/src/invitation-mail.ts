@@ -77,8 +77,9 @@ export class InvitationMailEnqueuer {
       store: options.store,
       pool: options.pool,
       logger: options.logger,
-      streamPrefixes: invitationMailStreamPrefixes,
-      batchSize: 200,
+      // Every event, filtered here: with a stream filter, a subscription with nothing to enqueue
+      // never moves its checkpoint and reads the whole log again at every poll.
+      batchSize: 500,
       handler: {
         async handle(events) {
           const jobs = events.flatMap((event) => {

@@ -54,6 +54,9 @@ export interface PostgresEventStoreOptions {
 // id, which the guard accepts. The advisory lock makes this a safety net rather than a path.
 const maxAnyAppendAttempts = 3;
 
+/** The longest a subscriber in another process waits, beyond its NOTIFY's own trip, for an append. */
+const notifyIntervalMs = 5;
+
 /** Inline projections of concurrent appends can lock the same read-model rows in either order. */
 const maxDeadlockRetries = 3;
 const isDeadlock = (error: unknown) => (error as { code?: unknown } | null)?.code === '40P01';
@@ -161,8 +164,9 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * After a commit: this store's subscriptions look at once; every other process's are told by a
-   * NOTIFY sent after the commit, never inside it (one in flight at a time: the appends that
-   * commit meanwhile share the next one).
+   * NOTIFY sent after the commit, never inside it. At most one every `notifyIntervalMs`: the
+   * appends that commit meanwhile share the next one (a socket write per append costs more than
+   * those milliseconds of latency, measured).
    */
   private announceAppend(): void {
     for (const subscription of this.subscriptions) subscription.wake();
@@ -171,15 +175,19 @@ export class PostgresEventStore implements EventStore {
       return;
     }
     this.notifying = true;
+    const sent = Date.now();
     this.pool
       .query({ name: 'es_notify_appended', text: 'SELECT pg_notify($1, $2)', values: [eventsChannel, ''] })
       .catch((error: unknown) => this.reportBackgroundError(error))
       .finally(() => {
-        this.notifying = false;
-        if (this.notifyAgain && !this.closed) {
-          this.notifyAgain = false;
-          this.announceAppend();
-        }
+        const wait = Math.max(0, sent + notifyIntervalMs - Date.now());
+        setTimeout(() => {
+          this.notifying = false;
+          if (this.notifyAgain && !this.closed) {
+            this.notifyAgain = false;
+            this.announceAppend();
+          }
+        }, wait).unref();
       });
   }
 

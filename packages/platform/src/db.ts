@@ -99,13 +99,17 @@ export async function withTenant<T>(
 
 /**
  * Runs `work` while holding a session advisory lock named by `key` (hashed to 64 bits), so that
- * check-then-write sequences on the same key, in any process, run one at a time. The lock is held
- * on a connection of its own, not one of the pool's: waiters must never take the connections the
- * holder's work needs.
+ * check-then-write sequences on the same key, in any process, run one at a time. The lock's
+ * session is a connection of `lockPool`, a small pool of its own (bounded: waiters queue for it),
+ * never one of the pools the holder's work needs.
  */
-export async function withAdvisoryLock<T>(pool: pg.Pool, key: string, work: () => Promise<T>): Promise<T> {
-  const client = new pg.Client(pool.options);
-  await client.connect();
+export async function withAdvisoryLock<T>(
+  lockPool: pg.Pool,
+  key: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const client = await lockPool.connect();
+  let reusable = true;
   try {
     // A bounded wait: a request queued behind a stuck holder gives up with a 503, not forever.
     await client.query("SET lock_timeout = '30s'");
@@ -126,10 +130,16 @@ export async function withAdvisoryLock<T>(pool: pg.Pool, key: string, work: () =
         }
         throw error;
       });
-    return await work();
+    try {
+      return await work();
+    } finally {
+      // A session that cannot unlock is ended: ending it releases the lock.
+      await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch(() => {
+        reusable = false;
+      });
+    }
   } finally {
-    // Ending the session releases the lock, also when work failed.
-    await client.end().catch(() => {});
+    client.release(!reusable);
   }
 }
 

@@ -148,7 +148,14 @@ export async function createRuntime(
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
   };
   const applications = new ApplicationQueries(appPool);
-  const reactorDeps = { ...deps, ownerPool, applications };
+  // Advisory-lock sessions (formula locks): bounded, and apart from the pools their holders use.
+  const lockPool = createPool({
+    connectionString: config.DATABASE_URL,
+    max: 4,
+    onIdleClientError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
+    applicationName: 'tokenvault-locks',
+  });
+  const reactorDeps = { ...deps, ownerPool, lockPool, applications };
   // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
   const reactorRuns = new ReactorRunQueue(config, vault, logger);
   const projectors: Projector[] = [];
@@ -209,7 +216,7 @@ export async function createRuntime(
       await scrapeMetrics.close();
       await consistency.close();
       redis.disconnect();
-      await Promise.all([owner.close(), appPool.end()]);
+      await Promise.all([owner.close(), appPool.end(), lockPool.end()]);
     },
   };
 }

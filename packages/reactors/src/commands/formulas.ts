@@ -37,8 +37,8 @@ function viewOf(outcome: CommandOutcome<FormulaState, FormulaEvent>): FormulaVie
 
 export interface FormulaCommandDeps {
   store: EventStore;
-  /** Where the advisory lock's session connects. */
-  ownerPool: Pool;
+  /** The sessions of the formula's advisory lock (a small pool of their own). */
+  lockPool: Pool;
   reactors: ReactorQueries;
   applications: ApplicationQueries;
 }
@@ -105,7 +105,7 @@ export class FormulaCommands {
   /** A formula that reactors still run is not deleted (409). */
   async delete(principal: Principal, formulaId: string, correlationId: string) {
     const tenantId = principal.tenantId;
-    return withAdvisoryLock(this.deps.ownerPool, formulaLock(tenantId, formulaId), async () => {
+    return withAdvisoryLock(this.deps.lockPool, formulaLock(tenantId, formulaId), async () => {
       const reactorsUsingIt = await this.deps.reactors.countUsingFormula(tenantId, formulaId);
       const outcome = await executeCommand(
         this.deps.store,

@@ -24,6 +24,8 @@ import { formulaLock, loadFormula } from './formulas.ts';
 export interface ReactorCommandDeps {
   store: EventStore;
   ownerPool: Pool;
+  /** The sessions of the formula's advisory lock (a small pool of their own). */
+  lockPool: Pool;
   consistency: ReadModelConsistency;
   applications: ApplicationQueries;
   /** Seals each configuration under the tenant's data key before it is decided on. */
@@ -99,7 +101,7 @@ export class ReactorCommands {
     const reactorId = randomUUID();
     // Sealed before the formula's lock is taken: the lock is held no longer than it was.
     const configurationCiphertext = await this.seal(tenantId, reactorId, body.configuration);
-    return withAdvisoryLock(this.deps.ownerPool, formulaLock(tenantId, body.formula.id), async () => {
+    return withAdvisoryLock(this.deps.lockPool, formulaLock(tenantId, body.formula.id), async () => {
       const formula = await loadFormula(this.deps.store, tenantId, body.formula.id);
       const outcome = await executeCommand(
         this.deps.store,

@@ -26,6 +26,8 @@ export interface ReactorRouteDeps {
   store: EventStore;
   appPool: Pool;
   ownerPool: Pool;
+  /** The sessions of formula locks: a small pool of their own. */
+  lockPool: Pool;
   consistency: ReadModelConsistency;
   applications: ApplicationQueries;
   /** Seals reactor configurations (commands) and opens them (queries). */
@@ -39,7 +41,7 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
   const { consistency } = deps;
   const commands = new FormulaCommands({
     store: deps.store,
-    ownerPool: deps.ownerPool,
+    lockPool: deps.lockPool,
     reactors: new ReactorQueries(deps.appPool, deps.applications, deps.vault),
     applications: deps.applications,
   });

@@ -213,3 +213,50 @@ describe('uniqueness under concurrency, the projector held up', () => {
     expect(await eventTypeCount('UserRegistered', "lower(data->>'email')", email)).toBe(1);
   });
 });
+
+describe('read audit: one event per request, one log row per token', () => {
+  let stack: TestStack;
+  let tenant: TestTenant;
+  beforeAll(async () => {
+    stack = await startStack({ LOG_LEVEL: 'warn' });
+    tenant = await stack.createTenant();
+  });
+  afterAll(async () => stack?.stop());
+
+  it('records a page of 20 children as one TokensRead naming them, and 20 read rows in the log', async () => {
+    const parent = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+      body: { data: 'parent' },
+    });
+    const children: string[] = [];
+    for (let index = 0; index < 20; index++) {
+      const child = await tenant.client.request<{ id: string }>(
+        'POST',
+        `/tokens/${parent.body.id}/children`,
+        {
+          body: { data: index },
+        },
+      );
+      children.push(child.body.id);
+    }
+    const page = await tenant.client.request<{ data: { id: string }[] }>(
+      'GET',
+      `/tokens/${parent.body.id}/children`,
+    );
+    expect(page.body.data).toHaveLength(20);
+    const reads = await stack.service.runtime.ownerPool.query<{ data: { tokens: { token_id: string }[] } }>(
+      `SELECT data FROM es_events WHERE event_type = 'TokensRead' AND metadata->>'tenant_id' = $1`,
+      [tenant.tenantId],
+    );
+    expect(reads.rows).toHaveLength(1);
+    expect(reads.rows[0]!.data.tokens.map((token) => token.token_id).sort()).toEqual([...children].sort());
+    const logs = await tenant.client.request<{ data: { entity_id: string; operation: string }[] }>(
+      'GET',
+      '/logs',
+      {
+        query: { size: 100 },
+      },
+    );
+    const readRows = logs.body.data.filter((log) => log.operation === 'read').map((log) => log.entity_id);
+    expect(readRows.sort()).toEqual([...children].sort());
+  });
+});

@@ -7,18 +7,19 @@ export interface LogEntry {
 }
 
 type EventData = Record<string, unknown>;
-type Mapping = (data: EventData) => LogEntry;
+/** The log rows of one event: one, or one per entity an event names (a read of many tokens). */
+type Mapping = (data: EventData) => LogEntry[];
 
 const text = (data: EventData, field: string) => String(data[field]);
 
 const entry =
   (entityType: string, idField: string, operation: LogEntry['operation'], message: string): Mapping =>
-  (data) => ({ entity_type: entityType, entity_id: text(data, idField), operation, message });
+  (data) => [{ entity_type: entityType, entity_id: text(data, idField), operation, message }];
 
 /** A token's entity type is its token type: token, card or bank. */
 const tokenEntry =
   (operation: LogEntry['operation'], message: string): Mapping =>
-  (data) => ({ entity_type: text(data, 'type'), entity_id: text(data, 'token_id'), operation, message });
+  (data) => [{ entity_type: text(data, 'type'), entity_id: text(data, 'token_id'), operation, message }];
 
 /**
  * THE place where each event type becomes a log row: a context that adds an event type adds its
@@ -41,19 +42,30 @@ export const logMappings: Record<string, Mapping> = {
   TokenCreated: tokenEntry('create', 'Token created'),
   TokenUpdated: tokenEntry('update', 'Token updated'),
   TokenDeleted: tokenEntry('delete', 'Token deleted'),
-  TokenAssociated: (data) => ({
-    entity_type: text(data, 'type'),
-    entity_id: text(data, 'child_id'),
-    operation: 'update',
-    message: `Token associated as a child of ${text(data, 'parent_id')}`,
-  }),
-  TokenDissociated: (data) => ({
-    entity_type: text(data, 'type'),
-    entity_id: text(data, 'child_id'),
-    operation: 'update',
-    message: `Token no longer a child of ${text(data, 'parent_id')}`,
-  }),
+  TokenAssociated: (data) => [
+    {
+      entity_type: text(data, 'type'),
+      entity_id: text(data, 'child_id'),
+      operation: 'update',
+      message: `Token associated as a child of ${text(data, 'parent_id')}`,
+    },
+  ],
+  TokenDissociated: (data) => [
+    {
+      entity_type: text(data, 'type'),
+      entity_id: text(data, 'child_id'),
+      operation: 'update',
+      message: `Token no longer a child of ${text(data, 'parent_id')}`,
+    },
+  ],
   TokenRead: tokenEntry('read', 'Token retrieved'),
+  TokensRead: (data) =>
+    (data.tokens as { token_id: string; type: string }[]).map((token) => ({
+      entity_type: token.type,
+      entity_id: token.token_id,
+      operation: 'read',
+      message: 'Token retrieved',
+    })),
   ReactorFormulaCreated: entry('reactor_formula', 'formula_id', 'create', 'Reactor formula created'),
   ReactorFormulaUpdated: entry('reactor_formula', 'formula_id', 'update', 'Reactor formula updated'),
   ReactorFormulaDeleted: entry('reactor_formula', 'formula_id', 'delete', 'Reactor formula deleted'),

@@ -26,4 +26,12 @@ export const auditMigrations: Migration[] = [
       GRANT SELECT ON audit_logs TO {{app_role}};
     `,
   },
+  {
+    id: 'audit/002_rows_per_event',
+    sql: `
+      -- An event may have several rows (a read of many tokens, one row each): a row's position is
+      -- its event's global position times 128 plus its index among them (projections/audit.ts).
+      UPDATE audit_logs SET position = position * 128;
+    `,
+  },
 ];

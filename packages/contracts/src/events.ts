@@ -176,7 +176,8 @@ export const publicEvents: Record<string, PublicEventContract> = {
   }),
   TokenRead: contract({
     topic: 'audit',
-    description: 'A token’s data was read (revealed to a caller). The data itself is never published.',
+    description:
+      'A token’s data was read (revealed to a caller); in events written before TokensRead. The data itself is never published.',
     entity: 'token',
     entityId: (data) => `${data.tenant_id}/${data.token_id}`,
     schema: z.object({
@@ -184,6 +185,26 @@ export const publicEvents: Record<string, PublicEventContract> = {
       tenant_id: tenantId,
       type: tokenTypeSchema.describe('The token type.'),
       read_by: id('The application that read it.'),
+      read_at: at('When'),
+    }),
+  }),
+  TokensRead: contract({
+    topic: 'audit',
+    description:
+      'One request read the data of these tokens (revealed to a caller). The data itself is never published.',
+    entity: 'tenant',
+    entityId: (data) => data.tenant_id,
+    schema: z.object({
+      tenant_id: tenantId,
+      tokens: z
+        .array(
+          z.object({
+            token_id: id('The token id.'),
+            type: tokenTypeSchema.describe('The token type.'),
+          }),
+        )
+        .describe('The tokens read (at most 100).'),
+      read_by: id('The application that read them.'),
       read_at: at('When'),
     }),
   }),

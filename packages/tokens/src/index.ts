@@ -9,6 +9,7 @@ export {
   tokenStream,
   type TokenEvent,
   type TokenReadEvent,
+  type TokensReadEvent,
   type TokensContextEvent,
 } from './domain/token.ts';
 export { allowedOnAll, allowedOnAny } from './domain/access.ts';

@@ -1,8 +1,17 @@
 import type { Projection } from '@tokenvault/cqrs';
 import { logMappings } from '../mappings.ts';
 
+/** Rows an event may have in the log (a read names at most 100 tokens). */
+export const rowsPerEvent = 128;
+
+/** A row's place: its event's global position, then its index among the event's rows. */
+const logPosition = (globalPosition: string, index: number) => {
+  if (index >= rowsPerEvent) throw new Error(`an event has more than ${rowsPerEvent} log rows`);
+  return (BigInt(globalPosition) * BigInt(rowsPerEvent) + BigInt(index)).toString();
+};
+
 /**
- * One log row per event, written for the whole batch in one statement. A deleted tenant's log
+ * One log row per event (one per token for a read of many), written for the whole batch in one statement. A deleted tenant's log
  * goes with its other read models; the deletion itself is the one row left.
  */
 export const auditProjection: Projection = {
@@ -10,16 +19,18 @@ export const auditProjection: Projection = {
   tables: ['audit_logs'],
   handles: Object.keys(logMappings),
   async apply(events, tx) {
-    const rows = events.map((event) => ({
-      tenant_id: event.metadata.tenant_id,
-      // Milliseconds, as the API shows them: a row's created_at given back as a filter matches it.
-      created_at: event.created_at.toISOString(),
-      position: event.position.prepare,
-      event_id: event.event_id,
-      actor_id: event.metadata.actor_id ?? null,
-      actor_type: event.metadata.actor_type ?? null,
-      ...logMappings[event.type]!(event.data as Record<string, unknown>),
-    }));
+    const rows = events.flatMap((event) =>
+      logMappings[event.type]!(event.data as Record<string, unknown>).map((entry, index) => ({
+        tenant_id: event.metadata.tenant_id,
+        // Milliseconds, as the API shows them: a row's created_at given back as a filter matches it.
+        created_at: event.created_at.toISOString(),
+        position: logPosition(event.position.prepare, index),
+        event_id: event.event_id,
+        actor_id: event.metadata.actor_id ?? null,
+        actor_type: event.metadata.actor_type ?? null,
+        ...entry,
+      })),
+    );
     await tx.query(
       `INSERT INTO audit_logs (tenant_id, created_at, position, event_id, actor_id, actor_type,
                                entity_type, entity_id, operation, message)

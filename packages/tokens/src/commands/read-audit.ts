@@ -2,7 +2,7 @@ import type { EventStore, NewEvent } from '@tokenvault/eventstore';
 import { metadataOf } from '@tokenvault/cqrs';
 import type { Principal } from '@tokenvault/platform';
 import type { TokenType } from '@tokenvault/contracts';
-import { tokenReadsStream, type TokenReadEvent } from '../domain/token.ts';
+import { maxTokensPerRead, tokenReadsStream, type TokensReadEvent } from '../domain/token.ts';
 
 interface PendingBatch {
   events: NewEvent[];
@@ -13,7 +13,8 @@ interface PendingBatch {
 const shards = 4;
 
 /**
- * Appends read-audit events before token data leaves the service (group commit): up to `shards`
+ * Appends read-audit events before token data leaves the service, one TokensRead per request
+ * naming every token it read (group commit): up to `shards`
  * appends run at once, and the reads of every tenant that arrive while all are busy go into the
  * next one, so a burst of reads costs a few appends, not one per read or per tenant.
  */
@@ -37,13 +38,14 @@ export class ReadAuditor {
     const metadata = metadataOf(principal, correlationId);
     return new Promise((resolve, reject) => {
       this.pending ??= { events: [], settle: [] };
-      for (const read of reads) {
-        const event: TokenReadEvent = {
-          type: 'TokenRead',
+      for (let from = 0; from < reads.length; from += maxTokensPerRead) {
+        const event: TokensReadEvent = {
+          type: 'TokensRead',
           data: {
-            token_id: read.tokenId,
             tenant_id: tenantId,
-            type: read.type,
+            tokens: reads
+              .slice(from, from + maxTokensPerRead)
+              .map((read) => ({ token_id: read.tokenId, type: read.type })),
             read_by: principal.actorId,
             read_at: readAt,
           },

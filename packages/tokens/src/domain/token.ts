@@ -120,16 +120,29 @@ export type TokenEvent =
     >;
 
 /**
- * A read of a token's data, appended before the data is returned: the audit log and the monthly
- * active tokens count it. Not part of the token's own stream (reads must not contend with writes).
+ * A read of one token's data, as events written before TokensRead existed record it: still
+ * projected, no longer appended.
  */
 export type TokenReadEvent = DomainEvent<
   'TokenRead',
   { token_id: string; tenant_id: string; type: TokenType; read_by: string; read_at: string }
 >;
 
-/** Every event this context appends. */
-export type TokensContextEvent = TokenEvent | TokenReadEvent;
+/** At most this many tokens in one TokensRead (a page holds at most 100). */
+export const maxTokensPerRead = 100;
+
+/**
+ * The tokens whose data one request read, appended before the data is returned: the audit log has
+ * a `read` row for each, and the monthly active tokens count each. Not part of the tokens' own
+ * streams (reads must not contend with writes).
+ */
+export type TokensReadEvent = DomainEvent<
+  'TokensRead',
+  { tenant_id: string; tokens: { token_id: string; type: TokenType }[]; read_by: string; read_at: string }
+>;
+
+/** Every event this context appends (or appended). */
+export type TokensContextEvent = TokenEvent | TokenReadEvent | TokensReadEvent;
 
 export type TokenState =
   { status: 'absent' } | { status: 'live'; token: TokenView; parents: string[] } | { status: 'deleted' };
@@ -361,6 +374,7 @@ export const tokenEventTypes = Object.keys({
   TokenDissociated: true,
   TokenDeleted: true,
   TokenRead: true,
+  TokensRead: true,
 } satisfies Record<TokensContextEvent['type'], true>) as TokensContextEvent['type'][];
 
 /**

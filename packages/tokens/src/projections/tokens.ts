@@ -123,6 +123,7 @@ export const tokensProjection: Projection = {
           await deleted(tx, data as DataOf<'TokenDeleted'>[]);
           break;
         case 'TokenRead':
+        case 'TokensRead':
           break;
         case 'TenantDeleted':
           await tenantDeleted(tx, data);

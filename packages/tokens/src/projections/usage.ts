@@ -62,6 +62,7 @@ export const tokenUsageProjection: Projection = {
     'TokenUpdated',
     'TokenDeleted',
     'TokenRead',
+    'TokensRead',
     'TenantDeleted',
   ] satisfies Handled['type'][],
   async apply(events, tx) {
@@ -93,6 +94,18 @@ export const tokenUsageProjection: Projection = {
               token_id: event.token_id,
               at: event.read_at,
             })),
+          );
+          break;
+        case 'TokensRead':
+          await recordActivity(
+            tx,
+            (data as DataOf<'TokensRead'>[]).flatMap((event) =>
+              event.tokens.map((token) => ({
+                tenant_id: event.tenant_id,
+                token_id: token.token_id,
+                at: event.read_at,
+              })),
+            ),
           );
           break;
         case 'TenantDeleted': {

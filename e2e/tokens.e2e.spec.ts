@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { useStack } from './support/stack.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestClock } from './support/clock.ts';
+import { startStack, useStack, type TestStack, type TestTenant } from './support/stack.ts';
 
 const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030, cvc: '123' };
 const bank = { routing_number: '011000015', account_number: '1234567890' };
@@ -232,5 +233,53 @@ describe('deduplication respects containers and access', () => {
     });
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect((await env.tenant.client.request('DELETE', `/tokens/${created.id}`)).status).toBe(404);
+  });
+});
+
+describe('token expiry on the one clock', () => {
+  const clock = new TestClock();
+  let stack: TestStack;
+  let tenant: TestTenant;
+  beforeAll(async () => {
+    stack = await startStack({ LOG_LEVEL: 'warn' }, { clock });
+    tenant = await stack.createTenant();
+  });
+  afterAll(async () => stack?.stop());
+
+  it('a token whose expiry the clock has passed is gone for reads, lists, children, updates and deduplication', async () => {
+    const inAnHour = new Date(Date.now() + 3_600_000).toISOString();
+    const parent = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+      body: { data: 'parent' },
+    });
+    const expiring = await tenant.client.request<{ id: string }>(
+      'POST',
+      `/tokens/${parent.body.id}/children`,
+      {
+        body: { data: 'soon gone', expires_at: inAnHour },
+      },
+    );
+    expect((await tenant.client.request('GET', `/tokens/${expiring.body.id}`)).status).toBe(200);
+
+    clock.advance(2 * 3_600_000);
+    expect((await tenant.client.request('GET', `/tokens/${expiring.body.id}`)).status).toBe(404);
+    const list = await tenant.client.request<{ data: { id: string }[] }>('GET', '/tokens');
+    expect(list.body.data.map((token) => token.id)).toEqual([parent.body.id]);
+    const children = await tenant.client.request<{ data: unknown[] }>(
+      'GET',
+      `/tokens/${parent.body.id}/children`,
+    );
+    expect(children.body.data).toEqual([]);
+    expect(
+      (
+        await tenant.client.request('PATCH', `/tokens/${expiring.body.id}`, {
+          body: { metadata: { a: 'b' } },
+        })
+      ).status,
+    ).toBe(404);
+    const again = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+      body: { data: 'soon gone', deduplicate_token: true },
+    });
+    expect(again.status).toBe(201);
+    expect(again.body.id).not.toBe(expiring.body.id);
   });
 });

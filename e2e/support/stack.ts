@@ -73,10 +73,12 @@ export async function startStack(
     logs,
     client,
     async createTenant(name = `Tenant ${++tenantCount}`) {
-      const result = await bootstrapTenant(service.runtime.store, service.runtime.vault, {
-        tenantName: name,
-        ownerEmail: `owner-${randomBytes(4).toString('hex')}@example.com`,
-      });
+      const result = await bootstrapTenant(
+        service.runtime.store,
+        service.runtime.vault,
+        { tenantName: name, ownerEmail: `owner-${randomBytes(4).toString('hex')}@example.com` },
+        service.runtime.clock,
+      );
       // Its key is usable once the read models have it: on a loaded machine that can take a while.
       if (!(await service.runtime.consistency.writeReadable(result.position, 60_000))) {
         throw new Error('the read models did not catch up with the new tenant within 60 s');

@@ -13,3 +13,4 @@ export * from './openapi-examples.ts';
 export * from './route-guard.ts';
 export * from './request-id.ts';
 export * from './notifications.ts';
+export * from './clock.ts';

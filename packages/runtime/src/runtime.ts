@@ -146,6 +146,7 @@ export async function createRuntime(
     consistency,
     includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
     rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    clock,
   };
   const applications = new ApplicationQueries(appPool);
   // Advisory-lock sessions (formula locks): bounded, and apart from the pools their holders use.
@@ -174,11 +175,10 @@ export async function createRuntime(
       ...tokenRoutes(deps),
       ...applicationRoutes(deps),
       ...tenantRoutes(deps),
-      ...memberRoutes({ ...deps, clock }),
+      ...memberRoutes(deps),
       ...invitationRoutes({
         ...deps,
         ownerPool,
-        clock,
         links: invitationLinks,
         mailLimits: new InvitationMailLimits(redis, {
           perInvitation: config.INVITATION_EMAILS_PER_INVITATION,
@@ -191,7 +191,7 @@ export async function createRuntime(
       ...reactorRoutes(reactorDeps),
       ...invocationRoutes({
         runs: reactorRuns,
-        detokenizer: new Detokenizer({ store, appPool, vault }),
+        detokenizer: new Detokenizer({ store, appPool, vault, clock }),
         reactors: new ReactorQueries(appPool, applications, vault),
       }),
       ...logRoutes(deps),

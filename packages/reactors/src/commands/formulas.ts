@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { executeCommand, fold, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
-import { withAdvisoryLock, type Pool, type Principal } from '@tokenvault/platform';
+import { withAdvisoryLock, type Clock, type Pool, type Principal } from '@tokenvault/platform';
 import type { ReactorFormulaBody } from '@tokenvault/contracts';
 import { streams } from '../domain/events.ts';
 import { formulaDecider, type FormulaEvent, type FormulaState, type FormulaView } from '../domain/formula.ts';
@@ -41,6 +41,7 @@ export interface FormulaCommandDeps {
   lockPool: Pool;
   reactors: ReactorQueries;
   applications: ApplicationQueries;
+  clock: Clock;
 }
 
 export class FormulaCommands {
@@ -62,7 +63,7 @@ export class FormulaCommands {
         tenantId: principal.tenantId,
         definition: body,
         actorId: principal.actorId,
-        now: new Date().toISOString(),
+        now: this.deps.clock.now().toISOString(),
       },
       metadataOf(principal, correlationId),
       { newStream: true },
@@ -95,7 +96,7 @@ export class FormulaCommands {
         tenantId: principal.tenantId,
         definition: body,
         actorId: principal.actorId,
-        now: new Date().toISOString(),
+        now: this.deps.clock.now().toISOString(),
       },
       metadataOf(principal, correlationId),
     );
@@ -117,7 +118,7 @@ export class FormulaCommands {
           tenantId,
           reactorsUsingIt,
           actorId: principal.actorId,
-          now: new Date().toISOString(),
+          now: this.deps.clock.now().toISOString(),
         },
         metadataOf(principal, correlationId),
       );

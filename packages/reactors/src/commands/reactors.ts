@@ -7,7 +7,7 @@ import {
   type ReadModelConsistency,
 } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
-import { withAdvisoryLock, type Pool, type Principal } from '@tokenvault/platform';
+import { withAdvisoryLock, type Clock, type Pool, type Principal } from '@tokenvault/platform';
 import type {
   ApplicationResponse,
   CreateReactorBody,
@@ -30,6 +30,7 @@ export interface ReactorCommandDeps {
   applications: ApplicationQueries;
   /** Seals each configuration under the tenant's data key before it is decided on. */
   vault: Vault;
+  clock: Clock;
 }
 
 /** How long a create waits, holding its formula's lock, for the read model to have the reactor. */
@@ -119,7 +120,7 @@ export class ReactorCommands {
           ...(application ? { application } : {}),
           caller: callerGrants(principal),
           actorId: principal.actorId,
-          now: new Date().toISOString(),
+          now: this.deps.clock.now().toISOString(),
         },
         metadataOf(principal, correlationId),
         { newStream: true },
@@ -161,7 +162,7 @@ export class ReactorCommands {
         ...(application ? { application } : {}),
         caller: callerGrants(principal),
         actorId: principal.actorId,
-        now: new Date().toISOString(),
+        now: this.deps.clock.now().toISOString(),
       },
       metadataOf(principal, correlationId),
     );
@@ -181,7 +182,7 @@ export class ReactorCommands {
         reactorId,
         tenantId: principal.tenantId,
         actorId: principal.actorId,
-        now: new Date().toISOString(),
+        now: this.deps.clock.now().toISOString(),
       },
       metadataOf(principal, correlationId),
     );

@@ -4,6 +4,7 @@ import {
   notFound,
   pageQuery,
   paginated,
+  type Clock,
   type Pool,
   type RouteDefinition,
 } from '@tokenvault/platform';
@@ -32,6 +33,7 @@ export interface ReactorRouteDeps {
   applications: ApplicationQueries;
   /** Seals reactor configurations (commands) and opens them (queries). */
   vault: Vault;
+  clock: Clock;
 }
 
 const missing = () => notFound('No reactor formula with this id.');
@@ -44,6 +46,7 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     lockPool: deps.lockPool,
     reactors: new ReactorQueries(deps.appPool, deps.applications, deps.vault),
     applications: deps.applications,
+    clock: deps.clock,
   });
   const queries = new FormulaQueries(deps.appPool);
   const tag = 'Reactor formulas';

@@ -10,6 +10,7 @@ import {
   type ApplicationState,
   type ApplicationView,
 } from '../domain/application.ts';
+import type { Clock } from '../domain/clock.ts';
 import { streams } from '../domain/events.ts';
 import { quotaOf, serviceDefaultQuota, type ApplicationCaller } from '../domain/grant-rule.ts';
 
@@ -22,8 +23,10 @@ export class ApplicationCommands {
   private readonly store: EventStore;
   private readonly serviceDefaultPerMinute: number;
   /** `rateLimitPerMinute`: RATE_LIMIT_PER_MINUTE, the quota of applications without their own. */
-  constructor(store: EventStore, rateLimitPerMinute: number) {
+  private readonly clock: Clock;
+  constructor(store: EventStore, rateLimitPerMinute: number, clock: Clock) {
     this.store = store;
+    this.clock = clock;
     this.serviceDefaultPerMinute = serviceDefaultQuota(rateLimitPerMinute);
   }
 
@@ -68,7 +71,7 @@ export class ApplicationCommands {
         caller: await this.callerGrants(principal),
         keyHash: hashApiKey(key),
         actorId: principal.actorId,
-        now: new Date().toISOString(),
+        now: this.clock.now().toISOString(),
       },
       metadataOf(principal, correlationId),
       { newStream: true },
@@ -96,7 +99,7 @@ export class ApplicationCommands {
         ...(body.rate_limit ? { rateLimit: body.rate_limit } : {}),
         caller: await this.callerGrants(principal),
         actorId: principal.actorId,
-        now: new Date().toISOString(),
+        now: this.clock.now().toISOString(),
       },
       metadataOf(principal, correlationId),
     );
@@ -114,7 +117,7 @@ export class ApplicationCommands {
         tenantId: principal.tenantId,
         caller: await this.callerGrants(principal),
         actorId: principal.actorId,
-        now: new Date().toISOString(),
+        now: this.clock.now().toISOString(),
       },
       metadataOf(principal, correlationId),
     );

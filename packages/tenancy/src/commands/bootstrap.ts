@@ -14,6 +14,7 @@ import { memberDecider } from '../domain/member.ts';
 import { tenantDecider } from '../domain/tenant.ts';
 import { userDecider } from '../domain/user.ts';
 import { userIdOfEmail } from '../domain/ids.ts';
+import { systemClock, type Clock } from '../domain/clock.ts';
 import { tenancyClaimScopes, userEmailKey } from '../domain/uniqueness.ts';
 
 export interface BootstrapResult {
@@ -33,6 +34,7 @@ export async function bootstrapTenant(
   store: EventStore,
   vault: Vault,
   input: { tenantName: string; ownerEmail: string },
+  clock: Clock = systemClock,
 ): Promise<BootstrapResult> {
   // Four appends follow: the input is checked by the API's own rules before the first of them.
   const tenantName = updateTenantBody.shape.name.safeParse(input.tenantName);
@@ -48,7 +50,7 @@ export async function bootstrapTenant(
   const holder = await store.claimHolder(tenancyClaimScopes.userEmail, userEmailKey(ownerEmail));
   const ownerId = holder ?? userIdOfEmail(ownerEmail);
   const applicationId = randomUUID();
-  const now = new Date().toISOString();
+  const now = clock.now().toISOString();
   const metadata: EventMetadata = { tenant_id: tenantId, actor_id: ownerId, actor_type: 'user' };
   await vault.createTenantKeys(tenantId);
   if (!holder) {

@@ -1,5 +1,6 @@
 import { executeCommand, metadataOf } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
+import type { Clock } from '../domain/clock.ts';
 import type { Principal } from '@tokenvault/platform';
 import type { TenantResponse, UpdateTenantBody } from '@tokenvault/contracts';
 import { streams } from '../domain/events.ts';
@@ -7,8 +8,10 @@ import { tenantDecider } from '../domain/tenant.ts';
 
 export class TenantCommands {
   private readonly store: EventStore;
-  constructor(store: EventStore) {
+  private readonly clock: Clock;
+  constructor(store: EventStore, clock: Clock) {
     this.store = store;
+    this.clock = clock;
   }
 
   async update(principal: Principal, body: UpdateTenantBody, correlationId: string) {
@@ -24,7 +27,7 @@ export class TenantCommands {
           ? { settings: { deduplicate_tokens: body.settings.deduplicate_tokens } }
           : {}),
         actorId: principal.actorId,
-        now: new Date().toISOString(),
+        now: this.clock.now().toISOString(),
       },
       metadataOf(principal, correlationId),
     );
@@ -43,7 +46,7 @@ export class TenantCommands {
         type: 'DeleteTenant',
         tenantId: principal.tenantId,
         actorId: principal.actorId,
-        now: new Date().toISOString(),
+        now: this.clock.now().toISOString(),
       },
       metadataOf(principal, correlationId),
     );

@@ -1,6 +1,1 @@
-/** Where commands and queries take "now" from: the system clock, or a test's controllable one. */
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
+export { systemClock, type Clock } from '@tokenvault/platform';

@@ -18,6 +18,7 @@ import {
   updateApplicationBody,
 } from '@tokenvault/contracts';
 import { ApplicationCommands } from '../commands/applications.ts';
+import type { Clock } from '../domain/clock.ts';
 import { ApplicationQueries } from '../queries/applications.ts';
 
 export interface ApplicationRouteDeps {
@@ -26,6 +27,7 @@ export interface ApplicationRouteDeps {
   consistency: ReadModelConsistency;
   /** RATE_LIMIT_PER_MINUTE: what an application without its own rate_limit may make. */
   rateLimitPerMinute: number;
+  clock: Clock;
 }
 
 const missing = () => notFound('No application with this id.');
@@ -35,8 +37,9 @@ export function applicationRoutes({
   appPool,
   consistency,
   rateLimitPerMinute,
+  clock,
 }: ApplicationRouteDeps): RouteDefinition[] {
-  const commands = new ApplicationCommands(store, rateLimitPerMinute);
+  const commands = new ApplicationCommands(store, rateLimitPerMinute, clock);
   const queries = new ApplicationQueries(appPool);
   const tag = 'Applications';
   return [

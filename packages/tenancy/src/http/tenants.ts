@@ -1,19 +1,21 @@
 import { defineRoute, notFound, type Pool, type RouteDefinition } from '@tokenvault/platform';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
+import type { Clock } from '../domain/clock.ts';
 import { tenantSchema, updateTenantBody } from '@tokenvault/contracts';
 import { TenantCommands } from '../commands/tenants.ts';
 import { getTenant } from '../queries/tenants.ts';
 
 export interface TenantRouteDeps {
   store: EventStore;
+  clock: Clock;
   appPool: Pool;
   consistency: ReadModelConsistency;
 }
 
 /** `self` is always the tenant that owns the calling key. */
-export function tenantRoutes({ store, appPool, consistency }: TenantRouteDeps): RouteDefinition[] {
-  const commands = new TenantCommands(store);
+export function tenantRoutes({ store, appPool, consistency, clock }: TenantRouteDeps): RouteDefinition[] {
+  const commands = new TenantCommands(store, clock);
   const tag = 'Tenant';
   return [
     defineRoute({

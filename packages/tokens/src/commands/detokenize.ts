@@ -1,4 +1,4 @@
-import { badRequest, forbidden, type Pool, type Principal } from '@tokenvault/platform';
+import { badRequest, forbidden, type Clock, type Pool, type Principal } from '@tokenvault/platform';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { allowedOnAll } from '../domain/access.ts';
@@ -13,12 +13,12 @@ import { ReadAuditor } from './read-audit.ts';
 export class Detokenizer {
   private readonly queries: TokenQueries;
   private readonly readAuditor: ReadAuditor;
-  private readonly deps: { store: EventStore; appPool: Pool; vault: Vault };
+  private readonly deps: { store: EventStore; appPool: Pool; vault: Vault; clock: Clock };
 
-  constructor(deps: { store: EventStore; appPool: Pool; vault: Vault }) {
+  constructor(deps: { store: EventStore; appPool: Pool; vault: Vault; clock: Clock }) {
     this.deps = deps;
-    this.queries = new TokenQueries(deps.appPool);
-    this.readAuditor = new ReadAuditor(deps.store);
+    this.queries = new TokenQueries(deps.appPool, deps.clock);
+    this.readAuditor = new ReadAuditor(deps.store, deps.clock);
   }
 
   async open(

@@ -1,6 +1,6 @@
 import type { EventStore, NewEvent } from '@tokenvault/eventstore';
 import { metadataOf } from '@tokenvault/cqrs';
-import type { Principal } from '@tokenvault/platform';
+import type { Clock, Principal } from '@tokenvault/platform';
 import type { TokenType } from '@tokenvault/contracts';
 import { maxTokensPerRead, tokenReadsStream, type TokensReadEvent } from '../domain/token.ts';
 
@@ -23,8 +23,10 @@ export class ReadAuditor {
   private readonly busyShards = new Set<number>();
 
   private readonly store: EventStore;
-  constructor(store: EventStore) {
+  private readonly clock: Clock;
+  constructor(store: EventStore, clock: Clock) {
     this.store = store;
+    this.clock = clock;
   }
 
   record(
@@ -34,7 +36,7 @@ export class ReadAuditor {
   ): Promise<void> {
     if (reads.length === 0) return Promise.resolve();
     const tenantId = principal.tenantId;
-    const readAt = new Date().toISOString();
+    const readAt = this.clock.now().toISOString();
     const metadata = metadataOf(principal, correlationId);
     return new Promise((resolve, reject) => {
       this.pending ??= { events: [], settle: [] };

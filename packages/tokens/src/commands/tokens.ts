@@ -6,6 +6,7 @@ import {
   conflict,
   forbidden,
   notFound,
+  type Clock,
   type FieldErrors,
   type Principal,
 } from '@tokenvault/platform';
@@ -49,10 +50,12 @@ export class TokenCommands {
   private readonly store: EventStore;
   private readonly vault: Vault;
   private readonly queries: TokenQueries;
-  constructor(store: EventStore, vault: Vault, queries: TokenQueries) {
+  private readonly clock: Clock;
+  constructor(store: EventStore, vault: Vault, queries: TokenQueries, clock: Clock) {
     this.store = store;
     this.vault = vault;
     this.queries = queries;
+    this.clock = clock;
   }
 
   /** With a parent, the token and its association to the parent are one event. */
@@ -104,7 +107,7 @@ export class TokenCommands {
     );
     if (state.status !== 'live') return undefined;
     const expiresAt = state.token.expires_at;
-    return expiresAt && Date.parse(expiresAt) <= Date.now() ? undefined : state.token;
+    return expiresAt && Date.parse(expiresAt) <= this.clock.now().getTime() ? undefined : state.token;
   }
 
   private async append(
@@ -125,7 +128,7 @@ export class TokenCommands {
       fingerprint: fields.fingerprint,
       ...(body.expires_at ? { expires_at: new Date(body.expires_at).toISOString() } : {}),
       created_by: principal.actorId,
-      created_at: new Date().toISOString(),
+      created_at: this.clock.now().toISOString(),
       ...(fields.parentId === undefined ? {} : { parent_id: fields.parentId }),
       ...(fields.deduplicated ? { deduplicated: true } : {}),
     };
@@ -307,7 +310,7 @@ export class TokenCommands {
       tenantId: principal.tenantId,
       grants: principal,
       actorId: principal.actorId,
-      now: new Date().toISOString(),
+      now: this.clock.now().toISOString(),
     };
   }
 }

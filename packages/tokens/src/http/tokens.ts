@@ -9,6 +9,7 @@ import {
   pageQuery,
   paginated,
   repeatable,
+  type Clock,
   type Pool,
   type Principal,
   type RouteDefinition,
@@ -98,13 +99,15 @@ export interface TokenRouteDeps {
   consistency: ReadModelConsistency;
   /** The plan's monthly active tokens, shown in the usage report. */
   includedMonthlyActiveTokens: number;
+  /** Every timestamp and expiry check of tokens. */
+  clock: Clock;
 }
 
 export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
-  const { store, appPool, vault, consistency } = deps;
-  const queries = new TokenQueries(appPool);
-  const commands = new TokenCommands(store, vault, queries);
-  const readAuditor = new ReadAuditor(store);
+  const { store, appPool, vault, consistency, clock } = deps;
+  const queries = new TokenQueries(appPool, clock);
+  const commands = new TokenCommands(store, vault, queries, clock);
+  const readAuditor = new ReadAuditor(store, clock);
 
   /** A live token of the caller's tenant on which the caller holds the permission, or 404/403. */
   const tokenFor = async (
@@ -348,7 +351,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
         return {
           status: 200,
           headers,
-          body: await usageReport(appPool, principal.tenantId, deps.includedMonthlyActiveTokens),
+          body: await usageReport(appPool, principal.tenantId, deps.includedMonthlyActiveTokens, clock.now()),
         };
       },
     }),

@@ -1,4 +1,4 @@
-import { withTenant, type Pool } from '@tokenvault/platform';
+import { withTenant, type Clock, type Pool } from '@tokenvault/platform';
 import type { TokenResponse, TokenType } from '@tokenvault/contracts';
 
 export interface TokenRow {
@@ -16,7 +16,9 @@ export interface TokenRow {
   modified_at: Date | null;
 }
 
-const live = '(expires_at IS NULL OR expires_at > now())';
+/** Not expired at `placeholder` (the clock's now: every expiry check reads the one clock). */
+const liveAt = (placeholder: string, table = '') =>
+  `(${table}expires_at IS NULL OR ${table}expires_at > ${placeholder}::timestamptz)`;
 
 /** Rows of the newest-first walk a metadata-filtered list reads before it asks the GIN index. */
 const metadataWalk = 2_000;
@@ -41,16 +43,18 @@ export function tokenFields(row: Omit<TokenRow, 'data_ciphertext'>): TokenRespon
 /** Reads run as the tenant: row-level security hides every other tenant's rows. */
 export class TokenQueries {
   private readonly appPool: Pool;
-  constructor(appPool: Pool) {
+  private readonly clock: Clock;
+  constructor(appPool: Pool, clock: Clock) {
     this.appPool = appPool;
+    this.clock = clock;
   }
 
   /** A live token (not deleted, not expired), or undefined. */
   async get(tenantId: string, id: string): Promise<TokenRow | undefined> {
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<TokenRow>(
-        `SELECT * FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${live}`,
-        [tenantId, id],
+        `SELECT * FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${liveAt('$3')}`,
+        [tenantId, id, this.clock.now()],
       );
       return result.rows[0];
     });
@@ -61,8 +65,8 @@ export class TokenQueries {
     if (ids.length === 0) return [];
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<TokenRow>(
-        `SELECT * FROM tokens WHERE tenant_id = $1 AND id = ANY($2::text[]) AND ${live}`,
-        [tenantId, ids],
+        `SELECT * FROM tokens WHERE tenant_id = $1 AND id = ANY($2::text[]) AND ${liveAt('$3')}`,
+        [tenantId, ids, this.clock.now()],
       );
       return result.rows;
     });
@@ -90,12 +94,8 @@ export class TokenQueries {
     parentId: string,
     filter: { ids: string[]; types: string[]; readableUnder: string[] | null; page: number; size: number },
   ): Promise<{ rows: TokenRow[]; total: number }> {
-    const conditions = [
-      'a.tenant_id = $1',
-      'a.parent_id = $2',
-      '(a.expires_at IS NULL OR a.expires_at > now())',
-    ];
-    const values: unknown[] = [tenantId, parentId];
+    const conditions = ['a.tenant_id = $1', 'a.parent_id = $2', liveAt('$3', 'a.')];
+    const values: unknown[] = [tenantId, parentId, this.clock.now()];
     const add = (sql: (placeholder: string) => string, value: unknown) => {
       values.push(value);
       conditions.push(sql(`$${values.length}`));
@@ -150,8 +150,8 @@ export class TokenQueries {
       size: number;
     },
   ): Promise<{ rows: TokenRow[]; hasMore: boolean }> {
-    const conditions = ['tenant_id = $1', live];
-    const values: unknown[] = [tenantId];
+    const conditions = ['tenant_id = $1', liveAt('$2')];
+    const values: unknown[] = [tenantId, this.clock.now()];
     const add = (sql: (placeholder: string) => string, value: unknown) => {
       values.push(value);
       conditions.push(sql(`$${values.length}`));
@@ -212,10 +212,10 @@ export class TokenQueries {
   ): Promise<TokenRow | undefined> {
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<TokenRow>(
-        `SELECT * FROM tokens WHERE tenant_id = $1 AND type = $2 AND fingerprint = $3 AND ${live}
+        `SELECT * FROM tokens WHERE tenant_id = $1 AND type = $2 AND fingerprint = $3 AND ${liveAt('$6')}
            AND containers @> $4::text[] AND containers <@ $4::text[] AND id IS DISTINCT FROM $5
          ORDER BY created_at, id LIMIT 1`,
-        [tenantId, type, fingerprint, containers, exceptId ?? null],
+        [tenantId, type, fingerprint, containers, exceptId ?? null, this.clock.now()],
       );
       return result.rows[0];
     });

@@ -14,6 +14,8 @@ export async function usageReport(
   appPool: Pool,
   tenantId: string,
   includedMonthlyActiveTokens: number,
+  /** The report's month is the month of this instant (UTC). */
+  now: Date,
 ): Promise<UsageReport> {
   return withTenant(appPool, tenantId, async (client) => {
     const types = await client.query<{ type: TokenType; count: number; last_created_at: Date | null }>(
@@ -22,8 +24,8 @@ export async function usageReport(
     );
     const month = await client.query<{ active_tokens: number }>(
       `SELECT active_tokens FROM token_monthly_usage
-       WHERE tenant_id = $1 AND month = date_trunc('month', now() AT TIME ZONE 'UTC')::date`,
-      [tenantId],
+       WHERE tenant_id = $1 AND month = date_trunc('month', $2::timestamptz AT TIME ZONE 'UTC')::date`,
+      [tenantId, now],
     );
     const metrics: UsageReport['token_report']['metrics_by_type'] = {};
     for (const type of tokenTypes) metrics[type] = { count: 0 };

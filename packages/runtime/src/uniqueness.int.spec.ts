@@ -1,0 +1,380 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool, type Pool } from '@tokenvault/platform';
+import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
+import {
+  eventStoreMigrations,
+  PostgresEventStore,
+  UniqueClaimTaken,
+  type ExpectedRevision,
+} from '@tokenvault/eventstore';
+import { tenancyStreams, type TenancyEvent } from '@tokenvault/tenancy';
+import { tokenStream, type TokenEvent } from '@tokenvault/tokens';
+import { uniquenessOf } from './projections.ts';
+
+// The uniqueness claims as the runtime wires them (tenancy's, then tokens'), end to end through
+// the PostgreSQL store: an append whose event claims a key another holder has is refused whole.
+
+type TenancyData<Type extends TenancyEvent['type']> = Extract<TenancyEvent, { type: Type }>['data'];
+type TokenData<Type extends TokenEvent['type']> = Extract<TokenEvent, { type: Type }>['data'];
+
+const actor = randomUUID();
+const at = '2026-01-10T10:00:00.000Z';
+
+describe('uniqueness claims of the runtime', () => {
+  let database: TestDatabase;
+  let pool: Pool;
+  let store: PostgresEventStore;
+
+  beforeAll(async () => {
+    database = await createTestDatabase(eventStoreMigrations);
+    pool = createPool({ connectionString: database.url, max: 4 });
+    store = new PostgresEventStore(pool, { uniqueness: uniquenessOf });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await pool?.end();
+    await database?.drop();
+  });
+
+  /** One event; its metadata names the data's tenant (a user's registration: a tenant of its own). */
+  const append = (stream: string, type: string, data: object, expectedRevision: ExpectedRevision = 'any') =>
+    store.append(
+      stream,
+      [{ type, data, metadata: { tenant_id: (data as { tenant_id?: string }).tenant_id ?? randomUUID() } }],
+      { expectedRevision },
+    );
+
+  /** The append's error (it must fail), after checking it stored nothing in its stream. */
+  async function refused(stream: string, appending: () => Promise<unknown>): Promise<UniqueClaimTaken> {
+    const before = await store.readStream(stream);
+    const error = await appending().then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(UniqueClaimTaken);
+    expect(await store.readStream(stream)).toEqual(before);
+    return error as UniqueClaimTaken;
+  }
+
+  // Tenancy.
+
+  const registerUser = (userId: string, email: string) => {
+    const data: TenancyData<'UserRegistered'> = { user_id: userId, email, created_at: at };
+    return append(tenancyStreams.user(userId), 'UserRegistered', data, 'no_stream');
+  };
+
+  const invitation = (tenantId: string, invitationId: string) =>
+    tenancyStreams.invitation(tenantId, invitationId);
+  const createInvitation = (tenantId: string, invitationId: string, email: string) => {
+    const data: TenancyData<'InvitationCreated'> = {
+      invitation_id: invitationId,
+      tenant_id: tenantId,
+      email,
+      link_version: 1,
+      token_hash: 'hash',
+      expires_at: '2026-01-17T10:00:00.000Z',
+      created_by: actor,
+      created_at: at,
+    };
+    return append(invitation(tenantId, invitationId), 'InvitationCreated', data, 'no_stream');
+  };
+  const deleteInvitation = (tenantId: string, invitationId: string) => {
+    const data: TenancyData<'InvitationDeleted'> = {
+      invitation_id: invitationId,
+      tenant_id: tenantId,
+      deleted_by: actor,
+      deleted_at: at,
+    };
+    return append(invitation(tenantId, invitationId), 'InvitationDeleted', data);
+  };
+  const acceptInvitation = (tenantId: string, invitationId: string) => {
+    const data: TenancyData<'InvitationAccepted'> = {
+      invitation_id: invitationId,
+      tenant_id: tenantId,
+      link_version: 1,
+      member_id: randomUUID(),
+      user_id: randomUUID(),
+      accepted_at: at,
+    };
+    return append(invitation(tenantId, invitationId), 'InvitationAccepted', data);
+  };
+  const resendInvitation = (tenantId: string, invitationId: string) => {
+    const data: TenancyData<'InvitationResent'> = {
+      invitation_id: invitationId,
+      tenant_id: tenantId,
+      link_version: 2,
+      token_hash: 'hash-2',
+      expires_at: '2026-01-18T10:00:00.000Z',
+      modified_by: actor,
+      modified_at: at,
+    };
+    return append(invitation(tenantId, invitationId), 'InvitationResent', data);
+  };
+
+  const member = (tenantId: string, memberId: string) => tenancyStreams.member(tenantId, memberId);
+  const addMember = (tenantId: string, memberId: string, userId: string) => {
+    const data: TenancyData<'MemberAdded'> = {
+      member_id: memberId,
+      tenant_id: tenantId,
+      user_id: userId,
+      role: 'ADMIN',
+      created_by: actor,
+      created_at: at,
+    };
+    return append(member(tenantId, memberId), 'MemberAdded', data, 'no_stream');
+  };
+  const removeMember = (tenantId: string, memberId: string, userId: string) => {
+    const data: TenancyData<'MemberRemoved'> = {
+      member_id: memberId,
+      tenant_id: tenantId,
+      user_id: userId,
+      removed_by: actor,
+      removed_at: at,
+    };
+    return append(member(tenantId, memberId), 'MemberRemoved', data);
+  };
+
+  const deleteTenant = (tenantId: string) => {
+    const data: TenancyData<'TenantDeleted'> = { tenant_id: tenantId, deleted_by: actor, deleted_at: at };
+    return append(tenancyStreams.tenant(tenantId), 'TenantDeleted', data);
+  };
+
+  // Tokens.
+
+  interface TokenIdentity {
+    type: 'token' | 'card' | 'bank';
+    containers: string[];
+    fingerprint: string;
+  }
+  const cardData: TokenIdentity = {
+    type: 'card',
+    containers: ['/pci/', '/general/'],
+    fingerprint: 'fp-card',
+  };
+
+  const createToken = (tenantId: string, tokenId: string, identity: TokenIdentity, deduplicated = true) => {
+    const data: TokenData<'TokenCreated'> = {
+      token_id: tokenId,
+      tenant_id: tenantId,
+      ...identity,
+      data_ciphertext: `sealed-${tokenId}`,
+      metadata: {},
+      created_by: actor,
+      created_at: at,
+      ...(deduplicated ? { deduplicated: true as const } : {}),
+    };
+    return append(tokenStream(tenantId, tokenId), 'TokenCreated', data, 'no_stream');
+  };
+  const updateToken = (
+    tenantId: string,
+    tokenId: string,
+    identity: TokenIdentity,
+    dataClaim: 'released' | 'moved' | undefined,
+  ) => {
+    const data: TokenData<'TokenUpdated'> = {
+      token_id: tokenId,
+      tenant_id: tenantId,
+      ...identity,
+      data_ciphertext: `sealed-again-${tokenId}`,
+      metadata: {},
+      ...(dataClaim ? { data_claim: dataClaim } : {}),
+      modified_by: actor,
+      modified_at: at,
+    };
+    return append(tokenStream(tenantId, tokenId), 'TokenUpdated', data);
+  };
+  const deleteToken = (tenantId: string, tokenId: string, type: TokenIdentity['type']) => {
+    const data: TokenData<'TokenDeleted'> = {
+      token_id: tokenId,
+      tenant_id: tenantId,
+      type,
+      parent_ids: [],
+      child_ids: [],
+      deleted_by: actor,
+      deleted_at: at,
+    };
+    return append(tokenStream(tenantId, tokenId), 'TokenDeleted', data);
+  };
+
+  describe('one user per e-mail address', () => {
+    it('refuses a second registration of an address in any case, naming the first user', async () => {
+      const [first, second] = [randomUUID(), randomUUID()];
+      const address = `${randomUUID()}@Example.com`;
+      await registerUser(first, address);
+      const error = await refused(tenancyStreams.user(second), () =>
+        registerUser(second, address.toUpperCase().replace('EXAMPLE', 'example')),
+      );
+      expect(error).toMatchObject({ scope: 'user-email', key: address.toLowerCase(), holder: first });
+      expect(await store.claimHolder('user-email', address.toLowerCase())).toBe(first);
+      // Another address is free.
+      await registerUser(second, `other-${address}`);
+    });
+  });
+
+  describe('one pending invitation per address and tenant', () => {
+    it('refuses a second invitation of an address (any case) in the tenant, not in another tenant', async () => {
+      const [tenant, otherTenant] = [randomUUID(), randomUUID()];
+      const [first, second, elsewhere] = [randomUUID(), randomUUID(), randomUUID()];
+      await createInvitation(tenant, first, 'Ann@Example.com');
+      const error = await refused(invitation(tenant, second), () =>
+        createInvitation(tenant, second, 'ann@example.COM'),
+      );
+      expect(error).toMatchObject({
+        scope: 'invitation-email',
+        key: `${tenant}:ann@example.com`,
+        holder: first,
+      });
+      await createInvitation(otherTenant, elsewhere, 'ann@example.com');
+    });
+
+    it('keeps the address through a resend; frees it once the invitation is deleted or accepted', async () => {
+      const tenant = randomUUID();
+      const [first, second, third, fourth] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+      await createInvitation(tenant, first, 'bob@example.com');
+      await resendInvitation(tenant, first);
+      expect(
+        (await refused(invitation(tenant, second), () => createInvitation(tenant, second, 'bob@example.com')))
+          .holder,
+      ).toBe(first);
+
+      await deleteInvitation(tenant, first);
+      await createInvitation(tenant, second, 'bob@example.com');
+      expect(
+        (await refused(invitation(tenant, third), () => createInvitation(tenant, third, 'bob@example.com')))
+          .holder,
+      ).toBe(second);
+
+      await acceptInvitation(tenant, second);
+      await createInvitation(tenant, third, 'BOB@example.com');
+      expect(await store.claimHolder('invitation-email', `${tenant}:bob@example.com`)).toBe(third);
+      await refused(invitation(tenant, fourth), () => createInvitation(tenant, fourth, 'bob@example.com'));
+    });
+  });
+
+  describe('one membership per user and tenant', () => {
+    it('refuses a second membership of a user in the tenant until the first is removed', async () => {
+      const [tenant, otherTenant] = [randomUUID(), randomUUID()];
+      const user = randomUUID();
+      const [first, second, elsewhere] = [randomUUID(), randomUUID(), randomUUID()];
+      await addMember(tenant, first, user);
+      const error = await refused(member(tenant, second), () => addMember(tenant, second, user));
+      expect(error).toMatchObject({ scope: 'tenant-member', key: `${tenant}:${user}`, holder: first });
+      // The same user in another tenant, and another user in this one.
+      await addMember(otherTenant, elsewhere, user);
+      await addMember(tenant, randomUUID(), randomUUID());
+
+      await removeMember(tenant, first, user);
+      await addMember(tenant, second, user);
+      expect(await store.claimHolder('tenant-member', `${tenant}:${user}`)).toBe(second);
+    });
+  });
+
+  describe('one deduplicated token per data, type and containers in a tenant', () => {
+    it('refuses a deduplicated create of equal data (containers in any order), naming the holder', async () => {
+      const tenant = randomUUID();
+      await createToken(tenant, 'first', cardData);
+      const error = await refused(tokenStream(tenant, 'second'), () =>
+        createToken(tenant, 'second', { ...cardData, containers: ['/general/', '/pci/'] }),
+      );
+      expect(error).toMatchObject({
+        scope: 'token-data',
+        key: `${tenant}:card:/general/,/pci/:fp-card`,
+        holder: `${tenant}/first`,
+      });
+    });
+
+    it('lets through data that differs in tenant, type, containers or fingerprint, and creates that do not deduplicate', async () => {
+      const [tenant, otherTenant] = [randomUUID(), randomUUID()];
+      await createToken(tenant, 'first', cardData);
+      await createToken(otherTenant, 'first', cardData);
+      await createToken(tenant, 'other-type', { ...cardData, type: 'bank' });
+      await createToken(tenant, 'fewer-containers', { ...cardData, containers: ['/pci/'] });
+      await createToken(tenant, 'other-data', { ...cardData, fingerprint: 'fp-other' });
+      await createToken(tenant, 'not-deduplicated', cardData, false);
+      expect(await store.claimHolder('token-data', `${tenant}:card:/general/,/pci/:fp-card`)).toBe(
+        `${tenant}/first`,
+      );
+    });
+
+    it('frees the data when the token releases its claim (an update while not deduplicating) or is deleted', async () => {
+      const tenant = randomUUID();
+      await createToken(tenant, 'first', cardData);
+      // An update that keeps the data claims nothing and gives up nothing.
+      await updateToken(tenant, 'first', cardData, undefined);
+      await refused(tokenStream(tenant, 'second'), () => createToken(tenant, 'second', cardData));
+
+      await updateToken(tenant, 'first', { ...cardData, fingerprint: 'fp-new' }, 'released');
+      await createToken(tenant, 'second', cardData);
+      // Released: the new data of the first token is no one's.
+      await createToken(tenant, 'third', { ...cardData, fingerprint: 'fp-new' });
+
+      await deleteToken(tenant, 'second', 'card');
+      await createToken(tenant, 'fourth', cardData);
+      expect(await store.claimHolder('token-data', `${tenant}:card:/general/,/pci/:fp-card`)).toBe(
+        `${tenant}/fourth`,
+      );
+    });
+
+    it('moves the claim with the data: the old data is free, the new one taken (and refused when taken)', async () => {
+      const tenant = randomUUID();
+      await createToken(tenant, 'mover', cardData);
+      await createToken(tenant, 'holder', { ...cardData, fingerprint: 'fp-held' });
+
+      await updateToken(tenant, 'mover', { ...cardData, fingerprint: 'fp-moved' }, 'moved');
+      await createToken(tenant, 'old-data', cardData);
+      const error = await refused(tokenStream(tenant, 'new-data'), () =>
+        createToken(tenant, 'new-data', { ...cardData, fingerprint: 'fp-moved' }),
+      );
+      expect(error.holder).toBe(`${tenant}/mover`);
+
+      // Onto data another token holds: the update itself is refused, and the mover keeps its claim.
+      const moveOnto = await refused(tokenStream(tenant, 'mover'), () =>
+        updateToken(tenant, 'mover', { ...cardData, fingerprint: 'fp-held' }, 'moved'),
+      );
+      expect(moveOnto.holder).toBe(`${tenant}/holder`);
+      expect(await store.claimHolder('token-data', `${tenant}:card:/general/,/pci/:fp-moved`)).toBe(
+        `${tenant}/mover`,
+      );
+    });
+  });
+
+  describe('TenantDeleted', () => {
+    it('frees every claim of the tenant and none of another tenant’s (nor the users’)', async () => {
+      const [tenant, otherTenant] = [randomUUID(), randomUUID()];
+      const user = randomUUID();
+      const address = `${randomUUID()}@example.com`;
+      await registerUser(user, address);
+      for (const tenantId of [tenant, otherTenant]) {
+        await createInvitation(tenantId, randomUUID(), 'carol@example.com');
+        await addMember(tenantId, randomUUID(), user);
+        await createToken(tenantId, 'token', cardData);
+      }
+      const claimsOf = async (tenantId: string) =>
+        (
+          await pool.query<{ scope: string }>(
+            'SELECT scope FROM es_unique_claims WHERE tenant_id = $1 ORDER BY scope',
+            [tenantId],
+          )
+        ).rows.map((row) => row.scope);
+      expect(await claimsOf(tenant)).toEqual(['invitation-email', 'tenant-member', 'token-data']);
+
+      await deleteTenant(tenant);
+      expect(await claimsOf(tenant)).toEqual([]);
+      expect(await claimsOf(otherTenant)).toEqual(['invitation-email', 'tenant-member', 'token-data']);
+      expect(await store.claimHolder('user-email', address)).toBe(user);
+
+      // Free again in the deleted tenant, still held in the other.
+      await createInvitation(tenant, randomUUID(), 'carol@example.com');
+      await addMember(tenant, randomUUID(), user);
+      await createToken(tenant, 'token-again', cardData);
+      const invitationId = randomUUID();
+      await refused(invitation(otherTenant, invitationId), () =>
+        createInvitation(otherTenant, invitationId, 'carol@example.com'),
+      );
+      await refused(tokenStream(otherTenant, 'token-again'), () =>
+        createToken(otherTenant, 'token-again', cardData),
+      );
+    });
+  });
+});

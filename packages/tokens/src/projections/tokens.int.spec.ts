@@ -1,0 +1,461 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPool, type Pool, type PoolClient } from '@tokenvault/platform';
+import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
+import { projectionSpec, recordedEvent } from '@tokenvault/cqrs/testing';
+import { tokensMigrations } from '../migrations.ts';
+import { tokenStream, type TokenEvent } from '../domain/token.ts';
+import { tokensProjection } from './tokens.ts';
+
+type DataOf<Type extends TokenEvent['type']> = Extract<TokenEvent, { type: Type }>['data'];
+
+const tenant = randomUUID();
+const otherTenant = randomUUID();
+const actor = randomUUID();
+
+const created = (tokenId: string, fields: Partial<DataOf<'TokenCreated'>> = {}) => {
+  const data: DataOf<'TokenCreated'> = {
+    token_id: tokenId,
+    tenant_id: tenant,
+    type: 'token',
+    data_ciphertext: `sealed-${tokenId}`,
+    containers: ['/general/'],
+    metadata: {},
+    fingerprint: `fp-${tokenId}`,
+    created_by: actor,
+    created_at: '2026-01-10T10:00:00.000Z',
+    ...fields,
+  };
+  return recordedEvent('TokenCreated', data, { stream: tokenStream(data.tenant_id, tokenId) });
+};
+
+const updated = (tokenId: string, fields: Partial<DataOf<'TokenUpdated'>> = {}) => {
+  const data: DataOf<'TokenUpdated'> = {
+    token_id: tokenId,
+    tenant_id: tenant,
+    type: 'token',
+    data_ciphertext: `sealed-again-${tokenId}`,
+    fingerprint: `fp-again-${tokenId}`,
+    containers: ['/general/'],
+    metadata: {},
+    modified_by: actor,
+    modified_at: '2026-01-11T10:00:00.000Z',
+    ...fields,
+  };
+  return recordedEvent('TokenUpdated', data, { stream: tokenStream(data.tenant_id, tokenId) });
+};
+
+const associated = (parentId: string, childId: string, fields: Partial<DataOf<'TokenAssociated'>> = {}) => {
+  const data: DataOf<'TokenAssociated'> = {
+    tenant_id: tenant,
+    parent_id: parentId,
+    child_id: childId,
+    type: 'token',
+    containers: ['/general/'],
+    associated_by: actor,
+    associated_at: '2026-01-12T10:00:00.000Z',
+    ...fields,
+  };
+  return recordedEvent('TokenAssociated', data, { stream: tokenStream(data.tenant_id, childId) });
+};
+
+const dissociated = (parentId: string, childId: string) => {
+  const data: DataOf<'TokenDissociated'> = {
+    tenant_id: tenant,
+    parent_id: parentId,
+    child_id: childId,
+    type: 'token',
+    dissociated_by: actor,
+    dissociated_at: '2026-01-13T10:00:00.000Z',
+  };
+  return recordedEvent('TokenDissociated', data, { stream: tokenStream(tenant, childId) });
+};
+
+const deleted = (tokenId: string, fields: Partial<DataOf<'TokenDeleted'>> = {}) => {
+  const data: DataOf<'TokenDeleted'> = {
+    token_id: tokenId,
+    tenant_id: tenant,
+    type: 'token',
+    parent_ids: [],
+    child_ids: [],
+    deleted_by: actor,
+    deleted_at: '2026-01-14T10:00:00.000Z',
+    ...fields,
+  };
+  return recordedEvent('TokenDeleted', data, { stream: tokenStream(data.tenant_id, tokenId) });
+};
+
+const tenantDeleted = (tenantId: string) =>
+  recordedEvent('TenantDeleted', {
+    tenant_id: tenantId,
+    deleted_by: actor,
+    deleted_at: '2026-01-15T10:00:00.000Z',
+  });
+
+interface TokenRow {
+  tenant_id: string;
+  id: string;
+  type: string;
+  data_ciphertext: string;
+  containers: string[];
+  metadata: Record<string, string>;
+  fingerprint: string;
+  expires_at: Date | null;
+  created_by: string;
+  created_at: Date;
+  modified_by: string | null;
+  modified_at: Date | null;
+}
+
+interface AssociationRow {
+  tenant_id: string;
+  parent_id: string;
+  child_id: string;
+  type: string;
+  containers: string[];
+  expires_at: Date | null;
+  associated_at: Date;
+}
+
+const tokens = async (tx: PoolClient) =>
+  (await tx.query<TokenRow>('SELECT * FROM tokens ORDER BY tenant_id, id')).rows;
+const tokenIds = async (tx: PoolClient, tenantId = tenant) =>
+  (await tokens(tx)).filter((row) => row.tenant_id === tenantId).map((row) => row.id);
+const associations = async (tx: PoolClient) =>
+  (
+    await tx.query<AssociationRow>(
+      `SELECT tenant_id, parent_id, child_id, type, containers, expires_at, associated_at
+       FROM token_associations ORDER BY tenant_id, parent_id, child_id`,
+    )
+  ).rows;
+/** Associations as `parent>child`, of one tenant. */
+const pairs = async (tx: PoolClient, tenantId = tenant) =>
+  (await associations(tx))
+    .filter((row) => row.tenant_id === tenantId)
+    .map((row) => `${row.parent_id}>${row.child_id}`);
+
+describe('tokensProjection', () => {
+  let database: TestDatabase;
+  let pool: Pool;
+  const spec = () => projectionSpec(tokensProjection, pool);
+
+  beforeAll(async () => {
+    database = await createTestDatabase(tokensMigrations);
+    pool = createPool({ connectionString: database.url, max: 2 });
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await database?.drop();
+  });
+
+  describe('TokenCreated', () => {
+    it('inserts the token as decided', async () => {
+      await spec()
+        .given([])
+        .when([
+          created('tok-1', {
+            type: 'card',
+            containers: ['/pci/high/', '/general/'],
+            metadata: { customer: 'c-1' },
+            expires_at: '2027-01-01T00:00:00.000Z',
+          }),
+        ])
+        .then(async (tx) => {
+          expect(await tokens(tx)).toEqual([
+            {
+              tenant_id: tenant,
+              id: 'tok-1',
+              type: 'card',
+              data_ciphertext: 'sealed-tok-1',
+              containers: ['/pci/high/', '/general/'],
+              metadata: { customer: 'c-1' },
+              fingerprint: 'fp-tok-1',
+              expires_at: new Date('2027-01-01T00:00:00.000Z'),
+              created_by: actor,
+              created_at: new Date('2026-01-10T10:00:00.000Z'),
+              modified_by: null,
+              modified_at: null,
+            },
+          ]);
+          expect(await associations(tx)).toEqual([]);
+        });
+    });
+
+    it('inserts a child created under a parent together with its association', async () => {
+      await spec()
+        .given([created('parent')])
+        .when([
+          created('child', {
+            parent_id: 'parent',
+            type: 'bank',
+            containers: ['/bank/'],
+            expires_at: '2027-02-01T00:00:00.000Z',
+            created_at: '2026-01-10T11:00:00.000Z',
+          }),
+        ])
+        .then(async (tx) => {
+          expect(await tokenIds(tx)).toEqual(['child', 'parent']);
+          expect(await associations(tx)).toEqual([
+            {
+              tenant_id: tenant,
+              parent_id: 'parent',
+              child_id: 'child',
+              type: 'bank',
+              containers: ['/bank/'],
+              expires_at: new Date('2027-02-01T00:00:00.000Z'),
+              associated_at: new Date('2026-01-10T11:00:00.000Z'),
+            },
+          ]);
+        });
+    });
+
+    it('is idempotent: the same events applied again change nothing', async () => {
+      const events = [created('parent'), created('child', { parent_id: 'parent' })];
+      await spec()
+        .given(events)
+        .when(events)
+        .then(async (tx) => {
+          expect(await tokenIds(tx)).toEqual(['child', 'parent']);
+          expect(await pairs(tx)).toEqual(['parent>child']);
+        });
+    });
+
+    it('keeps the first row when an id is created again (ids are never reused)', async () => {
+      await spec()
+        .given([created('tok-1')])
+        .when([created('tok-1', { data_ciphertext: 'other', fingerprint: 'other' })])
+        .then(async (tx) => {
+          expect((await tokens(tx)).map((row) => row.data_ciphertext)).toEqual(['sealed-tok-1']);
+        });
+    });
+
+    it('keeps token ids apart by tenant', async () => {
+      await spec()
+        .given([created('tok-1')])
+        .when([created('tok-1', { tenant_id: otherTenant, data_ciphertext: 'theirs' })])
+        .then(async (tx) => {
+          const ciphertextOf = async (tenantId: string) =>
+            (await tokens(tx)).filter((row) => row.tenant_id === tenantId).map((row) => row.data_ciphertext);
+          expect(await ciphertextOf(tenant)).toEqual(['sealed-tok-1']);
+          expect(await ciphertextOf(otherTenant)).toEqual(['theirs']);
+        });
+    });
+  });
+
+  describe('TokenUpdated', () => {
+    it('sets the editable state in full: an expiry absent from the event is removed', async () => {
+      await spec()
+        .given([created('tok-1', { metadata: { a: '1' }, expires_at: '2027-01-01T00:00:00.000Z' })])
+        .when([updated('tok-1', { containers: ['/moved/'], metadata: { b: '2' } })])
+        .then(async (tx) => {
+          expect(await tokens(tx)).toEqual([
+            expect.objectContaining({
+              id: 'tok-1',
+              data_ciphertext: 'sealed-again-tok-1',
+              fingerprint: 'fp-again-tok-1',
+              containers: ['/moved/'],
+              metadata: { b: '2' },
+              expires_at: null,
+              created_at: new Date('2026-01-10T10:00:00.000Z'),
+              modified_by: actor,
+              modified_at: new Date('2026-01-11T10:00:00.000Z'),
+            }),
+          ]);
+        });
+    });
+
+    // An UPDATE … FROM with several rows for one token applies whichever its join meets first: a
+    // hash join meets the last, a nested loop over the events the first. Both plans are tried.
+    for (const [plan, settings] of [
+      ['the planner’s join', {}],
+      ['a nested loop', { enable_hashjoin: 'off', enable_mergejoin: 'off' }],
+    ] as const) {
+      it(`applies the last of several updates of a token in one batch (${plan})`, async () => {
+        await projectionSpec(tokensProjection, pool, { settings })
+          .given([created('tok-1'), created('tok-2')])
+          .when([
+            updated('tok-1', { metadata: { v: '1' } }),
+            updated('tok-2', { metadata: { v: 'a' } }),
+            updated('tok-1', { metadata: { v: '2' } }),
+            updated('tok-2', { metadata: { v: 'b' } }),
+            updated('tok-1', { metadata: { v: '3' }, modified_at: '2026-01-11T12:00:00.000Z' }),
+          ])
+          .then(async (tx) => {
+            expect((await tokens(tx)).map((row) => [row.id, row.metadata.v, row.modified_at])).toEqual([
+              ['tok-1', '3', new Date('2026-01-11T12:00:00.000Z')],
+              ['tok-2', 'b', new Date('2026-01-11T10:00:00.000Z')],
+            ]);
+          });
+      });
+    }
+
+    it('carries the new containers and expiry to the token’s associations as a child, not as a parent', async () => {
+      await spec()
+        .given([
+          created('grandparent'),
+          created('parent', { parent_id: 'grandparent' }),
+          created('child', { parent_id: 'parent' }),
+        ])
+        .when([updated('parent', { containers: ['/moved/'], expires_at: '2027-03-01T00:00:00.000Z' })])
+        .then(async (tx) => {
+          expect(
+            (await associations(tx)).map((row) => [
+              row.parent_id,
+              row.child_id,
+              row.containers,
+              row.expires_at,
+            ]),
+          ).toEqual([
+            ['grandparent', 'parent', ['/moved/'], new Date('2027-03-01T00:00:00.000Z')],
+            ['parent', 'child', ['/general/'], null],
+          ]);
+        });
+    });
+
+    it('changes nothing for a token the read model does not hold', async () => {
+      await spec()
+        .given([created('tok-1')])
+        .when([updated('absent')])
+        .then(async (tx) => {
+          expect(await tokenIds(tx)).toEqual(['tok-1']);
+          expect((await tokens(tx))[0]!.modified_at).toBeNull();
+        });
+    });
+  });
+
+  describe('TokenAssociated and TokenDissociated', () => {
+    it('adds an association with the child’s fields', async () => {
+      await spec()
+        .given([created('parent'), created('child', { type: 'card', containers: ['/pci/'] })])
+        .when([
+          associated('parent', 'child', {
+            type: 'card',
+            containers: ['/pci/'],
+            expires_at: '2027-04-01T00:00:00.000Z',
+          }),
+        ])
+        .then(async (tx) => {
+          expect(await associations(tx)).toEqual([
+            {
+              tenant_id: tenant,
+              parent_id: 'parent',
+              child_id: 'child',
+              type: 'card',
+              containers: ['/pci/'],
+              expires_at: new Date('2027-04-01T00:00:00.000Z'),
+              associated_at: new Date('2026-01-12T10:00:00.000Z'),
+            },
+          ]);
+        });
+    });
+
+    it('is idempotent: an association applied again stays one row', async () => {
+      const events = [created('parent'), created('child'), associated('parent', 'child')];
+      await spec()
+        .given(events)
+        .when(events)
+        .then(async (tx) => expect(await pairs(tx)).toEqual(['parent>child']));
+    });
+
+    it('removes exactly the dissociated pair', async () => {
+      await spec()
+        .given([
+          created('p1'),
+          created('p2'),
+          created('child', { parent_id: 'p1' }),
+          associated('p2', 'child'),
+          created('other', { parent_id: 'p1' }),
+        ])
+        .when([dissociated('p1', 'child')])
+        .then(async (tx) => {
+          expect(await pairs(tx)).toEqual(['p1>other', 'p2>child']);
+          expect(await tokenIds(tx)).toEqual(['child', 'other', 'p1', 'p2']);
+        });
+    });
+
+    it('can associate a pair again after a dissociation', async () => {
+      await spec()
+        .given([created('parent'), created('child', { parent_id: 'parent' }), dissociated('parent', 'child')])
+        .when([associated('parent', 'child')])
+        .then(async (tx) => expect(await pairs(tx)).toEqual(['parent>child']));
+    });
+  });
+
+  describe('TokenDeleted', () => {
+    it('removes the token and every association it is part of, as child and as parent', async () => {
+      await spec()
+        .given([
+          created('grandparent'),
+          created('parent', { parent_id: 'grandparent' }),
+          created('child-1', { parent_id: 'parent' }),
+          created('child-2'),
+          associated('parent', 'child-2'),
+          created('unrelated', { parent_id: 'grandparent' }),
+        ])
+        .when([deleted('parent', { parent_ids: ['grandparent'], child_ids: ['child-1', 'child-2'] })])
+        .then(async (tx) => {
+          expect(await tokenIds(tx)).toEqual(['child-1', 'child-2', 'grandparent', 'unrelated']);
+          expect(await pairs(tx)).toEqual(['grandparent>unrelated']);
+        });
+    });
+
+    it('removes associations the event does not list (made after its listing of children)', async () => {
+      await spec()
+        .given([created('parent'), created('late', { parent_id: 'parent' })])
+        .when([deleted('parent', { child_ids: [] })])
+        .then(async (tx) => {
+          expect(await tokenIds(tx)).toEqual(['late']);
+          expect(await pairs(tx)).toEqual([]);
+        });
+    });
+
+    it('removes only the deleting tenant’s token of that id', async () => {
+      await spec()
+        .given([created('tok-1'), created('tok-1', { tenant_id: otherTenant })])
+        .when([deleted('tok-1')])
+        .then(async (tx) => {
+          expect(await tokenIds(tx)).toEqual([]);
+          expect(await tokenIds(tx, otherTenant)).toEqual(['tok-1']);
+        });
+    });
+
+    it('applies a batch of every type in commit order', async () => {
+      await spec()
+        .given([])
+        .when([
+          created('parent'),
+          created('child', { parent_id: 'parent' }),
+          created('other'),
+          associated('other', 'child'),
+          dissociated('parent', 'child'),
+          updated('child', { containers: ['/moved/'] }),
+          deleted('other'),
+          created('last', { parent_id: 'parent' }),
+        ])
+        .then(async (tx) => {
+          expect(await tokenIds(tx)).toEqual(['child', 'last', 'parent']);
+          expect(await pairs(tx)).toEqual(['parent>last']);
+          expect((await tokens(tx)).find((row) => row.id === 'child')?.containers).toEqual(['/moved/']);
+        });
+    });
+  });
+
+  describe('TenantDeleted', () => {
+    it('removes the tenant’s tokens and associations, and no other tenant’s', async () => {
+      await spec()
+        .given([
+          created('parent'),
+          created('child', { parent_id: 'parent' }),
+          created('parent', { tenant_id: otherTenant }),
+          created('child', { tenant_id: otherTenant, parent_id: 'parent' }),
+        ])
+        .when([tenantDeleted(tenant)])
+        .then(async (tx) => {
+          expect(await tokenIds(tx)).toEqual([]);
+          expect(await pairs(tx)).toEqual([]);
+          expect(await tokenIds(tx, otherTenant)).toEqual(['child', 'parent']);
+          expect(await pairs(tx, otherTenant)).toEqual(['parent>child']);
+        });
+    });
+  });
+});

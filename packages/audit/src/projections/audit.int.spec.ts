@@ -141,8 +141,10 @@ describe('auditProjection', () => {
   });
 
   it('handles every event type that has a log mapping (and this spec names them all)', () => {
-    expect([...auditProjection.handles].sort()).toEqual(Object.keys(expectedEntries).sort());
-    expect(Object.keys(logMappings).sort()).toEqual(Object.keys(expectedEntries).sort());
+    // TokensRead has rows of its own, one per token (its own test below).
+    const named = [...Object.keys(expectedEntries), 'TokensRead'].sort();
+    expect([...auditProjection.handles].sort()).toEqual(named);
+    expect(Object.keys(logMappings).sort()).toEqual(named);
   });
 
   it('writes one row per event: who, when and where from the event, what from its mapping', async () => {
@@ -157,7 +159,8 @@ describe('auditProjection', () => {
           events.map((event) => ({
             tenant_id: tenant,
             created_at: event.created_at,
-            position: Number(event.position.prepare),
+            // Room for the rows of a read of many tokens: the event's position times 128.
+            position: Number(event.position.prepare) * 128,
             event_id: event.event_id,
             actor_id: actor,
             actor_type: 'application',
@@ -235,6 +238,45 @@ describe('auditProjection', () => {
         ]);
         expect((await logs(tx, otherTenant)).map((row) => row.event_id)).toEqual(
           eventIds([earlier[2]!, sameBatch[2]!]),
+        );
+      });
+  });
+
+  it('writes a row per token of a TokensRead, in the order it names them, and once only', async () => {
+    const read = recordedEvent(
+      'TokensRead',
+      {
+        tenant_id: tenant,
+        tokens: [
+          { token_id: 'a', type: 'card' },
+          { token_id: 'b', type: 'bank' },
+          { token_id: 'c', type: 'token' },
+        ],
+        read_by: actor,
+        read_at: new Date().toISOString(),
+      },
+      { metadata: withActor(tenant) },
+    );
+    await spec()
+      .given([read])
+      .when([read])
+      .then(async (tx) => {
+        expect(
+          (await logs(tx)).map((row) => [
+            row.position,
+            row.event_id,
+            row.entity_type,
+            row.entity_id,
+            row.operation,
+          ]),
+        ).toEqual(
+          ['a', 'b', 'c'].map((token, index) => [
+            Number(read.position.prepare) * 128 + index,
+            read.event_id,
+            ['card', 'bank', 'token'][index],
+            token,
+            'read',
+          ]),
         );
       });
   });

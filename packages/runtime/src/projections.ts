@@ -1,7 +1,7 @@
 import type { Projection } from '@tokenvault/cqrs';
 import type { Config } from '@tokenvault/platform';
-import type { UniquenessRules } from '@tokenvault/eventstore';
-import { tenancyClaims, tenancyProjection } from '@tokenvault/tenancy';
+import type { InlineProjection, UniquenessRules } from '@tokenvault/eventstore';
+import { tenancyClaims, tenancyProjection, tenantKeyShredding } from '@tokenvault/tenancy';
 import { tokenClaims, tokensProjection, tokenUsageProjection } from '@tokenvault/tokens';
 import { auditProjection } from '@tokenvault/audit';
 import { reactorsProjection } from '@tokenvault/reactors';
@@ -25,9 +25,12 @@ export const readModelsProjectorName = 'read-models';
 export const projectorProjections = (config: Pick<Config, 'PROJECTIONS'>): Projection[] =>
   config.PROJECTIONS === 'inline' ? trailingProjections : allProjections;
 
-/** What every append writes in its own transaction. */
+/** The read models every append writes in its own transaction (and a rebuild replays there). */
 export const inlineProjections = (config: Pick<Config, 'PROJECTIONS'>): Projection[] =>
   config.PROJECTIONS === 'inline' ? consistentProjections : [];
+
+/** Write-side effects every append makes in its own transaction, in either mode: not read models. */
+export const writeSideProjections: InlineProjection[] = [tenantKeyShredding];
 
 /** The uniqueness records every append keeps in its own transaction, in either mode. */
 export const uniquenessOf: UniquenessRules = (event) => tenancyClaims(event) ?? tokenClaims(event);

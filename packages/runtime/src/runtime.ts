@@ -125,7 +125,7 @@ export async function createRuntime(
     projectorName: readModelsProjectorName,
     timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
     logger,
-    inline: store.projectsInline,
+    inline: config.PROJECTIONS === 'inline',
     headPosition: () => store.headPosition(),
   });
   await consistency.start();

@@ -11,7 +11,7 @@ import { KafkaRelay } from '@tokenvault/relay';
 import { startInvitationMail } from '@tokenvault/worker';
 import { ReactorRunWorker } from '@tokenvault/reactors';
 import type { Runtime } from './runtime.ts';
-import { inlineProjections, uniquenessOf } from './projections.ts';
+import { inlineProjections, uniquenessOf, writeSideProjections } from './projections.ts';
 
 /**
  * An owner-role pool, the process's LISTEN connection, and an event store on them: what every
@@ -40,7 +40,7 @@ export function connectEventStore(
   );
   const store = new PostgresEventStore(pool, {
     notifications,
-    inlineProjections: inlineProjections(config),
+    inlineProjections: [...writeSideProjections, ...inlineProjections(config)],
     uniqueness: uniquenessOf,
     ...(options.onCommitted ? { onCommitted: options.onCommitted } : {}),
     onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),

@@ -1,5 +1,6 @@
 export { tenancyMigrations } from './migrations.ts';
 export { tenancyProjection } from './projections/tenancy.ts';
+export { tenantKeyShredding } from './projections/key-shredding.ts';
 export { createAuthenticator, principalOfApplication } from './queries/principal.ts';
 export { bootstrapTenant, type BootstrapResult } from './commands/bootstrap.ts';
 export { applicationRoutes } from './http/applications.ts';

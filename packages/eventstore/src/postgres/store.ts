@@ -44,7 +44,7 @@ export interface PostgresEventStoreOptions {
   inlineProjections?: readonly InlineProjection[];
   /** The uniqueness records each event changes, kept in the append's transaction. */
   uniqueness?: UniquenessRules;
-  /** After an append with inline projections commits, with the events it stored (in-process caches). */
+  /** After an append that wrote claims or inline projections commits, with its events (in-process caches). */
   onCommitted?: (events: readonly RecordedEvent[]) => void;
   /** Errors the store recovers from on its own (LISTEN connection lost, a failed read it retries). */
   onBackgroundError?: (error: unknown) => void;
@@ -103,11 +103,6 @@ export class PostgresEventStore implements EventStore {
       });
   }
 
-  /** Whether appends write the inline projections (read models current at commit). */
-  get projectsInline(): boolean {
-    return this.inline.length > 0;
-  }
-
   async append(
     stream: string,
     events: NewEvent[],
@@ -154,7 +149,7 @@ export class PostgresEventStore implements EventStore {
           }
           return stored;
         });
-        if (appended && this.projectsInline) this.options.onCommitted?.(appended.recorded);
+        if (appended) this.options.onCommitted?.(appended.recorded);
         return appended;
       } catch (error) {
         if (!isDeadlock(error) || retry >= maxDeadlockRetries) throw error;

@@ -1,6 +1,5 @@
 import { notifyInvalidation, type Projection } from '@tokenvault/cqrs';
 import type { PoolClient } from '@tokenvault/platform';
-import { destroyTenantKeysWithin } from '@tokenvault/vault';
 import type { RecordedEvent } from '@tokenvault/eventstore';
 import type { TenancyEvent } from '../domain/events.ts';
 
@@ -86,7 +85,6 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
         await tx.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
       }
       await tx.query('DELETE FROM tenants WHERE id = $1', [tenantId]);
-      await destroyTenantKeysWithin(tx, tenantId);
       return;
     }
     case 'UserRegistered': {

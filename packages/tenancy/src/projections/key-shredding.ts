@@ -1,0 +1,18 @@
+import type { InlineProjection } from '@tokenvault/eventstore';
+import { destroyTenantKeysWithin } from '@tokenvault/vault';
+import type { TenancyEventOf } from '../domain/events.ts';
+
+/**
+ * Crypto-shredding as part of the write: the transaction that appends TenantDeleted destroys the
+ * tenant's data and fingerprint keys, in either projection mode, so its token data in the event
+ * log is unreadable from that commit on. Not a read model (a rebuild has nothing to redo): the
+ * event store runs it with every append of the event.
+ */
+export const tenantKeyShredding: InlineProjection = {
+  handles: ['TenantDeleted'],
+  async apply(events, tx) {
+    for (const event of events) {
+      await destroyTenantKeysWithin(tx, (event.data as TenancyEventOf<'TenantDeleted'>['data']).tenant_id);
+    }
+  },
+};

@@ -113,8 +113,12 @@ export async function runToCompletion(
   return stdout;
 }
 
-/** The protocol of the listener children: `ready` once listening, then observations on `dump`. */
-type ListenerReply<Observation> = { type: 'ready' } | { type: 'observations'; observations: Observation[] };
+/**
+ * The protocol of the listener children (the scenarios' *-listener.ts): `ready` once listening,
+ * then their observations in reply to the message `dump`.
+ */
+export type ListenerReply<Observation> =
+  { type: 'ready' } | { type: 'observations'; observations: Observation[] };
 
 export interface Listener<Observation> {
   child: Child;

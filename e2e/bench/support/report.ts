@@ -38,7 +38,7 @@ export function rateRatioTarget(name: string, row: Row, baseline: Row, percent: 
 }
 
 /** `row`'s p99 below `limitMs`. */
-export function p99Target(name: string, row: Row, limitMs: number): Target {
+export function p99Target(row: Row, limitMs: number, name = `${row.scenario} p99`): Target {
   return {
     name,
     measured: `${fmt(row.p99Ms)} ms`,

@@ -1,8 +1,9 @@
 // Records when each event reaches a kafkajs consumer of `<prefix>.tokens`. Runs as a child process
-// of run.ts (forked with an IPC channel) so that the load generator's busy event loop cannot delay
-// the receive timestamps. Says 'ready' once its group has joined; on the message 'dump' it sends
-// every observation back and exits. Env: KAFKA_BROKERS, KAFKA_TOPIC_PREFIX.
+// of kafka.ts (forked with an IPC channel) so that the load generator's busy event loop cannot
+// delay the receive timestamps. Says 'ready' once its group has joined; on the message 'dump' it
+// sends every observation back and exits. Env: KAFKA_BROKERS, KAFKA_TOPIC_PREFIX.
 import { Kafka, logLevel } from 'kafkajs';
+import type { ListenerReply } from '../support/processes.ts';
 
 export interface KafkaObservation {
   /** The CloudEvents id (the event id). */
@@ -11,14 +12,11 @@ export interface KafkaObservation {
   receivedAtMs: number;
 }
 
-export type KafkaListenerMessage =
-  { type: 'ready' } | { type: 'observations'; observations: KafkaObservation[] };
-
 const brokers = process.env.KAFKA_BROKERS;
 const prefix = process.env.KAFKA_TOPIC_PREFIX;
 if (!brokers || !prefix) throw new Error('KAFKA_BROKERS and KAFKA_TOPIC_PREFIX are required');
 if (!process.send) throw new Error('kafka-listener must be started with an IPC channel');
-const send = (message: KafkaListenerMessage) => process.send?.(message);
+const send = (message: ListenerReply<KafkaObservation>) => process.send?.(message);
 
 const observations: KafkaObservation[] = [];
 const kafka = new Kafka({

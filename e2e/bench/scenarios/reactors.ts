@@ -1,7 +1,12 @@
 // Reactor scenarios of the benchmark: a trivial reactor (answers its args), one that detokenizes
 // a card token, and the sandbox alone (a fresh context and a run in a warm isolate, no queue and
-// no HTTP), so the queue and HTTP overhead of an invocation is visible beside it.
+// no HTTP), so the queue and HTTP overhead of an invocation is visible beside it. The invocations
+// run at 8 connections.
 import { createSandboxPool } from '@tokenvault/sandbox';
+import { log } from '../support/log.ts';
+import { measureHttp, percentile } from '../support/measure.ts';
+import type { Row } from '../support/report.ts';
+import type { Stack } from '../support/stack.ts';
 
 const echoCode = 'module.exports = async function (req) { return { raw: req.args }; };';
 
@@ -20,13 +25,18 @@ async function post(
   return (await response.json()) as { id: string };
 }
 
-export interface ReactorScenarios {
-  /** [name, path, body] of each invocation scenario. */
-  invocations: [string, string, string][];
+/** One invocation scenario: POST `body` to `path`. */
+interface Invocation {
+  name: string;
+  path: string;
+  body: string;
 }
 
 /** A formula, a trivial reactor and a card-reading reactor, and a card token for it. */
-export async function seedReactors(serviceUrl: string, apiKey: string): Promise<ReactorScenarios> {
+async function seedReactors(
+  serviceUrl: string,
+  apiKey: string,
+): Promise<{ trivial: Invocation; cardToken: Invocation }> {
   const formula = await post(serviceUrl, apiKey, '/reactor-formulas', {
     name: 'echo',
     type: 'private',
@@ -49,19 +59,58 @@ export async function seedReactors(serviceUrl: string, apiKey: string): Promise<
   });
   const path = `/reactors/${reactor.id}/react`;
   return {
-    invocations: [
-      ['POST /reactors/{id}/react, trivial', path, JSON.stringify({ args: { message: 'hello' } })],
-      [
-        'POST /reactors/{id}/react, 1 card token',
-        path,
-        JSON.stringify({ args: { card: `{{ ${card.id} }}` } }),
-      ],
-    ],
+    trivial: {
+      name: 'POST /reactors/{id}/react, trivial',
+      path,
+      body: JSON.stringify({ args: { message: 'hello' } }),
+    },
+    cardToken: {
+      name: 'POST /reactors/{id}/react, 1 card token',
+      path,
+      body: JSON.stringify({ args: { card: `{{ ${card.id} }}` } }),
+    },
+  };
+}
+
+export interface ReactorRows {
+  trivial: Row;
+  cardToken: Row;
+  sandboxAlone: Row;
+}
+
+export async function measureReactors(stack: Stack): Promise<ReactorRows> {
+  const { trivial, cardToken } = await seedReactors(stack.serviceUrl, stack.apiKey);
+  const connections = 8;
+  const measureInvocation = async ({ name, path, body }: Invocation) =>
+    (
+      await measureHttp(
+        { name, url: `${stack.serviceUrl}${path}`, method: 'POST', headers: stack.auth, body },
+        { connections, note: () => `${connections} connections; a BullMQ job each` },
+      )
+    ).row;
+  return {
+    trivial: await measureInvocation(trivial),
+    cardToken: await measureInvocation(cardToken),
+    sandboxAlone: await measureSandboxAlone(2_000),
+  };
+}
+
+async function measureSandboxAlone(runs: number): Promise<Row> {
+  log(`sandbox alone: ${runs} sequential runs in a warm pool`);
+  const durations = await sandboxRunDurations(runs);
+  return {
+    scenario: 'sandbox alone (fresh context + run, warm isolate)',
+    rate: runs / (durations.reduce((sum, ms) => sum + ms, 0) / 1000),
+    p50Ms: percentile(durations, 50),
+    p99Ms: percentile(durations, 99),
+    failures: 0,
+    errors: 0,
+    note: `${runs} sequential runs, in-process pool of one child process`,
   };
 }
 
 /** The sandbox alone: `runs` sequential runs of the trivial formula in a warm pool, in ms. */
-export async function measureSandboxOnly(runs: number): Promise<number[]> {
+async function sandboxRunDurations(runs: number): Promise<number[]> {
   const pool = await createSandboxPool({
     limits: {
       memoryMb: 128,

@@ -1,8 +1,9 @@
 // Records when each projector checkpoint NOTIFY reaches a client. Runs as a child process of
-// run.ts (forked with an IPC channel) so that the load generator's busy event loop cannot delay
-// the receive timestamps. On the message 'dump' it sends every observation back and exits.
-// Env: DATABASE_URL.
+// projection-lag.ts (forked with an IPC channel) so that the load generator's busy event loop
+// cannot delay the receive timestamps. On the message 'dump' it sends every observation back and
+// exits. Env: DATABASE_URL.
 import pg from 'pg';
+import type { ListenerReply } from '../support/processes.ts';
 
 export interface CheckpointObservation {
   /** Wall-clock receive time, ms since the epoch, sub-millisecond resolution. */
@@ -11,13 +12,10 @@ export interface CheckpointObservation {
   prepare: string;
 }
 
-export type ListenerMessage =
-  { type: 'ready' } | { type: 'observations'; observations: CheckpointObservation[] };
-
 const connectionString = process.env.DATABASE_URL;
 if (!connectionString) throw new Error('DATABASE_URL is required');
-if (!process.send) throw new Error('lag-listener must be started with an IPC channel');
-const send = (message: ListenerMessage) => process.send?.(message);
+if (!process.send) throw new Error('projection-lag-listener must be started with an IPC channel');
+const send = (message: ListenerReply<CheckpointObservation>) => process.send?.(message);
 
 const observations: CheckpointObservation[] = [];
 const client = new pg.Client({ connectionString, application_name: 'bench-lag-listener' });

@@ -1,6 +1,6 @@
 // The bare baseline the service is compared with: express 5 + one pg Pool, one SQL statement per
 // request, nothing else (no auth, no logging, no event store, no encryption). Run as a child
-// process by run.ts so that it has an event loop of its own, as the service does.
+// process by the bench (stack.ts) so that it has an event loop of its own, as the service does.
 // Env: PORT, HOST (default 127.0.0.1), DATABASE_URL, DATABASE_POOL_SIZE (default 10).
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';

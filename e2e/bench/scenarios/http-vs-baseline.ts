@@ -1,0 +1,111 @@
+// The service over HTTP against the bare express + pg baseline: a write (POST /tokens against a
+// bare INSERT) and a read by id (GET /tokens/{id} against a bare SELECT by primary key), at the
+// same body and load.
+import { readModelLagHeader } from '@tokenvault/cqrs';
+import { measureHttp, type HttpScenario, type Measured } from '../support/measure.ts';
+import type { Stack } from '../support/stack.ts';
+
+const tokenBody = JSON.stringify({
+  type: 'token',
+  data: { name: 'Ada Lovelace', email: 'ada@example.test' },
+});
+
+/** POST /tokens with the body of the write scenarios (the Kafka group loads it too). */
+export function postTokensScenario(
+  stack: Stack,
+  name: string,
+  onResponse?: HttpScenario['onResponse'],
+): HttpScenario {
+  return {
+    name,
+    url: `${stack.serviceUrl}/tokens`,
+    method: 'POST',
+    headers: stack.auth,
+    body: tokenBody,
+    ...(onResponse ? { onResponse } : {}),
+  };
+}
+
+/** A measured write run, with the ids it created, for the read run that follows. */
+export interface MeasuredWrites extends Measured {
+  ids: string[];
+}
+
+export async function measureBareInsert(stack: Stack): Promise<MeasuredWrites> {
+  const ids: string[] = [];
+  const measured = await measureHttp(
+    {
+      name: 'bare INSERT (POST /rows)',
+      url: `${stack.baselineUrl}/rows`,
+      method: 'POST',
+      body: tokenBody,
+      onResponse: (status, body) => {
+        const id = status === 201 ? createdId(body) : undefined;
+        if (id) ids.push(id);
+      },
+    },
+    { transactions: stack.bareTransactions },
+  );
+  return { ...measured, ids };
+}
+
+/** Responses flagged with the read-model lag header (the read-your-writes wait timed out) are counted. */
+export async function measurePostTokens(stack: Stack): Promise<MeasuredWrites> {
+  const ids: string[] = [];
+  let lagging = 0;
+  const measured = await measureHttp(
+    postTokensScenario(stack, 'POST /tokens', (status, body, headers) => {
+      const id = status === 201 ? createdId(body) : undefined;
+      if (id) ids.push(id);
+      if (Object.keys(headers).some((name) => name.toLowerCase() === readModelLagHeader)) lagging++;
+    }),
+    {
+      beforeMeasured: () => (lagging = 0),
+      transactions: stack.serviceTransactions,
+      note: () => `includes the read-your-writes wait; ${lagging} responses flagged ${readModelLagHeader}`,
+    },
+  );
+  return { ...measured, ids };
+}
+
+/** Cycles through the ids of the bare INSERT run. */
+export async function measureBareGet(stack: Stack, ids: readonly string[]): Promise<Measured> {
+  return measureHttp(
+    {
+      name: 'bare GET (GET /rows/:id)',
+      url: stack.baselineUrl,
+      method: 'GET',
+      nextPath: cycle(ids, '/rows/'),
+    },
+    { transactions: stack.bareTransactions, note: () => `cycling ${ids.length} ids` },
+  );
+}
+
+/** Cycles through the ids of the POST /tokens run. */
+export async function measureGetToken(stack: Stack, ids: readonly string[]): Promise<Measured> {
+  return measureHttp(
+    {
+      name: 'GET /tokens/{id}',
+      url: stack.serviceUrl,
+      method: 'GET',
+      headers: stack.auth,
+      nextPath: cycle(ids, '/tokens/'),
+    },
+    { transactions: stack.serviceTransactions, note: () => `cycling ${ids.length} ids` },
+  );
+}
+
+function createdId(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { id?: unknown };
+    return typeof parsed.id === 'string' ? parsed.id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function cycle(ids: readonly string[], prefix: string): () => string {
+  if (ids.length === 0) throw new Error(`no ids to read for ${prefix}`);
+  let next = 0;
+  return () => `${prefix}${ids[next++ % ids.length]}`;
+}

@@ -1,0 +1,85 @@
+// Read models at size: the child list of a parent with 10,000 children, an audit log of 1,000,000
+// rows and a token list of 1,000,000 tokens, each queried through the API. Their targets are
+// latencies, so they are measured below saturation (4 connections, 1 s warm-up + 5 s): the rows
+// show the query, not the queue.
+import { log } from '../support/log.ts';
+import { measureHttp } from '../support/measure.ts';
+import type { Row } from '../support/report.ts';
+import { waitForProjector, type Stack } from '../support/stack.ts';
+import { logPaths, seedLogs } from './read-models/audit-log.ts';
+import { seedChildren } from './read-models/child-list.ts';
+import { seedTokenList, tokenListCount } from './read-models/token-list.ts';
+
+const querySeconds: [number, number] = [1, 5];
+const queryConnections = 4;
+
+/** One GET scenario; `pathOf` is called with 0, 1, 2, … for the successive requests. */
+async function measureQuery(
+  stack: Stack,
+  name: string,
+  pathOf: (index: number) => string,
+  note: string,
+): Promise<Row> {
+  let index = 0;
+  const measured = await measureHttp(
+    { name, url: stack.serviceUrl, method: 'GET', headers: stack.auth, nextPath: () => pathOf(index++) },
+    { seconds: querySeconds, connections: queryConnections, note: () => note },
+  );
+  return measured.row;
+}
+
+async function measureChildList(stack: Stack): Promise<Row[]> {
+  const childCount = 10_000;
+  log(`creating ${childCount} children under one parent through the API`);
+  const parentId = await seedChildren(stack.serviceUrl, stack.apiKey, childCount);
+  await waitForProjector(stack.servicePool);
+  const note = `${childCount} children; ${queryConnections} connections; each child opened and read-audited`;
+  const rows: Row[] = [];
+  for (const [name, path] of [
+    ['GET children, first page, type=token', `/tokens/${parentId}/children?type=token&size=20&page=1`],
+    ['GET children, page 400, type=token', `/tokens/${parentId}/children?type=token&size=20&page=400`],
+  ] as const) {
+    rows.push(await measureQuery(stack, name, () => path, note));
+  }
+  return rows;
+}
+
+async function measureAuditLog(stack: Stack): Promise<Row[]> {
+  const logCount = 1_000_000;
+  log(`writing ${logCount} audit-log rows as the projection would`);
+  await seedLogs(stack.servicePool, stack.tenantId, logCount);
+  const paths = logPaths(logCount);
+  const note = `${logCount} rows in the tenant; ${queryConnections} connections`;
+  const rows: Row[] = [];
+  for (const [name, pathOf] of [
+    ['GET /logs by entity_id', paths.byEntity],
+    ['GET /logs, one-day range', paths.byDay],
+    ['GET /logs, cursor deep in a day', paths.deepCursor],
+  ] as const) {
+    rows.push(await measureQuery(stack, name, pathOf, note));
+  }
+  return rows;
+}
+
+async function measureTokenList(stack: Stack): Promise<Row[]> {
+  log(`writing ${tokenListCount} token rows as the projection would`);
+  const list = await seedTokenList(stack.servicePool, stack.masterKey, stack.tenantId, tokenListCount);
+  const note = `${tokenListCount} tokens in the tenant; ${queryConnections} connections; 20 opened and read-audited`;
+  const rows: Row[] = [];
+  for (const [name, pathOf] of [
+    ['GET /tokens, first page', list.firstPage],
+    ['GET /tokens, cursor deep in the list', list.deepCursor],
+    ['GET /tokens by metadata', list.byMetadata],
+  ] as const) {
+    rows.push(await measureQuery(stack, name, pathOf, note));
+  }
+  return rows;
+}
+
+/** Measured in the order child list, audit log, token list; returned in the report's order (token list first). */
+export async function measureReadModelsAtSize(stack: Stack): Promise<Row[]> {
+  const childList = await measureChildList(stack);
+  const auditLog = await measureAuditLog(stack);
+  const tokenList = await measureTokenList(stack);
+  return [...tokenList, ...childList, ...auditLog];
+}

@@ -1,0 +1,26 @@
+// The benchmark's knobs, read once from the environment:
+// BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS (16), BENCH_APPENDERS (16),
+// DATABASE_POOL_SIZE (10), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432),
+// BENCH_CPU_PROFILE_DIR (unset: when set, the service runs with --cpu-prof and writes its profile there),
+// BENCH_KAFKA (1: start a Kafka broker with infra/kafka and measure the relay; 0 skips it),
+// BENCH_READ_MODELS (1: the read models at size, 10,000 children, 1,000,000 log rows and 1,000,000 tokens; 0 skips them).
+export const settings = {
+  durationS: positiveInt('BENCH_DURATION_S', 10),
+  warmupS: positiveInt('BENCH_WARMUP_S', 2),
+  connections: positiveInt('BENCH_CONNECTIONS', 16),
+  appenders: positiveInt('BENCH_APPENDERS', 16),
+  poolSize: positiveInt('DATABASE_POOL_SIZE', 10),
+  postgresUrl: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432',
+  cpuProfileDir: process.env.BENCH_CPU_PROFILE_DIR,
+  kafka: process.env.BENCH_KAFKA !== '0',
+  readModels: process.env.BENCH_READ_MODELS !== '0',
+};
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new Error(`${name} must be a positive integer, got ${raw}`);
+  return value;
+}

@@ -1,0 +1,148 @@
+// The system under test, on two fresh databases: the service (services/all-in-one) with a
+// bootstrapped tenant, and the bare express + pg baseline (baseline-server.ts) beside it.
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { createDatabase, databaseUrl } from './databases.ts';
+import { log } from './log.ts';
+import { freePort, runToCompletion, startTsChild, waitForHttp, type Child } from './processes.ts';
+import { settings } from './settings.ts';
+
+export interface Stack {
+  /** Random, shared by this run's database names (and its Kafka topics). */
+  runId: string;
+  /** The environment the service runs with; the relay and the CLI get the same. */
+  serviceEnv: Readonly<Record<string, string>>;
+  /** The service's MASTER_KEY, for data sealed by the bench itself. */
+  masterKey: string;
+  service: Child;
+  serviceUrl: string;
+  baselineUrl: string;
+  serviceDatabaseUrl: string;
+  /** The bare database (the baseline's, also the event-store appends'). */
+  bareDatabaseUrl: string;
+  tenantId: string;
+  apiKey: string;
+  /** The header that authenticates as the tenant's all-permission key. */
+  auth: Record<string, string>;
+  /** One connection to the service's database, for seeding and checks. */
+  servicePool: pg.Pool;
+  /** Transactions so far in the service's / the bare database (see transactionCount). */
+  serviceTransactions: () => Promise<number>;
+  bareTransactions: () => Promise<number>;
+  /** Ends the pools (the processes and databases go in lifecycle.ts's clean-up). */
+  close(): Promise<void>;
+}
+
+export async function startStack(): Promise<Stack> {
+  const runId = randomBytes(4).toString('hex');
+  const serviceDb = `tokenvault_bench_${runId}`;
+  const bareDb = `tokenvault_bench_${runId}_bare`;
+  await createDatabase(serviceDb);
+  await createDatabase(bareDb);
+
+  const serviceEnv = {
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl(serviceDb),
+    MASTER_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: 'warn',
+    DATABASE_POOL_SIZE: String(settings.poolSize),
+    NODE_ENV: 'production',
+    // The limiter still runs (its Redis round trip is part of what is measured) but never refuses.
+    RATE_LIMIT_PER_MINUTE: '10000000',
+    REACTOR_MAX_CONCURRENT_PER_TENANT: '10000',
+  };
+  const servicePort = await freePort();
+  log(`starting the service on 127.0.0.1:${servicePort} (database ${serviceDb})`);
+  const service = startTsChild(
+    'service',
+    'services/all-in-one/src/main.ts',
+    { ...serviceEnv, PORT: String(servicePort) },
+    settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`] : [],
+  );
+  const serviceUrl = `http://127.0.0.1:${servicePort}`;
+
+  const baselinePort = await freePort();
+  const baseline = startTsChild('baseline', 'e2e/bench/support/baseline-server.ts', {
+    HOST: '127.0.0.1',
+    PORT: String(baselinePort),
+    DATABASE_URL: databaseUrl(bareDb),
+    DATABASE_POOL_SIZE: String(settings.poolSize),
+  });
+  const baselineUrl = `http://127.0.0.1:${baselinePort}`;
+
+  await Promise.all([
+    waitForHttp(`${serviceUrl}/readyz`, service),
+    waitForHttp(`${baselineUrl}/healthz`, baseline),
+  ]);
+  log('bootstrapping a tenant');
+  const bootstrapOutput = await runToCompletion(
+    'bootstrap',
+    'services/admin-cli/src/bootstrap.ts',
+    ['--tenant-name', 'Bench', '--owner-email', 'bench@example.test'],
+    serviceEnv,
+  );
+  const { api_key: apiKey, tenant_id: tenantId } = JSON.parse(
+    bootstrapOutput.trim().split('\n').at(-1) ?? '{}',
+  ) as {
+    api_key?: string;
+    tenant_id?: string;
+  };
+  if (!apiKey || !tenantId) throw new Error(`bootstrap printed no api_key: ${bootstrapOutput}`);
+  const poolOf = (database: string) =>
+    new pg.Pool({ connectionString: databaseUrl(database), max: 1, application_name: 'bench-observer' });
+  const servicePool = poolOf(serviceDb);
+  // Reads pg_stat_database from 'postgres', so its own queries are not counted for the others.
+  const statsPool = poolOf('postgres');
+  return {
+    runId,
+    serviceEnv,
+    masterKey: serviceEnv.MASTER_KEY,
+    service,
+    serviceUrl,
+    baselineUrl,
+    serviceDatabaseUrl: databaseUrl(serviceDb),
+    bareDatabaseUrl: databaseUrl(bareDb),
+    tenantId,
+    apiKey,
+    auth: { 'svc-api-key': apiKey },
+    servicePool,
+    serviceTransactions: () => transactionCount(statsPool, serviceDb),
+    bareTransactions: () => transactionCount(statsPool, bareDb),
+    async close() {
+      await servicePool.end().catch(() => {});
+      await statsPool.end().catch(() => {});
+    },
+  };
+}
+
+/**
+ * Committed + rolled-back transactions in a database so far. Divided by the request count it tells
+ * how many transactions (each at least one round trip) one request costs, projector included.
+ * PostgreSQL 15 publishes an idle backend's counters up to 10 s late: the pause catches most of
+ * them, and the figure is a lower bound.
+ */
+async function transactionCount(observer: pg.Pool, database: string): Promise<number> {
+  await sleep(1_500);
+  const { rows } = await observer.query<{ count: number }>(
+    'SELECT (xact_commit + xact_rollback)::float8 AS count FROM pg_stat_database WHERE datname = $1',
+    [database],
+  );
+  return rows[0]?.count ?? Number.NaN;
+}
+
+/** Waits until the service's projector has applied every event so far. */
+export async function waitForProjector(servicePool: pg.Pool, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const { rows } = await servicePool.query<{ behind: boolean }>(
+      `SELECT EXISTS (
+         SELECT 1 FROM es_events e, projection_checkpoints c
+         WHERE c.name = 'read-models' AND (e.transaction_id, e.global_position) > (c.commit_position, c.prepare_position)
+       ) AS behind`,
+    );
+    if (rows[0]?.behind === false) return;
+    await sleep(100);
+  }
+  throw new Error('the projector did not catch up within 15 s');
+}

@@ -282,4 +282,20 @@ describe('token expiry on the one clock', () => {
     expect(again.status).toBe(201);
     expect(again.body.id).not.toBe(expiring.body.id);
   });
+
+  it('an expired token’s claim on its data passes to the next deduplicated create, once', async () => {
+    const body = { data: { claimed: 'then expired' }, deduplicate_token: true };
+    const first = await tenant.client.request<{ id: string }>('POST', '/tokens', {
+      body: { ...body, expires_at: new Date(clock.now().getTime() + 3_600_000).toISOString() },
+    });
+    expect(first.status).toBe(201);
+    clock.advance(2 * 3_600_000);
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => tenant.client.request<{ id: string }>('POST', '/tokens', { body })),
+    );
+    const ids = new Set(answers.map((answer) => answer.body.id));
+    expect(ids.size).toBe(1);
+    expect(ids.has(first.body.id)).toBe(false);
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(1);
+  });
 });

@@ -31,7 +31,10 @@ export const auditMigrations: Migration[] = [
     sql: `
       -- An event may have several rows (a read of many tokens, one row each): a row's position is
       -- its event's global position times 128 plus its index among them (projections/audit.ts).
-      UPDATE audit_logs SET position = position * 128;
+      -- Through negative values: events of one transaction share created_at, and a row moved to
+      -- position * 128 in place could meet another row's old position on the primary key.
+      UPDATE audit_logs SET position = -position;
+      UPDATE audit_logs SET position = -position * 128;
     `,
   },
 ];

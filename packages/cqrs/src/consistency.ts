@@ -126,6 +126,15 @@ export class ReadModelConsistency {
   }
 
   /**
+   * For an answer that names what another write made (a deduplicated create answering an equal
+   * token): waits until the read models writes answer from have every write committed so far.
+   * Headers for the response, as afterWrite's.
+   */
+  async afterLatestWrites(): Promise<Record<string, string>> {
+    return this.options.inline ? {} : this.beforeTrailingRead();
+  }
+
+  /**
    * Before a read of a read model only the projector writes (audit log, usage): waits until it
    * has passed every event committed so far, so a client sees its own earlier writes there too.
    * Headers for the response, as afterWrite's.

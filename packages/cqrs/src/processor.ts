@@ -55,6 +55,8 @@ export class Processor {
   private failures = 0;
   private running: Promise<void> | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
+  /** A restart is under way: a failure reported meanwhile must not start a second one. */
+  private restarting = false;
   private checkpointWatch: NodeJS.Timeout | null = null;
   private readonly subscribed = new Set<() => void>();
 
@@ -153,7 +155,7 @@ export class Processor {
 
   /** Any failure: drop the subscription and the handler's connections, and start again later. */
   private fail(error: unknown): void {
-    if (this.stopped || this.retryTimer) return;
+    if (this.stopped || this.retryTimer || this.restarting) return;
     const moved = error instanceof CheckpointMovedError;
     const delay = moved
       ? 0
@@ -167,20 +169,26 @@ export class Processor {
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (this.stopped) return;
+      this.restarting = true;
       this.running = (async () => {
-        await this.halt();
-        if (!this.stopped) await this.run();
+        try {
+          await this.halt();
+          if (!this.stopped) await this.run();
+        } finally {
+          this.restarting = false;
+        }
       })().catch((restartError: unknown) => this.fail(restartError));
     }, delay);
   }
 
   /** A rebuild resets the checkpoint while this processor may have nothing new to handle. */
   private async checkCheckpoint(): Promise<void> {
-    if (this.handling || this.retryTimer || this.stopped || !this.subscription) return;
+    if (this.handling || this.retryTimer || this.restarting || this.stopped || !this.subscription) return;
     const expected = this.position;
     const stored = await this.checkpoint.read();
     // A batch that committed meanwhile moved both: only a difference from what we had then counts.
-    if (this.handling || this.retryTimer || this.stopped || this.position !== expected) return;
+    if (this.handling || this.retryTimer || this.restarting || this.stopped || this.position !== expected)
+      return;
     if (!Checkpoint.same(stored, expected)) this.fail(new CheckpointMovedError(this.options.name));
   }
 }

@@ -82,8 +82,10 @@ const rebuildBatchSize = 1_000;
  * - The inline projections' tables are emptied and replayed right here, while an EXCLUSIVE lock
  *   holds them: reads go on from the old rows until the commit, and an append waits at its own
  *   inline step, then projects its own event onto the rebuilt tables. The replay reads without the
- *   snapshot fence, under a snapshot taken after the lock: a transaction still open then is one
- *   that has not written these tables yet.
+ *   snapshot fence, after the lock: a transaction still open then has not written these tables
+ *   yet (it waits on the lock, and projects its own events after this commit), and one that
+ *   commits during the replay handled nothing they hold. Read committed, not repeatable read: a
+ *   projector committing meanwhile must not make the checkpoint's reset a serialization failure.
  * - The projector's tables are emptied and its checkpoint reset: a running projector notices and
  *   replays from the first event (tables before the checkpoint row: its batches lock in that order).
  */
@@ -100,7 +102,6 @@ export async function rebuildReadModels(
     projections.inline.map((projection) => [projection, new Set(projection.handles)]),
   );
   await withTransaction(pool, async (tx) => {
-    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
     if (inlineTables.length) {
       await tx.query(`LOCK TABLE ${inlineTables.join(', ')} IN EXCLUSIVE MODE`);
       for (const table of inlineTables) await tx.query(`DELETE FROM ${table}`);

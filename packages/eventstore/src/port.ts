@@ -88,16 +88,17 @@ export interface ClaimChanges {
 /** The uniqueness records an event changes, or undefined when it changes none. */
 export type UniquenessRules = (event: { type: string; data: unknown }) => ClaimChanges | undefined;
 
-/** An append claimed a key that another holder has: nothing of it was stored. */
+/**
+ * An append claimed a key that another holder has: nothing of it was stored. The key itself is
+ * not kept (it may be an e-mail address, and errors reach logs).
+ */
 export class UniqueClaimTaken extends Error {
   readonly scope: string;
-  readonly key: string;
   /** The one holding it now. */
   readonly holder: string;
-  constructor(scope: string, key: string, holder: string) {
+  constructor(scope: string, holder: string) {
     super(`${scope} is already claimed for this key`);
     this.scope = scope;
-    this.key = key;
     this.holder = holder;
     this.name = 'UniqueClaimTaken';
   }

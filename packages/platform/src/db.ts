@@ -20,6 +20,8 @@ export interface PoolOptions {
   applicationName?: string;
   /** An idle connection failed (server restart, terminated backend): the pool replaces it. */
   onIdleClientError?: (error: Error) => void;
+  /** How long a caller waits for a free connection before its connect fails (default: no limit). */
+  connectionTimeoutMs?: number;
 }
 
 export function createPool(options: PoolOptions): pg.Pool {
@@ -36,6 +38,7 @@ export function createPool(options: PoolOptions): pg.Pool {
     connectionString: options.connectionString,
     max: options.max,
     application_name: options.applicationName ?? 'tokenvault',
+    ...(options.connectionTimeoutMs ? { connectionTimeoutMillis: options.connectionTimeoutMs } : {}),
     // Set at connection start-up, so no query ever runs as the owner by mistake.
     ...(startupOptions ? { options: startupOptions } : {}),
   });
@@ -108,7 +111,21 @@ export async function withAdvisoryLock<T>(
   key: string,
   work: () => Promise<T>,
 ): Promise<T> {
-  const client = await lockPool.connect();
+  const busy = () =>
+    new Problem(
+      503,
+      'busy',
+      'Service Unavailable',
+      'The same change is in progress; retry shortly.',
+      undefined,
+      {
+        'retry-after': '1',
+      },
+    );
+  // Every session of the lock pool busy for longer than its connection timeout: the same answer.
+  const client = await lockPool.connect().catch(() => {
+    throw busy();
+  });
   let reusable = true;
   try {
     // A bounded wait: a request queued behind a stuck holder gives up with a 503, not forever.
@@ -116,18 +133,7 @@ export async function withAdvisoryLock<T>(
     await client
       .query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key])
       .catch((error: { code?: string }) => {
-        if (error.code === '55P03') {
-          throw new Problem(
-            503,
-            'busy',
-            'Service Unavailable',
-            'The same change is in progress; retry shortly.',
-            undefined,
-            {
-              'retry-after': '1',
-            },
-          );
-        }
+        if (error.code === '55P03') throw busy();
         throw error;
       });
     try {

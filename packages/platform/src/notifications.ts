@@ -99,9 +99,14 @@ export class NotificationHub {
     client.on('end', () => drop());
     try {
       await client.connect();
-      const channels = [...this.channels.keys()];
-      if (channels.length) {
-        await client.query(channels.map((channel) => `LISTEN ${pg.escapeIdentifier(channel)};`).join(' '));
+      // Until this.client is set, listen() leaves new channels to this loop: it runs until none
+      // is left, and nothing awaits between its last check and the assignment below.
+      const listened = new Set<string>();
+      for (;;) {
+        const fresh = [...this.channels.keys()].filter((channel) => !listened.has(channel));
+        if (fresh.length === 0) break;
+        await client.query(fresh.map((channel) => `LISTEN ${pg.escapeIdentifier(channel)};`).join(' '));
+        for (const channel of fresh) listened.add(channel);
       }
     } catch (error) {
       drop(error);

@@ -153,6 +153,7 @@ export async function createRuntime(
   const lockPool = createPool({
     connectionString: config.DATABASE_URL,
     max: 4,
+    connectionTimeoutMs: 30_000,
     onIdleClientError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
     applicationName: 'tokenvault-locks',
   });

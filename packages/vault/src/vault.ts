@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Migration, Pool, Queryable } from '@tokenvault/platform';
+import { Problem, type Migration, type Pool, type Queryable } from '@tokenvault/platform';
 import { canonicalJson, hmac, open, seal } from './crypto.ts';
 
 export const vaultMigrations: Migration[] = [
@@ -19,17 +19,21 @@ export const vaultMigrations: Migration[] = [
 ];
 
 /**
- * Crypto-shredding inside the caller's transaction (the projection that removes a deleted
- * tenant), so the keys go atomically with the tenant's read models.
+ * Crypto-shredding inside the caller's transaction: the one that appends the tenant's deletion
+ * (tenancy's key-shredding step), so the keys go atomically with the write.
  */
 export async function destroyTenantKeysWithin(tx: Queryable, tenantId: string): Promise<void> {
   await tx.query('DELETE FROM tenant_keys WHERE tenant_id = $1', [tenantId]);
 }
 
-export class TenantKeysUnavailableError extends Error {
+/**
+ * A 401 where it reaches a client: a key of a tenant deleted a moment ago (and not yet forgotten
+ * by every process's caches) is a key of no tenant.
+ */
+export class TenantKeysUnavailableError extends Problem {
   readonly tenantId: string;
   constructor(tenantId: string) {
-    super(`no keys for tenant ${tenantId}: never created, or destroyed with the tenant`);
+    super(401, 'unauthorized', 'Unauthorized', 'The tenant of this API key no longer exists.');
     this.tenantId = tenantId;
     this.name = 'TenantKeysUnavailableError';
   }

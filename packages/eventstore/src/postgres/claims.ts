@@ -32,7 +32,7 @@ export async function applyClaimChanges(db: Queryable, changes: ClaimChanges): P
       values: [claim.scope, claim.key, claim.holder, claim.tenant_id ?? null],
     });
     const holder = rows[0]?.holder;
-    if (holder !== claim.holder) throw new UniqueClaimTaken(claim.scope, claim.key, holder ?? 'unknown');
+    if (holder !== claim.holder) throw new UniqueClaimTaken(claim.scope, holder ?? 'unknown');
   }
 }
 

@@ -149,7 +149,14 @@ export class PostgresEventStore implements EventStore {
           }
           return stored;
         });
-        if (appended) this.options.onCommitted?.(appended.recorded);
+        if (appended) {
+          try {
+            this.options.onCommitted?.(appended.recorded);
+          } catch (error) {
+            // Committed already: a failing listener must not make the append look failed.
+            this.reportBackgroundError(error);
+          }
+        }
         return appended;
       } catch (error) {
         if (!isDeadlock(error) || retry >= maxDeadlockRetries) throw error;

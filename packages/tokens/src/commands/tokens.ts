@@ -84,17 +84,31 @@ export class TokenCommands {
     if (existing && allowedOnAny(principal, 'token:read', existing.containers)) {
       return { created: false, token: tokenFields(existing) };
     }
-    try {
-      return await this.append(principal, body, correlationId, { ...fields, deduplicated: true });
-    } catch (error) {
-      if (!(error instanceof UniqueClaimTaken)) throw error;
-      const holder = await this.liveToken(tenantId, tokenIdOfHolder(error.holder));
-      if (holder && allowedOnAny(principal, 'token:read', holder.containers)) {
-        return { created: false, token: responseOf(holder) };
+    let claimTakenFrom: string | undefined;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.append(principal, body, correlationId, {
+          ...fields,
+          deduplicated: true,
+          claimTakenFrom,
+        });
+      } catch (error) {
+        if (!(error instanceof UniqueClaimTaken)) throw error;
+        const holderId = tokenIdOfHolder(error.holder);
+        const holder = await this.liveToken(tenantId, holderId);
+        if (holder && allowedOnAny(principal, 'token:read', holder.containers)) {
+          return { created: false, token: responseOf(holder) };
+        }
+        // The holder expired: the new token takes its claim over (a concurrent twin doing the
+        // same then finds the claim taken by this one, and answers it).
+        if (!holder && attempt === 1) {
+          claimTakenFrom = holderId;
+          continue;
+        }
+        // The data's holder is not this key's to see: a token of its own, as a create by such a
+        // key makes (it cannot hold the claim).
+        return this.append(principal, body, correlationId, fields);
       }
-      // The data's holder is gone, or not this key's to see: a token of its own, as a create by
-      // such a key makes (it cannot hold the claim).
-      return this.append(principal, body, correlationId, fields);
     }
   }
 
@@ -114,7 +128,14 @@ export class TokenCommands {
     principal: Principal,
     body: CreateTokenBody,
     correlationId: string,
-    fields: { containers: string[]; fingerprint: string; parentId: string | undefined; deduplicated?: true },
+    fields: {
+      containers: string[];
+      fingerprint: string;
+      parentId: string | undefined;
+      deduplicated?: true;
+      /** An expired token whose claim on the data this one takes over. */
+      claimTakenFrom?: string | undefined;
+    },
   ): Promise<CreateTokenResult> {
     const tenantId = principal.tenantId;
     const id = body.id ?? randomUUID();
@@ -131,6 +152,7 @@ export class TokenCommands {
       created_at: this.clock.now().toISOString(),
       ...(fields.parentId === undefined ? {} : { parent_id: fields.parentId }),
       ...(fields.deduplicated ? { deduplicated: true } : {}),
+      ...(fields.claimTakenFrom ? { claim_taken_from: fields.claimTakenFrom } : {}),
     };
     const outcome = await executeCommand(
       this.store,

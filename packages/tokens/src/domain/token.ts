@@ -21,6 +21,8 @@ export interface TokenView {
   parent_id?: string;
   /** Created while its tenant deduplicates: it holds the claim on its data (domain/uniqueness.ts). */
   deduplicated?: true;
+  /** The expired token whose claim on the same data it takes over. */
+  claim_taken_from?: string;
   /** Set by the last update. */
   modified_by?: string;
   modified_at?: string;

@@ -28,7 +28,12 @@ export function tokenClaims(event: { type: string; data: unknown }): ClaimChange
     case 'TokenCreated': {
       if (!typed.data.deduplicated) return undefined;
       const holder = tokenHolder(typed.data.tenant_id, typed.data.token_id);
+      const expired = typed.data.claim_taken_from;
       return {
+        // An expired holder gives its claim up to the new token, in the same append.
+        ...(expired
+          ? { releaseHeldBy: [{ scope: tokenDataScope, holder: tokenHolder(typed.data.tenant_id, expired) }] }
+          : {}),
         claim: [
           { scope: tokenDataScope, key: tokenDataKey(typed.data), holder, tenant_id: typed.data.tenant_id },
         ],

@@ -156,7 +156,10 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
       },
       async handle({ principal, body, requestId }) {
         const result = await commands.create(principal, body, requestId);
-        if (!result.created) return { status: 200, body: result.token };
+        // An equal token someone else created a moment ago may still be on its way to the read
+        // models (PROJECTIONS=async): the answer waits until they have every write so far.
+        if (!result.created)
+          return { status: 200, headers: await consistency.afterLatestWrites(), body: result.token };
         return { status: 201, headers: await consistency.afterWrite(result.position), body: result.token };
       },
     }),

@@ -47,7 +47,7 @@ describe('GET /metrics', () => {
     const before = await scrape(env.stack);
     for (let i = 0; i < 3; i++)
       expect((await client.request('GET', `/tokens/${created.body.id}`)).status).toBe(200);
-    expect((await client.request('GET', '/no/such/route/4711')).status).toBe(404);
+    expect((await client.request('GET', '/no/such/route/unmatched-path-marker')).status).toBe(404);
     const after = await scrape(env.stack);
 
     expect(after.value('tokenvault_http_requests_total', labels)).toBe(
@@ -66,7 +66,7 @@ describe('GET /metrics', () => {
     // No label value anywhere holds the id or the unmatched path.
     const text = await (await fetch(`${env.stack.url}/metrics`)).text();
     expect(text).not.toContain(created.body.id);
-    expect(text).not.toContain('4711');
+    expect(text).not.toContain('unmatched-path-marker');
   });
 
   it('counts event-store appends, and reads processor lag and queue depth at scrape', async () => {

@@ -2,22 +2,8 @@ import { Queue } from 'bullmq';
 import client from 'prom-client';
 import { metricsRegistry, type Config, type Logger, type Pool } from '@tokenvault/platform';
 import { backlogAfter, type Backlog } from '@tokenvault/eventstore';
-import {
-  invitationMailEnqueuerName,
-  invitationMailQueueName,
-  invitationMailStreamPrefixes,
-  queueConnection,
-} from '@tokenvault/worker';
+import { invitationMailQueueName, queueConnection } from '@tokenvault/worker';
 import { reactorRunQueueName } from '@tokenvault/reactors';
-
-/**
- * The streams each async processor reads, by its checkpoint row's name: its lag counts only
- * those (the e-mail enqueuer's checkpoint stays at the last invitation event). Any other row
- * (the read-model projector, the Kafka relay, a relay of another name) reads every stream.
- */
-const processorStreams: Record<string, readonly string[]> = {
-  [invitationMailEnqueuerName]: invitationMailStreamPrefixes,
-};
 
 /** Past this many events behind, the lag reads as this many (the count stays one bounded scan). */
 export const lagEventsCap = 1_000_000;
@@ -45,16 +31,9 @@ function processorBacklogs(current: ScrapeSource): Promise<Map<string, Backlog>>
        FROM projection_checkpoints ORDER BY name`,
     );
     const backlogs = new Map<string, Backlog>();
-    for (const row of rows) {
-      const streamPrefixes = processorStreams[row.name];
-      backlogs.set(
-        row.name,
-        await backlogAfter(current.pool, row, {
-          ...(streamPrefixes ? { streamPrefixes } : {}),
-          cap: lagEventsCap,
-        }),
-      );
-    }
+    // Every processor reads every event: its lag is what the log holds past its checkpoint.
+    for (const row of rows)
+      backlogs.set(row.name, await backlogAfter(current.pool, row, { cap: lagEventsCap }));
     return backlogs;
   })();
   lagScrape = { at: now, result };

@@ -50,9 +50,8 @@ export function createInvitationMailQueue(config: MailConfig): Queue<InvitationM
   });
 }
 
-/** The enqueuer's row of projection_checkpoints, and the streams it reads. */
+/** The enqueuer's row of projection_checkpoints. */
 export const invitationMailEnqueuerName = 'invitation-mail-enqueuer';
-export const invitationMailStreamPrefixes = ['tenancy.invitation-'];
 
 export interface InvitationMailEnqueuerOptions {
   store: EventStore;

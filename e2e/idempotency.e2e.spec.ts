@@ -120,6 +120,8 @@ describe('Idempotency-Key', () => {
       );
       expect(answer.status, key).toBe(400);
       expect(Object.keys(answer.body.errors)).toEqual(['header.idempotency-key']);
+      // Every answer to a valid API key carries the rate-limit headers, refusals included.
+      expect(answer.headers.get('ratelimit-policy')).toMatch(/;q=\d+;w=60$/);
     }
     const differing = await env.tenant.client.request<{ errors: Record<string, string[]> }>(
       'POST',

@@ -55,8 +55,6 @@ export function createRouteGuard(
   });
   return async (call, run) => {
     const { route, res, principal } = call;
-    // Checked first: a malformed key is a 400 whatever else holds.
-    const key = idempotentMethods.has(route.method) ? Idempotency.keyOf(call) : undefined;
     const limited = await limiter.take(principal);
     if (limited) {
       for (const [name, value] of Object.entries(limited.headers)) res.setHeader(name, value);
@@ -64,6 +62,8 @@ export function createRouteGuard(
         throw tooManyRequests('This API key has used its request quota; retry later.', limited.retryAfter);
       }
     }
+    // After the rate limit, so that a malformed key's 400 carries the RateLimit headers too.
+    const key = idempotentMethods.has(route.method) ? Idempotency.keyOf(call) : undefined;
     let release: (() => Promise<void>) | undefined;
     if (reactorInvocations.has(`${route.method} ${route.path}`)) {
       release = await reactors.acquire(principal.tenantId);

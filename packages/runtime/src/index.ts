@@ -4,3 +4,4 @@ export * from './server.ts';
 export * from './process.ts';
 export * from './subscribers.ts';
 export * from './projections.ts';
+export * from './projection-mode.ts';

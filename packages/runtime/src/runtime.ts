@@ -42,6 +42,7 @@ import {
 
 import { projectorProjections, readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './subscribers.ts';
+import { checkProjectionMode, projectionModeMigrations } from './projection-mode.ts';
 import { startScrapeMetrics } from './metrics.ts';
 
 /** In dependency order: infrastructure first, then each context's read models. */
@@ -53,9 +54,18 @@ export const allMigrations = [
   ...tokensMigrations,
   ...reactorsMigrations,
   ...auditMigrations,
+  ...projectionModeMigrations,
 ];
 
-export async function prepareDatabase(config: Config, logger: Logger): Promise<void> {
+/**
+ * Creates and migrates the database, and checks that its read models were built in this
+ * process's PROJECTIONS mode (`forRebuild`: the rebuild command, which makes them so, skips that).
+ */
+export async function prepareDatabase(
+  config: Config,
+  logger: Logger,
+  options: { forRebuild?: boolean } = {},
+): Promise<void> {
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool({
     connectionString: config.DATABASE_URL,
@@ -65,6 +75,7 @@ export async function prepareDatabase(config: Config, logger: Logger): Promise<v
   try {
     const applied = await migrate(pool, allMigrations, config.DATABASE_APP_ROLE);
     if (applied.length) logger.info({ applied }, 'database migrated');
+    if (!options.forRebuild) await checkProjectionMode(pool, config.PROJECTIONS);
   } finally {
     await pool.end();
   }

@@ -11,18 +11,21 @@ import {
   inlineProjections,
   prepareDatabase,
   projectorProjections,
+  recordProjectionMode,
   readModelsProjectorName,
 } from '@tokenvault/runtime';
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
 const logger = createLogger(config.LOG_LEVEL);
-await prepareDatabase(config, logger);
+await prepareDatabase(config, logger, { forRebuild: true });
 const runtime = await createRuntime(config, logger);
 try {
   await rebuildReadModels(runtime.ownerPool, readModelsProjectorName, {
     inline: inlineProjections(config),
     projector: projectorProjections(config),
   });
+  // The read models are this mode's now: services of this mode may start.
+  await recordProjectionMode(runtime.ownerPool, config.PROJECTIONS);
   const head = await runtime.store.headPosition();
   const projector = runtime.createProjector();
   await projector.start();

@@ -46,7 +46,6 @@ export class ReadModelConsistency {
   private readonly waiters = new Set<Waiter>();
   private readonly unlisten: (() => void)[] = [];
   private pollTimer: NodeJS.Timeout | null = null;
-  private closed = false;
   private readonly invalidationListeners = new Set<InvalidationListener>();
   private readonly checkpointRow: Checkpoint;
 
@@ -86,7 +85,6 @@ export class ReadModelConsistency {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
     for (const waiter of this.waiters) this.settle(waiter, false);
     for (const unlisten of this.unlisten) unlisten();

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { withTransaction, type Migration, type Pool, type PoolClient } from '@tokenvault/platform';
-import { readCommitted, type Position, type RecordedEvent } from '@tokenvault/eventstore';
+import { readCommitted, type InlineProjection, type Position } from '@tokenvault/eventstore';
 import { Checkpoint } from './checkpoint.ts';
 import { Processor, type BatchHandler, type ProcessorOptions } from './processor.ts';
 
@@ -19,18 +19,14 @@ export const projectorMigrations: Migration[] = [
   },
 ];
 
-/** Applies events of some types to the read-model tables it owns. */
-export interface Projection {
+/**
+ * Applies events of the types it handles to the read-model tables it owns, a batch per call (so
+ * a run of events can be one statement): inline in the append's transaction, or by the projector.
+ */
+export interface Projection extends InlineProjection {
   name: string;
   /** Tables it writes; a rebuild empties them. */
   tables: readonly string[];
-  /** Event types it handles; the others never reach apply. */
-  handles: readonly string[];
-  /**
-   * Applies the batch's events of the handled types, in commit order (one call per batch, so a
-   * projection can write a run of events with one statement).
-   */
-  apply(events: readonly RecordedEvent[], tx: PoolClient): Promise<void>;
 }
 
 export const checkpointChannel = 'projection_checkpoint';
@@ -98,9 +94,7 @@ export async function rebuildReadModels(
     [...new Set(list.flatMap((projection) => projection.tables))].map((table) => pg.escapeIdentifier(table));
   const inlineTables = tablesOf(projections.inline);
   const projectorTables = tablesOf(projections.projector);
-  const inlineTypes = new Map(
-    projections.inline.map((projection) => [projection, new Set(projection.handles)]),
-  );
+  const replay = projectionHandler(projections.inline);
   await withTransaction(pool, async (tx) => {
     if (inlineTables.length) {
       await tx.query(`LOCK TABLE ${inlineTables.join(', ')} IN EXCLUSIVE MODE`);
@@ -109,10 +103,7 @@ export async function rebuildReadModels(
       for (;;) {
         const events = await readCommitted(tx, after, rebuildBatchSize);
         if (events.length === 0) break;
-        for (const [projection, types] of inlineTypes) {
-          const handled = events.filter((event) => types.has(event.type));
-          if (handled.length) await projection.apply(handled, tx);
-        }
+        await replay.handle(events, tx);
         after = events.at(-1)!.position;
       }
     }

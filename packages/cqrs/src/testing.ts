@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { expect } from 'vitest';
-import type { PoolClient, Pool } from '@tokenvault/platform';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { createPool, type Migration, type PoolClient, type Pool } from '@tokenvault/platform';
+import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import type { EventMetadata, RecordedEvent } from '@tokenvault/eventstore';
 import { fold, type Decider, type DomainEvent } from './decider.ts';
 import { projectionHandler, type Projection } from './projector.ts';
@@ -121,4 +122,24 @@ export function projectionSpec(
       };
     },
   };
+}
+
+/**
+ * A database of its own for a spec file, migrated, and a pool on it, dropped after the file's
+ * tests. Read `pool` inside the tests (it is set by then).
+ */
+export function useTestPool(
+  migrations: Migration[],
+  options: { max?: number } = {},
+): { readonly pool: Pool; readonly database: TestDatabase } {
+  const env = {} as { pool: Pool; database: TestDatabase };
+  beforeAll(async () => {
+    env.database = await createTestDatabase(migrations);
+    env.pool = createPool({ connectionString: env.database.url, max: options.max ?? 2 });
+  });
+  afterAll(async () => {
+    await env.pool?.end();
+    await env.database?.drop();
+  });
+  return env;
 }

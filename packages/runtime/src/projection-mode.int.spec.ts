@@ -1,29 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool } from '@tokenvault/platform';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
+import { describe, expect, it } from 'vitest';
+import { useTestPool } from '@tokenvault/cqrs/testing';
 import { allMigrations } from './runtime.ts';
 import { checkProjectionMode, ProjectionModeMismatch, recordProjectionMode } from './projection-mode.ts';
 
 describe('projection mode of the read models', () => {
-  let database: TestDatabase;
-  let pool: Pool;
-  beforeAll(async () => {
-    database = await createTestDatabase(allMigrations);
-    pool = createPool({ connectionString: database.url, max: 2 });
-  });
-  afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
-  });
+  const db = useTestPool(allMigrations);
 
   it('is recorded by the first start; another mode is refused, naming the rebuild, until a rebuild records it', async () => {
-    await checkProjectionMode(pool, 'inline');
-    await checkProjectionMode(pool, 'inline');
-    const refused = await checkProjectionMode(pool, 'async').catch((error: unknown) => error);
+    await checkProjectionMode(db.pool, 'inline');
+    await checkProjectionMode(db.pool, 'inline');
+    const refused = await checkProjectionMode(db.pool, 'async').catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ProjectionModeMismatch);
     expect((refused as Error).message).toContain('PROJECTIONS=async npm run rebuild-read-models');
-    await recordProjectionMode(pool, 'async');
-    await checkProjectionMode(pool, 'async');
-    await expect(checkProjectionMode(pool, 'inline')).rejects.toBeInstanceOf(ProjectionModeMismatch);
+    await recordProjectionMode(db.pool, 'async');
+    await checkProjectionMode(db.pool, 'async');
+    await expect(checkProjectionMode(db.pool, 'inline')).rejects.toBeInstanceOf(ProjectionModeMismatch);
   });
 });

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool } from '@tokenvault/platform';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
+import { useTestPool } from '@tokenvault/cqrs/testing';
 import {
   eventStoreMigrations,
   PostgresEventStore,
@@ -22,19 +21,14 @@ const actor = randomUUID();
 const at = '2026-01-10T10:00:00.000Z';
 
 describe('uniqueness claims of the runtime', () => {
-  let database: TestDatabase;
-  let pool: Pool;
+  const db = useTestPool(eventStoreMigrations, { max: 4 });
   let store: PostgresEventStore;
 
   beforeAll(async () => {
-    database = await createTestDatabase(eventStoreMigrations);
-    pool = createPool({ connectionString: database.url, max: 4 });
-    store = new PostgresEventStore(pool, { uniqueness: uniquenessOf });
+    store = new PostgresEventStore(db.pool, { uniqueness: uniquenessOf });
   });
   afterAll(async () => {
     await store?.close();
-    await pool?.end();
-    await database?.drop();
   });
 
   /** One event; its metadata names the data's tenant (a user's registration: a tenant of its own). */
@@ -348,7 +342,7 @@ describe('uniqueness claims of the runtime', () => {
       }
       const claimsOf = async (tenantId: string) =>
         (
-          await pool.query<{ scope: string }>(
+          await db.pool.query<{ scope: string }>(
             'SELECT scope FROM es_unique_claims WHERE tenant_id = $1 ORDER BY scope',
             [tenantId],
           )

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool, type PoolClient } from '@tokenvault/platform';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
-import { projectionSpec, recordedEvent } from '@tokenvault/cqrs/testing';
+import { describe, expect, it } from 'vitest';
+import { type PoolClient } from '@tokenvault/platform';
+import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import type { EventMetadata, RecordedEvent } from '@tokenvault/eventstore';
 import { auditMigrations } from '../migrations.ts';
 import { logMappings } from '../mappings.ts';
@@ -127,18 +126,8 @@ const logs = async (tx: PoolClient, tenantId = tenant) =>
 const eventIds = (events: readonly RecordedEvent[]) => events.map((event) => event.event_id);
 
 describe('auditProjection', () => {
-  let database: TestDatabase;
-  let pool: Pool;
-  const spec = () => projectionSpec(auditProjection, pool);
-
-  beforeAll(async () => {
-    database = await createTestDatabase(auditMigrations);
-    pool = createPool({ connectionString: database.url, max: 2 });
-  });
-  afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
-  });
+  const db = useTestPool(auditMigrations);
+  const spec = () => projectionSpec(auditProjection, db.pool);
 
   it('handles every event type that has a log mapping (and this spec names them all)', () => {
     // TokensRead has rows of its own, one per token (its own test below).

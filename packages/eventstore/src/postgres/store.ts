@@ -172,6 +172,10 @@ export class PostgresEventStore implements EventStore {
    */
   private announceAppend(): void {
     for (const subscription of this.subscriptions) subscription.wake();
+    this.notifyOthers();
+  }
+
+  private notifyOthers(): void {
     if (this.notifying) {
       this.notifyAgain = true;
       return;
@@ -187,7 +191,7 @@ export class PostgresEventStore implements EventStore {
           this.notifying = false;
           if (this.notifyAgain && !this.closed) {
             this.notifyAgain = false;
-            this.announceAppend();
+            this.notifyOthers();
           }
         }, wait).unref();
       });

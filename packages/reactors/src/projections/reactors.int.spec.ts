@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool, type PoolClient } from '@tokenvault/platform';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
-import { projectionSpec, recordedEvent } from '@tokenvault/cqrs/testing';
+import { describe, expect, it } from 'vitest';
+import { type PoolClient } from '@tokenvault/platform';
+import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import { reactorsMigrations } from '../migrations.ts';
 import { streams, type FormulaDefinition, type ReactorsEvent } from '../domain/events.ts';
 import { reactorsProjection } from './reactors.ts';
@@ -119,18 +118,8 @@ const idsIn = async (tx: PoolClient, table: 'reactors' | 'reactor_formulas', ten
   ).rows.map((row) => row.id);
 
 describe('reactorsProjection', () => {
-  let database: TestDatabase;
-  let pool: Pool;
-  const spec = () => projectionSpec(reactorsProjection, pool);
-
-  beforeAll(async () => {
-    database = await createTestDatabase(reactorsMigrations);
-    pool = createPool({ connectionString: database.url, max: 2 });
-  });
-  afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
-  });
+  const db = useTestPool(reactorsMigrations);
+  const spec = () => projectionSpec(reactorsProjection, db.pool);
 
   describe('formulas', () => {
     it('ReactorFormulaCreated inserts the formula as declared, once', async () => {

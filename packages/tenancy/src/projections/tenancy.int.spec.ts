@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, withTransaction, type Pool, type PoolClient } from '@tokenvault/platform';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { withTransaction, type PoolClient } from '@tokenvault/platform';
 import { invalidationChannel } from '@tokenvault/cqrs';
-import { projectionSpec, recordedEvent } from '@tokenvault/cqrs/testing';
+import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import { eventStoreMigrations } from '@tokenvault/eventstore';
 import { vaultMigrations } from '@tokenvault/vault';
 import { tenancyMigrations } from '../migrations.ts';
@@ -190,24 +189,17 @@ const idsIn = async (tx: PoolClient, table: string, tenantId = tenant) => {
 };
 
 describe('tenancyProjection', () => {
-  let database: TestDatabase;
-  let pool: Pool;
-  const spec = () => projectionSpec(tenancyProjection, pool);
+  const db = useTestPool([...eventStoreMigrations, ...vaultMigrations, ...tenancyMigrations], { max: 3 });
+  const spec = () => projectionSpec(tenancyProjection, db.pool);
 
   beforeAll(async () => {
-    database = await createTestDatabase([...eventStoreMigrations, ...vaultMigrations, ...tenancyMigrations]);
-    pool = createPool({ connectionString: database.url, max: 3 });
     // The vault's keys of both tenants (made by the vault, not by events): a deletion destroys its own.
     for (const tenantId of [tenant, otherTenant]) {
-      await pool.query(
+      await db.pool.query(
         `INSERT INTO tenant_keys (tenant_id, wrapped_data_key, wrapped_fingerprint_key) VALUES ($1, 'wrapped', 'wrapped')`,
         [tenantId],
       );
     }
-  });
-  afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
   });
 
   describe('tenants', () => {
@@ -517,12 +509,12 @@ describe('tenancyProjection', () => {
   it('announces the caches it makes stale at its commit (principals, and a deleted tenant’s keys)', async () => {
     const updatedTenant = randomUUID();
     const deletedTenant = randomUUID();
-    const listener = await pool.connect();
+    const listener = await db.pool.connect();
     try {
       const received: string[] = [];
       listener.on('notification', (message) => received.push(message.payload ?? ''));
       await listener.query(`LISTEN ${invalidationChannel}`);
-      await withTransaction(pool, async (tx) => {
+      await withTransaction(db.pool, async (tx) => {
         await tenancyProjection.apply(
           [
             event(

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool, type PoolClient } from '@tokenvault/platform';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
-import { projectionSpec, recordedEvent } from '@tokenvault/cqrs/testing';
+import { describe, expect, it } from 'vitest';
+import type { TokenRow } from '../queries/tokens.ts';
+import { type PoolClient } from '@tokenvault/platform';
+import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import { tokensMigrations } from '../migrations.ts';
 import { tokenStream, type TokenEvent } from '../domain/token.ts';
 import { tokensProjection } from './tokens.ts';
@@ -92,21 +92,6 @@ const tenantDeleted = (tenantId: string) =>
     deleted_at: '2026-01-15T10:00:00.000Z',
   });
 
-interface TokenRow {
-  tenant_id: string;
-  id: string;
-  type: string;
-  data_ciphertext: string;
-  containers: string[];
-  metadata: Record<string, string>;
-  fingerprint: string;
-  expires_at: Date | null;
-  created_by: string;
-  created_at: Date;
-  modified_by: string | null;
-  modified_at: Date | null;
-}
-
 interface AssociationRow {
   tenant_id: string;
   parent_id: string;
@@ -135,18 +120,8 @@ const pairs = async (tx: PoolClient, tenantId = tenant) =>
     .map((row) => `${row.parent_id}>${row.child_id}`);
 
 describe('tokensProjection', () => {
-  let database: TestDatabase;
-  let pool: Pool;
-  const spec = () => projectionSpec(tokensProjection, pool);
-
-  beforeAll(async () => {
-    database = await createTestDatabase(tokensMigrations);
-    pool = createPool({ connectionString: database.url, max: 2 });
-  });
-  afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
-  });
+  const db = useTestPool(tokensMigrations);
+  const spec = () => projectionSpec(tokensProjection, db.pool);
 
   describe('TokenCreated', () => {
     it('inserts the token as decided', async () => {
@@ -271,7 +246,7 @@ describe('tokensProjection', () => {
       ['a nested loop', { enable_hashjoin: 'off', enable_mergejoin: 'off' }],
     ] as const) {
       it(`applies the last of several updates of a token in one batch (${plan})`, async () => {
-        await projectionSpec(tokensProjection, pool, { settings })
+        await projectionSpec(tokensProjection, db.pool, { settings })
           .given([created('tok-1'), created('tok-2')])
           .when([
             updated('tok-1', { metadata: { v: '1' } }),

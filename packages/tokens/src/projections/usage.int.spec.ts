@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPool, type Pool, type PoolClient } from '@tokenvault/platform';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
-import { projectionSpec, recordedEvent } from '@tokenvault/cqrs/testing';
+import { describe, expect, it } from 'vitest';
+import { type PoolClient } from '@tokenvault/platform';
+import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import type { TokenType } from '@tokenvault/contracts';
 import { tokensMigrations } from '../migrations.ts';
 import { tokenReadsStream, tokenStream, type TokensContextEvent } from '../domain/token.ts';
@@ -116,20 +115,10 @@ const monthlyActivity = async (tx: PoolClient, tenantId = tenant) => {
 };
 
 describe('tokenUsageProjection', () => {
-  let database: TestDatabase;
-  let pool: Pool;
+  const db = useTestPool(tokensMigrations);
   // A session far from UTC: months are calendar months in UTC whatever the connection's zone.
   const spec = () =>
-    projectionSpec(tokenUsageProjection, pool, { settings: { TimeZone: 'Pacific/Kiritimati' } });
-
-  beforeAll(async () => {
-    database = await createTestDatabase(tokensMigrations);
-    pool = createPool({ connectionString: database.url, max: 2 });
-  });
-  afterAll(async () => {
-    await pool?.end();
-    await database?.drop();
-  });
+    projectionSpec(tokenUsageProjection, db.pool, { settings: { TimeZone: 'Pacific/Kiritimati' } });
 
   describe('tokens per type', () => {
     it('counts created tokens per tenant and type, with the latest creation', async () => {

@@ -37,8 +37,8 @@ export async function readSealedEvents(
 ): Promise<SealedEventRow[]> {
   const { rows } = await db.query<SealedEventDbRow>({
     name: 'log_read_sealed_events',
-    text: `SELECT ${sealedEventColumns} FROM log_sealed_events WHERE (seal_number, leaf_index) > ($1, $2)
-           ORDER BY seal_number, leaf_index LIMIT $3`,
+    text: `SELECT ${sealedEventColumns} FROM log_sealed_events e WHERE (e.seal_number, e.leaf_index) > ($1, $2)
+           ORDER BY e.seal_number, e.leaf_index LIMIT $3`,
     values: [after.seal, after.index, limit],
   });
   return rows.map(toSealedEvent);

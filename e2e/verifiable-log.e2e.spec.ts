@@ -192,7 +192,7 @@ describe('the sealed event log', () => {
       const wrong = await verifyLogCli(env.stack, ['--from-seal', `2:${'0'.repeat(64)}`]);
       expect(wrong.code).toBe(1);
       expect((await verifyLogCli(env.stack, ['--from-seal', 'two'])).code).toBe(2);
-    });
+    }, 240_000);
 
     it('names an event whose data was changed', async () => {
       const target = (await sealedEvents())[5]!;

@@ -2,7 +2,8 @@
 // sealer's and verify-log's own rates over a backlog (in the bench process, on the bare
 // database's appended events), and POST /tokens with the sealer off and on.
 import { projectorMigrations } from '@tokenvault/cqrs';
-import { PostgresEventStore } from '@tokenvault/eventstore';
+import { randomUUID } from 'node:crypto';
+import { PostgresEventStore, type NewEvent } from '@tokenvault/eventstore';
 import { createLogSealer, logSealMigrations, verifyLog } from '@tokenvault/log-seal';
 import { createLogger, createPool, migrate } from '@tokenvault/platform';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,6 +11,7 @@ import { log } from '../support/log.ts';
 import type { TimeWindow } from '../support/measure.ts';
 import { freePort, startTsChild, stopChild, waitForHttp } from '../support/processes.ts';
 import type { Row } from '../support/report.ts';
+import { settings } from '../support/settings.ts';
 import type { Stack } from '../support/stack.ts';
 import { measurePostTokens, type MeasuredWrites } from './http-vs-baseline.ts';
 
@@ -50,15 +52,45 @@ export async function measureSealingLag(stack: Stack, window: TimeWindow): Promi
   };
 }
 
+/** Token-like events (a ciphertext-sized data, full metadata), 100 per append, 4 appends at once. */
+async function appendTokenEvents(store: PostgresEventStore, count: number): Promise<void> {
+  const tenantId = randomUUID();
+  let appended = 0;
+  const appender = async () => {
+    while (appended < count) {
+      const size = Math.min(100, count - appended);
+      appended += size;
+      const events: NewEvent[] = Array.from({ length: size }, () => ({
+        type: 'TokenCreated',
+        data: {
+          token_id: randomUUID(),
+          tenant_id: tenantId,
+          type: 'card',
+          data_ciphertext: `v1.${randomUUID().repeat(5)}`,
+          containers: ['/pci/high/'],
+          metadata: { customer: 'c-42' },
+          fingerprint: randomUUID(),
+          created_at: new Date().toISOString(),
+        },
+        metadata: { tenant_id: tenantId, actor_id: randomUUID(), actor_type: 'application' as const },
+      }));
+      await store.append(`bench-log-${randomUUID()}`, events, { expectedRevision: 'no_stream' });
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, appender));
+}
+
 /**
- * The sealer catching up with every event of the bare database (the appends scenario's), then
- * verifyLog over them: each one's events per second, in this process.
+ * The sealer catching up with every event of the bare database (the appends scenario's and
+ * BENCH_LOG_EVENTS more), then verifyLog over them: each one's events per second, in this process.
  */
 export async function measureSealAndVerify(connectionString: string): Promise<Row[]> {
   const pool = createPool({ connectionString, max: 4, applicationName: 'bench-log-seal' });
   const store = new PostgresEventStore(pool);
   try {
     await migrate(pool, [...projectorMigrations, ...logSealMigrations], 'tokenvault_app');
+    log(`appending ${settings.logEvents} token-like events to seal`);
+    await appendTokenEvents(store, settings.logEvents);
     const { rows } = await pool.query<{ events: number }>('SELECT count(*)::int AS events FROM es_events');
     const events = rows[0]!.events;
     log(`sealing a backlog of ${events} events, then verifying it`);

@@ -2,7 +2,7 @@ import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { recordedEvent } from '@tokenvault/cqrs/testing';
 import { verifyLogProof, type LogProofDocument } from '@tokenvault/sdk';
-import { canonicalJson, eventHashOf, sealedEncodingOf } from './canonical.ts';
+import { canonicalJson, eventHashOf, leafHashOf, sealedEncodingOf } from './canonical.ts';
 import { inclusionPath, merkleRoot, verifyInclusion } from './merkle.ts';
 import { publicKeyFrom, SealSigner, sealHashOf, verifySealSignature } from './seal.ts';
 import { sealBatch } from './sealer.ts';
@@ -51,6 +51,17 @@ describe('the sealed encoding of an event', () => {
       created_at: event.created_at.toISOString(),
     });
     expect(JSON.stringify(encoding)).not.toContain('v1.abc');
+  });
+
+  it('hashes to the leaf of its encoding, whatever the strings hold', () => {
+    for (const stream of ['plain', 'quote " and \\ backslash', 'ünïcödé ✓ 𝄞', 'line\nbreak\u0001']) {
+      const event = recordedEvent(
+        'TokenCreated',
+        { z: [1, 'x', null, { b: 2, a: 1 }], a: stream },
+        { stream },
+      );
+      expect(eventHashOf(event).equals(leafHashOf(sealedEncodingOf(event)))).toBe(true);
+    }
   });
 
   it('changes with any one field', () => {

@@ -87,11 +87,12 @@ class EventCursor {
   }
 }
 
-/** A paged reader of anything keyed by where the last page ended. */
+/** A paged reader of anything keyed by where the last page ended, a page ahead. */
 class PagedCursor<T> {
   private page: T[] = [];
   private index = 0;
   private done = false;
+  private ahead: Promise<T[]> | undefined;
   private readonly read: (last: T | undefined) => Promise<T[]>;
   private readonly pageSize: number;
   constructor(read: (last: T | undefined) => Promise<T[]>, pageSize: number) {
@@ -102,9 +103,11 @@ class PagedCursor<T> {
   async next(): Promise<T | undefined> {
     if (this.index < this.page.length) return this.page[this.index++];
     if (this.done) return undefined;
-    this.page = await this.read(this.page.at(-1));
+    this.page = await (this.ahead ?? this.read(this.page.at(-1)));
+    this.ahead = undefined;
     this.index = 0;
     if (this.page.length < this.pageSize) this.done = true;
+    else this.ahead = this.read(this.page.at(-1));
     return this.page[this.index++];
   }
 }

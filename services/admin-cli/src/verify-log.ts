@@ -101,14 +101,14 @@ function progressBar() {
   };
   let last = { events: 0, total: 0 };
   return {
-    update(progress: { events: number; totalEvents: number }) {
+    update: (progress: { events: number; totalEvents: number }) => {
       last = { events: progress.events, total: progress.totalEvents };
       const now = performance.now();
       if (now - drawn < 100) return;
       drawn = now;
       draw(last.events, last.total);
     },
-    finish() {
+    finish: () => {
       if (drawn) {
         draw(last.events, last.total);
         process.stderr.write('\n');

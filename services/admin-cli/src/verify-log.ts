@@ -2,7 +2,7 @@
 // hash chain (docs/verifiable-log.md). Exit 0: it holds; 1: it does not (the first event and seal
 // that no longer match are named); 2: bad arguments or configuration.
 import { parseArgs } from 'node:util';
-import type { KeyObject } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import { ConfigError, createLogger, loadConfig } from '@tokenvault/platform';
 import { publicKeyFrom, SealSigner, verifyLog, type TrustedSeal } from '@tokenvault/log-seal';
 import { connectEventStore } from '@tokenvault/runtime';
@@ -31,7 +31,13 @@ if (args['from-seal']) {
 
 let config: ReturnType<typeof loadConfig>;
 try {
-  config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  // It decrypts nothing: without MASTER_KEY it runs on a throw-away one (no key file is written,
+  // and production does not ask a verifier for the master key).
+  config = loadConfig({
+    ...process.env,
+    MASTER_KEY: process.env.MASTER_KEY ?? randomBytes(32).toString('base64'),
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  });
 } catch (error) {
   if (error instanceof ConfigError) usage(error.message);
   throw error;

@@ -13,6 +13,11 @@ import {
   measurePostTokens,
 } from './scenarios/http-vs-baseline.ts';
 import { measureKafkaRelay } from './scenarios/kafka.ts';
+import {
+  measurePostTokensWithAndWithoutSealing,
+  measureSealAndVerify,
+  measureSealingLag,
+} from './scenarios/log-seal.ts';
 import { startProjectionLagRecording } from './scenarios/projection-lag.ts';
 import { measureReactors } from './scenarios/reactors.ts';
 import { measureReadModelsAtSize } from './scenarios/read-models.ts';
@@ -35,6 +40,7 @@ async function main(): Promise<void> {
     const projectionLagRecording = await startProjectionLagRecording(stack);
     const postTokens = await measurePostTokens(stack);
     const projectionLag = await projectionLagRecording.measure(postTokens.window);
+    const sealingLag = await measureSealingLag(stack, postTokens.window);
     const bareGet = (await measureBareGet(stack, bareInsert.ids)).row;
     const getToken = (await measureGetToken(stack, postTokens.ids)).row;
     // In the same run as the bare GET, with the sandbox alone beside.
@@ -42,8 +48,11 @@ async function main(): Promise<void> {
     const readModels = settings.readModels ? await measureReadModelsAtSize(stack) : [];
     // The HTTP servers are idle from here on; the appends run on the bare database.
     const appends = await measureEventStoreAppends(stack.bareDatabaseUrl);
+    const sealAndVerify = await measureSealAndVerify(stack.bareDatabaseUrl);
     const broker = await kafkaBroker;
     const kafka = broker ? await measureKafkaRelay(stack, broker) : [];
+    // Last: it restarts the service (twice).
+    const sealing = await measurePostTokensWithAndWithoutSealing(stack);
 
     const rows = [
       postTokens.row,
@@ -57,6 +66,10 @@ async function main(): Promise<void> {
       reactors.sandboxAlone,
       ...readModels,
       ...kafka,
+      sealingLag,
+      ...sealAndVerify,
+      sealing.off.row,
+      sealing.on.row,
     ];
     const targets = [
       rateRatioTarget('POST /tokens ÷ bare INSERT (req/s)', postTokens.row, bareInsert.row, 50),
@@ -66,6 +79,8 @@ async function main(): Promise<void> {
       p99Target(reactors.trivial, 25),
       p99Target(reactors.cardToken, 25),
       ...readModels.map((row) => p99Target(row, 20)),
+      p99Target(sealingLag, 1_000, 'sealing lag p99'),
+      rateRatioTarget('POST /tokens sealing on ÷ off (req/s)', sealing.on.row, sealing.off.row, 95),
     ];
     process.stdout.write(renderReport(info, rows, targets));
     const serviceLogs = stack.service.output().trim();

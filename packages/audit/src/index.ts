@@ -2,3 +2,4 @@ export { auditMigrations } from './migrations.ts';
 export { auditProjection } from './projections/audit.ts';
 export { logRoutes } from './http/logs.ts';
 export { logMappings, entityTypes, type LogEntry } from './mappings.ts';
+export { findLogEvent } from './queries/log-event.ts';

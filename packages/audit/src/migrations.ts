@@ -37,4 +37,11 @@ export const auditMigrations: Migration[] = [
       UPDATE audit_logs SET position = -position * 128;
     `,
   },
+  {
+    id: 'audit/003_rows_by_id',
+    sql: `
+      -- A row's id is its position (GET /logs/{id}/proof finds the row by it).
+      CREATE INDEX audit_logs_by_position ON audit_logs (tenant_id, position);
+    `,
+  },
 ];

@@ -18,7 +18,17 @@ export const listLogsQuery = z
   });
 export type ListLogsQuery = z.output<typeof listLogsQuery>;
 
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+
 export const logSchema = z.object({
+  /** The row's id: its event's global position times 128 plus its index among the event's rows. */
+  id: z.string().regex(/^\d+$/),
+  /** The event the row records. */
+  event_id: uuid,
+  /** The event's hash in the sealed log (docs/verifiable-log.md); null until it is sealed. */
+  event_hash: sha256Hex.nullable(),
+  /** The seal that covers the event; null until it is sealed. GET /logs/{id}/proof proves it. */
+  seal_number: z.number().int().nullable(),
   tenant_id: uuid,
   actor_id: uuid.optional(),
   actor_type: z.string().optional(),
@@ -33,3 +43,50 @@ export type LogResponse = z.output<typeof logSchema>;
 export const logPageSchema = cursorPageSchema(logSchema);
 
 export const entityTypeSchema = z.object({ display_name: z.string(), value: z.string() });
+
+export const logIdParams = z.object({ id: z.string().regex(/^\d{1,30}$/, 'Must be a log row id (digits)') });
+
+const positionSchema = z.object({ commit: z.string(), prepare: z.string() });
+
+/** One seal of the event log's hash chain (docs/verifiable-log.md). */
+export const logSealSchema = z.object({
+  number: z.number().int(),
+  previous_hash: sha256Hex,
+  first_position: positionSchema,
+  last_position: positionSchema,
+  event_count: z.number().int(),
+  merkle_root: sha256Hex,
+  sealed_at: timestamp,
+  seal_hash: sha256Hex,
+  signature: z.string().optional().describe('Ed25519 over the canonical JSON of the seal, base64'),
+  key_id: z.string().optional(),
+});
+
+/** What a tenant needs to check one of its log rows against a seal, offline (SDK: verifyLogProof). */
+export const logProofSchema = z.object({
+  log_id: z.string(),
+  /** The event as sealed: its data only as the SHA-256 of its canonical JSON. */
+  event: z.object({
+    event_id: uuid,
+    stream: z.string(),
+    revision: z.number().int(),
+    type: z.string(),
+    data_sha256: sha256Hex,
+    metadata: z.record(z.string(), z.unknown()),
+    created_at: timestamp,
+  }),
+  event_hash: sha256Hex,
+  global_position: z.string(),
+  leaf_index: z.number().int(),
+  /** RFC 9162 inclusion path, leaf to root: hashes of other events' subtrees only. */
+  merkle_path: z.array(sha256Hex),
+  seal: logSealSchema,
+});
+export type LogProof = z.output<typeof logProofSchema>;
+
+export const logSigningKeySchema = z.object({
+  algorithm: z.literal('Ed25519'),
+  key_id: z.string(),
+  public_key: z.string().describe('The raw 32-byte public key, base64'),
+  public_key_pem: z.string(),
+});

@@ -103,6 +103,18 @@ export const configSchema = z.object({
    * model is written by the projector, and a write waits for it (an event store elsewhere).
    */
   PROJECTIONS: z.enum(['inline', 'async']).default('inline'),
+  /** `on`: the sealing processor seals the event log into a hash chain (docs/verifiable-log.md). */
+  LOG_SEALING: z.enum(['on', 'off']).default('on'),
+  /** Most events one seal covers (fewer when fewer are waiting). */
+  LOG_SEAL_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(1_000),
+  /** Ed25519 key that signs the seals: base64 of a 32-byte seed or of PKCS#8 DER. Never logged. */
+  LOG_SIGNING_KEY: z
+    .string()
+    .refine(
+      (value) => [32, 48].includes(Buffer.from(value, 'base64').length),
+      'must be an Ed25519 key: base64 of a 32-byte seed or of its 48-byte PKCS#8 DER',
+    )
+    .optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };

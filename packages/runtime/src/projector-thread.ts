@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createLogger, type Config } from '@tokenvault/platform';
 import { Projector } from '@tokenvault/cqrs';
 import { projectorProjections, readModelsProjectorName } from './projections.ts';
-import { connectEventStore } from './subscribers.ts';
+import { connectEventStore, logSealerFor } from './subscribers.ts';
 
 type Message = { kind: 'started' } | { kind: 'stopped' } | { kind: 'failed'; message: string };
 
@@ -41,7 +41,8 @@ async function runInThread(config: Config): Promise<void> {
   // in a crash is replayed, so the projector need not wait for its WAL flush.
   const connection = connectEventStore(config, logger, {
     applicationName: 'tokenvault-projector',
-    max: 2,
+    // The projector's, the sealer's (the seals commit with their checkpoint too) and a reader.
+    max: 3,
     settings: { synchronous_commit: 'off' },
   });
   const { pool, store } = connection;
@@ -52,8 +53,10 @@ async function runInThread(config: Config): Promise<void> {
     projections: projectorProjections(config),
     logger,
   });
+  const sealer = logSealerFor(config, connection, logger);
   try {
     await projector.start();
+    await sealer?.start();
     await projector.ready(60_000);
   } catch (error) {
     port.postMessage({ kind: 'failed', message: (error as Error).message } satisfies Message);
@@ -63,6 +66,7 @@ async function runInThread(config: Config): Promise<void> {
     if (message !== 'stop') return;
     void (async () => {
       await projector.stop();
+      await sealer?.stop();
       await connection.close();
       port.postMessage({ kind: 'stopped' } satisfies Message);
     })();

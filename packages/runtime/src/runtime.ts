@@ -31,6 +31,7 @@ import {
 } from '@tokenvault/tenancy';
 import { Detokenizer, tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
 import { auditMigrations, logRoutes } from '@tokenvault/audit';
+import { logSealMigrations, logSealRoutes } from '@tokenvault/log-seal';
 import {
   formulaRoutes,
   invocationRoutes,
@@ -41,7 +42,7 @@ import {
 } from '@tokenvault/reactors';
 
 import { projectorProjections, readModelsProjectorName } from './projections.ts';
-import { connectEventStore } from './subscribers.ts';
+import { connectEventStore, logSignerOf } from './subscribers.ts';
 import { checkProjectionMode, projectionModeMigrations } from './projection-mode.ts';
 import { startScrapeMetrics } from './metrics.ts';
 
@@ -55,6 +56,7 @@ export const allMigrations = [
   ...reactorsMigrations,
   ...auditMigrations,
   ...projectionModeMigrations,
+  ...logSealMigrations,
 ];
 
 /**
@@ -207,6 +209,7 @@ export async function createRuntime(
         reactors: new ReactorQueries(appPool, applications, vault),
       }),
       ...logRoutes(deps),
+      ...logSealRoutes({ ...deps, ownerPool, signer: logSignerOf(config) }),
     ],
     clock,
     invitationLinks,

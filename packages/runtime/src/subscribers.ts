@@ -10,6 +10,8 @@ import { PostgresEventStore, type EventStore, type RecordedEvent } from '@tokenv
 import { KafkaRelay } from '@tokenvault/relay';
 import { startInvitationMail } from '@tokenvault/worker';
 import { ReactorRunWorker } from '@tokenvault/reactors';
+import { createLogSealer, SealSigner } from '@tokenvault/log-seal';
+import type { Processor } from '@tokenvault/cqrs';
 import type { Runtime } from './runtime.ts';
 import { inlineProjections, uniquenessOf, writeSideProjections } from './projections.ts';
 
@@ -95,5 +97,25 @@ export function startReactorWorkerOf(runtime: Runtime) {
     ownerPool: runtime.ownerPool,
     routes: runtime.routes,
     logger: runtime.logger,
+  });
+}
+
+/** The seals' signer, when LOG_SIGNING_KEY is set. */
+export const logSignerOf = (config: Config): SealSigner | undefined =>
+  config.LOG_SIGNING_KEY ? new SealSigner(config.LOG_SIGNING_KEY) : undefined;
+
+/** The sealing processor (docs/verifiable-log.md), or undefined with LOG_SEALING=off. */
+export function logSealerFor(
+  config: Config,
+  connection: { store: EventStore; pool: Pool },
+  logger: Logger,
+): Processor | undefined {
+  if (config.LOG_SEALING === 'off') return undefined;
+  return createLogSealer({
+    store: connection.store,
+    pool: connection.pool,
+    logger,
+    batchSize: config.LOG_SEAL_BATCH_SIZE,
+    ...(config.LOG_SIGNING_KEY ? { signer: logSignerOf(config)! } : {}),
   });
 }

@@ -1,6 +1,6 @@
-// The projector alone: applies every event to the PostgreSQL read models.
+// The projector alone: applies every event to the PostgreSQL read models, and seals the event log.
 import { createLogger, loadConfig } from '@tokenvault/platform';
-import { createRuntime, prepareDatabase, runUntilSignalled } from '@tokenvault/runtime';
+import { createRuntime, logSealerFor, prepareDatabase, runUntilSignalled } from '@tokenvault/runtime';
 
 await runUntilSignalled(async () => {
   const config = loadConfig();
@@ -8,6 +8,14 @@ await runUntilSignalled(async () => {
   await prepareDatabase(config, logger);
   const runtime = await createRuntime(config, logger);
   await runtime.createProjector().start();
-  runtime.logger.info('projector running');
-  return runtime;
+  // The seals of the event log: one more processor, in the process that runs processors.
+  const sealer = logSealerFor(config, { store: runtime.store, pool: runtime.ownerPool }, runtime.logger);
+  await sealer?.start();
+  runtime.logger.info({ logSealing: config.LOG_SEALING }, 'projector running');
+  return {
+    async close() {
+      await sealer?.stop();
+      await runtime.close();
+    },
+  };
 });

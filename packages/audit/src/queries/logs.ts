@@ -11,6 +11,9 @@ interface LogRow {
   message: string;
   created_at: Date;
   position: number;
+  event_id: string;
+  event_hash: Buffer | null;
+  seal_number: string | null;
 }
 
 /** The audit log's tie-break is the event's global position. */
@@ -19,6 +22,10 @@ const isPosition = (key: unknown): key is number =>
 
 function toResponse(row: LogRow): LogResponse {
   return {
+    id: String(row.position),
+    event_id: row.event_id,
+    event_hash: row.event_hash ? row.event_hash.toString('hex') : null,
+    seal_number: row.seal_number === null ? null : Number(row.seal_number),
     tenant_id: row.tenant_id,
     ...(row.actor_id ? { actor_id: row.actor_id } : {}),
     ...(row.actor_type ? { actor_type: row.actor_type } : {}),
@@ -53,10 +60,14 @@ export async function listLogs(appPool: Pool, tenantId: string, query: ListLogsQ
   const offset = cursor ? 0 : (page - 1) * query.size;
   return withTenant(appPool, tenantId, async (client) => {
     const result = await client.query<LogRow>(
-      `SELECT tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, position
-       FROM audit_logs WHERE ${conditions.join(' AND ')}
-       ORDER BY created_at DESC, position DESC
-       LIMIT ${query.size + 1} OFFSET ${offset}`,
+      // The seal of the row's event, when it has one (log-seal's table, under the same tenant policy).
+      `SELECT l.tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, position,
+              l.event_id::text AS event_id, s.event_hash, s.seal_number::text AS seal_number
+       FROM (SELECT * FROM audit_logs WHERE ${conditions.join(' AND ')}
+             ORDER BY created_at DESC, position DESC
+             LIMIT ${query.size + 1} OFFSET ${offset}) l
+       LEFT JOIN log_sealed_events s ON s.event_id = l.event_id
+       ORDER BY created_at DESC, position DESC`,
       values,
     );
     const rows = result.rows.slice(0, query.size);

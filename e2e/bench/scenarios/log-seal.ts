@@ -1,0 +1,166 @@
+// The sealed event log (docs/verifiable-log.md): the sealing lag under the POST /tokens load, the
+// sealer's and verify-log's own rates over a backlog (in the bench process, on the bare
+// database's appended events), and POST /tokens with the sealer off and on.
+import { projectorMigrations } from '@tokenvault/cqrs';
+import { randomUUID } from 'node:crypto';
+import { PostgresEventStore, type NewEvent } from '@tokenvault/eventstore';
+import { createLogSealer, logSealMigrations, verifyLog } from '@tokenvault/log-seal';
+import { createLogger, createPool, migrate } from '@tokenvault/platform';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { log } from '../support/log.ts';
+import type { TimeWindow } from '../support/measure.ts';
+import { freePort, startTsChild, stopChild, waitForHttp } from '../support/processes.ts';
+import type { Row } from '../support/report.ts';
+import { settings } from '../support/settings.ts';
+import type { Stack } from '../support/stack.ts';
+import { measurePostTokens, type MeasuredWrites } from './http-vs-baseline.ts';
+
+/** From an event's commit to its seal's, for the events written in the window (all sealed first). */
+export async function measureSealingLag(stack: Stack, window: TimeWindow): Promise<Row> {
+  const from = new Date(window.fromMs).toISOString();
+  const to = new Date(window.toMs).toISOString();
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const { rows } = await stack.servicePool.query<{ unsealed: number }>(
+      `SELECT count(*)::int AS unsealed FROM es_events e
+       WHERE e.created_at BETWEEN $1 AND $2 AND NOT EXISTS (SELECT 1 FROM log_sealed_events s WHERE s.event_id = e.event_id)`,
+      [from, to],
+    );
+    if (rows[0]!.unsealed === 0) break;
+    if (Date.now() > deadline)
+      throw new Error(`${rows[0]!.unsealed} events of the window were not sealed in 30 s`);
+    await sleep(200);
+  }
+  const { rows } = await stack.servicePool.query<{ events: number; seals: number; p50: number; p99: number }>(
+    `SELECT count(*)::int AS events, count(DISTINCT s.number)::int AS seals,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY lag) AS p50,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY lag) AS p99
+     FROM (SELECT s.number, extract(epoch FROM s.sealed_at - e.created_at) * 1000 AS lag
+           FROM es_events e JOIN log_sealed_events l USING (event_id) JOIN log_seals s ON s.number = l.seal_number
+           WHERE e.created_at BETWEEN $1 AND $2) s`,
+    [from, to],
+  );
+  const row = rows[0]!;
+  return {
+    scenario: 'sealing lag (event commit → its seal), under POST /tokens',
+    rate: row.events / ((window.toMs - window.fromMs) / 1000),
+    p50Ms: row.p50,
+    p99Ms: row.p99,
+    failures: 0,
+    errors: 0,
+    note: `events/s sealed as written; ${row.events} events in ${row.seals} seals (${(row.events / Math.max(row.seals, 1)).toFixed(1)} per seal)`,
+  };
+}
+
+/** Token-like events (a ciphertext-sized data, full metadata), 100 per append, 4 appends at once. */
+async function appendTokenEvents(store: PostgresEventStore, count: number): Promise<void> {
+  const tenantId = randomUUID();
+  let appended = 0;
+  const appender = async () => {
+    while (appended < count) {
+      const size = Math.min(100, count - appended);
+      appended += size;
+      const events: NewEvent[] = Array.from({ length: size }, () => ({
+        type: 'TokenCreated',
+        data: {
+          token_id: randomUUID(),
+          tenant_id: tenantId,
+          type: 'card',
+          data_ciphertext: `v1.${randomUUID().repeat(5)}`,
+          containers: ['/pci/high/'],
+          metadata: { customer: 'c-42' },
+          fingerprint: randomUUID(),
+          created_at: new Date().toISOString(),
+        },
+        metadata: { tenant_id: tenantId, actor_id: randomUUID(), actor_type: 'application' as const },
+      }));
+      await store.append(`bench-log-${randomUUID()}`, events, { expectedRevision: 'no_stream' });
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, appender));
+}
+
+/**
+ * The sealer catching up with every event of the bare database (the appends scenario's and
+ * BENCH_LOG_EVENTS more), then verifyLog over them: each one's events per second, in this process.
+ */
+export async function measureSealAndVerify(connectionString: string): Promise<Row[]> {
+  const pool = createPool({ connectionString, max: 4, applicationName: 'bench-log-seal' });
+  const store = new PostgresEventStore(pool);
+  try {
+    await migrate(pool, [...projectorMigrations, ...logSealMigrations], 'tokenvault_app');
+    log(`appending ${settings.logEvents} token-like events to seal`);
+    await appendTokenEvents(store, settings.logEvents);
+    const { rows } = await pool.query<{ events: number }>('SELECT count(*)::int AS events FROM es_events');
+    const events = rows[0]!.events;
+    log(`sealing a backlog of ${events} events, then verifying it`);
+    const sealer = createLogSealer({ store, pool, logger: createLogger('warn'), batchSize: 1_000 });
+    const sealStarted = performance.now();
+    await sealer.start();
+    try {
+      for (;;) {
+        const sealed = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM log_sealed_events');
+        if (sealed.rows[0]!.n >= events) break;
+        await sleep(20);
+      }
+    } finally {
+      await sealer.stop();
+    }
+    const sealS = (performance.now() - sealStarted) / 1000;
+    const verifyStarted = performance.now();
+    const verified = await verifyLog({ store, db: pool });
+    const verifyS = (performance.now() - verifyStarted) / 1000;
+    return [
+      {
+        scenario: 'sealing a backlog (events/s)',
+        rate: events / sealS,
+        p50Ms: Number.NaN,
+        p99Ms: Number.NaN,
+        failures: 0,
+        errors: 0,
+        note: `${events} events, seals of up to 1,000, in ${sealS.toFixed(1)} s`,
+      },
+      {
+        scenario: 'verify-log (events/s)',
+        rate: verified.events / verifyS,
+        p50Ms: Number.NaN,
+        p99Ms: Number.NaN,
+        failures: verified.ok ? 0 : 1,
+        errors: 0,
+        note: `${verified.events} events, ${verified.seals} seals in ${verifyS.toFixed(1)} s, through the event store port`,
+      },
+    ];
+  } finally {
+    await store.close();
+    await pool.end();
+  }
+}
+
+/**
+ * POST /tokens with the service restarted with LOG_SEALING=off, then with it on again: adjacent
+ * runs on the same database, the sealed one last (on the larger tables).
+ */
+export async function measurePostTokensWithAndWithoutSealing(
+  stack: Stack,
+): Promise<{ off: MeasuredWrites; on: MeasuredWrites }> {
+  const restartWith = async (sealing: 'on' | 'off'): Promise<Stack> => {
+    await stopChild(stack.service);
+    const port = await freePort();
+    log(`restarting the service with LOG_SEALING=${sealing} on 127.0.0.1:${port}`);
+    const service = startTsChild(`service-sealing-${sealing}`, 'services/all-in-one/src/main.ts', {
+      ...stack.serviceEnv,
+      PORT: String(port),
+      LOG_SEALING: sealing,
+    });
+    const serviceUrl = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${serviceUrl}/readyz`, service);
+    stack = { ...stack, service, serviceUrl };
+    return stack;
+  };
+  const off = await measurePostTokens(await restartWith('off'));
+  const on = await measurePostTokens(await restartWith('on'));
+  return {
+    off: { ...off, row: { ...off.row, scenario: 'POST /tokens, LOG_SEALING=off' } },
+    on: { ...on, row: { ...on.row, scenario: 'POST /tokens, LOG_SEALING=on (run right after)' } },
+  };
+}

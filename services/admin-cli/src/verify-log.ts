@@ -1,0 +1,124 @@
+// npm run verify-log [-- --from-seal N:HASH] [--public-key BASE64]: recomputes the event log's
+// hash chain (docs/verifiable-log.md). Exit 0: it holds; 1: it does not (the first event and seal
+// that no longer match are named); 2: bad arguments or configuration.
+import { parseArgs } from 'node:util';
+import { randomBytes, type KeyObject } from 'node:crypto';
+import { ConfigError, createLogger, loadConfig } from '@tokenvault/platform';
+import { publicKeyFrom, SealSigner, verifyLog, type TrustedSeal } from '@tokenvault/log-seal';
+import { connectEventStore } from '@tokenvault/runtime';
+
+function usage(message: string): never {
+  console.error(`${message}\nusage: npm run verify-log [-- --from-seal N:HASH] [--public-key BASE64]`);
+  process.exit(2);
+}
+
+let args: { 'from-seal'?: string; 'public-key'?: string };
+try {
+  args = parseArgs({
+    options: { 'from-seal': { type: 'string' }, 'public-key': { type: 'string' } },
+    allowPositionals: false,
+  }).values;
+} catch (error) {
+  usage((error as Error).message);
+}
+
+let from: TrustedSeal | undefined;
+if (args['from-seal']) {
+  const match = /^(\d+):([0-9a-f]{64})$/.exec(args['from-seal']);
+  if (!match) usage('--from-seal: give the trusted seal as NUMBER:HASH (its 64 hex digit seal_hash)');
+  from = { number: Number(match[1]), seal_hash: match[2]! };
+}
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  // It decrypts nothing: without MASTER_KEY it runs on a throw-away one (no key file is written,
+  // and production does not ask a verifier for the master key).
+  config = loadConfig({
+    ...process.env,
+    MASTER_KEY: process.env.MASTER_KEY ?? randomBytes(32).toString('base64'),
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  });
+} catch (error) {
+  if (error instanceof ConfigError) usage(error.message);
+  throw error;
+}
+
+// The published key when given; else the configured signing key's own (never printed).
+let publicKey: KeyObject | undefined;
+try {
+  if (args['public-key']) publicKey = publicKeyFrom(args['public-key']);
+  else if (config.LOG_SIGNING_KEY) publicKey = new SealSigner(config.LOG_SIGNING_KEY).publicKey;
+} catch {
+  usage('--public-key: an Ed25519 public key, base64 of its 32 bytes or PEM');
+}
+
+const logger = createLogger(config.LOG_LEVEL, 'tokenvault-verify-log');
+const connection = connectEventStore(config, logger, { applicationName: 'tokenvault-verify-log', max: 3 });
+const started = performance.now();
+const bar = process.stderr.isTTY ? progressBar() : undefined;
+try {
+  const result = await verifyLog({
+    store: connection.store,
+    db: connection.pool,
+    ...(from ? { from } : {}),
+    ...(publicKey ? { publicKey } : {}),
+    ...(bar ? { onProgress: bar.update } : {}),
+  });
+  bar?.finish();
+  const seconds = (performance.now() - started) / 1000;
+  const rate = Math.round(result.events / Math.max(seconds, 0.001));
+  const counted = `${result.seals} seals, ${result.events} events in ${seconds.toFixed(2)} s (${rate} events/s)`;
+  if (result.ok) {
+    const last = result.lastGoodSeal;
+    console.log(
+      `the event log verifies: ${counted}${publicKey ? ', every seal signed' : ''}` +
+        (last ? `; last seal ${last.number}:${last.seal_hash}` : '') +
+        (result.unsealed ? `; ${result.unsealed} newer events not sealed yet` : ''),
+    );
+    process.exitCode = 0;
+  } else {
+    const problem = result.problem!;
+    console.log(`the event log does NOT verify: ${problem.message}`);
+    if (problem.event) {
+      console.log(
+        `  event: ${problem.event.event_id} at global position ${problem.event.global_position} (${problem.kind})`,
+      );
+    }
+    console.log(`  seal: ${problem.seal.number}:${problem.seal.seal_hash}`);
+    console.log(`  verified before it: ${counted}`);
+    process.exitCode = 1;
+  }
+} finally {
+  await connection.close();
+}
+
+/** A one-line bar on stderr, redrawn at most ten times a second. */
+function progressBar() {
+  let drawn = 0;
+  const draw = (events: number, total: number) => {
+    const width = 30;
+    const fraction = total ? Math.min(1, events / total) : 1;
+    const filled = Math.round(fraction * width);
+    const seconds = (performance.now() - started) / 1000;
+    process.stderr.write(
+      `\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% ` +
+        `${events}/${total} events, ${Math.round(events / Math.max(seconds, 0.001))} events/s `,
+    );
+  };
+  let last = { events: 0, total: 0 };
+  return {
+    update: (progress: { events: number; totalEvents: number }) => {
+      last = { events: progress.events, total: progress.totalEvents };
+      const now = performance.now();
+      if (now - drawn < 100) return;
+      drawn = now;
+      draw(last.events, last.total);
+    },
+    finish: () => {
+      if (drawn) {
+        draw(last.events, last.total);
+        process.stderr.write('\n');
+      }
+    },
+  };
+}

@@ -460,6 +460,11 @@ const problemResponses = {
   404: 'No such resource in the tenant.',
 } as const;
 
+const problemResponse = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
+
 export interface OpenApiInfo {
   title: string;
   version: string;
@@ -503,8 +508,9 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: OpenApiInf
     const errors: (keyof typeof problemResponses)[] = [400];
     if (route.permission) errors.push(401, 403);
     if (route.params) errors.push(404);
-    for (const status of errors) responses[status] ??= { $ref: `#/components/responses/Problem${status}` };
-    responses.default = { $ref: '#/components/responses/Problem' };
+    // Each its own object: the route guard's description adds headers per operation.
+    for (const status of errors) responses[status] ??= problemResponse(problemResponses[status]);
+    responses.default = problemResponse('An error (RFC 9457 problem details).');
     const body = route.body;
     (paths[path] ??= {})[route.method] = {
       operationId: route.operationId,
@@ -530,10 +536,6 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: OpenApiInf
       responses,
     };
   }
-  const problem = (description: string) => ({
-    description,
-    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-  });
   return {
     openapi: '3.1.0',
     info: {
@@ -549,15 +551,6 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: OpenApiInf
     paths,
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'SVC-API-KEY' } },
-      responses: {
-        ...Object.fromEntries(
-          Object.entries(problemResponses).map(([status, description]) => [
-            `Problem${status}`,
-            problem(description),
-          ]),
-        ),
-        Problem: problem('An error (RFC 9457 problem details).'),
-      },
       schemas: {
         Problem: {
           type: 'object',

@@ -452,7 +452,7 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
 export const operationIdPattern =
   /^(create|list|get|update|delete|associate|dissociate|invoke|resend|accept)[A-Z][A-Za-z0-9]*$/;
 
-/** What every API-key operation may answer besides its own statuses (each a problem+json). */
+/** The 4xx answers an operation may give besides its own statuses, each a problem+json. */
 const problemResponses = {
   400: 'The input is not valid: the problem names each field (`errors`).',
   401: 'No API key, or one that is not valid.',

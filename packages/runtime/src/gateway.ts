@@ -15,10 +15,9 @@ import type { Runtime } from './runtime.ts';
 import { apiExamples } from './api-examples.ts';
 
 /**
- * The REST surface: every context's routes behind API-key authentication, and the service's own
- * documents: health, readiness, metrics, the OpenAPI document and its reference page.
+ * GET /openapi.json: every route of the runtime, its servers entry from PUBLIC_URL. Also what
+ * `npm run sdk:generate` writes to packages/sdk/openapi.json.
  */
-/** GET /openapi.json: every route of the runtime, its servers entry from PUBLIC_URL. */
 export function apiDocument(runtime: Pick<Runtime, 'routes' | 'config'>) {
   return describeOperations(
     describeRouteGuard(
@@ -34,6 +33,10 @@ export function apiDocument(runtime: Pick<Runtime, 'routes' | 'config'>) {
   );
 }
 
+/**
+ * The REST surface: every context's routes behind API-key authentication, and the service's own
+ * documents: health, readiness, metrics, the OpenAPI document and its reference page.
+ */
 export function createGatewayApp(runtime: Runtime): express.Express {
   const openApi = apiDocument(runtime);
   collectProcessMetrics();

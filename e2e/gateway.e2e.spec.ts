@@ -81,6 +81,7 @@ describe('gateway', () => {
       '/tokens/{id}',
       '/tokens/{parent_id}/children',
       '/tokens/{parent_id}/children/{child_id}',
+      '/v2/tokens',
     ]);
     const createToken = body.paths['/tokens']?.post;
     const schema = createToken?.requestBody?.content['application/json']?.schema;

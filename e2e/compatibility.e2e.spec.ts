@@ -1,5 +1,9 @@
+import { BasisTheoryClient } from '@basis-theory/node-sdk';
 import { describe, expect, it } from 'vitest';
+import { eventually } from '@tokenvault/platform/testing';
 import { useStack } from './support/stack.ts';
+
+const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
 
 describe('compatibility', () => {
   const env = useStack({ LOG_LEVEL: 'warn' });
@@ -48,5 +52,88 @@ describe('compatibility', () => {
       expect(id, invalid).not.toBe(traceId);
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
     }
+  });
+
+  it('serves GET /v2/tokens as the hosted anchor’s Node SDK reads it (tokens.listV2)', async () => {
+    const { client, apiKey } = env.tenant;
+    // The anchor's own client, pointed at the service; its key header is the anchor's, this is ours.
+    const sdkWith = (key: string) =>
+      new BasisTheoryClient({ baseUrl: env.stack.url, headers: { 'SVC-API-KEY': key } });
+    const batch = `b-${Date.now()}`;
+    const ids: string[] = [];
+    for (let index = 0; index < 5; index++) {
+      ids.push((await client.tokens.create({ data: `v2-${index}`, metadata: { batch } })).id);
+    }
+    const cardToken = await client.tokens.create({ type: 'card', data: card, metadata: { batch } });
+    await client.tokens.create({ data: 'other batch', metadata: { batch: 'other' } });
+
+    // Cursor pages of 2 (start, size), followed to the end by the SDK itself; newest first.
+    const page = await sdkWith(apiKey).tokens.listV2({ metadata: { batch }, size: 2 });
+    expect(page.data).toHaveLength(2);
+    expect(page.hasNextPage()).toBe(true);
+    const all: string[] = [];
+    for await (const token of page) all.push(token.id!);
+    expect(all).toEqual([cardToken.id, ...[...ids].reverse()]);
+    // On the wire: the page size and the next cursor, which is absent on the last page.
+    const wire = async (start?: string) =>
+      (
+        await client.request<{ pagination: Record<string, unknown>; data: unknown[] }>('GET', '/v2/tokens', {
+          query: { metadata: JSON.stringify({ batch }), size: 4, start },
+        })
+      ).body;
+    const first = await wire();
+    expect(first.pagination).toEqual({ page_size: 4, next: expect.any(String) });
+    const second = await wire(first.pagination.next as string);
+    expect(second.pagination).toEqual({ page_size: 4 });
+    expect(second.data).toHaveLength(2);
+
+    // The filters of GET /tokens: type and container.
+    const cards = await sdkWith(apiKey).tokens.listV2({ metadata: { batch }, type: 'card' });
+    expect(cards.data.map((token) => token.id)).toEqual([cardToken.id]);
+    expect(cards.data[0]!.data).toEqual(card);
+    expect(cards.hasNextPage()).toBe(false);
+    const underPci = await sdkWith(apiKey).tokens.listV2({ metadata: { batch }, container: '/pci/' });
+    expect(underPci.data.map((token) => token.id)).toEqual([cardToken.id]);
+
+    // Container rules: a key that may read under /pci/ only lists only those.
+    const pciOnly = await client.applications.create({
+      name: 'v2 pci reader',
+      type: 'private',
+      rules: [{ container: '/pci/', permissions: ['token:read'] }],
+    });
+    const scoped = await sdkWith(pciOnly.key).tokens.listV2({ metadata: { batch } });
+    expect(scoped.data.map((token) => token.id)).toEqual([cardToken.id]);
+    // Without token:read at all: the SDK's ForbiddenError.
+    const writer = await client.applications.create({
+      name: 'v2 writer',
+      type: 'private',
+      permissions: ['token:create'],
+    });
+    await expect(sdkWith(writer.key).tokens.listV2()).rejects.toMatchObject({ statusCode: 403 });
+
+    // Every token the list opened is on record as read, like GET /tokens.
+    await eventually(async () => {
+      const logs = await client.request<{ data: { operation: string; actor_id?: string }[] }>(
+        'GET',
+        '/logs',
+        {
+          query: { entity_id: cardToken.id, size: 100 },
+        },
+      );
+      const reads = logs.body.data.filter((log) => log.operation === 'read');
+      // The owner’s key: the first SDK page, the first wire page, the card filter, the container
+      // filter; then the scoped key.
+      const owner = env.tenant.applicationId;
+      expect(reads.map((log) => log.actor_id).sort()).toEqual(
+        [owner, owner, owner, owner, pciOnly.id].sort(),
+      );
+    });
+
+    // A bad query names its field; the cursor must be one the service gave.
+    const bad = await client.request<{ errors: Record<string, string[]> }>('GET', '/v2/tokens', {
+      query: { metadata: 'not json', size: 101 },
+    });
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body.errors).sort()).toEqual(['query.metadata', 'query.size']);
   });
 });

@@ -555,6 +555,51 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     knownIds.push(parent.id, child.id, target.id, invitation.body.id, env.tenant.ownerUserId);
   });
 
+  it('refuses an empty, whitespace-only or BOM-only body on every JSON route that takes one, and strips a BOM', async () => {
+    const withBody = operations.filter((operation) => operation.body);
+    expect(withBody.length).toBeGreaterThan(10);
+    const failures: string[] = [];
+    const send = (operation: Operation, type: string, body: string) => {
+      // Path parameters: a known id where one fits, else a value no resource has.
+      const path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) =>
+        name === 'id' || name === 'parent_id' ? knownIds[0]! : 'x',
+      );
+      return fetch(`${env.stack.url}${path}`, {
+        method: operation.method,
+        headers: { 'svc-api-key': env.tenant.apiKey, 'content-type': type },
+        body,
+      });
+    };
+    for (const operation of withBody) {
+      for (const type of operation.bodyTypes) {
+        const where = `${operation.method} ${operation.path} (${type})`;
+        for (const body of ['', '  \r\n\t', '\uFEFF', '\uFEFF \n']) {
+          const response = await send(operation, type, body);
+          const problem = (await response.json()) as { errors?: Record<string, string[]> };
+          if (response.status !== 400 || !problem.errors?.body) {
+            failures.push(`${where} ${JSON.stringify(body)}: ${response.status} ${JSON.stringify(problem)}`);
+          }
+        }
+        // A BOM in front changes nothing: a JSON array (no body here is one) is refused alike
+        // with and without it, where a BOM read as content would be malformed JSON.
+        const plain = await send(operation, type, '[1]');
+        const prefixed = await send(operation, type, '\uFEFF[1]');
+        const [plainBody, prefixedBody] = [await plain.json(), await prefixed.json()] as {
+          errors?: unknown;
+        }[];
+        if (
+          plain.status !== prefixed.status ||
+          JSON.stringify(plainBody!.errors) !== JSON.stringify(prefixedBody!.errors)
+        ) {
+          failures.push(
+            `${where} BOM: ${plain.status} ${JSON.stringify(plainBody)} / ${prefixed.status} ${JSON.stringify(prefixedBody)}`,
+          );
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
   // Deleting the tenant ends every later request with a 401: that operation goes last.
   const last = (operation: Operation) =>
     operation.method === 'DELETE' && operation.path === '/tenants/self' ? 1 : 0;

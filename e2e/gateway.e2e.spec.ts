@@ -58,10 +58,12 @@ describe('gateway', () => {
     expect(status).toBe(200);
     expect(body.openapi).toBe('3.1.0');
     expect(Object.keys(body.paths).sort()).toEqual([
+      '/.well-known/tokenvault-log-key',
       '/applications',
       '/applications/{id}',
       '/logs',
       '/logs/entity-types',
+      '/logs/{id}/proof',
       '/reactor-formulas',
       '/reactor-formulas/{id}',
       '/reactors',
@@ -81,6 +83,7 @@ describe('gateway', () => {
       '/tokens/{id}',
       '/tokens/{parent_id}/children',
       '/tokens/{parent_id}/children/{child_id}',
+      '/v2/tokens',
     ]);
     const createToken = body.paths['/tokens']?.post;
     const schema = createToken?.requestBody?.content['application/json']?.schema;

@@ -9,6 +9,7 @@ const run = (command, args, env = process.env) => execFileSync(command, args, { 
 run('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
 run('npx', ['eslint', '.']);
 run('npx', ['prettier', '--check', '.']);
+run(process.execPath, ['scripts/openapi-lint.mjs']);
 
 /** One vitest run; its counts (a file that failed outside any test counts as one failure). */
 function vitest(name, args, env) {

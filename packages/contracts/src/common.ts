@@ -51,6 +51,8 @@ export const containerPath = z
   .string()
   .max(200)
   .regex(/^\/([A-Za-z0-9_-]+\/)+$/, 'Must look like /segment/segment/ (letters, digits, _ and -)')
+  // The API reference's generated examples take it (a plain "string" would not match the pattern).
+  .meta({ examples: ['/pci/high/'] })
   .transform((path) => path.toLowerCase());
 
 export const paginationSchema = z.object({

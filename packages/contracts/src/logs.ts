@@ -18,11 +18,18 @@ export const listLogsQuery = z
   });
 export type ListLogsQuery = z.output<typeof listLogsQuery>;
 
-const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+const sha256Hex = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/)
+  // The API reference's generated examples take it (a plain "string" would not match the pattern).
+  .meta({ examples: ['9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'] });
 
 export const logSchema = z.object({
   /** The row's id: its event's global position times 128 plus its index among the event's rows. */
-  id: z.string().regex(/^\d+$/),
+  id: z
+    .string()
+    .regex(/^\d+$/)
+    .meta({ examples: ['1280'] }),
   /** The event the row records. */
   event_id: uuid,
   /** The event's hash in the sealed log (docs/verifiable-log.md); null until it is sealed. */

@@ -133,3 +133,15 @@ export const usageReportSchema = z.object({
     monthly_active_tokens: z.number().int(),
   }),
 });
+
+/**
+ * `GET /v2/tokens`'s page, as the hosted anchor's v2 API and its Node SDK (`tokens.listV2`) shape
+ * it: the page size and the cursor of the next page (`?start=`), absent on the last page.
+ */
+export const tokenCursorPageV2Schema = z.object({
+  pagination: z.object({
+    page_size: z.number().int(),
+    next: z.string().optional().describe('The cursor of the next page (`?start=`); absent on the last page'),
+  }),
+  data: z.array(tokenSchema),
+});

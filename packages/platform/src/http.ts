@@ -59,6 +59,13 @@ export interface RouteDefinition<
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** Express-style path, e.g. `/tokens/:id`. */
   path: string;
+  /**
+   * The operation's stable name in the OpenAPI document and the generated SDK (docs/api-contract.md):
+   * lowerCamelCase, a verb then the resource in the singular (`createToken`, `getToken`,
+   * `updateToken`, `deleteToken`), `list` + plural for collections (`listChildTokens`), and the
+   * action's own verb for actions (`invokeReactor`, `acceptInvitation`). Never renamed once shipped.
+   */
+  operationId: string;
   summary: string;
   tag: string;
   /** Checked before the handler runs; null for routes that need no API key. */
@@ -92,8 +99,10 @@ export function defineRoute<P extends AnyZodObject, Q extends AnyZodObject, B ex
  * `inputLimits.maxRepeatedValues` times.
  */
 export function repeatable<T extends z.ZodType>(item: T) {
+  // maxItems tells clients the cap up front; the refine below is what answers past it (a 400
+  // naming the cap, where the array's own max would only fail the union).
   return z
-    .union([item, z.array(item)])
+    .union([item, z.array(item).meta({ maxItems: inputLimits.maxRepeatedValues })])
     .optional()
     .transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]))
     .refine(
@@ -133,6 +142,8 @@ declare global {
   namespace Express {
     interface Request {
       requestId: string;
+      /** Set when a JSON body is empty or whitespace only (after a byte-order mark). */
+      blankJsonBody?: boolean;
     }
   }
 }
@@ -177,6 +188,8 @@ export function mountRoutes(
 ): void {
   for (const route of routes) {
     router[route.method](route.path, async (req: Request, res: Response) => {
+      // The JSON parser reads an empty body as {}: a route that takes a body refuses it instead.
+      if (route.body && req.blankJsonBody) throw emptyBody();
       const principal =
         route.permission === null ? anonymous : await authenticate(req.get('svc-api-key') ?? undefined);
       const call = () =>
@@ -271,11 +284,34 @@ export function createHttpApp(options: AppOptions): express.Express {
       limit: options.bodyLimit,
       strict: false,
       type: ['application/json', 'application/*+json'],
+      verify(req, _res, raw) {
+        if (isBlank(raw)) (req as Request).blankJsonBody = true;
+      },
     }),
   );
   options.configure(app);
   return app;
 }
+
+const utf8ByteOrderMark = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/**
+ * Whether a raw JSON body is empty or whitespace only. A leading UTF-8 byte-order mark is
+ * skipped, as the JSON parser skips it (docs/decisions.md, "Empty bodies and byte-order marks").
+ */
+function isBlank(raw: Buffer): boolean {
+  const start = raw.subarray(0, 3).equals(utf8ByteOrderMark) ? 3 : 0;
+  for (let index = start; index < raw.length; index++) {
+    const byte = raw[index];
+    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d) return false;
+  }
+  return true;
+}
+
+const emptyBody = () =>
+  badRequest('The body is empty: send a JSON value.', {
+    body: ['Required: must not be empty or whitespace only'],
+  });
 
 /** Last in the chain: unknown routes, then every error as problem+json. */
 export function finishHttpApp(app: express.Express, logger: Logger): void {
@@ -283,7 +319,8 @@ export function finishHttpApp(app: express.Express, logger: Logger): void {
     throw notFound('No such route.');
   });
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const problem = toProblem(error);
+    const blank = req.blankJsonBody && (error as MiddlewareError | null)?.type === 'entity.parse.failed';
+    const problem = blank ? emptyBody() : toProblem(error);
     if (problem.status >= 500) logger.error({ err: error, requestId: req.requestId }, 'request failed');
     for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
     res
@@ -411,8 +448,32 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
   );
 }
 
+/** The naming rule of operationId (see RouteDefinition.operationId). */
+export const operationIdPattern =
+  /^(create|list|get|update|delete|associate|dissociate|invoke|resend|accept)[A-Z][A-Za-z0-9]*$/;
+
+/** The 4xx answers an operation may give besides its own statuses, each a problem+json. */
+const problemResponses = {
+  400: 'The input is not valid: the problem names each field (`errors`).',
+  401: 'No API key, or one that is not valid.',
+  403: 'The API key lacks the permission.',
+  404: 'No such resource in the tenant.',
+} as const;
+
+const problemResponse = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+});
+
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  /** The address clients reach the service at (PUBLIC_URL). */
+  serverUrl: string;
+}
+
 /** An OpenAPI 3.1 document built from the same zod schemas that validate the requests. */
-export function buildOpenApiDocument(routes: RouteDefinition[], info: { title: string; version: string }) {
+export function buildOpenApiDocument(routes: RouteDefinition[], info: OpenApiInfo) {
   const paths: Record<string, Record<string, unknown>> = {};
   const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') =>
     z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
@@ -442,12 +503,17 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: { title: s
           : {}),
       };
     }
-    responses.default = {
-      description: 'An error (RFC 9457 problem details).',
-      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-    };
+    // The 4xx answers that can happen to this operation, then any other error.
+    // Every operation screens its query (NUL, lone surrogates), so each may answer a 400.
+    const errors: (keyof typeof problemResponses)[] = [400];
+    if (route.permission) errors.push(401, 403);
+    if (route.params) errors.push(404);
+    // Each its own object: the route guard's description adds headers per operation.
+    for (const status of errors) responses[status] ??= problemResponse(problemResponses[status]);
+    responses.default = problemResponse('An error (RFC 9457 problem details).');
     const body = route.body;
     (paths[path] ??= {})[route.method] = {
+      operationId: route.operationId,
       summary: route.summary,
       tags: [route.tag],
       ...(route.permission
@@ -472,7 +538,16 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: { title: s
   }
   return {
     openapi: '3.1.0',
-    info,
+    info: {
+      title: info.title,
+      version: info.version,
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: info.serverUrl }],
+    tags: [...new Set(routes.map((route) => route.tag))].map((name) => ({
+      name,
+      description: `${name} operations.`,
+    })),
     paths,
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'SVC-API-KEY' } },

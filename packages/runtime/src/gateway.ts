@@ -15,18 +15,30 @@ import type { Runtime } from './runtime.ts';
 import { apiExamples } from './api-examples.ts';
 
 /**
- * The REST surface: every context's routes behind API-key authentication, and the service's own
- * documents: health, readiness, metrics, the OpenAPI document and its reference page.
+ * GET /openapi.json: every route of the runtime, its servers entry from PUBLIC_URL. Also what
+ * `npm run sdk:generate` writes to packages/sdk/openapi.json.
  */
-export function createGatewayApp(runtime: Runtime): express.Express {
-  const openApi = describeOperations(
+export function apiDocument(runtime: Pick<Runtime, 'routes' | 'config'>) {
+  return describeOperations(
     describeRouteGuard(
       hoistSchemaDefinitions(
-        buildOpenApiDocument(runtime.routes, { title: 'Tokenvault API', version: '0.1.0' }),
+        buildOpenApiDocument(runtime.routes, {
+          title: 'Tokenvault API',
+          version: '0.1.0',
+          serverUrl: runtime.config.PUBLIC_URL,
+        }),
       ),
     ),
     apiExamples,
   );
+}
+
+/**
+ * The REST surface: every context's routes behind API-key authentication, and the service's own
+ * documents: health, readiness, metrics, the OpenAPI document and its reference page.
+ */
+export function createGatewayApp(runtime: Runtime): express.Express {
+  const openApi = apiDocument(runtime);
   collectProcessMetrics();
   const app = createHttpApp({
     logger: runtime.logger,

@@ -1,25 +1,17 @@
-import type { z } from 'zod';
-import type {
-  ApplicationResponse,
-  TokenResponse,
-  createApplicationBody,
-  createTokenBody,
-  updateApplicationBody,
-} from '@tokenvault/contracts';
+import {
+  createTokenvaultApi,
+  type Problem,
+  type RequestOf,
+  type ResponseOf,
+  type TokenvaultApi,
+} from './api.ts';
+
+export type { Problem } from './api.ts';
 
 export interface ApiResponse<Body = unknown> {
   status: number;
   headers: Headers;
   body: Body;
-}
-
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail?: string;
-  errors?: Record<string, string[]>;
-  request_id?: string;
 }
 
 export class ApiError extends Error {
@@ -46,16 +38,31 @@ export interface RequestOptions {
   apiKey?: string | null;
 }
 
+/** The data of a generated client's answer; an ApiError for any answer that is not a success. */
+async function succeeded<Data>(
+  call: Promise<{ data?: Data; error?: unknown; response: Response }>,
+): Promise<Data> {
+  const { data, error, response } = await call;
+  if (!response.ok) {
+    throw new ApiError({ status: response.status, headers: response.headers, body: error as Problem });
+  }
+  return data as Data;
+}
+
 /**
- * A thin client: `request` returns whatever the API answered; the typed helpers throw ApiError
- * on any status that is not a success.
+ * `api` is the client generated from the OpenAPI document (every operation, typed); `tokens` and
+ * `applications` are shortcuts through it that throw ApiError on any answer that is not a
+ * success; `request` sends anything at all and returns whatever the API answered (for input the
+ * API must refuse, which a typed client cannot send).
  */
 export class TokenvaultClient {
   readonly baseUrl: string;
   readonly apiKey?: string;
+  readonly api: TokenvaultApi;
   constructor(baseUrl: string, apiKey?: string) {
     this.baseUrl = baseUrl;
     this.apiKey = apiKey;
+    this.api = createTokenvaultApi({ baseUrl, ...(apiKey ? { apiKey } : {}) });
   }
 
   withKey(apiKey: string): TokenvaultClient {
@@ -94,27 +101,28 @@ export class TokenvaultClient {
     };
   }
 
-  private async expectOk<Body>(method: string, path: string, options?: RequestOptions): Promise<Body> {
-    const response = await this.request<Body>(method, path, options);
-    if (response.status >= 300) throw new ApiError(response as unknown as ApiResponse<Problem>);
-    return response.body;
-  }
-
   readonly tokens = {
-    create: (body: z.input<typeof createTokenBody>) =>
-      this.expectOk<TokenResponse>('POST', '/tokens', { body }),
-    get: (id: string) => this.expectOk<TokenResponse>('GET', `/tokens/${encodeURIComponent(id)}`),
-    delete: (id: string) => this.expectOk<void>('DELETE', `/tokens/${encodeURIComponent(id)}`),
+    create: (body: RequestOf<'createToken'>) =>
+      succeeded<ResponseOf<'createToken', 201>>(this.api.POST('/tokens', { body })),
+    get: (id: string) =>
+      succeeded<ResponseOf<'getToken'>>(this.api.GET('/tokens/{id}', { params: { path: { id } } })),
+    delete: (id: string) => succeeded<void>(this.api.DELETE('/tokens/{id}', { params: { path: { id } } })),
   };
 
   readonly applications = {
-    create: (body: z.input<typeof createApplicationBody>) =>
-      this.expectOk<ApplicationResponse & { key: string }>('POST', '/applications', { body }),
-    get: (id: string) => this.expectOk<ApplicationResponse>('GET', `/applications/${id}`),
+    create: (body: RequestOf<'createApplication'>) =>
+      succeeded<ResponseOf<'createApplication', 201>>(this.api.POST('/applications', { body })),
+    get: (id: string) =>
+      succeeded<ResponseOf<'getApplication'>>(
+        this.api.GET('/applications/{id}', { params: { path: { id } } }),
+      ),
     list: (query: { page?: number; size?: number } = {}) =>
-      this.expectOk<Page<ApplicationResponse>>('GET', '/applications', { query }),
-    update: (id: string, body: z.input<typeof updateApplicationBody>) =>
-      this.expectOk<ApplicationResponse>('PUT', `/applications/${id}`, { body }),
-    delete: (id: string) => this.expectOk<void>('DELETE', `/applications/${id}`),
+      succeeded<ResponseOf<'listApplications'>>(this.api.GET('/applications', { params: { query } })),
+    update: (id: string, body: RequestOf<'updateApplication'>) =>
+      succeeded<ResponseOf<'updateApplication'>>(
+        this.api.PUT('/applications/{id}', { params: { path: { id } }, body }),
+      ),
+    delete: (id: string) =>
+      succeeded<void>(this.api.DELETE('/applications/{id}', { params: { path: { id } } })),
   };
 }

@@ -17,6 +17,7 @@ export function logRoutes({
     defineRoute({
       method: 'get',
       path: '/logs',
+      operationId: 'listLogs',
       summary: 'List the audit log, newest first, filtered by entity and date range',
       tag,
       permission: 'log:read',
@@ -31,6 +32,7 @@ export function logRoutes({
     defineRoute({
       method: 'get',
       path: '/logs/entity-types',
+      operationId: 'listLogEntityTypes',
       summary: 'The entity types the audit log names',
       tag,
       permission: 'log:read',

@@ -24,6 +24,7 @@ export function logSealRoutes({
     defineRoute({
       method: 'get',
       path: '/logs/:id/proof',
+      operationId: 'getLogProof',
       summary: 'The proof that a log row’s event is in the sealed event log, checkable offline',
       tag: 'Logs',
       permission: 'log:read',
@@ -49,6 +50,7 @@ export function logSealRoutes({
     defineRoute({
       method: 'get',
       path: '/.well-known/tokenvault-log-key',
+      operationId: 'getLogSigningKey',
       summary: 'The Ed25519 public key that signs the event log’s seals (no API key)',
       tag: 'Logs',
       permission: null,

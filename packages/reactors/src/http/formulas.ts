@@ -54,6 +54,7 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'post',
       path: '/reactor-formulas',
+      operationId: 'createReactorFormula',
       summary: 'Create a reactor formula (code that does not compile: 422 naming body.code)',
       tag,
       permission: 'reactor:create',
@@ -71,6 +72,7 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/reactor-formulas',
+      operationId: 'listReactorFormulas',
       summary: 'List reactor formulas (name: case-insensitive; * matches any run of characters)',
       tag,
       permission: 'reactor:read',
@@ -91,6 +93,7 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/reactor-formulas/:id',
+      operationId: 'getReactorFormula',
       summary: 'Get a reactor formula',
       tag,
       permission: 'reactor:read',
@@ -105,6 +108,7 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'put',
       path: '/reactor-formulas/:id',
+      operationId: 'updateReactorFormula',
       summary: 'Replace a reactor formula (code that does not compile: 422 naming body.code)',
       tag,
       permission: 'reactor:update',
@@ -123,6 +127,7 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'delete',
       path: '/reactor-formulas/:id',
+      operationId: 'deleteReactorFormula',
       summary: 'Delete a reactor formula (409 while reactors use it)',
       tag,
       permission: 'reactor:delete',

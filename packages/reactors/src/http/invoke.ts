@@ -63,6 +63,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'post',
       path: '/reactors/:id/react',
+      operationId: 'invokeReactor',
       summary: 'Invoke a reactor: detokenize args, run the formula, tokenize what it returns',
       tag,
       permission: 'token:use',
@@ -78,6 +79,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'post',
       path: '/reactors/:id/react-async',
+      operationId: 'invokeReactorAsync',
       summary: 'Invoke a reactor in the background; its result is kept for REACTOR_RESULT_TTL_SECONDS',
       tag,
       permission: 'token:use',
@@ -93,6 +95,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/reactors/:id/results/:request_id',
+      operationId: 'getReactorResult',
       summary: 'The status of an async invocation and, once done, its response or problem',
       tag,
       permission: 'token:use',

@@ -31,6 +31,7 @@ export function reactorRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'post',
       path: '/reactors',
+      operationId: 'createReactor',
       summary: 'Create a reactor of a formula, with its configuration and, optionally, an application',
       tag,
       permission: 'reactor:create',
@@ -48,6 +49,7 @@ export function reactorRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/reactors',
+      operationId: 'listReactors',
       summary: 'List reactors (id repeatable; name: case-insensitive, * matches any run of characters)',
       tag,
       permission: 'reactor:read',
@@ -66,6 +68,7 @@ export function reactorRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/reactors/:id',
+      operationId: 'getReactor',
       summary: 'Get a reactor',
       tag,
       permission: 'reactor:read',
@@ -80,6 +83,7 @@ export function reactorRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'put',
       path: '/reactors/:id',
+      operationId: 'updateReactor',
       summary: 'Replace a reactor’s name, configuration and application (its formula never changes)',
       tag,
       permission: 'reactor:update',
@@ -98,6 +102,7 @@ export function reactorRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'delete',
       path: '/reactors/:id',
+      operationId: 'deleteReactor',
       summary: 'Delete a reactor',
       tag,
       permission: 'reactor:delete',

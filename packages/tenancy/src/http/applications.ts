@@ -46,6 +46,7 @@ export function applicationRoutes({
     defineRoute({
       method: 'post',
       path: '/applications',
+      operationId: 'createApplication',
       summary: 'Create an application and its API key (shown only in this response)',
       tag,
       permission: 'application:create',
@@ -63,6 +64,7 @@ export function applicationRoutes({
     defineRoute({
       method: 'get',
       path: '/applications',
+      operationId: 'listApplications',
       summary: 'List applications',
       tag,
       permission: 'application:read',
@@ -78,6 +80,7 @@ export function applicationRoutes({
     defineRoute({
       method: 'get',
       path: '/applications/:id',
+      operationId: 'getApplication',
       summary: 'Get an application',
       tag,
       permission: 'application:read',
@@ -92,6 +95,7 @@ export function applicationRoutes({
     defineRoute({
       method: 'put',
       path: '/applications/:id',
+      operationId: 'updateApplication',
       summary: 'Replace an application’s name and grants',
       tag,
       permission: 'application:update',
@@ -110,6 +114,7 @@ export function applicationRoutes({
     defineRoute({
       method: 'delete',
       path: '/applications/:id',
+      operationId: 'deleteApplication',
       summary: 'Delete an application; its key stops working at once',
       tag,
       permission: 'application:delete',

@@ -61,6 +61,7 @@ export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'post',
       path: '/tenants/self/invitations',
+      operationId: 'createInvitation',
       summary: 'Invite an e-mail address to the tenant (an e-mail with a link is sent)',
       tag,
       permission: 'tenant:invitation:create',
@@ -78,6 +79,7 @@ export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'post',
       path: '/tenants/self/invitations/:id/resend',
+      operationId: 'resendInvitation',
       summary: 'Send the invitation again with a new link, valid 72 hours (earlier links stop working)',
       tag,
       permission: 'tenant:invitation:create',
@@ -98,6 +100,7 @@ export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/tenants/self/invitations',
+      operationId: 'listInvitations',
       summary: 'List the tenant’s invitations',
       tag,
       permission: 'tenant:invitation:read',
@@ -119,6 +122,7 @@ export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/tenants/self/invitations/:id',
+      operationId: 'getInvitation',
       summary: 'Get an invitation',
       tag,
       permission: 'tenant:invitation:read',
@@ -133,6 +137,7 @@ export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'delete',
       path: '/tenants/self/invitations/:id',
+      operationId: 'deleteInvitation',
       summary: 'Delete an invitation: its links stop working',
       tag,
       permission: 'tenant:invitation:delete',
@@ -146,6 +151,7 @@ export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/tenants/invitations/accept',
+      operationId: 'getInvitationAcceptPage',
       summary: 'The page an invitation e-mail links to: it posts the link’s token to accept (no API key)',
       tag,
       permission: null,
@@ -157,6 +163,7 @@ export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'post',
       path: '/tenants/invitations/accept',
+      operationId: 'acceptInvitation',
       summary: 'Accept an invitation with the token of its e-mail link (no API key)',
       tag,
       permission: null,

@@ -29,6 +29,7 @@ export function memberRoutes({ store, appPool, consistency, clock }: MemberRoute
     defineRoute({
       method: 'get',
       path: '/tenants/self/members',
+      operationId: 'listMembers',
       summary: 'List the members of the tenant, with their users',
       tag,
       permission: 'tenant:member:read',
@@ -47,6 +48,7 @@ export function memberRoutes({ store, appPool, consistency, clock }: MemberRoute
     defineRoute({
       method: 'delete',
       path: '/tenants/self/members/:id',
+      operationId: 'deleteMember',
       summary: 'Remove a member from the tenant (the OWNER member cannot be removed: 422)',
       tag,
       permission: 'tenant:member:delete',

@@ -21,6 +21,7 @@ export function tenantRoutes({ store, appPool, consistency, clock }: TenantRoute
     defineRoute({
       method: 'get',
       path: '/tenants/self',
+      operationId: 'getTenant',
       summary: 'Get the tenant of the calling key',
       tag,
       permission: 'tenant:read',
@@ -34,6 +35,7 @@ export function tenantRoutes({ store, appPool, consistency, clock }: TenantRoute
     defineRoute({
       method: 'put',
       path: '/tenants/self',
+      operationId: 'updateTenant',
       summary: 'Rename the tenant and change its settings',
       tag,
       permission: 'tenant:update',
@@ -47,6 +49,7 @@ export function tenantRoutes({ store, appPool, consistency, clock }: TenantRoute
     defineRoute({
       method: 'delete',
       path: '/tenants/self',
+      operationId: 'deleteTenant',
       summary: 'Delete the tenant: every key stops working and its data becomes undecryptable',
       tag,
       permission: 'tenant:delete',

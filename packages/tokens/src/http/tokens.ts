@@ -26,6 +26,7 @@ import {
   parentParams,
   tokenId,
   tokenParams,
+  tokenCursorPageV2Schema,
   tokenSchema,
   tokenTypeSchema,
   updateTokenBody,
@@ -82,6 +83,39 @@ const listTokensQuery = z
       }
     }
   });
+
+/**
+ * `metadata` of GET /v2/tokens: a JSON object of string values, as the hosted anchor's Node SDK
+ * sends it (`metadata={"customer":"c-1"}`), with the limits of GET /tokens' `metadata.<key>`.
+ */
+const metadataJson = z
+  .string()
+  .max(64_000)
+  .transform((text, context) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      context.addIssue({ code: 'custom', message: 'Must be a JSON object of string values' });
+      return z.NEVER;
+    }
+  })
+  .pipe(
+    z
+      .record(z.string().min(1).max(100), z.string().max(500))
+      .refine((metadata) => Object.keys(metadata).length <= maxMetadataFilters, {
+        message: `At most ${maxMetadataFilters} metadata filters`,
+      }),
+  );
+
+/** `GET /v2/tokens`: cursor paging only (`start`, `size`), the filters of GET /tokens. */
+const listTokensV2Query = z.strictObject({
+  type: repeatable(tokenTypeSchema),
+  container: repeatable(containerPath),
+  metadata: metadataJson.optional(),
+  size: z.coerce.number().int().min(1).max(100).default(20),
+  /** The opaque cursor of a previous page's pagination.next. */
+  start: z.string().min(1).max(400).optional(),
+});
 
 /** A token list's tie-break within a millisecond is the token id. */
 const isTokenId = (key: unknown): key is string => typeof key === 'string' && tokenId.safeParse(key).success;
@@ -140,11 +174,42 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
     );
     return tokens;
   };
+  /** One page of the token list (GET /tokens and GET /v2/tokens), opened and on record. */
+  const listTokens = async (
+    principal: Principal,
+    filter: {
+      type: string[];
+      container: string[];
+      metadata: Record<string, string>;
+      start?: string | undefined;
+      page: number;
+      size: number;
+    },
+    requestId: string,
+  ) => {
+    const cursor = filter.start ? decodeCursor(filter.start, isTokenId) : undefined;
+    const { rows, hasMore } = await queries.list(principal.tenantId, {
+      types: filter.type,
+      containers: filter.container,
+      readableUnder: readableUnder(principal),
+      metadata: filter.metadata,
+      after: cursor && { createdAt: cursor.createdAt, id: cursor.key },
+      offset: cursor ? 0 : (filter.page - 1) * filter.size,
+      size: filter.size,
+    });
+    const last = rows.at(-1);
+    return {
+      cursor,
+      next: hasMore && last ? encodeCursor(last.created_at, last.id) : null,
+      data: await withData(principal, rows, requestId),
+    };
+  };
   const tag = 'Tokens';
   return [
     defineRoute({
       method: 'post',
       path: '/tokens',
+      operationId: 'createToken',
       summary: 'Create a token (deduplicated when asked or when the tenant setting is on)',
       tag,
       permission: 'token:create',
@@ -166,6 +231,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/tokens',
+      operationId: 'listTokens',
       summary:
         'List the tenant’s live tokens the key may read, with their data, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)',
       tag,
@@ -179,18 +245,8 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
         for (const [name, value] of Object.entries(query)) {
           if (name.startsWith(metadataFilter)) metadata[name.slice(metadataFilter.length)] = value as string;
         }
-        const cursor = query.start ? decodeCursor(query.start, isTokenId) : undefined;
         const page = query.page ?? 1;
-        const { rows, hasMore } = await queries.list(principal.tenantId, {
-          types: query.type,
-          containers: query.container,
-          readableUnder: readableUnder(principal),
-          metadata,
-          after: cursor && { createdAt: cursor.createdAt, id: cursor.key },
-          offset: cursor ? 0 : (page - 1) * query.size,
-          size: query.size,
-        });
-        const last = rows.at(-1);
+        const { cursor, next, data } = await listTokens(principal, { ...query, metadata, page }, requestId);
         return {
           status: 200,
           body: {
@@ -200,16 +256,44 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
               page_number: cursor ? null : page,
               page_size: query.size,
               total_pages: null,
-              next: hasMore && last ? encodeCursor(last.created_at, last.id) : null,
+              next,
             },
-            data: await withData(principal, rows, requestId),
+            data,
           },
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/v2/tokens',
+      operationId: 'listTokensV2',
+      summary:
+        'List the tenant’s live tokens the key may read, as the hosted anchor’s v2 API: by cursor only (start, size); filter by type, container (and below) and metadata (a JSON object of key/value pairs, all must hold)',
+      tag,
+      permission: 'token:read',
+      query: listTokensV2Query,
+      responses: {
+        200: {
+          description: 'A page of tokens; pagination.next is absent on the last page',
+          schema: tokenCursorPageV2Schema,
+        },
+      },
+      async handle({ principal, query, requestId }) {
+        const { next, data } = await listTokens(
+          principal,
+          { ...query, metadata: query.metadata ?? {}, page: 1 },
+          requestId,
+        );
+        return {
+          status: 200,
+          body: { pagination: { page_size: query.size, ...(next ? { next } : {}) }, data },
         };
       },
     }),
     defineRoute({
       method: 'patch',
       path: '/tokens/:id',
+      operationId: 'updateToken',
       summary:
         'Update a token by JSON merge patch (RFC 7396) of data, metadata, containers and expires_at; application/merge-patch+json or application/json',
       tag,
@@ -234,6 +318,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/tokens/:id',
+      operationId: 'getToken',
       summary: 'Get a token with its data',
       tag,
       permission: 'token:read',
@@ -248,6 +333,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'post',
       path: '/tokens/:parent_id/children/:child_id',
+      operationId: 'associateChildToken',
       summary: 'Associate a token as a child of another (idempotent)',
       tag,
       permission: 'token:read',
@@ -263,6 +349,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'delete',
       path: '/tokens/:parent_id/children/:child_id',
+      operationId: 'dissociateChildToken',
       summary: 'Remove a parent/child association',
       tag,
       permission: 'token:delete',
@@ -283,6 +370,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'post',
       path: '/tokens/:parent_id/children',
+      operationId: 'createChildToken',
       summary: 'Create a token as a child of another, in one event',
       tag,
       permission: 'token:create',
@@ -316,6 +404,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/tokens/:parent_id/children',
+      operationId: 'listChildTokens',
       summary: 'List a token’s children with their data (only those the key may read)',
       tag,
       permission: 'token:read',
@@ -344,6 +433,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'get',
       path: '/tenants/self/reports/usage',
+      operationId: 'getUsageReport',
       summary: 'Token usage of the tenant: live tokens by type and monthly active tokens',
       tag: 'Tenant',
       permission: 'report:read',
@@ -361,6 +451,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'delete',
       path: '/tokens/:id',
+      operationId: 'deleteToken',
       summary: 'Delete a token',
       tag,
       permission: 'token:delete',

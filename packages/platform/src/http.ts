@@ -38,6 +38,8 @@ export interface HandlerContext<Params, Query, Body> {
   principal: Principal;
   requestId: string;
   headers: Request['headers'];
+  /** The client's address as the socket has it (per-client caps of routes without a key). */
+  clientAddress?: string;
 }
 
 export interface HandlerResult {
@@ -126,7 +128,13 @@ export function paginated<T>(data: T[], page: number, size: number, totalItems: 
   };
 }
 
-export type Authenticate = (apiKey: string | undefined) => Promise<Principal>;
+/** What else a request carries that may name its caller: a session (bearer or cookie). */
+export interface CallerCredentials {
+  method: string;
+  headers: Request['headers'];
+}
+
+export type Authenticate = (apiKey: string | undefined, request?: CallerCredentials) => Promise<Principal>;
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -178,7 +186,12 @@ export function mountRoutes(
   for (const route of routes) {
     router[route.method](route.path, async (req: Request, res: Response) => {
       const principal =
-        route.permission === null ? anonymous : await authenticate(req.get('svc-api-key') ?? undefined);
+        route.permission === null
+          ? anonymous
+          : await authenticate(req.get('svc-api-key') ?? undefined, {
+              method: req.method,
+              headers: req.headers,
+            });
       const call = () =>
         callRoute(
           route,
@@ -187,6 +200,7 @@ export function mountRoutes(
             query: req.query,
             body: req.body,
             headers: req.headers,
+            ...(req.socket.remoteAddress ? { clientAddress: req.socket.remoteAddress } : {}),
           },
           principal,
           req.requestId,
@@ -451,7 +465,10 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: { title: s
       summary: route.summary,
       tags: [route.tag],
       ...(route.permission
-        ? { 'x-permission': route.permission, security: [{ apiKey: [] }] }
+        ? {
+            'x-permission': route.permission,
+            security: [{ apiKey: [] }, { sessionBearer: [] }, { sessionCookie: [] }],
+          }
         : { security: [] }),
       ...(parameters.length ? { parameters } : {}),
       ...(body
@@ -475,7 +492,22 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: { title: s
     info,
     paths,
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'SVC-API-KEY' } },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'SVC-API-KEY' },
+        // A member's session (POST /sessions): add SVC-TENANT-ID when the user has several tenants.
+        sessionBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'A session token from POST /sessions. With several memberships, SVC-TENANT-ID names the tenant.',
+        },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'tv_session',
+          description: "The console's session cookie; unsafe methods must come from the same origin.",
+        },
+      },
       schemas: {
         Problem: {
           type: 'object',

@@ -8,7 +8,7 @@ import {
 } from '@tokenvault/platform';
 import { PostgresEventStore, type EventStore, type RecordedEvent } from '@tokenvault/eventstore';
 import { KafkaRelay } from '@tokenvault/relay';
-import { startInvitationMail } from '@tokenvault/worker';
+import { SignInMailWorker, startInvitationMail } from '@tokenvault/worker';
 import { ReactorRunWorker } from '@tokenvault/reactors';
 import type { Runtime } from './runtime.ts';
 import { inlineProjections, uniquenessOf, writeSideProjections } from './projections.ts';
@@ -96,4 +96,15 @@ export function startReactorWorkerOf(runtime: Runtime) {
     routes: runtime.routes,
     logger: runtime.logger,
   });
+}
+
+/** The sign-in e-mail senders (the gateway queues one job per sign-in link). */
+export function startSignInMailOf(runtime: Runtime): { stop(): Promise<void> } {
+  const worker = new SignInMailWorker({
+    config: runtime.config,
+    sessions: runtime.sessions,
+    logger: runtime.logger,
+  });
+  worker.start();
+  return { stop: () => worker.close() };
 }

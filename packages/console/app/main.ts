@@ -254,7 +254,7 @@ async function tenantPage(): Promise<void> {
     api<Record<string, unknown>>('GET', '/tenants/self/reports/usage'),
   ]);
   page(
-    String(tenant.name ?? 'Tenant'),
+    typeof tenant.name === 'string' ? tenant.name : 'Tenant',
     h('h2', {}, 'Tenant'),
     facts(tenant),
     h('h2', {}, 'Usage'),

@@ -202,6 +202,17 @@ describe('members sign in by e-mail and act with sessions', () => {
     }
     // OWNER and ADMIN hold every permission: a management route too.
     expect((await call(stack.url, 'GET', '/applications', { bearer: session })).status).toBe(200);
+    const application = await call<{ key: string; permissions: string[] }>(
+      stack.url,
+      'POST',
+      '/applications',
+      {
+        bearer: session,
+        body: { name: 'made by a member', type: 'management', permissions: ['tenant:read', 'token:read'] },
+      },
+    );
+    expect(application.status, application.text).toBe(201);
+    expect((await call(stack.url, 'GET', '/tenants/self', { key: application.body.key })).status).toBe(200);
   });
 
   it('refuses a key and a session together (400), and an unknown or malformed session (401)', async () => {

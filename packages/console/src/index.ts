@@ -17,6 +17,7 @@ const page = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Tokenvault console</title>
+<link rel="icon" href="/console/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/console/assets/console.css">
 <script type="module" src="/console/assets/console.js"></script>
 </head>
@@ -60,6 +61,10 @@ export function mountConsole(app: express.Express): void {
   script.catch(() => {}); // Reported to whoever asks for the script.
   const assets = new Map([
     ['console.js', { type: 'text/javascript; charset=utf-8', body: script }],
+    [
+      'favicon.svg',
+      { type: 'image/svg+xml', body: Promise.resolve(readFileSync(`${appDir}favicon.svg`, 'utf8')) },
+    ],
     [
       'console.css',
       {

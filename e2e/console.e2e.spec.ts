@@ -37,9 +37,9 @@ interface Violation {
 /** axe-core's serious and critical violations on the page as it is now. */
 async function seriousViolations(page: Page): Promise<Violation[]> {
   await page.evaluate(axeSource);
-  const violations = (await page.evaluate(
+  const violations = await page.evaluate<Violation[]>(
     `axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length })))`,
-  )) as Violation[];
+  );
   return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
 }
 
@@ -234,9 +234,9 @@ describe('the web console, in a browser', () => {
       await page.goto(`${stack.url}/console#/${name}`);
       await page.locator('main h1').waitFor();
       await page.waitForLoadState('networkidle');
-      const overflow = (await page.evaluate(
+      const overflow = await page.evaluate<number>(
         'document.documentElement.scrollWidth - document.documentElement.clientWidth',
-      )) as number;
+      );
       expect(overflow, name).toBeLessThanOrEqual(0);
       await page.screenshot({ path: `${screenshotDir}phone-${name}.png`, fullPage: true });
     }

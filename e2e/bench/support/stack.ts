@@ -93,7 +93,8 @@ export async function startStack(): Promise<Stack> {
     tenant_id?: string;
     owner_user_id?: string;
   };
-  if (!apiKey || !tenantId || !ownerUserId) throw new Error(`bootstrap printed no api_key: ${bootstrapOutput}`);
+  if (!apiKey || !tenantId || !ownerUserId)
+    throw new Error(`bootstrap printed no api_key: ${bootstrapOutput}`);
   const poolOf = (database: string) =>
     new pg.Pool({ connectionString: databaseUrl(database), max: 1, application_name: 'bench-observer' });
   const servicePool = poolOf(serviceDb);

@@ -230,9 +230,14 @@ describe('the web console, in a browser', () => {
 
   it('is readable at a phone width (no sideways scrolling)', async () => {
     await page.setViewportSize({ width: 375, height: 740 });
-    for (const name of ['tenant', 'members', 'logs']) {
+    for (const [name, title] of [
+      ['tenant', 'Console Corp'],
+      ['members', 'Members'],
+      ['logs', 'Logs'],
+    ] as const) {
       await page.goto(`${stack.url}/console#/${name}`);
-      await page.locator('main h1').waitFor();
+      await page.locator('main h1', { hasText: title }).waitFor();
+      await page.locator('main tbody tr').first().waitFor();
       await page.waitForLoadState('networkidle');
       const overflow = await page.evaluate<number>(
         'document.documentElement.scrollWidth - document.documentElement.clientWidth',

@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 
 const run = (command, args, env = process.env) => execFileSync(command, args, { stdio: 'inherit', env });
 run('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
+// The console's page script: the DOM library, apart from the Node program.
+run('npx', ['tsc', '-p', 'packages/console/app/tsconfig.json']);
 run('npx', ['eslint', '.']);
 run('npx', ['prettier', '--check', '.']);
 run(process.execPath, ['scripts/openapi-lint.mjs']);

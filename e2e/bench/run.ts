@@ -10,6 +10,7 @@ import {
   measureBareGet,
   measureBareInsert,
   measureGetToken,
+  measureGetTokenWithSession,
   measurePostTokens,
 } from './scenarios/http-vs-baseline.ts';
 import { measureKafkaRelay } from './scenarios/kafka.ts';
@@ -43,6 +44,8 @@ async function main(): Promise<void> {
     const sealingLag = await measureSealingLag(stack, postTokens.window);
     const bareGet = (await measureBareGet(stack, bareInsert.ids)).row;
     const getToken = (await measureGetToken(stack, postTokens.ids)).row;
+    // Right after the key's run, on the same ids: a session instead of a key.
+    const getTokenWithSession = (await measureGetTokenWithSession(stack, postTokens.ids)).row;
     // In the same run as the bare GET, with the sandbox alone beside.
     const reactors = await measureReactors(stack);
     const readModels = settings.readModels ? await measureReadModelsAtSize(stack) : [];
@@ -58,6 +61,7 @@ async function main(): Promise<void> {
       postTokens.row,
       bareInsert.row,
       getToken,
+      getTokenWithSession,
       bareGet,
       appends,
       projectionLag,
@@ -74,6 +78,7 @@ async function main(): Promise<void> {
     const targets = [
       rateRatioTarget('POST /tokens ÷ bare INSERT (req/s)', postTokens.row, bareInsert.row, 50),
       rateRatioTarget('GET /tokens/{id} ÷ bare GET (req/s)', getToken, bareGet, 60),
+      rateRatioTarget('GET /tokens/{id}, session ÷ key (req/s)', getTokenWithSession, getToken, 90),
       p99Target(projectionLag, 50, 'projection lag p99'),
       rateRatioTarget('trivial reactor ÷ bare GET (req/s)', reactors.trivial, bareGet, 30),
       p99Target(reactors.trivial, 25),

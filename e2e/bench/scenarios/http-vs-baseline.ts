@@ -1,6 +1,7 @@
 // The service over HTTP against the bare express + pg baseline: a write (POST /tokens against a
 // bare INSERT) and a read by id (GET /tokens/{id} against a bare SELECT by primary key), at the
 // same body and load.
+import { createHash, randomBytes } from 'node:crypto';
 import { readModelLagHeader } from '@tokenvault/cqrs';
 import { measureHttp, type HttpScenario, type Measured } from '../support/measure.ts';
 import type { Stack } from '../support/stack.ts';
@@ -92,6 +93,30 @@ export async function measureGetToken(stack: Stack, ids: readonly string[]): Pro
       nextPath: cycle(ids, '/tokens/'),
     },
     { transactions: stack.serviceTransactions, note: () => `cycling ${ids.length} ids` },
+  );
+}
+
+/**
+ * The same reads with a member's session (Authorization: Bearer) instead of the key: the session
+ * and its membership are read on every request. The session row is seeded as POST /sessions
+ * writes it (a sign-in needs an e-mail round trip, which is not what this measures).
+ */
+export async function measureGetTokenWithSession(stack: Stack, ids: readonly string[]): Promise<Measured> {
+  const token = `tvs_${randomBytes(32).toString('base64url')}`;
+  await stack.servicePool.query(
+    `INSERT INTO sessions (id, token_hash, user_id, created_at, last_seen_at, expires_at)
+       VALUES (gen_random_uuid(), $1, $2, now(), now(), now() + interval '12 hours')`,
+    [createHash('sha256').update(token, 'utf8').digest('hex'), stack.ownerUserId],
+  );
+  return measureHttp(
+    {
+      name: 'GET /tokens/{id} with a session',
+      url: stack.serviceUrl,
+      method: 'GET',
+      headers: { authorization: `Bearer ${token}` },
+      nextPath: cycle(ids, '/tokens/'),
+    },
+    { transactions: stack.serviceTransactions, note: () => `cycling ${ids.length} ids; bearer session` },
   );
 }
 

@@ -22,6 +22,8 @@ export interface Stack {
   /** The bare database (the baseline's, also the event-store appends'). */
   bareDatabaseUrl: string;
   tenantId: string;
+  /** The tenant's OWNER (a user): the session scenario signs in as them. */
+  ownerUserId: string;
   apiKey: string;
   /** The header that authenticates as the tenant's all-permission key. */
   auth: Record<string, string>;
@@ -82,13 +84,17 @@ export async function startStack(): Promise<Stack> {
     ['--tenant-name', 'Bench', '--owner-email', 'bench@example.test'],
     serviceEnv,
   );
-  const { api_key: apiKey, tenant_id: tenantId } = JSON.parse(
-    bootstrapOutput.trim().split('\n').at(-1) ?? '{}',
-  ) as {
+  const {
+    api_key: apiKey,
+    tenant_id: tenantId,
+    owner_user_id: ownerUserId,
+  } = JSON.parse(bootstrapOutput.trim().split('\n').at(-1) ?? '{}') as {
     api_key?: string;
     tenant_id?: string;
+    owner_user_id?: string;
   };
-  if (!apiKey || !tenantId) throw new Error(`bootstrap printed no api_key: ${bootstrapOutput}`);
+  if (!apiKey || !tenantId || !ownerUserId)
+    throw new Error(`bootstrap printed no api_key: ${bootstrapOutput}`);
   const poolOf = (database: string) =>
     new pg.Pool({ connectionString: databaseUrl(database), max: 1, application_name: 'bench-observer' });
   const servicePool = poolOf(serviceDb);
@@ -104,6 +110,7 @@ export async function startStack(): Promise<Stack> {
     serviceDatabaseUrl: databaseUrl(serviceDb),
     bareDatabaseUrl: databaseUrl(bareDb),
     tenantId,
+    ownerUserId,
     apiKey,
     auth: { 'svc-api-key': apiKey },
     servicePool,

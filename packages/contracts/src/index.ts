@@ -9,3 +9,4 @@ export * from './logs.ts';
 export * from './members.ts';
 export * from './invitations.ts';
 export * from './reactors.ts';
+export * from './sessions.ts';

@@ -115,6 +115,19 @@ export const configSchema = z.object({
       'must be an Ed25519 key: base64 of a 32-byte seed or of its 48-byte PKCS#8 DER',
     )
     .optional(),
+  /** A member's session ends after this long without a request (sliding). */
+  SESSION_IDLE_TIMEOUT_MS: z.coerce.number().int().min(60_000).max(86_400_000).default(1_800_000),
+  /** ...and this long after sign-in, however active. */
+  SESSION_ABSOLUTE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .max(30 * 86_400_000)
+    .default(43_200_000),
+  /** Sign-in e-mails one address may be sent per hour (GCRA; also counted for unknown addresses). */
+  SIGN_IN_EMAILS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(5),
+  /** Sign-in e-mail requests one client address may make per hour. */
+  SIGN_IN_EMAILS_PER_CLIENT_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(30),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };

@@ -38,6 +38,8 @@ export interface HandlerContext<Params, Query, Body> {
   principal: Principal;
   requestId: string;
   headers: Request['headers'];
+  /** The client's address as the socket has it (per-client caps of routes without a key). */
+  clientAddress?: string;
 }
 
 export interface HandlerResult {
@@ -135,7 +137,13 @@ export function paginated<T>(data: T[], page: number, size: number, totalItems: 
   };
 }
 
-export type Authenticate = (apiKey: string | undefined) => Promise<Principal>;
+/** What else a request carries that may name its caller: a session (bearer or cookie). */
+export interface CallerCredentials {
+  method: string;
+  headers: Request['headers'];
+}
+
+export type Authenticate = (apiKey: string | undefined, request?: CallerCredentials) => Promise<Principal>;
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -191,7 +199,12 @@ export function mountRoutes(
       // The JSON parser reads an empty body as {}: a route that takes a body refuses it instead.
       if (route.body && req.blankJsonBody) throw emptyBody();
       const principal =
-        route.permission === null ? anonymous : await authenticate(req.get('svc-api-key') ?? undefined);
+        route.permission === null
+          ? anonymous
+          : await authenticate(req.get('svc-api-key') ?? undefined, {
+              method: req.method,
+              headers: req.headers,
+            });
       const call = () =>
         callRoute(
           route,
@@ -200,6 +213,7 @@ export function mountRoutes(
             query: req.query,
             body: req.body,
             headers: req.headers,
+            ...(req.socket.remoteAddress ? { clientAddress: req.socket.remoteAddress } : {}),
           },
           principal,
           req.requestId,
@@ -450,7 +464,7 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
 
 /** The naming rule of operationId (see RouteDefinition.operationId). */
 export const operationIdPattern =
-  /^(create|list|get|update|delete|associate|dissociate|invoke|resend|accept)[A-Z][A-Za-z0-9]*$/;
+  /^(create|list|get|update|delete|associate|dissociate|invoke|resend|accept|request)[A-Z][A-Za-z0-9]*$/;
 
 /** The 4xx answers an operation may give besides its own statuses, each a problem+json. */
 const problemResponses = {
@@ -517,7 +531,10 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: OpenApiInf
       summary: route.summary,
       tags: [route.tag],
       ...(route.permission
-        ? { 'x-permission': route.permission, security: [{ apiKey: [] }] }
+        ? {
+            'x-permission': route.permission,
+            security: [{ apiKey: [] }, { sessionBearer: [] }, { sessionCookie: [] }],
+          }
         : { security: [] }),
       ...(parameters.length ? { parameters } : {}),
       ...(body
@@ -550,7 +567,22 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: OpenApiInf
     })),
     paths,
     components: {
-      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'SVC-API-KEY' } },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'SVC-API-KEY' },
+        // A member's session (POST /sessions): add SVC-TENANT-ID when the user has several tenants.
+        sessionBearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'A session token from POST /sessions. With several memberships, SVC-TENANT-ID names the tenant.',
+        },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'tv_session',
+          description: "The console's session cookie; unsafe methods must come from the same origin.",
+        },
+      },
       schemas: {
         Problem: {
           type: 'object',

@@ -14,6 +14,7 @@ export interface RouteInput {
   query?: Record<string, unknown>;
   body?: unknown;
   headers?: IncomingHttpHeaders;
+  clientAddress?: string;
 }
 
 /**
@@ -36,5 +37,11 @@ export async function callRoute(
     });
   }
   const parsed = parseRouteInput(route, input);
-  return route.handle({ ...parsed, principal, requestId, headers: input.headers ?? {} });
+  return route.handle({
+    ...parsed,
+    principal,
+    requestId,
+    headers: input.headers ?? {},
+    ...(input.clientAddress === undefined ? {} : { clientAddress: input.clientAddress }),
+  });
 }

@@ -10,6 +10,7 @@ import {
   mountApiDocs,
   mountRoutes,
 } from '@tokenvault/platform';
+import { mountConsole } from '@tokenvault/console';
 import { createRouteGuard, describeRouteGuard } from './guards/index.ts';
 import type { Runtime } from './runtime.ts';
 import { apiExamples } from './api-examples.ts';
@@ -67,6 +68,8 @@ export function createGatewayApp(runtime: Runtime): express.Express {
         res.json(openApi);
       });
       mountApiDocs(app);
+      // The members' web console (sign-in links point at /sign-in).
+      mountConsole(app);
       // Prometheus text (docs/metrics.md): open unless METRICS_TOKEN is set; never expose it publicly.
       app.get('/metrics', metricsHandler({ token: runtime.config.METRICS_TOKEN }));
     },

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import client from 'prom-client';
 import { metricsRegistry, type Config, type Logger, type Pool } from '@tokenvault/platform';
 import { backlogAfter, type Backlog } from '@tokenvault/eventstore';
-import { invitationMailQueueName, queueConnection } from '@tokenvault/worker';
+import { invitationMailQueueName, queueConnection, signInMailQueueName } from '@tokenvault/worker';
 import { reactorRunQueueName } from '@tokenvault/reactors';
 
 /** Past this many events behind, the lag reads as this many (the count stays one bounded scan). */
@@ -97,7 +97,7 @@ new client.Gauge({
  */
 export function startScrapeMetrics(config: Config, pool: Pool, logger: Logger): { close(): Promise<void> } {
   const connection = queueConnection(config);
-  const queues = [invitationMailQueueName, reactorRunQueueName].map((name) => {
+  const queues = [invitationMailQueueName, signInMailQueueName, reactorRunQueueName].map((name) => {
     const queue = new Queue(name, { connection, prefix: config.QUEUE_PREFIX });
     queue.on('error', (error) => logger.warn({ err: error }, 'metrics: queue connection error'));
     return queue;

@@ -28,7 +28,12 @@ import {
   tenantOfKeysInvalidation,
   tenantRoutes,
   invalidationsOf,
+  createCallerAuthenticator,
+  Sessions,
+  sessionRoutes,
+  SignInLinks,
 } from '@tokenvault/tenancy';
+import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/worker';
 import { Detokenizer, tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
 import { auditMigrations, logRoutes } from '@tokenvault/audit';
 import { logSealMigrations, logSealRoutes } from '@tokenvault/log-seal';
@@ -45,6 +50,7 @@ import { projectorProjections, readModelsProjectorName } from './projections.ts'
 import { connectEventStore, logSignerOf } from './subscribers.ts';
 import { checkProjectionMode, projectionModeMigrations } from './projection-mode.ts';
 import { startScrapeMetrics } from './metrics.ts';
+import { signInAllowance } from './sign-in-caps.ts';
 
 /** In dependency order: infrastructure first, then each context's read models. */
 export const allMigrations = [
@@ -102,6 +108,8 @@ export interface Runtime {
   invitationLinks: InvitationLinks;
   /** Reactor runs queued by this process (the gateway waits on async ones for the tenant's cap). */
   reactorRuns: ReactorRunQueue;
+  /** Members' sign-in links and sessions. */
+  sessions: Sessions;
   createProjector(): Projector;
   close(): Promise<void>;
 }
@@ -174,6 +182,17 @@ export async function createRuntime(
   // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
   const reactorRuns = new ReactorRunQueue(config, vault, logger);
   const projectors: Projector[] = [];
+  const sessions = new Sessions({
+    pool: ownerPool,
+    links: new SignInLinks(config.MASTER_KEY),
+    clock,
+    settings: {
+      idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
+      absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
+    },
+  });
+  const signInMailQueue = createSignInMailQueue(config);
+  signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   return {
     config,
@@ -184,8 +203,20 @@ export async function createRuntime(
     store,
     vault,
     consistency,
-    authenticate: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
+    authenticate: createCallerAuthenticator({
+      apiKeys: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
+      sessions,
+      publicUrl: config.PUBLIC_URL,
+    }),
     routes: [
+      ...sessionRoutes({
+        sessions,
+        publicUrl: config.PUBLIC_URL,
+        absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
+        takeSignInAllowance: signInAllowance(redis, config),
+        enqueueSignInMail: (linkId) => enqueueSignInMail(signInMailQueue, linkId),
+        logger,
+      }),
       ...tokenRoutes(deps),
       ...applicationRoutes(deps),
       ...tenantRoutes(deps),
@@ -214,6 +245,7 @@ export async function createRuntime(
     clock,
     invitationLinks,
     reactorRuns,
+    sessions,
     createProjector() {
       const projector = new Projector({
         name: readModelsProjectorName,
@@ -228,6 +260,7 @@ export async function createRuntime(
     async close() {
       for (const projector of projectors) await projector.stop();
       await reactorRuns.close();
+      await signInMailQueue.close();
       await scrapeMetrics.close();
       await consistency.close();
       redis.disconnect();

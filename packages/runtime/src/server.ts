@@ -3,7 +3,7 @@ import { createLogger, listenHttp, type Config } from '@tokenvault/platform';
 import type { Clock } from '@tokenvault/tenancy';
 import { createGatewayApp } from './gateway.ts';
 import { startProjectorThread } from './projector-thread.ts';
-import { relayFor, startInvitationMailOf, startReactorWorkerOf } from './subscribers.ts';
+import { relayFor, startInvitationMailOf, startReactorWorkerOf, startSignInMailOf } from './subscribers.ts';
 import { createRuntime, prepareDatabase, type Runtime } from './runtime.ts';
 
 export interface RunningService {
@@ -22,6 +22,7 @@ export async function startAllInOne(
   const runtime = await createRuntime(config, logger, options.clock ? { clock: options.clock } : {});
   const projector = await startProjectorThread(config);
   const mail = await startInvitationMailOf(runtime);
+  const signInMail = startSignInMailOf(runtime);
   const reactorWorker = await startReactorWorkerOf(runtime);
   // Kafka is downstream: the relay connects in the background and never holds up the API.
   const relay = relayFor(config, { store: runtime.store, pool: runtime.ownerPool }, logger);
@@ -43,6 +44,7 @@ export async function startAllInOne(
       await relay?.stop();
       // Jobs in flight finish (or, past the forced-exit timeout, are released as stalled).
       await mail.stop();
+      await signInMail.stop();
       await reactorWorker.close();
       await projector.stop();
       await runtime.close();

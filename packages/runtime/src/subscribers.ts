@@ -8,7 +8,7 @@ import {
 } from '@tokenvault/platform';
 import { PostgresEventStore, type EventStore, type RecordedEvent } from '@tokenvault/eventstore';
 import { KafkaRelay } from '@tokenvault/relay';
-import { startInvitationMail } from '@tokenvault/worker';
+import { SignInMailWorker, startInvitationMail } from '@tokenvault/worker';
 import { ReactorRunWorker } from '@tokenvault/reactors';
 import { createLogSealer, SealSigner } from '@tokenvault/log-seal';
 import type { Processor } from '@tokenvault/cqrs';
@@ -118,4 +118,15 @@ export function logSealerFor(
     batchSize: config.LOG_SEAL_BATCH_SIZE,
     ...(config.LOG_SIGNING_KEY ? { signer: logSignerOf(config)! } : {}),
   });
+}
+
+/** The sign-in e-mail senders (the gateway queues one job per sign-in link). */
+export function startSignInMailOf(runtime: Runtime): { stop(): Promise<void> } {
+  const worker = new SignInMailWorker({
+    config: runtime.config,
+    sessions: runtime.sessions,
+    logger: runtime.logger,
+  });
+  worker.start();
+  return { stop: () => worker.close() };
 }

@@ -19,3 +19,7 @@ export { systemClock, type Clock } from './domain/clock.ts';
 export { loadInvitationMailFacts, type InvitationMailFacts } from './queries/invitation-mail.ts';
 export { memberIdOfInvitation } from './domain/ids.ts';
 export { tenancyClaims } from './domain/uniqueness.ts';
+export { sessionRoutes } from './http/sessions.ts';
+export { Sessions, type SessionSettings } from './sessions/sessions.ts';
+export { SignInLinks } from './sessions/sign-in-links.ts';
+export { createCallerAuthenticator, sessionCookieName } from './sessions/caller.ts';

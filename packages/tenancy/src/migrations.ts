@@ -124,4 +124,29 @@ export const tenancyMigrations: Migration[] = [
         ON CONFLICT DO NOTHING;
     `,
   },
+  {
+    id: 'tenancy/005_sessions',
+    sql: `
+      -- Members' sign-in links and sessions: the owner role only (they resolve a caller before any
+      -- tenant is known). Only SHA-256 digests of the link and session tokens are kept.
+      -- One pending sign-in link per user: a newer request replaces it (a new id).
+      CREATE TABLE sign_in_links (
+        user_id uuid PRIMARY KEY,
+        id uuid NOT NULL UNIQUE,
+        token_hash text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        used_at timestamptz
+      );
+      CREATE TABLE sessions (
+        id uuid PRIMARY KEY,
+        token_hash text NOT NULL UNIQUE,
+        user_id uuid NOT NULL,
+        created_at timestamptz NOT NULL,
+        last_seen_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        ended_at timestamptz
+      );
+      CREATE INDEX sessions_by_user ON sessions (user_id);
+    `,
+  },
 ];

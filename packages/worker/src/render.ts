@@ -75,3 +75,28 @@ export function renderInvitationEmail(content: InvitationMailContent): {
 `;
   return { subject, text, html };
 }
+
+/** The sign-in e-mail: nothing chosen by a tenant is in it. */
+export function renderSignInEmail(content: { signInUrl: string; expiresAt: string }): {
+  subject: string;
+  text: string;
+  html: string;
+} {
+  const expires = new Date(content.expiresAt).toUTCString();
+  const subject = 'Your Tokenvault sign-in link';
+  const text = [
+    'To sign in to the Tokenvault console, open this link:',
+    content.signInUrl,
+    '',
+    `It works once, until ${expires}. If you did not ask to sign in, ignore this e-mail.`,
+    '',
+  ].join('\n');
+  const e = escapeHtml;
+  const html = `<!doctype html>
+<html><body style="font-family: sans-serif">
+<p><a href="${e(content.signInUrl)}">Sign in to the Tokenvault console</a></p>
+<p>It works once, until ${e(expires)}. If you did not ask to sign in, ignore this e-mail.</p>
+</body></html>
+`;
+  return { subject, text, html };
+}

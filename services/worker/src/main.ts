@@ -7,6 +7,7 @@ import {
   runUntilSignalled,
   startInvitationMailOf,
   startReactorWorkerOf,
+  startSignInMailOf,
 } from '@tokenvault/runtime';
 
 await runUntilSignalled(async () => {
@@ -15,6 +16,7 @@ await runUntilSignalled(async () => {
   await prepareDatabase(config, logger);
   const runtime = await createRuntime(config, logger);
   const mail = await startInvitationMailOf(runtime);
+  const signInMail = startSignInMailOf(runtime);
   const reactors = await startReactorWorkerOf(runtime);
   logger.info(
     { concurrency: config.WORKER_CONCURRENCY, reactorConcurrency: config.REACTOR_CONCURRENCY },
@@ -24,6 +26,7 @@ await runUntilSignalled(async () => {
     async close() {
       // Active jobs finish before the connections close.
       await mail.stop();
+      await signInMail.stop();
       await reactors.close();
       await runtime.close();
     },

@@ -48,10 +48,19 @@ export class RateLimiter {
     const quota = own ?? this.defaultPerMinute;
     if (quota <= 0) return undefined;
     const name = own === undefined ? 'default' : 'application';
-    const windowSeconds = 60;
+    return this.takeFrom(`rate-limit:${principal.tenantId}:${principal.actorId}`, name, quota, 60);
+  }
+
+  /** Counts one request against any named allowance (quota per window, GCRA like the keys'). */
+  async takeFrom(
+    keySuffix: string,
+    name: string,
+    quota: number,
+    windowSeconds: number,
+  ): Promise<RateLimitOutcome> {
     const windowUs = windowSeconds * 1_000_000;
     const intervalUs = Math.max(1, Math.floor(windowUs / quota));
-    const key = `${this.prefix}:rate-limit:${principal.tenantId}:${principal.actorId}`;
+    const key = `${this.prefix}:${keySuffix}`;
     const [allowed, fullInUs, retryInUs] = (await this.redis.eval(
       gcraScript,
       1,

@@ -12,7 +12,12 @@ import {
 } from '../domain/application.ts';
 import type { Clock } from '../domain/clock.ts';
 import { streams } from '../domain/events.ts';
-import { quotaOf, serviceDefaultQuota, type ApplicationCaller } from '../domain/grant-rule.ts';
+import {
+  operatorGrants,
+  quotaOf,
+  serviceDefaultQuota,
+  type ApplicationCaller,
+} from '../domain/grant-rule.ts';
 
 function viewOf(outcome: CommandOutcome<ApplicationState, ApplicationEvent>): ApplicationView {
   if (outcome.state.status !== 'active') throw new Error('the application is not active after the command');
@@ -35,6 +40,10 @@ export class ApplicationCommands {
    * and the stream is fresher than a cached principal.
    */
   private async callerGrants(principal: Principal): Promise<ApplicationCaller> {
+    // A member (OWNER or ADMIN) has full access: every grant, like the operator.
+    if (principal.actorType === 'user') {
+      return { ...operatorGrants, serviceDefaultPerMinute: this.serviceDefaultPerMinute };
+    }
     const history = await this.store.readStream(streams.application(principal.tenantId, principal.actorId));
     const state = fold(
       applicationDecider,

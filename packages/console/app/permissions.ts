@@ -1,0 +1,28 @@
+// The permissions an application can be given, as the console offers them (a unit spec checks
+// that they are exactly the service's: @tokenvault/contracts is not bundled into the page).
+export const consolePermissions = [
+  'token:create',
+  'token:read',
+  'token:update',
+  'token:delete',
+  'token:use',
+  'application:create',
+  'application:read',
+  'application:update',
+  'application:delete',
+  'log:read',
+  'tenant:read',
+  'tenant:update',
+  'tenant:delete',
+  'report:read',
+  'tenant:member:read',
+  'tenant:member:delete',
+  'tenant:invitation:create',
+  'tenant:invitation:read',
+  'tenant:invitation:update',
+  'tenant:invitation:delete',
+  'reactor:create',
+  'reactor:read',
+  'reactor:update',
+  'reactor:delete',
+] as const;

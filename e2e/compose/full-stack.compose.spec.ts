@@ -22,13 +22,16 @@ interface Created {
 let stack: ComposeStack;
 let client: TokenvaultClient;
 let apiKey: string;
-const viaGateway = (name: 'api-gateway-1' | 'api-gateway-2') => new TokenvaultClient(stack.gatewayUrls[name], apiKey);
+const viaGateway = (name: 'api-gateway-1' | 'api-gateway-2') =>
+  new TokenvaultClient(stack.gatewayUrls[name], apiKey);
 
 /** Every message in the sink (Mailpit's API, newest first, paged). */
 async function mails(): Promise<MailSummary[]> {
   const all: MailSummary[] = [];
   for (let start = 0; ; start += 500) {
-    const page = (await (await fetch(`${stack.mailpitUrl}/api/v1/messages?start=${start}&limit=500`)).json()) as {
+    const page = (await (
+      await fetch(`${stack.mailpitUrl}/api/v1/messages?start=${start}&limit=500`)
+    ).json()) as {
       messages: MailSummary[];
       total: number;
     };
@@ -195,7 +198,9 @@ describe('the docker-compose stack', () => {
     const writer = async () => {
       while (!stop) {
         try {
-          const created = await client.request<Created>('POST', '/tokens', { body: { data: `load ${acknowledged.length}` } });
+          const created = await client.request<Created>('POST', '/tokens', {
+            body: { data: `load ${acknowledged.length}` },
+          });
           if (created.status === 201) acknowledged.push(created.body.id);
           else failures.push({ at: Date.now() - started, what: `POST /tokens ${created.status}` });
         } catch (error) {
@@ -211,10 +216,15 @@ describe('the docker-compose stack', () => {
           if (invitation.status === 201) invited.push(address);
           const token = await client.request<Created>('POST', '/tokens', { body: { data: `reactor ${i}` } });
           if (token.status === 201) {
-            const run = await client.request<{ async_reactor_request_id: string }>('POST', `/reactors/${reactor}/react-async`, {
-              body: { args: { value: `{{${token.body.id}}}` } },
-            });
-            if (run.status === 202) runs.push({ requestId: run.body.async_reactor_request_id, tokenId: token.body.id });
+            const run = await client.request<{ async_reactor_request_id: string }>(
+              'POST',
+              `/reactors/${reactor}/react-async`,
+              {
+                body: { args: { value: `{{${token.body.id}}}` } },
+              },
+            );
+            if (run.status === 202)
+              runs.push({ requestId: run.body.async_reactor_request_id, tokenId: token.body.id });
           }
         } catch (error) {
           failures.push({ at: Date.now() - started, what: `side work ${String(error)}` });
@@ -243,7 +253,10 @@ describe('the docker-compose stack', () => {
     console.log(
       `compose load: ${acknowledged.length} tokens, ${invited.length} invitations, ${runs.length} async runs acknowledged; ` +
         `kills at ${kills.map((kill) => `${kill.service} ${kill.at} ms`).join(', ')}; ` +
-        `${failures.length} failed requests (${failures.map((f) => `${f.at} ms ${f.what}`).slice(0, 5).join('; ')})`,
+        `${failures.length} failed requests (${failures
+          .map((f) => `${f.at} ms ${f.what}`)
+          .slice(0, 5)
+          .join('; ')})`,
     );
     expect(acknowledged.length).toBeGreaterThan(50);
     // The load balancer stops sending to the dead gateway within seconds.
@@ -275,23 +288,31 @@ describe('the docker-compose stack', () => {
       90_000,
     );
     const all = await mails();
-    const copies = invited.map((address) => all.filter((mail) => mail.To.some((to) => to.Address === address)).length);
+    const copies = invited.map(
+      (address) => all.filter((mail) => mail.To.some((to) => to.Address === address)).length,
+    );
     const duplicated = copies.filter((count) => count > 1).length;
     // Every async reactor run completes; a run re-executed after its worker died reads its token again.
     await waitFor(
       'every async reactor run',
       async () => {
         for (const run of runs) {
-          const polled = await client.request<{ status: string }>('GET', `/reactors/${reactor}/results/${run.requestId}`);
+          const polled = await client.request<{ status: string }>(
+            'GET',
+            `/reactors/${reactor}/results/${run.requestId}`,
+          );
           if (polled.body.status !== 'completed') return false;
         }
         return true;
       },
       90_000,
     );
-    const reads = runs.map(
-      (run) =>
-        Number(stack.sql(`SELECT count(*) FROM es_events WHERE event_type = 'TokensRead' AND data::text LIKE '%${run.tokenId}%'`)[0]),
+    const reads = runs.map((run) =>
+      Number(
+        stack.sql(
+          `SELECT count(*) FROM es_events WHERE event_type = 'TokensRead' AND data::text LIKE '%${run.tokenId}%'`,
+        )[0],
+      ),
     );
     const rerun = reads.filter((count) => count > 1).length;
     console.log(

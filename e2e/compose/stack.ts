@@ -21,7 +21,10 @@ export interface ComposeStack {
   gatewayUrls: Record<'api-gateway-1' | 'api-gateway-2', string>;
   mailpitUrl: string;
   /** docker-compose with this stack's files, project and environment; throws on a failure. */
-  compose(args: string[], options?: { allowFailure?: boolean }): { status: number; stdout: string; stderr: string };
+  compose(
+    args: string[],
+    options?: { allowFailure?: boolean },
+  ): { status: number; stdout: string; stderr: string };
   /** psql in the postgres container: one value per line. */
   sql(query: string): string[];
   down(): void;
@@ -48,11 +51,15 @@ export async function startComposeStack(): Promise<ComposeStack> {
     const result = dockerCompose(args, { extraFiles: [portsFile], env, stdio: 'pipe' });
     const answer = { status: result.status ?? 1, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
     if (answer.status !== 0 && !options.allowFailure)
-      throw new Error(`docker-compose ${args.join(' ')} exited with ${answer.status}:\n${answer.stderr.slice(-4000)}`);
+      throw new Error(
+        `docker-compose ${args.join(' ')} exited with ${answer.status}:\n${answer.stderr.slice(-4000)}`,
+      );
     return answer;
   };
   const down = () => {
-    compose(['--profile', 'tools', 'down', '-v', '--remove-orphans', '--timeout', '5'], { allowFailure: true });
+    compose(['--profile', 'tools', 'down', '-v', '--remove-orphans', '--timeout', '5'], {
+      allowFailure: true,
+    });
   };
   try {
     compose(['up', '-d', '--no-build']);
@@ -64,7 +71,10 @@ export async function startComposeStack(): Promise<ComposeStack> {
     const stack: ComposeStack = {
       project,
       url: `http://127.0.0.1:${httpPort}`,
-      gatewayUrls: { 'api-gateway-1': gatewayUrl('api-gateway-1'), 'api-gateway-2': gatewayUrl('api-gateway-2') },
+      gatewayUrls: {
+        'api-gateway-1': gatewayUrl('api-gateway-1'),
+        'api-gateway-2': gatewayUrl('api-gateway-2'),
+      },
       mailpitUrl: `http://127.0.0.1:${mailPort}`,
       compose,
       sql: (query) =>
@@ -74,7 +84,11 @@ export async function startComposeStack(): Promise<ComposeStack> {
       down,
       buildSeconds,
     };
-    await waitFor(`the load balancer on ${stack.url}`, async () => (await fetch(`${stack.url}/readyz`)).ok, 180_000);
+    await waitFor(
+      `the load balancer on ${stack.url}`,
+      async () => (await fetch(`${stack.url}/readyz`)).ok,
+      180_000,
+    );
     return stack;
   } catch (error) {
     const logs = compose(['logs', '--no-color', '--tail', '30'], { allowFailure: true }).stdout;
@@ -83,7 +97,11 @@ export async function startComposeStack(): Promise<ComposeStack> {
   }
 }
 
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -94,5 +112,7 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
-  throw new Error(`waited ${timeoutMs} ms for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+  throw new Error(
+    `waited ${timeoutMs} ms for ${what}${last ? ` (last error: ${last instanceof Error ? last.message : JSON.stringify(last)})` : ''}`,
+  );
 }

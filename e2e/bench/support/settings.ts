@@ -4,6 +4,7 @@
 // BENCH_CPU_PROFILE_DIR (unset: when set, the service runs with --cpu-prof and writes its profile there),
 // BENCH_KAFKA (1: start a Kafka broker with infra/kafka and measure the relay; 0 skips it),
 // BENCH_READ_MODELS (1: the read models at size, 10,000 children, 1,000,000 log rows and 1,000,000 tokens; 0 skips them).
+// BENCH_COMPOSE (0: 1 adds two gateways against one behind the load balancer of the docker-compose stack, as `npm run bench:compose` measures alone).
 export const settings = {
   durationS: positiveInt('BENCH_DURATION_S', 10),
   warmupS: positiveInt('BENCH_WARMUP_S', 2),
@@ -14,6 +15,7 @@ export const settings = {
   cpuProfileDir: process.env.BENCH_CPU_PROFILE_DIR,
   kafka: process.env.BENCH_KAFKA !== '0',
   readModels: process.env.BENCH_READ_MODELS !== '0',
+  compose: process.env.BENCH_COMPOSE === '1',
 };
 
 function positiveInt(name: string, fallback: number): number {

@@ -37,7 +37,9 @@ function decodeWord(value = '') {
     encoding.toUpperCase() === 'B'
       ? Buffer.from(text, 'base64').toString('utf8')
       : Buffer.from(
-          text.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/gi, (_m, hex) => String.fromCharCode(parseInt(hex, 16))),
+          text
+            .replace(/_/g, ' ')
+            .replace(/=([0-9A-F]{2})/gi, (_m, hex) => String.fromCharCode(parseInt(hex, 16))),
           'latin1',
         ).toString('utf8'),
   );
@@ -140,7 +142,7 @@ const smtp = createTcpServer((socket) => {
   });
 });
 
-const summary = ({ Text, HTML, ...rest }) => ({ ...rest, Snippet: Text.slice(0, 250) });
+const summary = ({ Text, HTML: _html, ...rest }) => ({ ...rest, Snippet: Text.slice(0, 250) });
 const http = createHttpServer((request, response) => {
   const url = new URL(request.url ?? '/', 'http://mailpit');
   const send = (status, body) => {

@@ -113,7 +113,8 @@ function build(image, inputs, context, { dockerfile, args = {} } = {}) {
   if (inputsOf(image) === inputs) return false;
   log(`building ${image}…`);
   const started = Date.now();
-  run(
+  // The legacy builder (Debian's engine has no BuildKit plugin): its output only when it fails.
+  const result = spawnSync(
     'docker',
     [
       'build',
@@ -126,8 +127,14 @@ function build(image, inputs, context, { dockerfile, args = {} } = {}) {
       ...Object.entries(args).flatMap(([key, value]) => ['--build-arg', `${key}=${value}`]),
       context,
     ],
-    { env: { ...process.env, DOCKER_BUILDKIT: '0' }, stdio: ['ignore', 'ignore', 'inherit'] },
+    { env: { ...process.env, DOCKER_BUILDKIT: '0' }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
+  if (result.status !== 0) {
+    process.stderr.write(`${result.stdout ?? ''}${result.stderr ?? ''}`);
+    throw new Error(
+      `docker build of ${image} failed (exit ${result.status ?? result.signal}); its output is above`,
+    );
+  }
   log(`built ${image} in ${Math.round((Date.now() - started) / 1000)} s`);
   return true;
 }

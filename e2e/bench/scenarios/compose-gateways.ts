@@ -35,38 +35,45 @@ function cpuByService(stack: ComposeStack): Map<string, number> {
   return usage;
 }
 
-function cpuSplit(
-  before: Map<string, number>,
-  after: Map<string, number>,
-  seconds: number,
-  loadCpuMs: number,
-): string {
-  const parts = [...after]
-    .map(([service, ns]) => [service, (ns - (before.get(service) ?? 0)) / 1e9] as const)
-    .filter(([, used]) => used >= 0.05)
-    .sort((a, b) => b[1] - a[1])
-    .map(([service, used]) => `${service} ${used.toFixed(1)}`);
-  return `CPU s over ${seconds.toFixed(0)} s: ${parts.join(', ')}, load generator ${(loadCpuMs / 1000).toFixed(1)}`;
+/** Busy and total jiffies of the whole machine (/proc/stat): how much of it others used meanwhile. */
+function hostCpu(): { busy: number; total: number } {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  return { busy: total - idle, total };
 }
 
 async function measureWithCpu(stack: ComposeStack, scenario: HttpScenario): Promise<Row> {
   let before = new Map<string, number>();
+  let hostBefore = hostCpu();
   let loadBefore = process.cpuUsage();
   let startedAt = 0;
   const measured = await measureHttp(scenario, {
     beforeMeasured: () => {
       before = cpuByService(stack);
+      hostBefore = hostCpu();
       loadBefore = process.cpuUsage();
       startedAt = Date.now();
     },
   });
-  const used = process.cpuUsage(loadBefore);
-  const split = cpuSplit(
-    before,
-    cpuByService(stack),
-    (Date.now() - startedAt) / 1000,
-    (used.user + used.system) / 1000,
-  );
+  const seconds = (Date.now() - startedAt) / 1000;
+  const load = process.cpuUsage(loadBefore);
+  const host = hostCpu();
+  const after = cpuByService(stack);
+  const used = [...after]
+    .map(([service, ns]) => [service, (ns - (before.get(service) ?? 0)) / 1e9] as const)
+    .filter(([, cpu]) => cpu >= 0.05)
+    .sort((a, b) => b[1] - a[1]);
+  const stackCpu = used.reduce((sum, [, cpu]) => sum + cpu, 0);
+  const hostBusy = (host.busy - hostBefore.busy) / (host.total - hostBefore.total);
+  const split =
+    `CPU s over ${seconds.toFixed(1)} s: ${used.map(([service, cpu]) => `${service} ${cpu.toFixed(1)}`).join(', ')}` +
+    `, load generator ${((load.user + load.system) / 1e6).toFixed(1)}; the stack ${stackCpu.toFixed(1)} s, ` +
+    `the machine ${(hostBusy * 100).toFixed(0)}% busy`;
   return { ...measured.row, note: [measured.row.note, split].filter(Boolean).join('; ') };
 }
 

@@ -33,16 +33,21 @@ function splitHeaders(raw) {
 }
 
 function decodeWord(value = '') {
-  return value.replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g, (_all, _charset, encoding, text) =>
-    encoding.toUpperCase() === 'B'
-      ? Buffer.from(text, 'base64').toString('utf8')
-      : Buffer.from(
-          text
-            .replace(/_/g, ' ')
-            .replace(/=([0-9A-F]{2})/gi, (_m, hex) => String.fromCharCode(parseInt(hex, 16))),
-          'latin1',
-        ).toString('utf8'),
-  );
+  // Adjacent encoded words join without the whitespace between them (RFC 2047), and a character
+  // may be split across two of them: decode runs of words to bytes, then the bytes as UTF-8.
+  return value.replace(/(=\?[^?]+\?[BbQq]\?[^?]*\?=\s*)+/g, (run) => {
+    const bytes = [...run.matchAll(/=\?[^?]+\?([BbQq])\?([^?]*)\?=/g)].map(([, encoding = 'Q', text = '']) =>
+      encoding.toUpperCase() === 'B'
+        ? Buffer.from(text, 'base64')
+        : Buffer.from(
+            text
+              .replace(/_/g, ' ')
+              .replace(/=([0-9A-F]{2})/gi, (_m, hex) => String.fromCharCode(parseInt(hex, 16))),
+            'latin1',
+          ),
+    );
+    return Buffer.concat(bytes).toString('utf8') + (/\s$/.test(run) ? ' ' : '');
+  });
 }
 
 function decodeBody(body, encoding = '') {

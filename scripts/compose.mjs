@@ -143,12 +143,24 @@ function buildBase() {
   const mirror = debianMirror();
   const inputs = createHash('sha256').update(`debootstrap minbase bookworm ${mirror} v1`).digest('hex');
   if (inputsOf(images.base) === inputs) return;
-  log(`building ${images.base} with debootstrap from ${mirror} (about a minute)…`);
+  log(`building ${images.base} with debootstrap from ${mirror} (a minute or more)…`);
+  const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), 'tokenvault-debootstrap-'));
+  // debootstrap mounts /proc (and more) inside the tree while it runs: never archive or delete
+  // through a mount.
+  const unmountInside = () => {
+    const mounted = readFileSync('/proc/mounts', 'utf8')
+      .split('\n')
+      .map((line) => line.split(' ')[1])
+      .filter((point) => point?.startsWith(`${dir}/`));
+    for (const point of mounted.reverse()) quiet('umount', ['-l', point]);
+    return !readFileSync('/proc/mounts', 'utf8').includes(`${dir}/`);
+  };
   try {
     run('debootstrap', ['--variant=minbase', 'bookworm', dir, mirror], {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
+    if (!unmountInside()) throw new Error(`something is still mounted inside ${dir}`);
     rmSync(join(dir, 'var', 'cache', 'apt', 'archives'), { recursive: true, force: true });
     mkdirSync(join(dir, 'var', 'cache', 'apt', 'archives', 'partial'), { recursive: true });
     execFileSync(
@@ -161,15 +173,9 @@ function buildBase() {
       ],
       { stdio: ['ignore', 'inherit', 'inherit'] },
     );
+    log(`built ${images.base} in ${Math.round((Date.now() - started) / 1000)} s`);
   } finally {
-    // debootstrap mounts /proc (and more) inside the tree while it runs: never delete through a mount.
-    const mounted = readFileSync('/proc/mounts', 'utf8')
-      .split('\n')
-      .map((line) => line.split(' ')[1])
-      .filter((point) => point?.startsWith(`${dir}/`));
-    for (const point of mounted.reverse()) quiet('umount', ['-l', point]);
-    if (!readFileSync('/proc/mounts', 'utf8').includes(`${dir}/`))
-      rmSync(dir, { recursive: true, force: true });
+    if (unmountInside()) rmSync(dir, { recursive: true, force: true });
     else log(`left ${dir} in place: something is still mounted inside it`);
   }
 }

@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { dockerCompose, dockerUnavailableReason, ensureImages } from '../../scripts/compose.mjs';
 
 export const portsFile = new URL('./ports.yml', import.meta.url).pathname;
+const composeLocalScript = new URL('../../scripts/compose.mjs', import.meta.url).pathname;
 
 /** A free loopback port (the stack publishes only on 127.0.0.1; 8080 may be taken here). */
 async function freePort(): Promise<number> {
@@ -56,13 +58,39 @@ export async function startComposeStack(): Promise<ComposeStack> {
       );
     return answer;
   };
-  const down = () => {
-    compose(['--profile', 'tools', 'down', '-v', '--remove-orphans', '--timeout', '5'], {
-      allowFailure: true,
+  // Up, ps and down go through `npm run compose:local`'s script, as the README tells a user to.
+  const composeLocal = (args: string[]) => {
+    const result = spawnSync(process.execPath, [composeLocalScript, '-f', portsFile, ...args], {
+      env,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
     });
+    return { status: result.status ?? 1, stdout: result.stdout ?? '', stderr: result.stderr ?? '' };
+  };
+  const down = () => {
+    composeLocal(['--profile', 'tools', 'down', '-v', '--remove-orphans', '--timeout', '5']);
   };
   try {
-    compose(['up', '-d', '--no-build']);
+    const up = composeLocal(['up', '-d']);
+    if (up.status !== 0)
+      throw new Error(`compose:local up -d exited with ${up.status}:\n${up.stderr.slice(-4000)}`);
+    const listed = composeLocal(['ps']).stdout;
+    for (const service of [
+      'lb',
+      'api-gateway-1',
+      'api-gateway-2',
+      'projector-1',
+      'projector-2',
+      'worker-1',
+      'worker-2',
+      'relay',
+      'kafka',
+      'mailpit',
+      'postgres',
+      'redis',
+    ])
+      if (!new RegExp(`_${service}_1 .* Up`).test(listed))
+        throw new Error(`compose:local ps does not show ${service} up:\n${listed}`);
     const gatewayUrl = (service: string) => {
       const published = compose(['port', service, '8080']).stdout.trim();
       if (!published.startsWith('127.0.0.1:')) throw new Error(`${service} is published on ${published}`);

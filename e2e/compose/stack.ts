@@ -22,6 +22,8 @@ export interface ComposeStack {
   url: string;
   gatewayUrls: Record<'api-gateway-1' | 'api-gateway-2', string>;
   mailpitUrl: string;
+  /** HAProxy's statistics page (CSV at `${statsUrl};csv`). */
+  statsUrl: string;
   /** docker-compose with this stack's files, project and environment; throws on a failure. */
   compose(
     args: string[],
@@ -91,8 +93,8 @@ export async function startComposeStack(): Promise<ComposeStack> {
     ])
       if (!new RegExp(`_${service}_1 .* Up`).test(listed))
         throw new Error(`compose:local ps does not show ${service} up:\n${listed}`);
-    const gatewayUrl = (service: string) => {
-      const published = compose(['port', service, '8080']).stdout.trim();
+    const gatewayUrl = (service: string, port = 8080) => {
+      const published = compose(['port', service, String(port)]).stdout.trim();
       if (!published.startsWith('127.0.0.1:')) throw new Error(`${service} is published on ${published}`);
       return `http://${published}`;
     };
@@ -104,6 +106,7 @@ export async function startComposeStack(): Promise<ComposeStack> {
         'api-gateway-2': gatewayUrl('api-gateway-2'),
       },
       mailpitUrl: `http://127.0.0.1:${mailPort}`,
+      statsUrl: `${gatewayUrl('lb', 8404)}/stats`,
       compose,
       sql: (query) =>
         compose(['exec', '-T', 'postgres', 'psql', '-U', 'postgres', '-d', 'tokenvault', '-Atc', query])

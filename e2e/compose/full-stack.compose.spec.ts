@@ -205,7 +205,6 @@ describe('the docker-compose stack', () => {
     const invited: string[] = [];
     const runs: { requestId: string; tokenId: string }[] = [];
     const failures: { at: number; what: string }[] = [];
-    const started = Date.now();
     // The load runs until a few seconds after the last kill.
     const afterLastKillMs = 5_000;
     const containerOf = Object.fromEntries(
@@ -214,6 +213,7 @@ describe('the docker-compose stack', () => {
         stack.compose(['ps', '-q', service]).stdout.trim(),
       ]),
     );
+    const started = Date.now();
     const kills: { service: string; at: number }[] = [];
     let gatewayOutAfterMs = Number.NaN;
     let stop = false;

@@ -8,6 +8,6 @@ export default defineConfig({
     include: ['e2e/compose/**/*.compose.spec.ts'],
     // Cold: a debootstrap base and every image (minutes); warm: seconds.
     hookTimeout: 900_000,
-    testTimeout: 240_000,
+    testTimeout: 420_000,
   },
 });

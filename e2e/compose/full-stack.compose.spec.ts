@@ -335,21 +335,27 @@ describe('the docker-compose stack', () => {
       (address) => all.filter((mail) => mail.To.some((to) => to.Address === address)).length,
     );
     const duplicated = copies.filter((count) => count > 1).length;
-    // Every async reactor run completes; a run re-executed after its worker died reads its token again.
+    // Every async reactor run ends once: completed, or failed if it was running on the killed
+    // worker (a run whose worker died is failed, never run again: docs/decisions.md, reactor code
+    // may not be idempotent; BullMQ notices the stalled job within a minute or so).
+    const statuses = new Map<string, string>();
     await waitFor(
-      'every async reactor run',
+      'every async reactor run to end',
       async () => {
         for (const run of runs) {
+          if (statuses.get(run.requestId) === 'completed' || statuses.get(run.requestId) === 'failed')
+            continue;
           const polled = await client.request<{ status: string }>(
             'GET',
             `/reactors/${reactor}/results/${run.requestId}`,
           );
-          if (polled.body.status !== 'completed') return false;
+          statuses.set(run.requestId, polled.body.status);
         }
-        return true;
+        return [...statuses.values()].every((status) => status === 'completed' || status === 'failed');
       },
-      90_000,
+      180_000,
     );
+    // A run's code detokenizes its own token: each read is recorded once per execution.
     const reads = runs.map((run) =>
       Number(
         stack.sql(
@@ -357,14 +363,20 @@ describe('the docker-compose stack', () => {
         )[0],
       ),
     );
-    const rerun = reads.filter((count) => count > 1).length;
+    const failedRuns = runs.filter((run) => statuses.get(run.requestId) === 'failed').length;
     console.log(
-      `compose failover: ${invited.length} e-mails all received (${duplicated} sent twice), ` +
-        `${runs.length} async runs all completed (${rerun} executed more than once)`,
+      `compose failover: ${invited.length} e-mails all received (${duplicated} sent twice); ` +
+        `${runs.length} async runs ended: ${runs.length - failedRuns} completed, ${failedRuns} failed with their worker; ` +
+        `most reads of a run's token: ${Math.max(0, ...reads)}`,
     );
-    expect(reads.every((count) => count >= 1)).toBe(true);
-    // Only the killed worker's jobs in flight may repeat: a handful at most, never most of them.
-    expect(duplicated).toBeLessThanOrEqual(2);
-    expect(rerun).toBeLessThanOrEqual(2);
+    // Completed runs ran (their token was read); no run ran twice.
+    runs.forEach((run, index) => {
+      if (statuses.get(run.requestId) === 'completed') expect(reads[index], run.requestId).toBe(1);
+      else expect(reads[index], run.requestId).toBeLessThanOrEqual(1);
+    });
+    // Only the killed worker's jobs in flight may fail (REACTOR_CONCURRENCY, 4 by default) or, for
+    // e-mails, be sent twice: a handful at most.
+    expect(failedRuns).toBeLessThanOrEqual(4);
+    expect(duplicated).toBeLessThanOrEqual(4);
   });
 });

@@ -2,7 +2,7 @@
 // default projections (inline), then the e2e tier again with PROJECTIONS=async (every read model
 // written by the projector, as with an event store outside PostgreSQL), then one plain closing
 // line with the counts of both runs.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 const run = (command, args, env = process.env) => execFileSync(command, args, { stdio: 'inherit', env });
@@ -43,6 +43,14 @@ const extra = process.argv.slice(2);
 const runs = [vitest('inline', extra, { PROJECTIONS: 'inline' })];
 // Only when the whole suite runs (arguments pick files or tiers: run those once).
 if (extra.length === 0) runs.push(vitest('async', ['--project', 'e2e'], { PROJECTIONS: 'async' }));
+// Last, the compose tier (e2e/compose): the docker-compose stack in containers. It installs and
+// starts Docker itself, which takes root (or an engine the user may already use).
+if (extra.length === 0) {
+  const dockerAnswers = spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0;
+  if (process.getuid?.() === 0 || dockerAnswers)
+    runs.push(vitest('compose', ['--config', 'vitest.compose.config.ts'], {}));
+  else console.log('\ncompose tier: did not run (not root, and no Docker engine answers to install or use)');
+}
 const passed = runs.reduce((sum, result) => sum + result.passed, 0);
 const failures = runs.reduce((sum, result) => sum + result.failures, 0);
 console.log(`\nvitest: ${passed} passed, ${failures} failed`);

@@ -19,6 +19,7 @@ import {
   measureSealAndVerify,
   measureSealingLag,
 } from './scenarios/log-seal.ts';
+import { measureGatewaysOneVsTwo } from './scenarios/compose-gateways.ts';
 import { startProjectionLagRecording } from './scenarios/projection-lag.ts';
 import { measureReactors } from './scenarios/reactors.ts';
 import { measureReadModelsAtSize } from './scenarios/read-models.ts';
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
     const kafka = broker ? await measureKafkaRelay(stack, broker) : [];
     // Last: it restarts the service (twice).
     const sealing = await measurePostTokensWithAndWithoutSealing(stack);
+    const compose = settings.compose ? await measureGatewaysOneVsTwo() : [];
 
     const rows = [
       postTokens.row,
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
       ...sealAndVerify,
       sealing.off.row,
       sealing.on.row,
+      ...compose,
     ];
     const targets = [
       rateRatioTarget('POST /tokens ÷ bare INSERT (req/s)', postTokens.row, bareInsert.row, 50),

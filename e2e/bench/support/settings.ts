@@ -4,7 +4,8 @@
 // BENCH_CPU_PROFILE_DIR (unset: when set, the service runs with --cpu-prof and writes its profile there),
 // BENCH_KAFKA (1: start a Kafka broker with infra/kafka and measure the relay; 0 skips it),
 // BENCH_READ_MODELS (1: the read models at size, 10,000 children, 1,000,000 log rows and 1,000,000 tokens; 0 skips them),
-// BENCH_LOG_EVENTS (100000: events appended for the sealing and verify-log rates).
+// BENCH_LOG_EVENTS (100000: events appended for the sealing and verify-log rates),
+// BENCH_COMPOSE (0: 1 adds two gateways against one behind the load balancer of the docker-compose stack, as `npm run bench:compose` measures alone).
 export const settings = {
   durationS: positiveInt('BENCH_DURATION_S', 10),
   warmupS: positiveInt('BENCH_WARMUP_S', 2),
@@ -16,6 +17,7 @@ export const settings = {
   kafka: process.env.BENCH_KAFKA !== '0',
   readModels: process.env.BENCH_READ_MODELS !== '0',
   logEvents: positiveInt('BENCH_LOG_EVENTS', 100_000),
+  compose: process.env.BENCH_COMPOSE === '1',
 };
 
 function positiveInt(name: string, fallback: number): number {

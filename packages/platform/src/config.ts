@@ -103,6 +103,17 @@ export const configSchema = z.object({
    * model is written by the projector, and a write waits for it (an event store elsewhere).
    */
   PROJECTIONS: z.enum(['inline', 'async']).default('inline'),
+  /**
+   * Set: events go to this KurrentDB (EventStoreDB) server, read models, checkpoints and claims
+   * stay in DATABASE_URL, and projections are async. Unset: events in DATABASE_URL too.
+   */
+  EVENTSTORE_URL: z
+    .string()
+    .regex(
+      /^(kurrentdb|kurrent|kdb|esdb)(\+discover)?:\/\/\S+$/i,
+      'a kurrentdb:// (or esdb://) connection string',
+    )
+    .optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };
@@ -125,6 +136,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const config = parsed.data;
+  // An event store outside PostgreSQL cannot write read models in its append's transaction.
+  if (config.EVENTSTORE_URL) {
+    if (env.PROJECTIONS === 'inline') {
+      throw new ConfigError([
+        'PROJECTIONS: inline needs the events in PostgreSQL; with EVENTSTORE_URL set, leave PROJECTIONS unset or async',
+      ]);
+    }
+    config.PROJECTIONS = 'async';
+  }
   const masterKey = config.MASTER_KEY ?? readOrCreateDevMasterKey(config.MASTER_KEY_FILE, config.NODE_ENV);
   return {
     ...config,

@@ -12,13 +12,14 @@ import { startInvitationMail } from '@tokenvault/worker';
 import { ReactorRunWorker } from '@tokenvault/reactors';
 import type { Runtime } from './runtime.ts';
 import { inlineProjections, uniquenessOf, writeSideProjections } from './projections.ts';
+import { connectExternalEventStore } from './external-store.ts';
 
 /**
  * An owner-role pool, the process's LISTEN connection, and an event store on them: what every
  * writer and subscriber of the event log needs. With PROJECTIONS=inline, every append writes the
  * consistent read models in its own transaction, whichever process makes it.
  */
-export function connectEventStore(
+export async function connectEventStore(
   config: Config,
   logger: Logger,
   options: {
@@ -27,7 +28,7 @@ export function connectEventStore(
     settings?: Record<string, string>;
     onCommitted?: (events: readonly RecordedEvent[]) => void;
   },
-): { pool: Pool; notifications: NotificationHub; store: PostgresEventStore; close(): Promise<void> } {
+): Promise<{ pool: Pool; notifications: NotificationHub; store: EventStore; close(): Promise<void> }> {
   const pool = createPool({
     connectionString: config.DATABASE_URL,
     max: options.max,
@@ -38,13 +39,21 @@ export function connectEventStore(
   const notifications = createNotificationHub(config.DATABASE_URL, (error) =>
     logger.warn({ err: error }, 'notification connection failed; reconnecting'),
   );
-  const store = new PostgresEventStore(pool, {
-    notifications,
-    inlineProjections: [...writeSideProjections, ...inlineProjections(config)],
-    uniqueness: uniquenessOf,
-    ...(options.onCommitted ? { onCommitted: options.onCommitted } : {}),
-    onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),
-  });
+  // EVENTSTORE_URL: events in KurrentDB (projections async, enforced by loadConfig).
+  const store = config.EVENTSTORE_URL
+    ? await connectExternalEventStore(
+        { ...config, EVENTSTORE_URL: config.EVENTSTORE_URL },
+        pool,
+        logger,
+        options.onCommitted,
+      )
+    : new PostgresEventStore(pool, {
+        notifications,
+        inlineProjections: [...writeSideProjections, ...inlineProjections(config)],
+        uniqueness: uniquenessOf,
+        ...(options.onCommitted ? { onCommitted: options.onCommitted } : {}),
+        onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),
+      });
   return {
     pool,
     notifications,

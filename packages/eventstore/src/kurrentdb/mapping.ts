@@ -174,7 +174,7 @@ const connectionSchemes = [
  * it looks right. The client parses the rest (hosts, credentials, every other setting).
  */
 export function connectionStringProblem(url: string): string | undefined {
-  const match = /^([a-z+]+):\/\/([^/?#]*)(?:\/)?(?:\?(.*))?$/i.exec(url.trim());
+  const match = /^([a-z+]+):\/\/([^/?#]*)(?:\/[^?#]*)?(?:\?(.*))?$/i.exec(url.trim());
   if (!match) return 'not a connection string (kurrentdb://host:2113?tls=false)';
   const [, scheme, authority, query] = match;
   if (!connectionSchemes.includes(scheme!.toLowerCase())) {

@@ -206,5 +206,14 @@ export function oneLineReason(error: unknown): string {
     .replace(/\s+/g, ' ')
     .replace(/[a-z+]+:\/\/\S+/gi, '<url>')
     .trim();
+  // The client's errors often carry only their class name as the message.
+  if (type && (line === '' || /^\w+Error$/.test(line))) return describedErrorTypes[type] ?? type;
   return type && !line.toLowerCase().includes(type.replace(/-/g, '')) ? `${type}: ${line}` : line;
 }
+
+const describedErrorTypes: Record<string, string> = {
+  unavailable: 'no connection to the server (unreachable, refused, or not a KurrentDB node)',
+  'deadline-exceeded': 'no answer from the server within the deadline',
+  'access-denied': 'access denied (check the credentials in the connection string)',
+  'not-leader': 'the node is not the leader (use +discover, or requiresLeader=false)',
+};

@@ -192,5 +192,8 @@ describe('EVENTSTORE_URL', () => {
     expect(oneLineReason({ type: 'unavailable', message: 'No connection established' })).toBe(
       'unavailable: No connection established',
     );
+    expect(oneLineReason({ type: 'unavailable', message: 'UnavailableError' })).toMatch(
+      /^no connection to the server/,
+    );
   });
 });

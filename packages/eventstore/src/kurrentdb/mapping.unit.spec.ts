@@ -54,7 +54,7 @@ describe('KurrentDB append errors', () => {
       streamName: 'tokens/1',
       expected: 3n,
       current: 5n,
-    } as never);
+    });
     const mapped = mapAppendError(serverError, 'tokens/1', 3);
     expect(mapped).toBeInstanceOf(WrongExpectedRevisionError);
     expect(mapped).toMatchObject({ stream: 'tokens/1', expected: 3 });
@@ -124,7 +124,7 @@ describe('KurrentDB events read', () => {
     expect(toRecordedEvent(recorded({ type: '$metadata' }) as never)).toBeUndefined();
     expect(toRecordedEvent(recorded({ streamId: '$$tokens/1' }) as never)).toBeUndefined();
     expect(toRecordedEvent(recorded({ isJson: false }) as never)).toBeUndefined();
-    expect(toRecordedEvent({} as never)).toBeUndefined();
+    expect(toRecordedEvent({})).toBeUndefined();
     expect(isSystemEvent({ type: '$>', streamId: '$ce-tokens' })).toBe(true);
     expect(isSystemEvent({ type: 'TokenCreated', streamId: 'tokens/1' })).toBe(false);
   });

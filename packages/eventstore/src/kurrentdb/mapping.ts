@@ -104,7 +104,7 @@ export function isSystemEvent(event: { type: string; streamId: string }): boolea
  * The server-side filter of a `$all` read or subscription: by stream-name prefix when asked (a
  * prefix never starts with `$`, so system streams stay out), else by event-type prefix when asked,
  * else every event but the system ones. System events that slip through (a `$`-typed event in a
- * user stream) are dropped by toRecordedEvent's caller.
+ * user stream) are dropped by toRecordedEvent.
  */
 export function allFilter(options: { streamPrefixes?: string[]; eventTypes?: string[] }): Filter {
   const { streamPrefixes, eventTypes } = options;
@@ -121,6 +121,16 @@ export function allFilter(options: { streamPrefixes?: string[]; eventTypes?: str
     return eventTypeFilter({ prefixes: [...eventTypes] });
   }
   return excludeSystemEvents();
+}
+
+function isOwnMetadata(metadata: unknown): boolean {
+  return (
+    typeof metadata === 'object' &&
+    metadata !== null &&
+    !Array.isArray(metadata) &&
+    !(metadata instanceof Uint8Array) &&
+    typeof (metadata as { tenant_id?: unknown }).tenant_id === 'string'
+  );
 }
 
 /** Metadata comes back parsed when it was JSON; anything else is not one of ours. */
@@ -140,11 +150,14 @@ export function toEventMetadata(metadata: unknown): EventMetadata {
 
 /**
  * A resolved event of a stream or `$all` read as the port's; undefined for what is not one of the
- * application's events (system events, unresolved links, binary events).
+ * application's events (system events, unresolved links, binary events, events without a tenant).
  */
 export function toRecordedEvent(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | undefined {
   const event = resolved.event;
   if (!event || isSystemEvent(event) || !event.isJson) return undefined;
+  // `$all` holds every stream of the server: another application's events (no tenant in their
+  // metadata) are not this one's to deliver, and must not wedge a subscription.
+  if (!isOwnMetadata(event.metadata)) return undefined;
   if (!event.position) throw new TypeError(`event ${event.id} has no position`);
   return {
     event_id: event.id,

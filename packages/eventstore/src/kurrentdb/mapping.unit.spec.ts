@@ -14,6 +14,7 @@ import {
   toRecordedEvent,
   toStreamState,
 } from './mapping.ts';
+import { findKurrentDBServer } from './server.ts';
 
 const metadata = { tenant_id: '6f1c1b5e-2f4a-4d8e-9d3b-0c2a7e5b9f10', actor_type: 'system' as const };
 
@@ -134,7 +135,9 @@ describe('KurrentDB events read', () => {
     expect(() => toEventMetadata(new Uint8Array([1]))).toThrow('not a JSON object');
     expect(() => toEventMetadata(['x'])).toThrow('not a JSON object');
     expect(() => toEventMetadata({ actor_id: 'a' })).toThrow('no tenant_id');
-    expect(() => toRecordedEvent(recorded({ metadata: undefined }) as never)).toThrow('not a JSON object');
+    // Another application's events on the same server are not delivered.
+    expect(toRecordedEvent(recorded({ metadata: undefined }) as never)).toBeUndefined();
+    expect(toRecordedEvent(recorded({ metadata: { user: 'x' } }) as never)).toBeUndefined();
   });
 });
 
@@ -195,5 +198,14 @@ describe('EVENTSTORE_URL', () => {
     expect(oneLineReason({ type: 'unavailable', message: 'UnavailableError' })).toMatch(
       /^no connection to the server/,
     );
+  });
+});
+
+describe('the KurrentDB suite’s server', () => {
+  it('is EVENTSTORE_URL when set, before any Docker engine is asked', () => {
+    expect(findKurrentDBServer({ EVENTSTORE_URL: 'kurrentdb://k:2113?tls=false' })).toEqual({
+      kind: 'url',
+      url: 'kurrentdb://k:2113?tls=false',
+    });
   });
 });

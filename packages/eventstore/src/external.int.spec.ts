@@ -150,6 +150,42 @@ describe('ExternalEventStore', () => {
     await store.close();
   });
 
+  it('reports an append that outlived the grace and found its reservation released', async () => {
+    const reported: unknown[] = [];
+    const inner = eventsStore();
+    const slow: EventStore = {
+      append: async (stream, events, options) => {
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        return inner.append(stream, events, options);
+      },
+      readStream: (stream) => inner.readStream(stream),
+      readAll: (options) => inner.readAll(options),
+      headPosition: () => inner.headPosition(),
+      subscribeAll: (options) => inner.subscribeAll(options),
+      claimHolder: (scope, key) => inner.claimHolder(scope, key),
+      close: () => inner.close(),
+    };
+    const store = new ExternalEventStore({
+      events: slow,
+      pool: claimsPool,
+      uniqueness: contractUniquenessRules,
+      repairGraceMs: 200,
+      onBackgroundError: (error) => reported.push(error),
+    });
+    const appending = store.append('slow/1', [invited('slow-1', 'slow@example.com')], {
+      expectedRevision: 'no_stream',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Past the grace and not in its stream yet: the repair takes it for a crash and releases it.
+    expect(await store.repairStale()).toEqual(['released']);
+    await appending;
+    expect(await store.claimHolder('contract-email', 'slow@example.com')).toBeUndefined();
+    expect(reported).toHaveLength(1);
+    expect(String(reported[0])).toMatch(/outlived the repair grace and lost its contract-email claim/);
+    expect(String(reported[0])).not.toContain('slow@example.com');
+    await store.close();
+  });
+
   describe('hooks', () => {
     beforeAll(async () => {
       const owner = new pg.Client({ connectionString: claimsDatabase.url });

@@ -138,7 +138,8 @@ export class ExternalEventStore implements EventStore {
       created_at: new Date(),
     }));
     try {
-      await withTransaction(this.pool, (tx) => this.complete(tx, appendId, recorded));
+      const settled = await withTransaction(this.pool, (tx) => this.complete(tx, appendId, recorded));
+      if (!settled) await this.checkSettledElsewhere(recorded);
     } catch (error) {
       // Stored already: the repair completes it; the append must not look failed.
       this.reportBackgroundError(error);
@@ -259,6 +260,25 @@ export class ExternalEventStore implements EventStore {
       });
       if (rows[0]?.holder !== claim.holder) {
         this.reportBackgroundError(new UniqueClaimTaken(claim.scope, rows[0]?.holder ?? 'unknown'));
+      }
+    }
+  }
+
+  /**
+   * The repair settled this append first (it outlived the grace): completed, its claims are held;
+   * released while the append was still on its way, they are not, which is reported.
+   */
+  private async checkSettledElsewhere(recorded: readonly RecordedEvent[]): Promise<void> {
+    for (const event of recorded) {
+      for (const claim of this.options.uniqueness?.(event)?.claim ?? []) {
+        const holder = await this.claimHolder(claim.scope, claim.key);
+        if (holder !== claim.holder) {
+          this.reportBackgroundError(
+            new Error(
+              `an append to ${event.stream} outlived the repair grace and lost its ${claim.scope} claim: raise repairGraceMs above the append deadline`,
+            ),
+          );
+        }
       }
     }
   }

@@ -28,7 +28,7 @@ const loadKurrentDB = () => import('@tokenvault/eventstore/kurrentdb');
  * owner pool), with their repairs running in this process.
  */
 export async function connectExternalEventStore(
-  config: Config & { EVENTSTORE_URL: string },
+  url: string,
   pool: Pool,
   logger: Logger,
   onCommitted?: (events: readonly RecordedEvent[]) => void,
@@ -36,7 +36,7 @@ export async function connectExternalEventStore(
   const { KurrentDBEventStore } = await loadKurrentDB();
   const onBackgroundError = (error: unknown) => logger.warn({ err: error }, 'event store background error');
   const store = new ExternalEventStore({
-    events: KurrentDBEventStore.fromConnectionString(config.EVENTSTORE_URL, { onBackgroundError }),
+    events: KurrentDBEventStore.fromConnectionString(url, { onBackgroundError }),
     pool,
     uniqueness: uniquenessOf,
     hooks: externalAppendHooks,

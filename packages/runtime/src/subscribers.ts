@@ -39,21 +39,32 @@ export async function connectEventStore(
   const notifications = createNotificationHub(config.DATABASE_URL, (error) =>
     logger.warn({ err: error }, 'notification connection failed; reconnecting'),
   );
-  // EVENTSTORE_URL: events in KurrentDB (projections async, enforced by loadConfig).
-  const store = config.EVENTSTORE_URL
-    ? await connectExternalEventStore(
-        { ...config, EVENTSTORE_URL: config.EVENTSTORE_URL },
-        pool,
-        logger,
-        options.onCommitted,
-      )
-    : new PostgresEventStore(pool, {
-        notifications,
-        inlineProjections: [...writeSideProjections, ...inlineProjections(config)],
-        uniqueness: uniquenessOf,
-        ...(options.onCommitted ? { onCommitted: options.onCommitted } : {}),
-        onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),
-      });
+  if (config.EVENTSTORE_URL) {
+    // Events in KurrentDB (projections are async: loadConfig sees to it).
+    const external = await connectExternalEventStore(
+      config.EVENTSTORE_URL,
+      pool,
+      logger,
+      options.onCommitted,
+    );
+    return {
+      pool,
+      notifications,
+      store: external,
+      async close() {
+        await external.close();
+        await notifications.close();
+        await pool.end();
+      },
+    };
+  }
+  const store = new PostgresEventStore(pool, {
+    notifications,
+    inlineProjections: [...writeSideProjections, ...inlineProjections(config)],
+    uniqueness: uniquenessOf,
+    ...(options.onCommitted ? { onCommitted: options.onCommitted } : {}),
+    onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),
+  });
   return {
     pool,
     notifications,

@@ -11,6 +11,7 @@ import {
 import {
   comparePositions,
   EventStoreUnavailableError,
+  WrongExpectedRevisionError,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
@@ -110,6 +111,8 @@ export class KurrentDBEventStore implements EventStore {
       } catch (error) {
         throw mapAppendError(error, stream, options.expectedRevision);
       }
+      // With throwOnAppendFailure=false in the connection string a refusal comes back as a result.
+      if (!result.success) throw new WrongExpectedRevisionError(stream, options.expectedRevision);
       const revision = Number(result.nextExpectedRevision);
       if (result.position) return { revision, position: toPortPosition(result.position) };
       // Some server versions leave the position out: the last event read back has it.

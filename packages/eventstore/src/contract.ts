@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   comparePositions,
+  UniqueClaimTaken,
   WrongExpectedRevisionError,
   type AppendResult,
   type EventStore,
@@ -10,6 +11,7 @@ import {
   type RecordedEvent,
   type Subscription,
 } from './port.ts';
+import { contractClaimScope, invited, withdrawn } from './testing/claims-fixture.ts';
 
 /** An append whose transaction is still open: it holds its position but is not visible yet. */
 export interface OpenAppend {
@@ -529,5 +531,126 @@ export function eventStoreContract(name: string, harness: ContractHarness): void
       await withTimeout(subscription.stop(), 'stop()');
       expect(calls).toBe(1);
     });
+  });
+}
+
+/** Where a crashing appender is killed: after its claim is taken, or after its events are stored. */
+export type CrashStage = 'after-claim' | 'after-append';
+
+export interface UniquenessHarness {
+  /** A store keeping claims by contractUniquenessRules; called once for the suite. */
+  createStore(): Promise<EventStore>;
+  /** Called after the store was closed. */
+  cleanup(): Promise<void>;
+  /**
+   * Adapters where the claim and the append are two steps (an event store outside PostgreSQL):
+   * enables the crash cases.
+   */
+  crash?: {
+    /** Another process appends `events` to `stream` through such a store and is killed (SIGKILL) at `stage`. */
+    appendAndKill(stage: CrashStage, stream: string, events: NewEvent[]): Promise<void>;
+    /** Settles every pending append now, as the repair does once their grace is over. */
+    repairNow(): Promise<void>;
+  };
+}
+
+/** Uniqueness claims: at most one holder per key, under concurrency and across crashes. */
+export function uniquenessContract(name: string, harness: UniquenessHarness): void {
+  describe(`event store uniqueness contract: ${name}`, () => {
+    let store: EventStore;
+    const address = () => `${randomUUID().slice(0, 8)}@example.com`;
+
+    beforeAll(async () => {
+      store = await harness.createStore();
+    });
+
+    afterAll(async () => {
+      await store?.close();
+      await harness.cleanup();
+    });
+
+    it('gives a key to exactly one of 50 racing claimants; the others store nothing', async () => {
+      const prefix = uniquePrefix();
+      const email = address();
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, index) =>
+          store.append(`${prefix}${index}`, [invited(`${prefix}${index}`, email)], {
+            expectedRevision: 'no_stream',
+          }),
+        ),
+      );
+      const winners = outcomes.flatMap((outcome, index) => (outcome.status === 'fulfilled' ? [index] : []));
+      expect(winners).toHaveLength(1);
+      const winner = `${prefix}${winners[0]}`;
+      for (const outcome of outcomes) {
+        if (outcome.status === 'rejected') {
+          expect(outcome.reason).toBeInstanceOf(UniqueClaimTaken);
+          expect(outcome.reason).toMatchObject({ scope: contractClaimScope, holder: winner });
+        }
+      }
+      expect(await store.claimHolder(contractClaimScope, email)).toBe(winner);
+      const stored = await readAllVisible(store, prefix, 1);
+      expect(stored.map((recorded) => recorded.stream)).toEqual([winner]);
+    });
+
+    it('frees a key when its holder releases it, and never keeps the key in the error', async () => {
+      const prefix = uniquePrefix();
+      const email = address();
+      await store.append(`${prefix}a`, [invited('a', email)], { expectedRevision: 'no_stream' });
+      const refused = await store
+        .append(`${prefix}b`, [invited('b', email)], { expectedRevision: 'no_stream' })
+        .catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(UniqueClaimTaken);
+      expect(`${String(refused)} ${JSON.stringify(refused)}`).not.toContain(email);
+      await store.append(`${prefix}a`, [withdrawn('a')], { expectedRevision: 0 });
+      expect(await store.claimHolder(contractClaimScope, email)).toBeUndefined();
+      await store.append(`${prefix}b`, [invited('b', email)], { expectedRevision: 'no_stream' });
+      expect(await store.claimHolder(contractClaimScope, email)).toBe('b');
+    });
+
+    it('holds nothing for an append refused by its expected revision', async () => {
+      const prefix = uniquePrefix();
+      const email = address();
+      await expectWrongRevision(
+        store.append(`${prefix}a`, [invited('a', email)], { expectedRevision: 3 }),
+        `${prefix}a`,
+        3,
+      );
+      expect(await store.claimHolder(contractClaimScope, email)).toBeUndefined();
+      await store.append(`${prefix}b`, [invited('b', email)], { expectedRevision: 'no_stream' });
+      expect(await store.claimHolder(contractClaimScope, email)).toBe('b');
+    });
+
+    if (harness.crash) {
+      const crash = harness.crash;
+      it('repairs a kill between the claim and the append: the reservation goes, the key is free again', async () => {
+        const prefix = uniquePrefix();
+        const email = address();
+        await crash.appendAndKill('after-claim', `${prefix}dead`, [invited('dead', email)]);
+        // Reserved, not held: nobody else may take it meanwhile, and nothing was stored.
+        expect(await store.claimHolder(contractClaimScope, email)).toBeUndefined();
+        await expect(
+          store.append(`${prefix}rival`, [invited('rival', email)], { expectedRevision: 'no_stream' }),
+        ).rejects.toMatchObject({ name: 'UniqueClaimTaken', holder: 'dead' });
+        await crash.repairNow();
+        expect(await store.readStream(`${prefix}dead`)).toEqual([]);
+        await store.append(`${prefix}rival`, [invited('rival', email)], { expectedRevision: 'no_stream' });
+        expect(await store.claimHolder(contractClaimScope, email)).toBe('rival');
+      });
+
+      it('repairs a kill between the append and its settlement: the stored event keeps its claim', async () => {
+        const prefix = uniquePrefix();
+        const email = address();
+        await crash.appendAndKill('after-append', `${prefix}dead`, [invited('dead', email)]);
+        expect((await store.readStream(`${prefix}dead`)).map((recorded) => recorded.type)).toEqual([
+          'Invited',
+        ]);
+        await crash.repairNow();
+        expect(await store.claimHolder(contractClaimScope, email)).toBe('dead');
+        await expect(
+          store.append(`${prefix}rival`, [invited('rival', email)], { expectedRevision: 'no_stream' }),
+        ).rejects.toMatchObject({ name: 'UniqueClaimTaken', holder: 'dead' });
+      });
+    }
   });
 }

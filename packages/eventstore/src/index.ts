@@ -8,3 +8,11 @@ export {
   type PostgresEventStoreOptions,
 } from './postgres/store.ts';
 export { backlogAfter, type Backlog } from './metrics.ts';
+export {
+  ExternalEventStore,
+  afterAppendHook,
+  type AppendHook,
+  type ExternalEventStoreOptions,
+  type PendingEvent,
+  type RepairOutcome,
+} from './external/store.ts';

@@ -1,5 +1,5 @@
 /**
- * The event store port. Adapters: PostgreSQL (the embedded default) and, later, EventStoreDB.
+ * The event store port. Adapters: PostgreSQL (the embedded default) and KurrentDB (EventStoreDB).
  * Every adapter passes the contract suite in contract.ts.
  */
 
@@ -62,6 +62,14 @@ export class WrongExpectedRevisionError extends Error {
     this.stream = stream;
     this.expected = expected;
     this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+/** The configured event store cannot be used (EVENTSTORE_URL): one line naming it and the reason. */
+export class EventStoreUnavailableError extends Error {
+  constructor(reason: string) {
+    super(`EVENTSTORE_URL: ${reason}`);
+    this.name = 'EventStoreUnavailableError';
   }
 }
 

@@ -2,7 +2,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, NotificationHub } from '@tokenvault/platform';
 import { createTestDatabase, testAppRole, type TestDatabase, eventually } from '@tokenvault/platform/testing';
-import { eventStoreContract } from './contract.ts';
+import { eventStoreContract, uniquenessContract } from './contract.ts';
+import { contractUniquenessRules } from './testing/claims-fixture.ts';
 import { appendToStream, eventStoreMigrations, PostgresEventStore } from './index.ts';
 import {
   UniqueClaimTaken,
@@ -59,6 +60,14 @@ eventStoreContract('postgres', {
       throw error;
     }
   },
+});
+
+// One transaction holds the claim and the append: no crash case (a kill rolls back both).
+uniquenessContract('postgres', {
+  async createStore() {
+    return new PostgresEventStore(pool, { ...storeOptions, uniqueness: contractUniquenessRules });
+  },
+  async cleanup() {},
 });
 
 describe('PostgresEventStore', () => {

@@ -128,6 +128,17 @@ export const configSchema = z.object({
   SIGN_IN_EMAILS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(5),
   /** Sign-in e-mail requests one client address may make per hour. */
   SIGN_IN_EMAILS_PER_CLIENT_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(30),
+  /**
+   * Set: events go to this KurrentDB (EventStoreDB) server, read models, checkpoints and claims
+   * stay in DATABASE_URL, and projections are async. Unset: events in DATABASE_URL too.
+   */
+  EVENTSTORE_URL: z
+    .string()
+    .regex(
+      /^(kurrentdb|kurrent|kdb|esdb)(\+discover)?:\/\/\S+$/i,
+      'a kurrentdb:// (or esdb://) connection string',
+    )
+    .optional(),
 });
 
 export type Config = z.infer<typeof configSchema> & { PUBLIC_URL: string; MASTER_KEY: string };
@@ -150,6 +161,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
   }
   const config = parsed.data;
+  // An event store outside PostgreSQL cannot write read models in its append's transaction.
+  if (config.EVENTSTORE_URL) {
+    if (env.PROJECTIONS === 'inline') {
+      throw new ConfigError([
+        'PROJECTIONS: inline needs the events in PostgreSQL; with EVENTSTORE_URL set, leave PROJECTIONS unset or async',
+      ]);
+    }
+    config.PROJECTIONS = 'async';
+  }
   const masterKey = config.MASTER_KEY ?? readOrCreateDevMasterKey(config.MASTER_KEY_FILE, config.NODE_ENV);
   return {
     ...config,

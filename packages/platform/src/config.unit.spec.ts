@@ -37,3 +37,41 @@ describe('config', () => {
     );
   });
 });
+
+describe('config: EVENTSTORE_URL', () => {
+  const keyFile = () => join(mkdtempSync(join(tmpdir(), 'tv-')), 'master.key');
+  const url = 'kurrentdb://127.0.0.1:2113?tls=false';
+
+  it('is unset by default: events in PostgreSQL, projections as configured', () => {
+    const config = loadConfig({ MASTER_KEY_FILE: keyFile() });
+    expect(config.EVENTSTORE_URL).toBeUndefined();
+    expect(config.PROJECTIONS).toBe('inline');
+  });
+
+  it('forces async projections when set', () => {
+    expect(loadConfig({ MASTER_KEY_FILE: keyFile(), EVENTSTORE_URL: url }).PROJECTIONS).toBe('async');
+    expect(
+      loadConfig({ MASTER_KEY_FILE: keyFile(), EVENTSTORE_URL: url, PROJECTIONS: 'async' }).PROJECTIONS,
+    ).toBe('async');
+  });
+
+  it('refuses PROJECTIONS=inline with it, naming both', () => {
+    const error = (() => {
+      try {
+        loadConfig({ MASTER_KEY_FILE: keyFile(), EVENTSTORE_URL: url, PROJECTIONS: 'inline' });
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).issues).toEqual([
+      expect.stringMatching(/^PROJECTIONS: inline .*EVENTSTORE_URL/),
+    ]);
+  });
+
+  it('must be a KurrentDB connection string', () => {
+    expect(() => loadConfig({ MASTER_KEY_FILE: keyFile(), EVENTSTORE_URL: 'http://127.0.0.1:2113' })).toThrow(
+      /EVENTSTORE_URL: a kurrentdb:\/\//,
+    );
+  });
+});

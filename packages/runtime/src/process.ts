@@ -1,4 +1,5 @@
 import { ConfigError } from '@tokenvault/platform';
+import { EventStoreUnavailableError } from '@tokenvault/eventstore';
 
 /**
  * Starts a service and stops it gracefully on SIGINT or SIGTERM: in-flight requests and
@@ -9,7 +10,7 @@ export async function runUntilSignalled(start: () => Promise<{ close(): Promise<
   try {
     service = await start();
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof EventStoreUnavailableError) {
       console.error(error.message);
       process.exit(2);
     }

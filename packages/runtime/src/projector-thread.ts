@@ -39,7 +39,7 @@ async function runInThread(config: Config): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, 'tokenvault-projector');
   // Read models are rebuilt from the events, and the checkpoint commits with them: a commit lost
   // in a crash is replayed, so the projector need not wait for its WAL flush.
-  const connection = connectEventStore(config, logger, {
+  const connection = await connectEventStore(config, logger, {
     applicationName: 'tokenvault-projector',
     // The projector's, the sealer's (the seals commit with their checkpoint too) and a reader.
     max: 3,

@@ -48,6 +48,7 @@ import {
 
 import { projectorProjections, readModelsProjectorName } from './projections.ts';
 import { connectEventStore, logSignerOf } from './subscribers.ts';
+import { checkExternalEventStore } from './external-store.ts';
 import { checkProjectionMode, projectionModeMigrations } from './projection-mode.ts';
 import { startScrapeMetrics } from './metrics.ts';
 import { signInAllowance } from './sign-in-caps.ts';
@@ -74,6 +75,7 @@ export async function prepareDatabase(
   logger: Logger,
   options: { forRebuild?: boolean } = {},
 ): Promise<void> {
+  await checkExternalEventStore(config);
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool({
     connectionString: config.DATABASE_URL,
@@ -124,7 +126,7 @@ export async function createRuntime(
   const poolSize = config.DATABASE_POOL_SIZE;
   // Caches of this process learn of its own writes at once (other processes by NOTIFY).
   let onCommitted = (_events: readonly RecordedEvent[]) => {};
-  const owner = connectEventStore(config, logger, {
+  const owner = await connectEventStore(config, logger, {
     applicationName: 'tokenvault',
     max: poolSize,
     onCommitted: (events) => onCommitted(events),

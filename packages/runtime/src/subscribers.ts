@@ -14,13 +14,14 @@ import { createLogSealer, SealSigner } from '@tokenvault/log-seal';
 import type { Processor } from '@tokenvault/cqrs';
 import type { Runtime } from './runtime.ts';
 import { inlineProjections, uniquenessOf, writeSideProjections } from './projections.ts';
+import { connectExternalEventStore } from './external-store.ts';
 
 /**
  * An owner-role pool, the process's LISTEN connection, and an event store on them: what every
  * writer and subscriber of the event log needs. With PROJECTIONS=inline, every append writes the
  * consistent read models in its own transaction, whichever process makes it.
  */
-export function connectEventStore(
+export async function connectEventStore(
   config: Config,
   logger: Logger,
   options: {
@@ -29,7 +30,7 @@ export function connectEventStore(
     settings?: Record<string, string>;
     onCommitted?: (events: readonly RecordedEvent[]) => void;
   },
-): { pool: Pool; notifications: NotificationHub; store: PostgresEventStore; close(): Promise<void> } {
+): Promise<{ pool: Pool; notifications: NotificationHub; store: EventStore; close(): Promise<void> }> {
   const pool = createPool({
     connectionString: config.DATABASE_URL,
     max: options.max,
@@ -40,6 +41,25 @@ export function connectEventStore(
   const notifications = createNotificationHub(config.DATABASE_URL, (error) =>
     logger.warn({ err: error }, 'notification connection failed; reconnecting'),
   );
+  if (config.EVENTSTORE_URL) {
+    // Events in KurrentDB (projections are async: loadConfig sees to it).
+    const external = await connectExternalEventStore(
+      config.EVENTSTORE_URL,
+      pool,
+      logger,
+      options.onCommitted,
+    );
+    return {
+      pool,
+      notifications,
+      store: external,
+      async close() {
+        await external.close();
+        await notifications.close();
+        await pool.end();
+      },
+    };
+  }
   const store = new PostgresEventStore(pool, {
     notifications,
     inlineProjections: [...writeSideProjections, ...inlineProjections(config)],

@@ -53,7 +53,10 @@ try {
 }
 
 const logger = createLogger(config.LOG_LEVEL, 'tokenvault-verify-log');
-const connection = connectEventStore(config, logger, { applicationName: 'tokenvault-verify-log', max: 3 });
+const connection = await connectEventStore(config, logger, {
+  applicationName: 'tokenvault-verify-log',
+  max: 3,
+});
 const started = performance.now();
 const bar = process.stderr.isTTY ? progressBar() : undefined;
 try {

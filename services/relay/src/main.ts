@@ -7,7 +7,7 @@ await runUntilSignalled(async () => {
   const config = loadConfig();
   const logger = createLogger(config.LOG_LEVEL, 'tokenvault-relay');
   await prepareDatabase(config, logger);
-  const connection = connectEventStore(config, logger, { applicationName: 'tokenvault-relay', max: 2 });
+  const connection = await connectEventStore(config, logger, { applicationName: 'tokenvault-relay', max: 2 });
   const relay = relayFor(config, connection, logger);
   if (!relay) throw new ConfigError(['KAFKA_BROKERS: required by the relay']);
   await relay.start();

@@ -81,4 +81,26 @@ export const eventStoreMigrations: Migration[] = [
       DROP FUNCTION es_events_notify();
     `,
   },
+  {
+    id: 'eventstore/004_claim_reservations',
+    sql: `
+      -- With an event store outside PostgreSQL (external/store.ts) a claim is taken before the
+      -- append, in a transaction of its own: reserved_for names the pending append until its
+      -- events are stored (then NULL), and es_pending_appends says what that append was, so a
+      -- crash between the claim and the append is repaired (released, or completed when the
+      -- events did arrive). Unused, and empty, with the PostgreSQL store.
+      ALTER TABLE es_unique_claims ADD COLUMN reserved_for uuid;
+      CREATE INDEX es_unique_claims_reserved_for ON es_unique_claims (reserved_for)
+        WHERE reserved_for IS NOT NULL;
+      CREATE TABLE es_pending_appends (
+        id uuid PRIMARY KEY,
+        stream text NOT NULL,
+        -- The append's events that claim or have write-side effects: what a repair needs.
+        events jsonb NOT NULL,
+        reserved_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX es_pending_appends_reserved_at ON es_pending_appends (reserved_at);
+      GRANT SELECT, INSERT, UPDATE, DELETE ON es_pending_appends TO {{app_role}};
+    `,
+  },
 ];

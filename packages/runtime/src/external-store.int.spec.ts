@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { useTestPool } from '@tokenvault/cqrs/testing';
+import {
+  eventStoreMigrations,
+  ExternalEventStore,
+  PostgresEventStore,
+  UniqueClaimTaken,
+  type EventStore,
+} from '@tokenvault/eventstore';
+import { externalAppendHooks } from './external-store.ts';
+import { uniquenessOf } from './projections.ts';
+import { allMigrations } from './runtime.ts';
+
+/*
+ * The composition the runtime makes with EVENTSTORE_URL (the application's uniqueness rules and
+ * write-side hooks), over the PostgreSQL store in a database of its own standing in for KurrentDB:
+ * the read models, claims and keys are in another database, with no transaction shared.
+ */
+describe('the runtime’s external-store composition', () => {
+  const events = useTestPool(eventStoreMigrations);
+  const app = useTestPool(allMigrations, { max: 10 });
+  const compose = (inner: EventStore = new PostgresEventStore(events.pool)) =>
+    new ExternalEventStore({
+      events: inner,
+      pool: app.pool,
+      uniqueness: uniquenessOf,
+      hooks: externalAppendHooks,
+    });
+
+  const tenantDeleted = (tenantId: string) => ({
+    type: 'TenantDeleted',
+    data: { tenant_id: tenantId, deleted_by: randomUUID(), deleted_at: new Date().toISOString() },
+    metadata: { tenant_id: tenantId },
+  });
+  const keysOf = async () =>
+    (
+      await app.pool.query<{ tenant_id: string }>('SELECT tenant_id FROM tenant_keys ORDER BY tenant_id')
+    ).rows.map((row) => row.tenant_id);
+  const addKeys = async (tenantId: string) =>
+    app.pool.query(
+      `INSERT INTO tenant_keys (tenant_id, wrapped_data_key, wrapped_fingerprint_key) VALUES ($1, 'w', 'w')`,
+      [tenantId],
+    );
+
+  it('shreds a deleted tenant’s keys once its deletion is stored, and no other tenant’s', async () => {
+    const [deleted, kept] = [randomUUID(), randomUUID()];
+    await addKeys(deleted);
+    await addKeys(kept);
+    const store = compose();
+    await store.append(`tenant-${deleted}`, [tenantDeleted(deleted)], { expectedRevision: 'any' });
+    expect(await keysOf()).not.toContain(deleted);
+    expect(await keysOf()).toContain(kept);
+    await store.close();
+  });
+
+  it('keeps the keys when the deletion is refused, and shreds them in the repair when the append timed out after storing it', async () => {
+    const tenantId = randomUUID();
+    await addKeys(tenantId);
+    const store = compose();
+    await expect(
+      store.append(`tenant-${tenantId}`, [tenantDeleted(tenantId)], { expectedRevision: 7 }),
+    ).rejects.toThrow(/expected revision/);
+    expect(await keysOf()).toContain(tenantId);
+
+    // The store wrote it, the answer was lost: an ambiguous failure, left to the repair.
+    const inner = new PostgresEventStore(events.pool);
+    const lostAnswer: EventStore = {
+      append: async (stream, appended, options) => {
+        await inner.append(stream, appended, options);
+        throw new Error('deadline exceeded');
+      },
+      readStream: (stream) => inner.readStream(stream),
+      readAll: (options) => inner.readAll(options),
+      headPosition: () => inner.headPosition(),
+      subscribeAll: (options) => inner.subscribeAll(options),
+      claimHolder: (scope, key) => inner.claimHolder(scope, key),
+      close: () => inner.close(),
+    };
+    const timingOut = compose(lostAnswer);
+    await expect(
+      timingOut.append(`tenant-${tenantId}`, [tenantDeleted(tenantId)], { expectedRevision: 'any' }),
+    ).rejects.toThrow('deadline exceeded');
+    expect(await keysOf()).toContain(tenantId);
+    expect(await store.repairStale(0)).toEqual(['completed']);
+    expect(await keysOf()).not.toContain(tenantId);
+    await timingOut.close();
+    await store.close();
+  });
+
+  it('keeps one user per address across concurrent registrations', async () => {
+    const store = compose();
+    const email = `User-${randomUUID().slice(0, 8)}@Example.com`;
+    const register = (userId: string, address: string) =>
+      store.append(
+        `user-${userId}`,
+        [
+          {
+            type: 'UserRegistered',
+            data: { user_id: userId, email: address, created_at: new Date().toISOString() },
+            metadata: { tenant_id: randomUUID() },
+          },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, index) =>
+        register(randomUUID(), index % 2 ? email : email.toLowerCase()),
+      ),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(UniqueClaimTaken);
+    }
+    await store.close();
+  });
+});

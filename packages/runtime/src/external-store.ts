@@ -1,0 +1,63 @@
+import type { Config, Logger, Pool, PoolClient } from '@tokenvault/platform';
+import {
+  afterAppendHook,
+  ExternalEventStore,
+  type AppendHook,
+  type RecordedEvent,
+} from '@tokenvault/eventstore';
+import { uniquenessOf, writeSideProjections } from './projections.ts';
+
+/**
+ * The write-side effects of an append to an external store, as before/after hooks (see
+ * AppendHook): tenant key shredding runs after the append. An effect that must exist before the
+ * events are stored (a key they are encrypted with) adds a hook with `before`, and `failed` to
+ * undo it.
+ */
+export const externalAppendHooks: AppendHook[] = writeSideProjections.map((effect) =>
+  afterAppendHook({
+    handles: effect.handles,
+    apply: (events: readonly RecordedEvent[], tx: PoolClient) => effect.apply(events, tx),
+  }),
+);
+
+// Loaded only with EVENTSTORE_URL: the client costs half a second to load.
+const loadKurrentDB = () => import('@tokenvault/eventstore/kurrentdb');
+
+/**
+ * EVENTSTORE_URL set: events in KurrentDB, claims and write-side effects in DATABASE_URL (the
+ * owner pool), with their repairs running in this process.
+ */
+export async function connectExternalEventStore(
+  url: string,
+  pool: Pool,
+  logger: Logger,
+  onCommitted?: (events: readonly RecordedEvent[]) => void,
+): Promise<ExternalEventStore> {
+  const { KurrentDBEventStore } = await loadKurrentDB();
+  const onBackgroundError = (error: unknown) => logger.warn({ err: error }, 'event store background error');
+  const store = new ExternalEventStore({
+    events: KurrentDBEventStore.fromConnectionString(url, { onBackgroundError }),
+    pool,
+    uniqueness: uniquenessOf,
+    hooks: externalAppendHooks,
+    ...(onCommitted ? { onCommitted } : {}),
+    onBackgroundError,
+  });
+  store.startRepairs();
+  return store;
+}
+
+/**
+ * At start: an unusable EVENTSTORE_URL stops the process within 10 s with one line
+ * (EventStoreUnavailableError), rather than failing every request.
+ */
+export async function checkExternalEventStore(config: Config): Promise<void> {
+  if (!config.EVENTSTORE_URL) return;
+  const { KurrentDBEventStore } = await loadKurrentDB();
+  const store = KurrentDBEventStore.fromConnectionString(config.EVENTSTORE_URL);
+  try {
+    await store.checkReachable(10_000);
+  } finally {
+    await store.close().catch(() => {});
+  }
+}

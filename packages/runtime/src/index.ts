@@ -5,3 +5,4 @@ export * from './process.ts';
 export * from './subscribers.ts';
 export * from './projections.ts';
 export * from './projection-mode.ts';
+export * from './token-key-sweeper.ts';

@@ -5,6 +5,7 @@ import { createGatewayApp } from './gateway.ts';
 import { startProjectorThread } from './projector-thread.ts';
 import { relayFor, startInvitationMailOf, startReactorWorkerOf } from './subscribers.ts';
 import { createRuntime, prepareDatabase, type Runtime } from './runtime.ts';
+import { startTokenKeySweeperOf } from './token-key-sweeper.ts';
 
 export interface RunningService {
   url: string;
@@ -23,6 +24,7 @@ export async function startAllInOne(
   const projector = await startProjectorThread(config);
   const mail = await startInvitationMailOf(runtime);
   const reactorWorker = await startReactorWorkerOf(runtime);
+  const tokenKeySweeper = startTokenKeySweeperOf(runtime);
   // Kafka is downstream: the relay connects in the background and never holds up the API.
   const relay = relayFor(config, { store: runtime.store, pool: runtime.ownerPool }, logger);
   await relay?.start();
@@ -44,6 +46,7 @@ export async function startAllInOne(
       // Jobs in flight finish (or, past the forced-exit timeout, are released as stalled).
       await mail.stop();
       await reactorWorker.close();
+      await tokenKeySweeper.stop();
       await projector.stop();
       await runtime.close();
     },

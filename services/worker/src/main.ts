@@ -7,6 +7,7 @@ import {
   runUntilSignalled,
   startInvitationMailOf,
   startReactorWorkerOf,
+  startTokenKeySweeperOf,
 } from '@tokenvault/runtime';
 
 await runUntilSignalled(async () => {
@@ -16,6 +17,7 @@ await runUntilSignalled(async () => {
   const runtime = await createRuntime(config, logger);
   const mail = await startInvitationMailOf(runtime);
   const reactors = await startReactorWorkerOf(runtime);
+  const tokenKeySweeper = startTokenKeySweeperOf(runtime);
   logger.info(
     { concurrency: config.WORKER_CONCURRENCY, reactorConcurrency: config.REACTOR_CONCURRENCY },
     'worker running',
@@ -25,6 +27,7 @@ await runUntilSignalled(async () => {
       // Active jobs finish before the connections close.
       await mail.stop();
       await reactors.close();
+      await tokenKeySweeper.stop();
       await runtime.close();
     },
   };

@@ -51,7 +51,8 @@ export async function sweepOrphanTokenKeys(pool: Pool, store: EventStore, clock:
       olderThan,
       ...(after ? { after } : {}),
       limit: batchSize,
-      tokenExists: async (tenantId, tokenId) => (await store.readStream(tokenStream(tenantId, tokenId))).length > 0,
+      tokenExists: async (tenantId, tokenId) =>
+        (await store.readStream(tokenStream(tenantId, tokenId))).length > 0,
     });
     for (const orphan of page.orphans) {
       await destroyTokenKey(pool, orphan.tenantId, orphan.tokenId);

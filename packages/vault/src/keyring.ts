@@ -55,7 +55,7 @@ export class LocalKeyring implements MasterKeyring {
     try {
       return Promise.resolve(open(this.key(version), wrapped, associatedData));
     } catch (error) {
-      return Promise.reject(error as Error);
+      return Promise.reject(error);
     }
   }
 

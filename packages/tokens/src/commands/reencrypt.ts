@@ -42,7 +42,7 @@ export async function reencryptToken(
           actorId: actor.actorId,
           now: deps.clock.now().toISOString(),
         },
-        { tenant_id: tenantId, actor_id: actor.actorId, actor_type: 'system', correlation_id: actor.correlationId },
+        { tenant_id: tenantId, actor_type: 'system', correlation_id: actor.correlationId },
       );
       deps.vault.forgetToken(tenantId, tokenId);
       return { position: outcome.position };

@@ -270,7 +270,8 @@ export class TokenCommands {
         return { token: responseOf(after), position: outcome.position };
       };
       const update = planned[0]!.data as TokenUpdate;
-      if (principal.tenantSettings.deduplicate_tokens !== 'true' || !update.data_claim) return await execute(false);
+      if (principal.tenantSettings.deduplicate_tokens !== 'true' || !update.data_claim)
+        return await execute(false);
       // Only a token this key may read is named (and refuses the update): for any other, a 409
       // would tell a key what data a token it cannot read holds. Those updates go through, as a
       // create by such a key makes a new token (without the claim on the data).

@@ -19,3 +19,6 @@ export interface TenantKeyRewrappedData {
 }
 
 export const tenantKeysStream = (tenantId: string) => `tenancy.keys-${tenantId}`;
+
+/** Every event type of the key store. */
+export const vaultEventTypes = ['TenantKeyRotated', 'TenantKeyRewrapped'] as const;

@@ -30,4 +30,4 @@ export {
   type KeyStatus,
 } from './rotation.ts';
 export { openMasterKeyring } from './open-keyring.ts';
-export { tenantKeysStream, type TenantKeyRewrappedData, type TenantKeyRotatedData } from './events.ts';
+export { tenantKeysStream, vaultEventTypes, type TenantKeyRewrappedData, type TenantKeyRotatedData } from './events.ts';

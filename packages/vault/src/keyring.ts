@@ -51,12 +51,9 @@ export class LocalKeyring implements MasterKeyring {
     return Promise.resolve(seal(this.key(version), key, associatedData));
   }
 
-  unwrap(version: string, wrapped: string, associatedData: string): Promise<Buffer> {
-    try {
-      return Promise.resolve(open(this.key(version), wrapped, associatedData));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async unwrap(version: string, wrapped: string, associatedData: string): Promise<Buffer> {
+    await Promise.resolve();
+    return open(this.key(version), wrapped, associatedData);
   }
 
   close(): Promise<void> {

@@ -1,4 +1,4 @@
-export { canonicalJson, DecryptionError } from './crypto.ts';
+export { canonicalJson, DecryptionError, open, seal } from './crypto.ts';
 export {
   Vault,
   vaultMigrations,
@@ -30,4 +30,9 @@ export {
   type KeyStatus,
 } from './rotation.ts';
 export { openMasterKeyring } from './open-keyring.ts';
-export { tenantKeysStream, vaultEventTypes, type TenantKeyRewrappedData, type TenantKeyRotatedData } from './events.ts';
+export {
+  tenantKeysStream,
+  vaultEventTypes,
+  type TenantKeyRewrappedData,
+  type TenantKeyRotatedData,
+} from './events.ts';

@@ -283,7 +283,8 @@ describe(`master key rotation in an HSM: KEK_PROVIDER=pkcs11 on SoftHSM2 (PROJEC
     pinFile = join(mkdtempSync(join(tmpdir(), 'tv-pin-')), 'pin');
     writeFileSync(pinFile, `${hsm.pin}\n`, { mode: 0o600 });
     flow = await setUp(ring(['a']));
-  });
+    // The first run on a machine without SoftHSM2 installs it with apt: minutes.
+  }, 600_000);
   afterAll(() => tearDown(flow));
 
   it('{a} → {b,a} → rewrap → {b} reads everything; {a} alone refuses to start naming b', async () => {

@@ -39,7 +39,7 @@ export async function startServiceProcess(env: NodeJS.ProcessEnv): Promise<Servi
         split.forEach(onLine);
       });
     };
-    lines(child.stdout!, (line) => {
+    lines(child.stdout, (line) => {
       output.push(line);
       if (!line.includes('tokenvault is listening')) return;
       const parsed = JSON.parse(line) as { url?: string };
@@ -48,7 +48,7 @@ export async function startServiceProcess(env: NodeJS.ProcessEnv): Promise<Servi
         resolve(parsed.url);
       }
     });
-    lines(child.stderr!, (line) => output.push(line));
+    lines(child.stderr, (line) => output.push(line));
     child.once('close', (code, signal) => {
       clearTimeout(timer);
       reject(new ServiceExited(code, signal, output));

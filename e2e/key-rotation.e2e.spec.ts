@@ -173,87 +173,91 @@ describe(`master key rotation with MASTER_KEYS (PROJECTIONS=${projections})`, ()
   });
   afterAll(() => tearDown(flow));
 
-  it('{a} → {b,a} → rewrap → {b} reads everything; {a} alone refuses to start naming b', async () => {
-    const { old } = await rotationFlow(flow, ring);
+  it(
+    '{a} → {b,a} → rewrap → {b} reads everything; {a} alone refuses to start naming b',
+    { timeout: 600_000 },
+    async () => {
+      const { old } = await rotationFlow(flow, ring);
 
-    // rotate-tenant and reencrypt-token, online: the service keeps answering meanwhile.
-    const service = await start(flow, ring(['b']));
-    const versionsBefore = await flow.pool.query<{ tenant_key_version: number }>(
-      'SELECT DISTINCT tenant_key_version FROM token_keys WHERE tenant_id = $1',
-      [flow.tenantId],
-    );
-    expect(versionsBefore.rows).toEqual([{ tenant_key_version: 1 }]);
-    const rotated = await runAdminCli('keys.ts', ['rotate-tenant', flow.tenantId], {
-      ...flow.base,
-      ...ring(['b']),
-    });
-    expect(rotated).toMatchObject({ command: 'rotate-tenant', token_keys_rewrapped: 2 });
-    const versions = await flow.pool.query<{ version: number; retired: boolean }>(
-      'SELECT version, retired_at IS NOT NULL AS retired FROM tenant_keys WHERE tenant_id = $1 ORDER BY version',
-      [flow.tenantId],
-    );
-    expect(versions.rows).toEqual([
-      { version: 1, retired: true },
-      { version: 2, retired: false },
-    ]);
-    const versionsAfter = await flow.pool.query(
-      'SELECT 1 FROM token_keys WHERE tenant_id = $1 AND tenant_key_version <> 2',
-      [flow.tenantId],
-    );
-    expect(versionsAfter.rowCount).toBe(0);
-    expect(await service.read(old)).toEqual({ pan: '4111111111111111' });
-    const made = await service.create({ after: 'rotation' });
-    const newKey = await flow.pool.query<{ tenant_key_version: number }>(
-      'SELECT tenant_key_version FROM token_keys WHERE tenant_id = $1 AND token_id = $2',
-      [flow.tenantId, made],
-    );
-    expect(newKey.rows).toEqual([{ tenant_key_version: 2 }]);
+      // rotate-tenant and reencrypt-token, online: the service keeps answering meanwhile.
+      const service = await start(flow, ring(['b']));
+      const versionsBefore = await flow.pool.query<{ tenant_key_version: number }>(
+        'SELECT DISTINCT tenant_key_version FROM token_keys WHERE tenant_id = $1',
+        [flow.tenantId],
+      );
+      expect(versionsBefore.rows).toEqual([{ tenant_key_version: 1 }]);
+      const rotated = await runAdminCli('keys.ts', ['rotate-tenant', flow.tenantId], {
+        ...flow.base,
+        ...ring(['b']),
+      });
+      expect(rotated).toMatchObject({ command: 'rotate-tenant', token_keys_rewrapped: 2 });
+      const versions = await flow.pool.query<{ version: number; retired: boolean }>(
+        'SELECT version, retired_at IS NOT NULL AS retired FROM tenant_keys WHERE tenant_id = $1 ORDER BY version',
+        [flow.tenantId],
+      );
+      expect(versions.rows).toEqual([
+        { version: 1, retired: true },
+        { version: 2, retired: false },
+      ]);
+      const versionsAfter = await flow.pool.query(
+        'SELECT 1 FROM token_keys WHERE tenant_id = $1 AND tenant_key_version <> 2',
+        [flow.tenantId],
+      );
+      expect(versionsAfter.rowCount).toBe(0);
+      expect(await service.read(old)).toEqual({ pan: '4111111111111111' });
+      const made = await service.create({ after: 'rotation' });
+      const newKey = await flow.pool.query<{ tenant_key_version: number }>(
+        'SELECT tenant_key_version FROM token_keys WHERE tenant_id = $1 AND token_id = $2',
+        [flow.tenantId, made],
+      );
+      expect(newKey.rows).toEqual([{ tenant_key_version: 2 }]);
 
-    const keyOf = async (id: string) =>
-      (
-        await flow.pool.query<{ wrapped_key: string }>(
-          'SELECT wrapped_key FROM token_keys WHERE tenant_id = $1 AND token_id = $2',
-          [flow.tenantId, id],
-        )
-      ).rows[0]?.wrapped_key;
-    const oldKey = await keyOf(old);
-    const reencrypted = await runAdminCli('keys.ts', ['reencrypt-token', flow.tenantId, old], {
-      ...flow.base,
-      ...ring(['b']),
-    });
-    expect(reencrypted).toMatchObject({ command: 'reencrypt-token', reencrypted: true });
-    const replacedBy = await keyOf(old);
-    expect(replacedBy).toBeDefined();
-    expect(replacedBy).not.toBe(oldKey);
-    // The running service forgot the old key (NOTIFY) and reads the new ciphertext.
-    expect(await service.read(old)).toEqual({ pan: '4111111111111111' });
-    const history = await flow.pool.query<{ event_type: string; data: Record<string, unknown> }>(
-      `SELECT event_type, data FROM es_events WHERE event_type IN ('TokenReencrypted', 'TenantKeyRotated', 'TenantKeyRewrapped') ORDER BY global_position`,
-    );
-    expect(history.rows.map((row) => row.event_type)).toEqual([
-      'TenantKeyRewrapped',
-      'TenantKeyRotated',
-      'TokenReencrypted',
-    ]);
-    // Key operations' events and the audit log hold no key material.
-    const wrapped = await flow.pool.query<{ wrapped: string }>(
-      `SELECT wrapped_key AS wrapped FROM token_keys UNION ALL SELECT wrapped_data_key FROM tenant_keys UNION ALL SELECT wrapped_fingerprint_key FROM tenant_keys`,
-    );
-    const eventText = JSON.stringify(history.rows);
-    for (const { wrapped: key } of [
-      ...wrapped.rows,
-      { wrapped: oldKey! },
-      { wrapped: keys.a },
-      { wrapped: keys.b },
-    ]) {
-      expect(eventText).not.toContain(key);
-      expect(service.service.output.join('\n')).not.toContain(key);
-    }
-    const audit = await service.call('GET', '/logs?entity_type=tenant');
-    expect(audit.text).toContain('rotated');
-    for (const { wrapped: key } of wrapped.rows) expect(audit.text).not.toContain(key);
-    await service.stop();
-  });
+      const keyOf = async (id: string) =>
+        (
+          await flow.pool.query<{ wrapped_key: string }>(
+            'SELECT wrapped_key FROM token_keys WHERE tenant_id = $1 AND token_id = $2',
+            [flow.tenantId, id],
+          )
+        ).rows[0]?.wrapped_key;
+      const oldKey = await keyOf(old);
+      const reencrypted = await runAdminCli('keys.ts', ['reencrypt-token', flow.tenantId, old], {
+        ...flow.base,
+        ...ring(['b']),
+      });
+      expect(reencrypted).toMatchObject({ command: 'reencrypt-token', reencrypted: true });
+      const replacedBy = await keyOf(old);
+      expect(replacedBy).toBeDefined();
+      expect(replacedBy).not.toBe(oldKey);
+      // The running service forgot the old key (NOTIFY) and reads the new ciphertext.
+      expect(await service.read(old)).toEqual({ pan: '4111111111111111' });
+      const history = await flow.pool.query<{ event_type: string; data: Record<string, unknown> }>(
+        `SELECT event_type, data FROM es_events WHERE event_type IN ('TokenReencrypted', 'TenantKeyRotated', 'TenantKeyRewrapped') ORDER BY global_position`,
+      );
+      expect(history.rows.map((row) => row.event_type)).toEqual([
+        'TenantKeyRewrapped',
+        'TenantKeyRotated',
+        'TokenReencrypted',
+      ]);
+      // Key operations' events and the audit log hold no key material.
+      const wrapped = await flow.pool.query<{ wrapped: string }>(
+        `SELECT wrapped_key AS wrapped FROM token_keys UNION ALL SELECT wrapped_data_key FROM tenant_keys UNION ALL SELECT wrapped_fingerprint_key FROM tenant_keys`,
+      );
+      const eventText = JSON.stringify(history.rows);
+      for (const { wrapped: key } of [
+        ...wrapped.rows,
+        { wrapped: oldKey! },
+        { wrapped: keys.a },
+        { wrapped: keys.b },
+      ]) {
+        expect(eventText).not.toContain(key);
+        expect(service.service.output.join('\n')).not.toContain(key);
+      }
+      const audit = await service.call('GET', '/logs?entity_type=tenant');
+      expect(audit.text).toContain('rotated');
+      for (const { wrapped: key } of wrapped.rows) expect(audit.text).not.toContain(key);
+      await service.stop();
+    },
+  );
 
   it('MASTER_KEY and MASTER_KEYS together refuse to start', async () => {
     const output = await refusesToStart(flow, { ...ring(['b']), MASTER_KEY: keys.a });
@@ -287,14 +291,18 @@ describe(`master key rotation in an HSM: KEK_PROVIDER=pkcs11 on SoftHSM2 (PROJEC
   }, 600_000);
   afterAll(() => tearDown(flow));
 
-  it('{a} → {b,a} → rewrap → {b} reads everything; {a} alone refuses to start naming b', async () => {
-    await rotationFlow(flow, ring);
-    const wrapped = await flow.pool.query<{ wrapped_data_key: string }>(
-      'SELECT wrapped_data_key FROM tenant_keys',
-    );
-    // Wrapped inside the HSM (AES-GCM there), not by a key in this process.
-    expect(wrapped.rows.every((row) => row.wrapped_data_key.startsWith('p11.'))).toBe(true);
-  });
+  it(
+    '{a} → {b,a} → rewrap → {b} reads everything; {a} alone refuses to start naming b',
+    { timeout: 600_000 },
+    async () => {
+      await rotationFlow(flow, ring);
+      const wrapped = await flow.pool.query<{ wrapped_data_key: string }>(
+        'SELECT wrapped_data_key FROM tenant_keys',
+      );
+      // Wrapped inside the HSM (AES-GCM there), not by a key in this process.
+      expect(wrapped.rows.every((row) => row.wrapped_data_key.startsWith('p11.'))).toBe(true);
+    },
+  );
 
   it('a wrong PIN: the start fails clearly, without the PIN', async () => {
     const { PKCS11_PIN_FILE: _file, ...rest } = ring(['b']);

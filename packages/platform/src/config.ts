@@ -53,6 +53,11 @@ export const configSchema = z.object({
   /** Unwrapped token keys kept in memory per process (LRU); 0 keeps none. */
   TOKEN_KEY_CACHE_SIZE: z.coerce.number().int().min(0).max(10_000_000).default(10_000),
   TOKEN_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(300_000),
+  /**
+   * `off`: token data is sealed under the tenant key as before per-token keys (a deleted token's
+   * data is not shredded): only for comparison benchmarks of the same build.
+   */
+  TOKEN_KEYS: z.enum(['on', 'off']).default('on'),
   /** How often expired tokens' keys are destroyed (one process at a time). */
   TOKEN_KEY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

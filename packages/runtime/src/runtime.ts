@@ -132,6 +132,7 @@ export async function createRuntime(
   const vault = new Vault(ownerPool, openMasterKeyring(config), {
     tokenKeyCacheSize: config.TOKEN_KEY_CACHE_SIZE,
     tokenKeyCacheTtlMs: config.TOKEN_KEY_CACHE_TTL_MS,
+    perTokenKeys: config.TOKEN_KEYS === 'on',
   });
   // A ring that cannot unwrap every stored key refuses to start (never a 500 later).
   await vault.assertRingCoversStoredKeys();

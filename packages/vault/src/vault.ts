@@ -108,6 +108,8 @@ export interface VaultOptions {
   tokenKeyCacheSize?: number;
   /** How long one stays. Default 5 minutes. */
   tokenKeyCacheTtlMs?: number;
+  /** false: tokens are sealed under the tenant key (TOKEN_KEYS=off, comparison benchmarks only). */
+  perTokenKeys?: boolean;
 }
 
 /**
@@ -122,10 +124,12 @@ export class Vault {
   private readonly keys = new Map<string, Promise<TenantKeys>>();
   private readonly tokenKeys: LruCache<Buffer>;
   private readonly pool: Pool;
+  private readonly perTokenKeys: boolean;
 
   constructor(pool: Pool, ring: MasterKeyring, options: VaultOptions = {}) {
     this.pool = pool;
     this.ring = ring;
+    this.perTokenKeys = options.perTokenKeys ?? true;
     this.tokenKeys = new LruCache({
       maxEntries: options.tokenKeyCacheSize ?? 10_000,
       ttlMs: options.tokenKeyCacheTtlMs ?? 300_000,
@@ -186,6 +190,7 @@ export class Vault {
     options: { reuseKeyOf?: string; expiresAt?: string | null } = {},
   ): Promise<string> {
     const ad = `${tenantId}:${tokenId}`;
+    if (!this.perTokenKeys) return this.encrypt(tenantId, tokenId, value);
     if (options.reuseKeyOf?.startsWith(tokenKeyPrefix)) {
       return tokenKeyPrefix + seal(await this.tokenKey(tenantId, tokenId), plaintextOf(value), ad);
     }

@@ -220,11 +220,17 @@ export class Vault {
   async decrypt(tenantId: string, subjectId: string, sealed: string): Promise<unknown> {
     const ad = `${tenantId}:${subjectId}`;
     if (sealed.startsWith(tokenKeyPrefix)) {
-      return JSON.parse(
-        open(await this.tokenKey(tenantId, subjectId), sealed.slice(tokenKeyPrefix.length), ad).toString(
-          'utf8',
-        ),
-      );
+      const body = sealed.slice(tokenKeyPrefix.length);
+      const cached = this.tokenKeys.get(`${tenantId}/${subjectId}`);
+      if (cached) {
+        try {
+          return JSON.parse(open(cached, body, ad).toString('utf8'));
+        } catch {
+          // Replaced (re-encrypted) since it was cached, and the NOTIFY is not here yet.
+          this.forgetToken(tenantId, subjectId);
+        }
+      }
+      return JSON.parse(open(await this.tokenKey(tenantId, subjectId), body, ad).toString('utf8'));
     }
     const match = versionPrefix.exec(sealed);
     const version = match ? Number(match[1]) : 1;

@@ -12,13 +12,19 @@ export async function openToken(
   deps: { store: EventStore; vault: Vault },
   row: { tenant_id: string; id: string; data_ciphertext: string },
 ): Promise<unknown> {
+  let failure: unknown;
   try {
     return await deps.vault.decrypt(row.tenant_id, row.id, row.data_ciphertext);
   } catch (error) {
     if (!(error instanceof DecryptionError) || !row.data_ciphertext.startsWith('tk:')) throw error;
+    failure = error;
   }
-  deps.vault.forgetToken(row.tenant_id, row.id);
   const history = await deps.store.readStream(tokenStream(row.tenant_id, row.id));
+  // Only an older ciphertext of this very token is a lagging row; anything else stays an error.
+  const stale = history.some(
+    (event) => (event.data as { data_ciphertext?: string }).data_ciphertext === row.data_ciphertext,
+  );
+  if (!stale) throw failure;
   const state = fold(
     tokenDecider,
     history.map((event) => ({ type: event.type, data: event.data }) as TokenEvent),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Vault, TenantKeysUnavailableError } from '@tokenvault/vault';
+import { LocalKeyring, Vault, TenantKeysUnavailableError, TokenKeyDestroyedError } from '@tokenvault/vault';
 import { createPool } from '@tokenvault/platform';
 import { useStack } from './support/stack.ts';
 
@@ -140,14 +140,22 @@ describe('the tenant', () => {
     expect(events.rows).toHaveLength(1);
     const freshVaultPool = createPool({ connectionString: env.stack.database.url, max: 1 });
     try {
-      const freshVault = new Vault(freshVaultPool, env.stack.config.MASTER_KEY);
+      const freshVault = new Vault(
+        freshVaultPool,
+        new LocalKeyring([['default', env.stack.config.MASTER_KEY]]),
+      );
       const [event] = events.rows;
+      // The token's own key went with the tenant's keys: either is gone, so the data is.
+      const destroyed = (error: unknown) =>
+        error instanceof TenantKeysUnavailableError || error instanceof TokenKeyDestroyedError;
       await expect(
         freshVault.decrypt(doomed.tenantId, event!.data.token_id, event!.data.data_ciphertext),
-      ).rejects.toBeInstanceOf(TenantKeysUnavailableError);
+      ).rejects.toSatisfy(destroyed);
       await expect(
         env.stack.service.runtime.vault.decrypt(doomed.tenantId, token.id, event!.data.data_ciphertext),
-      ).rejects.toBeInstanceOf(TenantKeysUnavailableError);
+      ).rejects.toSatisfy(destroyed);
+      const keys = await pool.query('SELECT 1 FROM token_keys WHERE tenant_id = $1', [doomed.tenantId]);
+      expect(keys.rowCount).toBe(0);
     } finally {
       await freshVaultPool.end();
     }

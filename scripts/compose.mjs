@@ -207,6 +207,10 @@ function buildNode() {
   try {
     cpSync(dockerfile, join(context, 'Dockerfile'));
     cpSync(nodeBinary, join(context, 'node'));
+    // The official image carries this Node's headers (native add-ons such as pkcs11js build on them).
+    cpSync(join(dirname(dirname(nodeBinary)), 'include', 'node'), join(context, 'include-node'), {
+      recursive: true,
+    });
     // This machine reaches the npm registry through the certificate authorities Node trusts here
     // (NODE_EXTRA_CA_CERTS): the local Node image trusts them too, so the build stage's npm works.
     if (extraCa) {

@@ -42,6 +42,23 @@ export const logMappings: Record<string, Mapping> = {
   TokenCreated: tokenEntry('create', 'Token created'),
   TokenUpdated: tokenEntry('update', 'Token updated'),
   TokenDeleted: tokenEntry('delete', 'Token deleted'),
+  TokenReencrypted: tokenEntry('update', 'Token re-encrypted under a new key (old key destroyed)'),
+  TenantKeyRotated: (data) => [
+    {
+      entity_type: 'tenant',
+      entity_id: text(data, 'tenant_id'),
+      operation: 'update',
+      message: `Tenant key rotated to version ${String(data.version)}`,
+    },
+  ],
+  TenantKeyRewrapped: (data) => [
+    {
+      entity_type: 'tenant',
+      entity_id: text(data, 'tenant_id'),
+      operation: 'update',
+      message: `Tenant key version ${String(data.version)} re-wrapped under master key ${text(data, 'master_key_version')}`,
+    },
+  ],
   TokenAssociated: (data) => [
     {
       entity_type: text(data, 'type'),

@@ -117,6 +117,20 @@ export const publicEvents: Record<string, PublicEventContract> = {
       modified_at: at('When'),
     }),
   }),
+  TokenReencrypted: contract({
+    topic: 'tokens',
+    description:
+      'A token’s data was sealed under a new token key and its old key destroyed (a key thought compromised). Neither ciphertext nor key is published.',
+    entity: 'token',
+    entityId: (data) => `${data.tenant_id}/${data.token_id}`,
+    schema: z.object({
+      token_id: id('The token id.'),
+      tenant_id: tenantId,
+      type: tokenTypeSchema.describe('The token type.'),
+      reencrypted_by: id('Who asked for it (an operator, as the system).'),
+      reencrypted_at: at('When'),
+    }),
+  }),
   TokenDeleted: contract({
     topic: 'tokens',
     description: 'A token was deleted.',
@@ -219,6 +233,34 @@ export const publicEvents: Record<string, PublicEventContract> = {
       settings: z.record(z.string(), z.string()).describe('Tenant settings.'),
       modified_by: id('Who changed it.'),
       modified_at: at('When'),
+    }),
+  }),
+  TenantKeyRotated: contract({
+    topic: 'tenancy',
+    description:
+      'A tenant was given a new data key version (key rotation): it wraps the tenant’s token keys from then on; the versions before it are retired. No key material.',
+    entity: 'tenant',
+    entityId: (data) => data.tenant_id,
+    schema: z.object({
+      tenant_id: tenantId,
+      version: z.number().int().describe('The new tenant key version.'),
+      previous_version: z.number().int().describe('The version it replaces (retired).'),
+      token_keys_rewrapped: z.number().int().describe('Token keys re-wrapped under the new version.'),
+      rotated_at: at('When'),
+    }),
+  }),
+  TenantKeyRewrapped: contract({
+    topic: 'tenancy',
+    description:
+      'A version of a tenant’s keys was re-wrapped under another master key version (master key rotation). No key material.',
+    entity: 'tenant',
+    entityId: (data) => data.tenant_id,
+    schema: z.object({
+      tenant_id: tenantId,
+      version: z.number().int().describe('The tenant key version re-wrapped.'),
+      master_key_version: id('The master key version that wraps it now.'),
+      previous_master_key_version: id('The one that wrapped it before.'),
+      rewrapped_at: at('When'),
     }),
   }),
   TenantDeleted: contract({

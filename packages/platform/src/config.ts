@@ -22,6 +22,44 @@ export const configSchema = z.object({
   REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
   MASTER_KEY: base64Key32.optional(),
   MASTER_KEY_FILE: z.string().min(1).default('.data/master.key'),
+  /** A versioned master keyring, `<id>:<base64>,…`: the first wraps new keys, all unwrap. */
+  MASTER_KEYS: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9._-]+:[A-Za-z0-9+/=]+(,[A-Za-z0-9._-]+:[A-Za-z0-9+/=]+)*$/,
+      'like a:<base64>,b:<base64>',
+    )
+    .refine(
+      (value) => value.split(',').every((entry) => Buffer.from(entry.split(':')[1]!, 'base64').length === 32),
+      'every key must be 32 bytes, base64-encoded',
+    )
+    .refine(
+      (value) =>
+        new Set(value.split(',').map((entry) => entry.split(':')[0])).size === value.split(',').length,
+      'key ids must be distinct',
+    )
+    .optional(),
+  /** Where the master keys are: `local` (MASTER_KEYS / MASTER_KEY) or an HSM through `pkcs11`. */
+  KEK_PROVIDER: z.enum(['local', 'pkcs11']).default('local'),
+  PKCS11_MODULE: z.string().min(1).optional(),
+  PKCS11_TOKEN_LABEL: z.string().min(1).optional(),
+  PKCS11_PIN: z.string().min(1).optional(),
+  PKCS11_PIN_FILE: z.string().min(1).optional(),
+  /** Labels of the HSM's AES keys, comma-separated: the first wraps, all unwrap. */
+  PKCS11_KEY_LABELS: z
+    .string()
+    .regex(/^[^,\s]+(,[^,\s]+)*$/, 'labels, comma-separated')
+    .optional(),
+  /** Unwrapped token keys kept in memory per process (LRU); 0 keeps none. */
+  TOKEN_KEY_CACHE_SIZE: z.coerce.number().int().min(0).max(10_000_000).default(10_000),
+  TOKEN_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(300_000),
+  /**
+   * `off`: token data is sealed under the tenant key as before per-token keys (a deleted token's
+   * data is not shredded): only for comparison benchmarks of the same build.
+   */
+  TOKEN_KEYS: z.enum(['on', 'off']).default('on'),
+  /** How often expired tokens' keys are destroyed (one process at a time). */
+  TOKEN_KEY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT: z
     .string()
@@ -170,12 +208,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     config.PROJECTIONS = 'async';
   }
-  const masterKey = config.MASTER_KEY ?? readOrCreateDevMasterKey(config.MASTER_KEY_FILE, config.NODE_ENV);
+  const issues = keyringIssues(config);
+  if (issues.length) throw new ConfigError(issues);
+  // The secret invitation links and idempotency records are derived from (never a tenant key's
+  // wrapper with MASTER_KEYS or an HSM): MASTER_KEY, else the ring's primary.
+  const primaryOfRing = config.MASTER_KEYS?.split(',')[0]?.split(':')[1];
+  const masterKey =
+    config.MASTER_KEY ?? primaryOfRing ?? readOrCreateDevMasterKey(config.MASTER_KEY_FILE, config.NODE_ENV);
   return {
     ...config,
     MASTER_KEY: masterKey,
     PUBLIC_URL: (config.PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/$/, ''),
   };
+}
+
+function keyringIssues(config: z.infer<typeof configSchema>): string[] {
+  const issues: string[] = [];
+  if (config.MASTER_KEY && config.MASTER_KEYS) {
+    issues.push('MASTER_KEYS: set either MASTER_KEYS or MASTER_KEY (a one-key ring "default"), not both');
+  }
+  if (config.KEK_PROVIDER === 'pkcs11') {
+    for (const name of ['PKCS11_MODULE', 'PKCS11_TOKEN_LABEL', 'PKCS11_KEY_LABELS'] as const) {
+      if (!config[name]) issues.push(`${name}: required with KEK_PROVIDER=pkcs11`);
+    }
+    if (!config.PKCS11_PIN === !config.PKCS11_PIN_FILE) {
+      issues.push('PKCS11_PIN: set one of PKCS11_PIN or PKCS11_PIN_FILE with KEK_PROVIDER=pkcs11');
+    }
+    if (config.MASTER_KEYS)
+      issues.push('MASTER_KEYS: not used with KEK_PROVIDER=pkcs11 (PKCS11_KEY_LABELS is the ring)');
+  }
+  return issues;
 }
 
 function readOrCreateDevMasterKey(file: string, nodeEnv: string): string {

@@ -75,3 +75,35 @@ describe('config: EVENTSTORE_URL', () => {
     );
   });
 });
+
+describe('master keyring config', () => {
+  const key = () => Buffer.alloc(32, Math.floor(Math.random() * 255)).toString('base64');
+
+  it('MASTER_KEYS names versions (first primary) and keys the derived secrets by the primary', () => {
+    const [a, b] = [key(), key()];
+    const config = loadConfig({ MASTER_KEYS: `b:${b},a:${a}`, NODE_ENV: 'production' });
+    expect(config.MASTER_KEYS).toBe(`b:${b},a:${a}`);
+    expect(config.MASTER_KEY).toBe(b);
+  });
+
+  it('refuses MASTER_KEY and MASTER_KEYS together, keys of the wrong size and repeated ids', () => {
+    const a = key();
+    expect(() => loadConfig({ MASTER_KEY: a, MASTER_KEYS: `a:${a}` })).toThrow(/not both/);
+    expect(() => loadConfig({ MASTER_KEYS: `a:${Buffer.alloc(16).toString('base64')}` })).toThrow(/32 bytes/);
+    expect(() => loadConfig({ MASTER_KEYS: `a:${a},a:${a}` })).toThrow(/distinct/);
+  });
+
+  it('KEK_PROVIDER=pkcs11 needs its module, token, key labels and one PIN source', () => {
+    try {
+      loadConfig({ KEK_PROVIDER: 'pkcs11', MASTER_KEY: key() });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as ConfigError).issues.map((issue) => issue.split(':')[0]).sort()).toEqual([
+        'PKCS11_KEY_LABELS',
+        'PKCS11_MODULE',
+        'PKCS11_PIN',
+        'PKCS11_TOKEN_LABEL',
+      ]);
+    }
+  });
+});

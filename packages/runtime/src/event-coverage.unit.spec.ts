@@ -3,9 +3,10 @@ import { logMappings } from '@tokenvault/audit';
 import { tenancyEventTypes } from '@tokenvault/tenancy';
 import { tokenEventTypes } from '@tokenvault/tokens';
 import { reactorsEventTypes } from '@tokenvault/reactors';
+import { vaultEventTypes } from '@tokenvault/vault';
 
 /** Every event type of every context: a new context adds its list here. */
-const allEventTypes = [...tenancyEventTypes, ...tokenEventTypes, ...reactorsEventTypes];
+const allEventTypes = [...tenancyEventTypes, ...tokenEventTypes, ...reactorsEventTypes, ...vaultEventTypes];
 
 describe('every event type', () => {
   it('has exactly one audit log mapping', () => {

@@ -6,3 +6,4 @@ export * from './subscribers.ts';
 export * from './projections.ts';
 export * from './projection-mode.ts';
 export * from './external-store.ts';
+export * from './token-key-sweeper.ts';

@@ -2,7 +2,7 @@ import type { Projection } from '@tokenvault/cqrs';
 import type { Config } from '@tokenvault/platform';
 import type { InlineProjection, UniquenessRules } from '@tokenvault/eventstore';
 import { tenancyClaims, tenancyProjection, tenantKeyShredding } from '@tokenvault/tenancy';
-import { tokenClaims, tokensProjection, tokenUsageProjection } from '@tokenvault/tokens';
+import { tokenClaims, tokenKeyStore, tokensProjection, tokenUsageProjection } from '@tokenvault/tokens';
 import { auditProjection } from '@tokenvault/audit';
 import { reactorsProjection } from '@tokenvault/reactors';
 
@@ -30,7 +30,7 @@ export const inlineProjections = (config: Pick<Config, 'PROJECTIONS'>): Projecti
   config.PROJECTIONS === 'inline' ? consistentProjections : [];
 
 /** Write-side effects every append makes in its own transaction, in either mode: not read models. */
-export const writeSideProjections: InlineProjection[] = [tenantKeyShredding];
+export const writeSideProjections: InlineProjection[] = [tenantKeyShredding, tokenKeyStore];
 
 /** The uniqueness records every append keeps in its own transaction, in either mode. */
 export const uniquenessOf: UniquenessRules = (event) => tenancyClaims(event) ?? tokenClaims(event);

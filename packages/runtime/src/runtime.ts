@@ -13,7 +13,7 @@ import {
 } from '@tokenvault/platform';
 import { eventStoreMigrations, type EventStore, type RecordedEvent } from '@tokenvault/eventstore';
 import { Projector, ReadModelConsistency, projectorMigrations } from '@tokenvault/cqrs';
-import { Vault, vaultMigrations } from '@tokenvault/vault';
+import { openMasterKeyring, tokenOfKeyInvalidation, Vault, vaultMigrations } from '@tokenvault/vault';
 import {
   ApplicationQueries,
   applicationRoutes,
@@ -141,7 +141,13 @@ export async function createRuntime(
   });
   const redis = createRedis(config.REDIS_URL);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  const vault = new Vault(ownerPool, config.MASTER_KEY);
+  const vault = new Vault(ownerPool, openMasterKeyring(config), {
+    tokenKeyCacheSize: config.TOKEN_KEY_CACHE_SIZE,
+    tokenKeyCacheTtlMs: config.TOKEN_KEY_CACHE_TTL_MS,
+    perTokenKeys: config.TOKEN_KEYS === 'on',
+  });
+  // A ring that cannot unwrap every stored key refuses to start (never a 500 later).
+  await vault.assertRingCoversStoredKeys();
   const consistency = new ReadModelConsistency({
     notifications,
     pool: ownerPool,
@@ -159,6 +165,8 @@ export async function createRuntime(
   // connection, when a deletion may have been missed).
   consistency.onInvalidation((key) => {
     if (key === null) return vault.forget(null);
+    const token = tokenOfKeyInvalidation(key);
+    if (token) return vault.forgetToken(token.tenantId, token.tokenId);
     const tenantId = tenantOfKeysInvalidation(key);
     if (tenantId) vault.forget(tenantId);
   });
@@ -267,6 +275,7 @@ export async function createRuntime(
       await consistency.close();
       redis.disconnect();
       await Promise.all([owner.close(), appPool.end(), lockPool.end()]);
+      await vault.ring.close();
     },
   };
 }

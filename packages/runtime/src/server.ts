@@ -5,6 +5,7 @@ import { createGatewayApp } from './gateway.ts';
 import { startProjectorThread } from './projector-thread.ts';
 import { relayFor, startInvitationMailOf, startReactorWorkerOf, startSignInMailOf } from './subscribers.ts';
 import { createRuntime, prepareDatabase, type Runtime } from './runtime.ts';
+import { startTokenKeySweeperOf } from './token-key-sweeper.ts';
 
 export interface RunningService {
   url: string;
@@ -24,6 +25,7 @@ export async function startAllInOne(
   const mail = await startInvitationMailOf(runtime);
   const signInMail = startSignInMailOf(runtime);
   const reactorWorker = await startReactorWorkerOf(runtime);
+  const tokenKeySweeper = startTokenKeySweeperOf(runtime);
   // Kafka is downstream: the relay connects in the background and never holds up the API.
   const relay = relayFor(config, { store: runtime.store, pool: runtime.ownerPool }, logger);
   await relay?.start();
@@ -46,6 +48,7 @@ export async function startAllInOne(
       await mail.stop();
       await signInMail.stop();
       await reactorWorker.close();
+      await tokenKeySweeper.stop();
       await projector.stop();
       await runtime.close();
     },

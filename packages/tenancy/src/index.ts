@@ -6,7 +6,12 @@ export { bootstrapTenant, type BootstrapResult } from './commands/bootstrap.ts';
 export { applicationRoutes } from './http/applications.ts';
 export { ApplicationQueries } from './queries/applications.ts';
 export { tenantRoutes } from './http/tenants.ts';
-export { invalidationsOf, principalsOfTenant, tenantOfKeysInvalidation } from './projections/tenancy.ts';
+export {
+  invalidationsOf,
+  keysOfTenant,
+  principalsOfTenant,
+  tenantOfKeysInvalidation,
+} from './projections/tenancy.ts';
 export { applicationDecider } from './domain/application.ts';
 export { grantsNotHeld, type ApplicationGrants } from './domain/grant-rule.ts';
 export { generateApiKey, hashApiKey } from './domain/api-key.ts';

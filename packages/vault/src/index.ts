@@ -1,2 +1,38 @@
-export { canonicalJson, DecryptionError } from './crypto.ts';
-export { Vault, vaultMigrations, TenantKeysUnavailableError, destroyTenantKeysWithin } from './vault.ts';
+export { canonicalJson, DecryptionError, open, seal } from './crypto.ts';
+export {
+  Vault,
+  vaultMigrations,
+  TenantKeysUnavailableError,
+  TokenKeyDestroyedError,
+  destroyTenantKeysWithin,
+  type VaultOptions,
+} from './vault.ts';
+export { LocalKeyring, MissingMasterKeyError, parseMasterKeys, type MasterKeyring } from './keyring.ts';
+export { HsmUnavailableError, Pkcs11Keyring, type Pkcs11Options } from './pkcs11.ts';
+export {
+  destroyExpiredTokenKeys,
+  destroyTokenKey,
+  orphanTokenKeys,
+  pendingTokenKeys,
+  setTokenKeyExpiry,
+  storeTokenKey,
+  tokenKeyInvalidation,
+  tokenOfKeyInvalidation,
+  type StoredTokenKey,
+} from './token-keys.ts';
+export {
+  addTenantKeyVersion,
+  keyStatus,
+  rewrapBatch,
+  rewrapTokenKeysBatch,
+  tenantKeysToRewrap,
+  tenantsWithKeys,
+  type KeyStatus,
+} from './rotation.ts';
+export { openMasterKeyring } from './open-keyring.ts';
+export {
+  tenantKeysStream,
+  vaultEventTypes,
+  type TenantKeyRewrappedData,
+  type TenantKeyRotatedData,
+} from './events.ts';

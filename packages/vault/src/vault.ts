@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { Problem, type Migration, type Pool, type Queryable } from '@tokenvault/platform';
+import { ConfigError, Problem, type Migration, type Pool, type Queryable } from '@tokenvault/platform';
 import { canonicalJson, hmac, open, seal } from './crypto.ts';
+import type { MasterKeyring } from './keyring.ts';
+import { LruCache } from './lru.ts';
+import { pendingTokenKeys, type StoredTokenKey } from './token-keys.ts';
 
 export const vaultMigrations: Migration[] = [
   {
@@ -16,6 +19,31 @@ export const vaultMigrations: Migration[] = [
       REVOKE ALL ON tenant_keys FROM PUBLIC;
     `,
   },
+  {
+    id: 'vault/002_key_versions_and_token_keys',
+    // Keys from before this migration are version 1 of their tenant, wrapped by the master key
+    // that MASTER_KEY still supplies as the ring's "default" version.
+    sql: `
+      ALTER TABLE tenant_keys
+        ADD COLUMN version integer NOT NULL DEFAULT 1,
+        ADD COLUMN kek_id text NOT NULL DEFAULT 'default',
+        ADD COLUMN retired_at timestamptz;
+      ALTER TABLE tenant_keys DROP CONSTRAINT tenant_keys_pkey, ADD PRIMARY KEY (tenant_id, version);
+      CREATE INDEX tenant_keys_kek ON tenant_keys (kek_id);
+      CREATE TABLE token_keys (
+        tenant_id uuid NOT NULL,
+        token_id text NOT NULL,
+        wrapped_key text NOT NULL,
+        tenant_key_version integer NOT NULL,
+        expires_at timestamptz,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant_id, token_id)
+      );
+      CREATE INDEX token_keys_expiry ON token_keys (expires_at) WHERE expires_at IS NOT NULL;
+      CREATE INDEX token_keys_version ON token_keys (tenant_id, tenant_key_version);
+      REVOKE ALL ON token_keys FROM PUBLIC;
+    `,
+  },
 ];
 
 /**
@@ -23,6 +51,7 @@ export const vaultMigrations: Migration[] = [
  * (tenancy's key-shredding step), so the keys go atomically with the write.
  */
 export async function destroyTenantKeysWithin(tx: Queryable, tenantId: string): Promise<void> {
+  await tx.query('DELETE FROM token_keys WHERE tenant_id = $1', [tenantId]);
   await tx.query('DELETE FROM tenant_keys WHERE tenant_id = $1', [tenantId]);
 }
 
@@ -39,49 +68,176 @@ export class TenantKeysUnavailableError extends Problem {
   }
 }
 
+/** The token's key was destroyed (deleted, expired): the token answers as a deleted one. */
+export class TokenKeyDestroyedError extends Problem {
+  constructor() {
+    super(404, 'not-found', 'Not Found', 'No token with this id.');
+    this.name = 'TokenKeyDestroyedError';
+  }
+}
+
+/** What associated data binds each wrapped key to (version 1 keeps the AD of before versions). */
+const dataKeyAd = (tenantId: string, version: number) =>
+  version === 1 ? `data-key:${tenantId}` : `data-key:${tenantId}:${version}`;
+const fingerprintKeyAd = (tenantId: string, version: number) =>
+  version === 1 ? `fingerprint-key:${tenantId}` : `fingerprint-key:${tenantId}:${version}`;
+export const tokenKeyAd = (tenantId: string, tokenId: string) => `token-key:${tenantId}:${tokenId}`;
+
+/** Sealed data: `tk:` under the token's own key; `k<n>:` under tenant data key version n; bare: version 1. */
+const tokenKeyPrefix = 'tk:';
+const versionPrefix = /^k(\d+):/;
+
+export interface TenantKeyRow {
+  tenant_id: string;
+  version: number;
+  kek_id: string;
+  wrapped_data_key: string;
+  wrapped_fingerprint_key: string;
+  retired_at: Date | null;
+}
+
 interface TenantKeys {
-  dataKey: Buffer;
+  /** The version that wraps new token keys. */
+  current: number;
+  dataKeys: Map<number, Buffer>;
   fingerprintKey: Buffer;
 }
 
+export interface VaultOptions {
+  /** Unwrapped token keys kept in memory (LRU). Default 10 000; 0 keeps none. */
+  tokenKeyCacheSize?: number;
+  /** How long one stays. Default 5 minutes. */
+  tokenKeyCacheTtlMs?: number;
+  /** false: tokens are sealed under the tenant key (TOKEN_KEYS=off, comparison benchmarks only). */
+  perTokenKeys?: boolean;
+}
+
 /**
- * Envelope encryption: each tenant has a data key and a fingerprint key, both wrapped by the
- * master key and bound to the tenant id. Token data is sealed with the data key and bound to
- * tenant and token id, so a ciphertext moved to another token or tenant does not open. Deleting
- * a tenant deletes its keys: everything sealed with them is unreadable (crypto-shredding).
+ * Envelope encryption in three levels: the master keyring wraps each tenant's (versioned) data
+ * and fingerprint keys; a tenant data key wraps each token's own key (table token_keys, apart
+ * from the events); the token key seals the token's data, bound to tenant and token id. Deleting
+ * a token destroys its key, deleting a tenant its keys: what they sealed is unreadable, in the
+ * event log too (crypto-shredding). docs/key-management.md.
  */
 export class Vault {
+  readonly ring: MasterKeyring;
   private readonly keys = new Map<string, Promise<TenantKeys>>();
-  private readonly masterKey: Buffer;
-
+  private readonly tokenKeys: LruCache<Buffer>;
   private readonly pool: Pool;
-  constructor(pool: Pool, masterKeyBase64: string) {
+  private readonly perTokenKeys: boolean;
+
+  constructor(pool: Pool, ring: MasterKeyring, options: VaultOptions = {}) {
     this.pool = pool;
-    this.masterKey = Buffer.from(masterKeyBase64, 'base64');
-    if (this.masterKey.length !== 32) throw new Error('the master key must be 32 bytes');
+    this.ring = ring;
+    this.perTokenKeys = options.perTokenKeys ?? true;
+    this.tokenKeys = new LruCache({
+      maxEntries: options.tokenKeyCacheSize ?? 10_000,
+      ttlMs: options.tokenKeyCacheTtlMs ?? 300_000,
+    });
+  }
+
+  /**
+   * Refuses to start (a ConfigError naming it) when stored tenant keys are wrapped by a master key
+   * version this process's ring lacks: never a 500 at run time.
+   */
+  async assertRingCoversStoredKeys(): Promise<void> {
+    const result = await this.pool.query<{ kek_id: string; count: string }>(
+      'SELECT kek_id, count(*) AS count FROM tenant_keys GROUP BY kek_id ORDER BY kek_id',
+    );
+    const missing = result.rows.filter((row) => !this.ring.versions.includes(row.kek_id));
+    if (missing.length) {
+      throw new ConfigError(
+        missing.map(
+          (row) =>
+            `master key version "${row.kek_id}" wraps ${row.count} stored tenant key(s) but the ${this.ring.provider} keyring lacks it (has: ${this.ring.versions.join(', ')}): add it to ${this.ring.provider === 'pkcs11' ? 'PKCS11_KEY_LABELS' : 'MASTER_KEYS'}, or run \`npm run keys -- rewrap\` with a ring that has it first`,
+        ),
+      );
+    }
   }
 
   /** Idempotent: a tenant keeps the keys it was given first. */
   async createTenantKeys(tenantId: string): Promise<void> {
+    const kek = this.ring.primary;
     await this.pool.query(
-      `INSERT INTO tenant_keys (tenant_id, wrapped_data_key, wrapped_fingerprint_key)
-       VALUES ($1, $2, $3) ON CONFLICT (tenant_id) DO NOTHING`,
+      `INSERT INTO tenant_keys (tenant_id, version, kek_id, wrapped_data_key, wrapped_fingerprint_key)
+       VALUES ($1, 1, $2, $3, $4) ON CONFLICT (tenant_id, version) DO NOTHING`,
       [
         tenantId,
-        seal(this.masterKey, randomBytes(32), `data-key:${tenantId}`),
-        seal(this.masterKey, randomBytes(32), `fingerprint-key:${tenantId}`),
+        kek,
+        await this.ring.wrap(kek, randomBytes(32), dataKeyAd(tenantId, 1)),
+        await this.ring.wrap(kek, randomBytes(32), fingerprintKeyAd(tenantId, 1)),
       ],
     );
   }
 
+  /** Sealed under the tenant's current data key (reactor configurations, run requests). */
   async encrypt(tenantId: string, subjectId: string, value: unknown): Promise<string> {
-    const { dataKey } = await this.tenantKeys(tenantId);
-    return seal(dataKey, Buffer.from(JSON.stringify(value), 'utf8'), `${tenantId}:${subjectId}`);
+    const keys = await this.tenantKeys(tenantId);
+    const sealed = seal(keys.dataKeys.get(keys.current)!, plaintextOf(value), `${tenantId}:${subjectId}`);
+    return keys.current === 1 ? sealed : `k${keys.current}:${sealed}`;
+  }
+
+  /**
+   * Seals a token's data under a key of its own. `reuseKeyOf`: the token's current ciphertext, whose
+   * key seals the new data too (an update); otherwise (a create, a re-encryption, an update of a
+   * token sealed before token keys) a new key, pending until the append that carries the
+   * ciphertext stores it (see pendingTokenKeys). Call settleToken after that append.
+   */
+  async sealToken(
+    tenantId: string,
+    tokenId: string,
+    value: unknown,
+    options: { reuseKeyOf?: string; expiresAt?: string | null } = {},
+  ): Promise<string> {
+    const ad = `${tenantId}:${tokenId}`;
+    if (!this.perTokenKeys) return this.encrypt(tenantId, tokenId, value);
+    if (options.reuseKeyOf?.startsWith(tokenKeyPrefix)) {
+      return tokenKeyPrefix + seal(await this.tokenKey(tenantId, tokenId), plaintextOf(value), ad);
+    }
+    const keys = await this.tenantKeys(tenantId);
+    const tokenKey = randomBytes(32);
+    const sealed = tokenKeyPrefix + seal(tokenKey, plaintextOf(value), ad);
+    pendingTokenKeys.set(sealed, {
+      tenantId,
+      tokenId,
+      wrappedKey: seal(keys.dataKeys.get(keys.current)!, tokenKey, tokenKeyAd(tenantId, tokenId)),
+      tenantKeyVersion: keys.current,
+      expiresAt: options.expiresAt ?? null,
+    });
+    return sealed;
+  }
+
+  /** The append that carried the ciphertext is over (stored or refused): its pending key goes. */
+  settleToken(sealed: string): void {
+    pendingTokenKeys.delete(sealed);
+  }
+
+  /** The key a pending ciphertext would store (the external-store composition stores it before its append). */
+  pendingKeyOf(sealed: string): StoredTokenKey | undefined {
+    return pendingTokenKeys.get(sealed);
   }
 
   async decrypt(tenantId: string, subjectId: string, sealed: string): Promise<unknown> {
-    const { dataKey } = await this.tenantKeys(tenantId);
-    return JSON.parse(open(dataKey, sealed, `${tenantId}:${subjectId}`).toString('utf8'));
+    const ad = `${tenantId}:${subjectId}`;
+    if (sealed.startsWith(tokenKeyPrefix)) {
+      const body = sealed.slice(tokenKeyPrefix.length);
+      const cached = this.tokenKeys.get(`${tenantId}/${subjectId}`);
+      if (cached) {
+        try {
+          return JSON.parse(open(cached, body, ad).toString('utf8'));
+        } catch {
+          // Replaced (re-encrypted) since it was cached, and the NOTIFY is not here yet.
+          this.forgetToken(tenantId, subjectId);
+        }
+      }
+      return JSON.parse(open(await this.tokenKey(tenantId, subjectId), body, ad).toString('utf8'));
+    }
+    const match = versionPrefix.exec(sealed);
+    const version = match ? Number(match[1]) : 1;
+    const keys = await this.tenantKeys(tenantId);
+    const dataKey = keys.dataKeys.get(version);
+    if (!dataKey) throw new TenantKeysUnavailableError(tenantId);
+    return JSON.parse(open(dataKey, match ? sealed.slice(match[0].length) : sealed, ad).toString('utf8'));
   }
 
   /** Keyed per tenant, so equal data in two tenants has unrelated fingerprints. */
@@ -90,10 +246,42 @@ export class Vault {
     return hmac(fingerprintKey, `${kind}\u0000${canonicalJson(value)}`);
   }
 
-  /** Forgets unwrapped keys held in memory: after a tenant's keys were destroyed, or all (null). */
+  /** Forgets unwrapped keys held in memory: after a tenant's keys were destroyed or rotated, or all (null). */
   forget(tenantId: string | null): void {
-    if (tenantId === null) this.keys.clear();
-    else this.keys.delete(tenantId);
+    if (tenantId === null) {
+      this.keys.clear();
+      this.tokenKeys.clear();
+    } else {
+      this.keys.delete(tenantId);
+      this.tokenKeys.deletePrefix(`${tenantId}/`);
+    }
+  }
+
+  /** Forgets a token's unwrapped key: its key was destroyed or replaced. */
+  forgetToken(tenantId: string, tokenId: string): void {
+    this.tokenKeys.delete(`${tenantId}/${tokenId}`);
+  }
+
+  /** How many unwrapped token keys this process holds (metrics, tests). */
+  get cachedTokenKeys(): number {
+    return this.tokenKeys.size;
+  }
+
+  private async tokenKey(tenantId: string, tokenId: string): Promise<Buffer> {
+    const cacheKey = `${tenantId}/${tokenId}`;
+    const cached = this.tokenKeys.get(cacheKey);
+    if (cached) return cached;
+    const result = await this.pool.query<{ wrapped_key: string; tenant_key_version: number }>(
+      'SELECT wrapped_key, tenant_key_version FROM token_keys WHERE tenant_id = $1 AND token_id = $2',
+      [tenantId, tokenId],
+    );
+    const row = result.rows[0];
+    if (!row) throw new TokenKeyDestroyedError();
+    const dataKey = (await this.tenantKeys(tenantId)).dataKeys.get(row.tenant_key_version);
+    if (!dataKey) throw new TenantKeysUnavailableError(tenantId);
+    const key = open(dataKey, row.wrapped_key, tokenKeyAd(tenantId, tokenId));
+    this.tokenKeys.set(cacheKey, key);
+    return key;
   }
 
   private tenantKeys(tenantId: string): Promise<TenantKeys> {
@@ -107,15 +295,43 @@ export class Vault {
   }
 
   private async loadTenantKeys(tenantId: string): Promise<TenantKeys> {
-    const result = await this.pool.query<{ wrapped_data_key: string; wrapped_fingerprint_key: string }>(
-      'SELECT wrapped_data_key, wrapped_fingerprint_key FROM tenant_keys WHERE tenant_id = $1',
+    const result = await this.pool.query<TenantKeyRow>(
+      'SELECT * FROM tenant_keys WHERE tenant_id = $1 ORDER BY version',
       [tenantId],
     );
-    const row = result.rows[0];
-    if (!row) throw new TenantKeysUnavailableError(tenantId);
-    return {
-      dataKey: open(this.masterKey, row.wrapped_data_key, `data-key:${tenantId}`),
-      fingerprintKey: open(this.masterKey, row.wrapped_fingerprint_key, `fingerprint-key:${tenantId}`),
-    };
+    if (result.rows.length === 0) throw new TenantKeysUnavailableError(tenantId);
+    return unwrapTenantKeys(this.ring, tenantId, result.rows);
   }
 }
+
+const plaintextOf = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
+
+/** Every version of a tenant's keys, unwrapped; the newest unretired one is current. */
+export async function unwrapTenantKeys(
+  ring: MasterKeyring,
+  tenantId: string,
+  rows: readonly TenantKeyRow[],
+): Promise<TenantKeys> {
+  const dataKeys = new Map<number, Buffer>();
+  for (const row of rows) {
+    dataKeys.set(
+      row.version,
+      await ring.unwrap(row.kek_id, row.wrapped_data_key, dataKeyAd(tenantId, row.version)),
+    );
+  }
+  const live = rows.filter((row) => row.retired_at === null);
+  const current = (live.at(-1) ?? rows.at(-1)!).version;
+  const currentRow = rows.find((row) => row.version === current)!;
+  return {
+    current,
+    dataKeys,
+    fingerprintKey: await ring.unwrap(
+      currentRow.kek_id,
+      currentRow.wrapped_fingerprint_key,
+      fingerprintKeyAd(tenantId, current),
+    ),
+  };
+}
+
+/** For rotation: the associated data each wrapped tenant key is bound to. */
+export const tenantKeyAd = { data: dataKeyAd, fingerprint: fingerprintKeyAd };

@@ -8,6 +8,7 @@ import {
   startInvitationMailOf,
   startReactorWorkerOf,
   startSignInMailOf,
+  startTokenKeySweeperOf,
 } from '@tokenvault/runtime';
 
 await runUntilSignalled(async () => {
@@ -18,6 +19,7 @@ await runUntilSignalled(async () => {
   const mail = await startInvitationMailOf(runtime);
   const signInMail = startSignInMailOf(runtime);
   const reactors = await startReactorWorkerOf(runtime);
+  const tokenKeySweeper = startTokenKeySweeperOf(runtime);
   logger.info(
     { concurrency: config.WORKER_CONCURRENCY, reactorConcurrency: config.REACTOR_CONCURRENCY },
     'worker running',
@@ -28,6 +30,7 @@ await runUntilSignalled(async () => {
       await mail.stop();
       await signInMail.stop();
       await reactors.close();
+      await tokenKeySweeper.stop();
       await runtime.close();
     },
   };

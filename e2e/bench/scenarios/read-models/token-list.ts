@@ -1,7 +1,7 @@
 // Data for the token-list scenarios of the benchmark: a tenant with a million tokens, written as
 // the projection would, and the GET /tokens paths that read them.
 import type pg from 'pg';
-import { Vault } from '@tokenvault/vault';
+import { LocalKeyring, Vault } from '@tokenvault/vault';
 
 export const tokenListCount = 1_000_000;
 /** Tokens sharing one `customer` metadata value: what a selective metadata filter finds. */
@@ -57,7 +57,7 @@ export async function seedTokenList(
   for (let g = count; g > count - pageSize - 1; g--) read.add(g);
   for (const cursor of deep) for (let g = cursor - 1; g >= cursor - pageSize - 1; g--) read.add(g);
   for (let k = 0; k <= pageSize; k++) read.add(newestOfCustomer - k * perCustomer);
-  const vault = new Vault(pool, masterKey);
+  const vault = new Vault(pool, new LocalKeyring([['default', masterKey]]));
   const sealed = await Promise.all(
     [...read].map(async (g) => ({
       id: idOf(g),

@@ -34,6 +34,8 @@ const eventOf = (type: string, tenantId = tenant, metadata = withActor(tenantId)
       type: 'card',
       formula_id: id,
       reactor_id: id,
+      version: 2,
+      master_key_version: 'b',
     },
     { metadata },
   );
@@ -101,6 +103,21 @@ const expectedEntries: Record<string, { entity_type: string; operation: string; 
   ReactorCreated: { entity_type: 'reactor', operation: 'create', message: 'Reactor created' },
   ReactorUpdated: { entity_type: 'reactor', operation: 'update', message: 'Reactor updated' },
   ReactorDeleted: { entity_type: 'reactor', operation: 'delete', message: 'Reactor deleted' },
+  TokenReencrypted: {
+    entity_type: 'card',
+    operation: 'update',
+    message: 'Token re-encrypted under a new key (old key destroyed)',
+  },
+  TenantKeyRotated: {
+    entity_type: 'tenant',
+    operation: 'update',
+    message: 'Tenant key rotated to version 2',
+  },
+  TenantKeyRewrapped: {
+    entity_type: 'tenant',
+    operation: 'update',
+    message: 'Tenant key version 2 re-wrapped under master key b',
+  },
 };
 
 interface LogRow {

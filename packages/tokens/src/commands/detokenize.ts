@@ -4,6 +4,7 @@ import type { Vault } from '@tokenvault/vault';
 import { allowedOnAll } from '../domain/access.ts';
 import { TokenQueries } from '../queries/tokens.ts';
 import { ReadAuditor } from './read-audit.ts';
+import { openToken } from './open-token.ts';
 
 /**
  * Opens tokens for code that runs on their data (a reactor): the caller needs the permission on
@@ -43,11 +44,7 @@ export class Detokenizer {
       );
     }
     const data = new Map<string, unknown>();
-    await Promise.all(
-      rows.map(async (row) =>
-        data.set(row.id, await this.deps.vault.decrypt(row.tenant_id, row.id, row.data_ciphertext)),
-      ),
-    );
+    await Promise.all(rows.map(async (row) => data.set(row.id, await openToken(this.deps, row))));
     await this.readAuditor.record(
       principal,
       rows.map((row) => ({ tokenId: row.id, type: row.type })),

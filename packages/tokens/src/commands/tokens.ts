@@ -143,7 +143,9 @@ export class TokenCommands {
       id,
       tenant_id: tenantId,
       type: body.type,
-      data_ciphertext: await this.vault.encrypt(tenantId, id, body.data),
+      data_ciphertext: await this.vault.sealToken(tenantId, id, body.data, {
+        expiresAt: body.expires_at ? new Date(body.expires_at).toISOString() : null,
+      }),
       containers: fields.containers,
       metadata: body.metadata ?? {},
       fingerprint: fields.fingerprint,
@@ -154,14 +156,19 @@ export class TokenCommands {
       ...(fields.deduplicated ? { deduplicated: true } : {}),
       ...(fields.claimTakenFrom ? { claim_taken_from: fields.claimTakenFrom } : {}),
     };
-    const outcome = await executeCommand(
-      this.store,
-      tokenStream(tenantId, id),
-      tokenDecider,
-      { type: 'CreateToken', token },
-      metadataOf(principal, correlationId),
-      { newStream: true, conflictDetail: 'A token with this id exists.' },
-    );
+    let outcome;
+    try {
+      outcome = await executeCommand(
+        this.store,
+        tokenStream(tenantId, id),
+        tokenDecider,
+        { type: 'CreateToken', token },
+        metadataOf(principal, correlationId),
+        { newStream: true, conflictDetail: 'A token with this id exists.' },
+      );
+    } finally {
+      this.vault.settleToken(token.data_ciphertext);
+    }
     return { created: true, token: responseOf(token), position: outcome.position };
   }
 
@@ -242,49 +249,55 @@ export class TokenCommands {
         data_ciphertext:
           fingerprint === current.fingerprint
             ? current.data_ciphertext
-            : await this.vault.encrypt(tenantId, tokenId, merged),
+            : await this.vault.sealToken(tenantId, tokenId, merged, { reuseKeyOf: current.data_ciphertext }),
         fingerprint,
       };
     }
-    const command = commandOf(patch);
-    const planned = tokenDecider.decide(command, state);
-    if (planned.length === 0) return { token: responseOf(current), position: null };
-    const execute = async (deduplicate: boolean) => {
-      const outcome = await executeCommand(
-        this.store,
-        stream,
-        tokenDecider,
-        { ...command, deduplicate },
-        metadataOf(principal, correlationId),
-      );
-      const after = outcome.state.status === 'live' ? outcome.state.token : current;
-      return { token: responseOf(after), position: outcome.position };
-    };
-    const update = planned[0]!.data as TokenUpdate;
-    if (principal.tenantSettings.deduplicate_tokens !== 'true' || !update.data_claim) return execute(false);
-    // Only a token this key may read is named (and refuses the update): for any other, a 409
-    // would tell a key what data a token it cannot read holds. Those updates go through, as a
-    // create by such a key makes a new token (without the claim on the data).
-    const refuse = (holderId: string) =>
-      conflict(
-        `Token ${holderId} already holds this data in these containers, and the tenant deduplicates tokens: use that token, or delete one of them first.`,
-      );
-    const existing = await this.queries.findByFingerprint(
-      tenantId,
-      current.type,
-      update.fingerprint,
-      update.containers,
-      tokenId,
-    );
-    if (existing && allowedOnAny(principal, 'token:read', existing.containers)) throw refuse(existing.id);
+    // A new token key made for this update is pending until the append that carries it is over.
     try {
-      return await execute(true);
-    } catch (error) {
-      if (!(error instanceof UniqueClaimTaken)) throw error;
-      const holderId = tokenIdOfHolder(error.holder);
-      const holder = await this.liveToken(tenantId, holderId);
-      if (holder && allowedOnAny(principal, 'token:read', holder.containers)) throw refuse(holderId);
-      return execute(false);
+      const command = commandOf(patch);
+      const planned = tokenDecider.decide(command, state);
+      if (planned.length === 0) return { token: responseOf(current), position: null };
+      const execute = async (deduplicate: boolean) => {
+        const outcome = await executeCommand(
+          this.store,
+          stream,
+          tokenDecider,
+          { ...command, deduplicate },
+          metadataOf(principal, correlationId),
+        );
+        const after = outcome.state.status === 'live' ? outcome.state.token : current;
+        return { token: responseOf(after), position: outcome.position };
+      };
+      const update = planned[0]!.data as TokenUpdate;
+      if (principal.tenantSettings.deduplicate_tokens !== 'true' || !update.data_claim)
+        return await execute(false);
+      // Only a token this key may read is named (and refuses the update): for any other, a 409
+      // would tell a key what data a token it cannot read holds. Those updates go through, as a
+      // create by such a key makes a new token (without the claim on the data).
+      const refuse = (holderId: string) =>
+        conflict(
+          `Token ${holderId} already holds this data in these containers, and the tenant deduplicates tokens: use that token, or delete one of them first.`,
+        );
+      const existing = await this.queries.findByFingerprint(
+        tenantId,
+        current.type,
+        update.fingerprint,
+        update.containers,
+        tokenId,
+      );
+      if (existing && allowedOnAny(principal, 'token:read', existing.containers)) throw refuse(existing.id);
+      try {
+        return await execute(true);
+      } catch (error) {
+        if (!(error instanceof UniqueClaimTaken)) throw error;
+        const holderId = tokenIdOfHolder(error.holder);
+        const holder = await this.liveToken(tenantId, holderId);
+        if (holder && allowedOnAny(principal, 'token:read', holder.containers)) throw refuse(holderId);
+        return await execute(false);
+      }
+    } finally {
+      if (patch.data) this.vault.settleToken(patch.data.data_ciphertext);
     }
   }
 
@@ -301,6 +314,8 @@ export class TokenCommands {
       { type: 'DeleteToken', tokenId, childIds, ...this.acting(principal) },
       metadataOf(principal, correlationId),
     );
+    // Its key was destroyed with the append; other processes forget it at the commit's NOTIFY.
+    this.vault.forgetToken(principal.tenantId, tokenId);
     return { position: outcome.position };
   }
 

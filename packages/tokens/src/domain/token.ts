@@ -107,6 +107,21 @@ export type TokenEvent =
         dissociated_at: string;
       }
     >
+  /**
+   * The token's data sealed again under a new token key (its old key, thought compromised, is
+   * destroyed with this append): the same data, a new ciphertext; nothing else changes.
+   */
+  | DomainEvent<
+      'TokenReencrypted',
+      {
+        token_id: string;
+        tenant_id: string;
+        type: TokenType;
+        data_ciphertext: string;
+        reencrypted_by: string;
+        reencrypted_at: string;
+      }
+    >
   | DomainEvent<
       'TokenDeleted',
       {
@@ -166,6 +181,15 @@ export type TokenCommand =
       deduplicate?: boolean;
     } & Acting)
   | ({ type: 'DeleteToken'; tokenId: string; childIds: string[] } & Acting)
+  | {
+      type: 'ReencryptToken';
+      tokenId: string;
+      /** The ciphertext the new one seals the data of: it must still be the token's. */
+      basis: string;
+      data_ciphertext: string;
+      actorId: string;
+      now: string;
+    }
   | ({ type: 'AssociateParent'; tokenId: string; parentId: string } & Acting)
   | ({ type: 'DissociateParent'; tokenId: string; parentId: string } & Acting);
 
@@ -197,6 +221,9 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
       case 'TokenDissociated':
         if (state.status !== 'live') return state;
         return { ...state, parents: state.parents.filter((parent) => parent !== event.data.parent_id) };
+      case 'TokenReencrypted':
+        if (state.status !== 'live') return state;
+        return { ...state, token: { ...state.token, data_ciphertext: event.data.data_ciphertext } };
       case 'TokenDeleted':
         return { status: 'deleted' };
     }
@@ -209,6 +236,22 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
       return [{ type: 'TokenCreated', data: { token_id: id, ...rest } }];
     }
     if (state.status !== 'live') throw missing();
+    if (command.type === 'ReencryptToken') {
+      if (command.basis !== state.token.data_ciphertext) throw new StaleDataBasis();
+      return [
+        {
+          type: 'TokenReencrypted',
+          data: {
+            token_id: command.tokenId,
+            tenant_id: state.token.tenant_id,
+            type: state.token.type,
+            data_ciphertext: command.data_ciphertext,
+            reencrypted_by: command.actorId,
+            reencrypted_at: command.now,
+          },
+        },
+      ];
+    }
     const common = { tenant_id: command.tenantId, type: state.token.type };
     switch (command.type) {
       case 'UpdateToken':
@@ -375,6 +418,7 @@ export const tokenEventTypes = Object.keys({
   TokenAssociated: true,
   TokenDissociated: true,
   TokenDeleted: true,
+  TokenReencrypted: true,
   TokenRead: true,
   TokensRead: true,
 } satisfies Record<TokensContextEvent['type'], true>) as TokensContextEvent['type'][];

@@ -66,6 +66,7 @@ export function tokenClaims(event: { type: string; data: unknown }): ClaimChange
       };
     case 'TokenAssociated':
     case 'TokenDissociated':
+    case 'TokenReencrypted':
       return undefined;
     default:
       // Another context's event (every event is asked).

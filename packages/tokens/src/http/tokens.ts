@@ -32,6 +32,7 @@ import {
   updateTokenBody,
   usageReportSchema,
 } from '@tokenvault/contracts';
+import { openToken } from '../commands/open-token.ts';
 import { ReadAuditor } from '../commands/read-audit.ts';
 import { usageReport } from '../queries/usage.ts';
 import { TokenCommands } from '../commands/tokens.ts';
@@ -164,7 +165,7 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
     const tokens = await Promise.all(
       rows.map(async (row) => ({
         ...tokenFields(row),
-        data: await vault.decrypt(row.tenant_id, row.id, row.data_ciphertext),
+        data: await openToken({ store, vault }, row),
       })),
     );
     await readAuditor.record(

@@ -37,6 +37,17 @@ async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promis
   );
 }
 
+/** A new ciphertext of the same data: nothing else of the token changes. */
+async function reencrypted(tx: PoolClient, events: DataOf<'TokenReencrypted'>[]): Promise<void> {
+  for (const event of events) {
+    await tx.query('UPDATE tokens SET data_ciphertext = $3 WHERE tenant_id = $1 AND id = $2', [
+      event.tenant_id,
+      event.token_id,
+      event.data_ciphertext,
+    ]);
+  }
+}
+
 /**
  * Each event holds the token's editable state in full, so only the last update of a token in the
  * run counts (one UPDATE … FROM would apply an arbitrary one of several). The token's association rows as a child carry its containers
@@ -100,6 +111,7 @@ export const tokensProjection: Projection = {
     'TokenAssociated',
     'TokenDissociated',
     'TokenDeleted',
+    'TokenReencrypted',
     'TenantDeleted',
   ] satisfies Handled['type'][],
   async apply(events, tx) {
@@ -121,6 +133,9 @@ export const tokensProjection: Projection = {
           break;
         case 'TokenDeleted':
           await deleted(tx, data as DataOf<'TokenDeleted'>[]);
+          break;
+        case 'TokenReencrypted':
+          await reencrypted(tx, data as DataOf<'TokenReencrypted'>[]);
           break;
         case 'TokenRead':
         case 'TokensRead':

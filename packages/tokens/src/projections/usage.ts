@@ -117,6 +117,7 @@ export const tokenUsageProjection: Projection = {
         }
         case 'TokenAssociated':
         case 'TokenDissociated':
+        case 'TokenReencrypted':
           break;
         default: {
           const unhandled: never = type;

@@ -1,0 +1,34 @@
+import { fold } from '@tokenvault/cqrs';
+import type { EventStore } from '@tokenvault/eventstore';
+import { DecryptionError, TokenKeyDestroyedError, type Vault } from '@tokenvault/vault';
+import { tokenDecider, tokenStream, type TokenEvent } from '../domain/token.ts';
+
+/**
+ * A token's data from its read-model row. The row can trail a re-encryption (the projector has not
+ * applied TokenReencrypted yet, or this process still holds the replaced key): its ciphertext no
+ * longer opens, and the token's stream, which has the current one, answers instead.
+ */
+export async function openToken(
+  deps: { store: EventStore; vault: Vault },
+  row: { tenant_id: string; id: string; data_ciphertext: string },
+): Promise<unknown> {
+  let failure: unknown;
+  try {
+    return await deps.vault.decrypt(row.tenant_id, row.id, row.data_ciphertext);
+  } catch (error) {
+    if (!(error instanceof DecryptionError) || !row.data_ciphertext.startsWith('tk:')) throw error;
+    failure = error;
+  }
+  const history = await deps.store.readStream(tokenStream(row.tenant_id, row.id));
+  // Only an older ciphertext of this very token is a lagging row; anything else stays an error.
+  const stale = history.some(
+    (event) => (event.data as { data_ciphertext?: string }).data_ciphertext === row.data_ciphertext,
+  );
+  if (!stale) throw failure;
+  const state = fold(
+    tokenDecider,
+    history.map((event) => ({ type: event.type, data: event.data }) as TokenEvent),
+  );
+  if (state.status !== 'live') throw new TokenKeyDestroyedError();
+  return deps.vault.decrypt(row.tenant_id, row.id, state.token.data_ciphertext);
+}

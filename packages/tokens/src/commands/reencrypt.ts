@@ -1,0 +1,56 @@
+import { defaultCommandAttempts, executeCommand, fold } from '@tokenvault/cqrs';
+import type { EventStore, Position } from '@tokenvault/eventstore';
+import { notFound, type Clock } from '@tokenvault/platform';
+import type { Vault } from '@tokenvault/vault';
+import { StaleDataBasis, tokenDecider, tokenStream, type TokenEvent } from '../domain/token.ts';
+
+/**
+ * Seals a live token's data under a new token key, for a key thought compromised: the append
+ * (TokenReencrypted, carrying the new ciphertext) stores the new key and so destroys the old one
+ * in its transaction; every process forgets the old unwrapped key at that commit. The events
+ * before it keep ciphertext under the destroyed key: unreadable from then on.
+ */
+export async function reencryptToken(
+  deps: { store: EventStore; vault: Vault; clock: Clock },
+  tenantId: string,
+  tokenId: string,
+  actor: { actorId: string; correlationId: string },
+): Promise<{ position: Position | null }> {
+  const stream = tokenStream(tenantId, tokenId);
+  for (let attempt = 1; ; attempt++) {
+    const history = await deps.store.readStream(stream);
+    const state = fold(
+      tokenDecider,
+      history.map((event) => ({ type: event.type, data: event.data }) as TokenEvent),
+    );
+    if (state.status !== 'live') throw notFound('No token with this id.');
+    const basis = state.token.data_ciphertext;
+    const data = await deps.vault.decrypt(tenantId, tokenId, basis);
+    const sealed = await deps.vault.sealToken(tenantId, tokenId, data, {
+      expiresAt: state.token.expires_at ?? null,
+    });
+    try {
+      const outcome = await executeCommand(
+        deps.store,
+        stream,
+        tokenDecider,
+        {
+          type: 'ReencryptToken',
+          tokenId,
+          basis,
+          data_ciphertext: sealed,
+          actorId: actor.actorId,
+          now: deps.clock.now().toISOString(),
+        },
+        { tenant_id: tenantId, actor_type: 'system', correlation_id: actor.correlationId },
+      );
+      deps.vault.forgetToken(tenantId, tokenId);
+      return { position: outcome.position };
+    } catch (error) {
+      // An update changed the data meanwhile: seal what it holds now.
+      if (!(error instanceof StaleDataBasis) || attempt >= defaultCommandAttempts) throw error;
+    } finally {
+      deps.vault.settleToken(sealed);
+    }
+  }
+}

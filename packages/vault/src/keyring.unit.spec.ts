@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { LocalKeyring, MissingMasterKeyError, parseMasterKeys } from './keyring.ts';
+import { LruCache } from './lru.ts';
+import { tokenKeyInvalidation, tokenOfKeyInvalidation } from './token-keys.ts';
+
+describe('the local master keyring', () => {
+  const a = randomBytes(32).toString('base64');
+  const b = randomBytes(32).toString('base64');
+
+  it('wraps with any version it holds and unwraps only with the one that wrapped', async () => {
+    const ring = new LocalKeyring(parseMasterKeys(`b:${b},a:${a}`));
+    expect(ring.primary).toBe('b');
+    expect(ring.versions).toEqual(['b', 'a']);
+    const key = randomBytes(32);
+    const wrapped = await ring.wrap('a', key, 'data-key:t');
+    expect(await ring.unwrap('a', wrapped, 'data-key:t')).toEqual(key);
+    await expect(ring.unwrap('b', wrapped, 'data-key:t')).rejects.toThrow();
+    await expect(ring.unwrap('a', wrapped, 'data-key:other')).rejects.toThrow();
+  });
+
+  it('names a version it lacks', async () => {
+    const ring = new LocalKeyring([['a', a]]);
+    await expect(ring.unwrap('b', 'v1.AAAA', 'x')).rejects.toBeInstanceOf(MissingMasterKeyError);
+    await expect(ring.unwrap('b', 'v1.AAAA', 'x')).rejects.toThrow('"b"');
+  });
+
+  it('refuses a key that is not 32 bytes, and an empty ring', () => {
+    expect(() => new LocalKeyring([['a', randomBytes(16).toString('base64')]])).toThrow('32 bytes');
+    expect(() => new LocalKeyring([])).toThrow('empty');
+  });
+});
+
+describe('the token key cache', () => {
+  it('keeps at most maxEntries, dropping the least recently used', () => {
+    const cache = new LruCache<number>({ maxEntries: 2, ttlMs: 1_000 });
+    cache.set('a', 1);
+    cache.set('b', 2);
+    expect(cache.get('a')).toBe(1);
+    cache.set('c', 3);
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')).toBe(1);
+    expect(cache.get('c')).toBe(3);
+  });
+
+  it('forgets an entry after its TTL, and on delete', () => {
+    let now = 0;
+    const cache = new LruCache<number>({ maxEntries: 10, ttlMs: 100, now: () => now });
+    cache.set('t/1', 1);
+    cache.set('t/2', 2);
+    cache.set('u/1', 3);
+    now = 50;
+    cache.delete('t/1');
+    expect(cache.get('t/1')).toBeUndefined();
+    cache.deletePrefix('t/');
+    expect(cache.get('t/2')).toBeUndefined();
+    expect(cache.get('u/1')).toBe(3);
+    now = 200;
+    expect(cache.get('u/1')).toBeUndefined();
+  });
+});
+
+describe('the token key invalidation', () => {
+  it('round-trips tenant and token ids, and ignores other keys', () => {
+    expect(tokenOfKeyInvalidation(tokenKeyInvalidation('t-1', 'tok/en'))).toEqual({
+      tenantId: 't-1',
+      tokenId: 'tok/en',
+    });
+    expect(tokenOfKeyInvalidation('tenant-keys:t-1')).toBeUndefined();
+  });
+});

@@ -1,0 +1,121 @@
+import type { Queryable } from '@tokenvault/platform';
+
+/**
+ * A token's own key, wrapped by a version of its tenant's data key: a row of `token_keys`, never
+ * part of an event. Destroying the row makes the token's data unreadable everywhere, the
+ * immutable event log included (the forgettable-payload pattern).
+ *
+ * The writes are plain steps on any connection, so an event store composes them with its append:
+ * - PostgreSQL: inside the append's transaction (the tokens context's write-side step), so the
+ *   key and the event commit or roll back together;
+ * - an external event store (KurrentDB), with no shared transaction: `storeTokenKey` BEFORE the
+ *   append and `destroyTokenKey` AFTER it. A crash between them leaves at worst a key with no
+ *   token (an orphan, which `orphanTokenKeys` finds and the sweep removes) or a deleted token's
+ *   key that outlives it until the delete is retried; never a token without its key.
+ */
+export interface StoredTokenKey {
+  tenantId: string;
+  tokenId: string;
+  /** The token key sealed by the tenant data key version below. */
+  wrappedKey: string;
+  tenantKeyVersion: number;
+  /** The token's expiry: the sweep destroys the key once it has passed. */
+  expiresAt: string | null;
+}
+
+/** Stores a token's key; an existing key of the token is replaced, that is destroyed (re-encryption). */
+export async function storeTokenKey(db: Queryable, key: StoredTokenKey): Promise<void> {
+  await db.query(
+    `INSERT INTO token_keys (tenant_id, token_id, wrapped_key, tenant_key_version, expires_at)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (tenant_id, token_id) DO UPDATE SET wrapped_key = EXCLUDED.wrapped_key,
+       tenant_key_version = EXCLUDED.tenant_key_version, expires_at = EXCLUDED.expires_at, created_at = now()`,
+    [key.tenantId, key.tokenId, key.wrappedKey, key.tenantKeyVersion, key.expiresAt],
+  );
+}
+
+export async function destroyTokenKey(db: Queryable, tenantId: string, tokenId: string): Promise<void> {
+  await db.query('DELETE FROM token_keys WHERE tenant_id = $1 AND token_id = $2', [tenantId, tokenId]);
+}
+
+/** A token's new expiry (an update): the key goes when it passes. */
+export async function setTokenKeyExpiry(
+  db: Queryable,
+  tenantId: string,
+  tokenId: string,
+  expiresAt: string | null,
+): Promise<void> {
+  await db.query('UPDATE token_keys SET expires_at = $3 WHERE tenant_id = $1 AND token_id = $2', [
+    tenantId,
+    tokenId,
+    expiresAt,
+  ]);
+}
+
+/** Destroys up to `limit` keys of tokens expired at `now`; returns whose they were. */
+export async function destroyExpiredTokenKeys(
+  db: Queryable,
+  now: Date,
+  limit: number,
+): Promise<{ tenant_id: string; token_id: string }[]> {
+  const result = await db.query<{ tenant_id: string; token_id: string }>(
+    `DELETE FROM token_keys WHERE (tenant_id, token_id) IN (
+       SELECT tenant_id, token_id FROM token_keys WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
+     RETURNING tenant_id, token_id`,
+    [now, limit],
+  );
+  return result.rows;
+}
+
+/**
+ * Keys stored before `olderThan` whose token the event store does not have: what a crash between
+ * an external store's key write and its append leaves. Pages by (tenant_id, token_id) after `after`.
+ */
+export async function orphanTokenKeys(
+  db: Queryable,
+  options: {
+    olderThan: Date;
+    after?: { tenantId: string; tokenId: string };
+    limit: number;
+    tokenExists(tenantId: string, tokenId: string): Promise<boolean>;
+  },
+): Promise<{
+  orphans: { tenantId: string; tokenId: string }[];
+  last?: { tenantId: string; tokenId: string };
+}> {
+  const after = options.after ?? { tenantId: '00000000-0000-0000-0000-000000000000', tokenId: '' };
+  const result = await db.query<{ tenant_id: string; token_id: string }>(
+    `SELECT tenant_id, token_id FROM token_keys
+     WHERE created_at < $1 AND (tenant_id, token_id) > ($2::uuid, $3)
+     ORDER BY tenant_id, token_id LIMIT $4`,
+    [options.olderThan, after.tenantId, after.tokenId, options.limit],
+  );
+  const orphans: { tenantId: string; tokenId: string }[] = [];
+  for (const row of result.rows) {
+    if (!(await options.tokenExists(row.tenant_id, row.token_id))) {
+      orphans.push({ tenantId: row.tenant_id, tokenId: row.token_id });
+    }
+  }
+  const lastRow = result.rows.at(-1);
+  return {
+    orphans,
+    ...(lastRow ? { last: { tenantId: lastRow.tenant_id, tokenId: lastRow.token_id } } : {}),
+  };
+}
+
+/**
+ * Keys made for an append in this process and not yet settled, by the ciphertext they sealed:
+ * the PostgreSQL write-side step stores the one its event's ciphertext names, inside the append's
+ * transaction (the event itself never holds a key, wrapped or not).
+ */
+export const pendingTokenKeys = new Map<string, StoredTokenKey>();
+
+/** The invalidation every process's vault forgets a token's unwrapped key at. */
+export const tokenKeyInvalidation = (tenantId: string, tokenId: string) => `token-key:${tenantId}/${tokenId}`;
+
+export function tokenOfKeyInvalidation(key: string): { tenantId: string; tokenId: string } | undefined {
+  if (!key.startsWith('token-key:')) return undefined;
+  const rest = key.slice('token-key:'.length);
+  const slash = rest.indexOf('/');
+  return slash < 0 ? undefined : { tenantId: rest.slice(0, slash), tokenId: rest.slice(slash + 1) };
+}

@@ -8,6 +8,7 @@ import {
   UniqueClaimTaken,
   type EventStore,
 } from '@tokenvault/eventstore';
+import { pendingTokenKeys } from '@tokenvault/vault';
 import { externalAppendHooks } from './external-store.ts';
 import { uniquenessOf } from './projections.ts';
 import { allMigrations } from './runtime.ts';
@@ -86,6 +87,160 @@ describe('the runtime’s external-store composition', () => {
     expect(await keysOf()).not.toContain(tenantId);
     await timingOut.close();
     await store.close();
+  });
+
+  describe('token keys (stored before the append, never replacing one)', () => {
+    const tokenEvent = (type: string, tenantId: string, tokenId: string, ciphertext?: string) => ({
+      type,
+      data: {
+        tenant_id: tenantId,
+        token_id: tokenId,
+        ...(ciphertext ? { data_ciphertext: ciphertext, expires_at: null } : {}),
+      },
+      metadata: { tenant_id: tenantId },
+    });
+    /** A ciphertext sealed under a new key, pending in this process as the vault leaves it. */
+    const sealedUnderNewKey = (tenantId: string, tokenId: string) => {
+      const ciphertext = `tk:${randomUUID()}`;
+      const wrappedKey = `wrapped-${randomUUID()}`;
+      pendingTokenKeys.set(ciphertext, {
+        tenantId,
+        tokenId,
+        wrappedKey,
+        tenantKeyVersion: 1,
+        expiresAt: null,
+      });
+      return { ciphertext, wrappedKey };
+    };
+    const keyOf = async (tenantId: string, tokenId: string) =>
+      (
+        await app.pool.query<{ wrapped_key: string }>(
+          'SELECT wrapped_key FROM token_keys WHERE tenant_id = $1 AND token_id = $2',
+          [tenantId, tokenId],
+        )
+      ).rows[0]?.wrapped_key;
+
+    it('stores a created token’s key with its event and destroys it with the deletion', async () => {
+      const store = compose();
+      const [tenantId, tokenId] = [randomUUID(), randomUUID()];
+      const sealed = sealedUnderNewKey(tenantId, tokenId);
+      await store.append(
+        `tokens.token-${tokenId}`,
+        [tokenEvent('TokenCreated', tenantId, tokenId, sealed.ciphertext)],
+        {
+          expectedRevision: 'no_stream',
+        },
+      );
+      expect(await keyOf(tenantId, tokenId)).toBe(sealed.wrappedKey);
+      await store.append(`tokens.token-${tokenId}`, [tokenEvent('TokenDeleted', tenantId, tokenId)], {
+        expectedRevision: 0,
+      });
+      expect(await keyOf(tenantId, tokenId)).toBeUndefined();
+      await store.close();
+    });
+
+    it('keeps the key of a create whose answer was lost, through a repair by a process that never saw the key', async () => {
+      const [tenantId, tokenId] = [randomUUID(), randomUUID()];
+      const inner = new PostgresEventStore(events.pool);
+      const lostAnswer: EventStore = {
+        append: async (stream, appended, options) => {
+          await inner.append(stream, appended, options);
+          throw new Error('deadline exceeded');
+        },
+        readStream: (stream) => inner.readStream(stream),
+        readAll: (options) => inner.readAll(options),
+        headPosition: () => inner.headPosition(),
+        subscribeAll: (options) => inner.subscribeAll(options),
+        claimHolder: (scope, key) => inner.claimHolder(scope, key),
+        close: () => inner.close(),
+      };
+      const timingOut = compose(lostAnswer);
+      const sealed = sealedUnderNewKey(tenantId, tokenId);
+      await expect(
+        timingOut.append(
+          `tokens.token-${tokenId}`,
+          [tokenEvent('TokenCreated', tenantId, tokenId, sealed.ciphertext)],
+          {
+            expectedRevision: 'no_stream',
+          },
+        ),
+      ).rejects.toThrow('deadline exceeded');
+      // The process that sealed it is gone; another one repairs the append from what was stored.
+      pendingTokenKeys.delete(sealed.ciphertext);
+      const repairer = compose();
+      expect(await repairer.repairStale(0)).toEqual(['completed']);
+      expect(await keyOf(tenantId, tokenId)).toBe(sealed.wrappedKey);
+      await timingOut.close();
+      await repairer.close();
+    });
+
+    it('leaves the key of a token whose id a refused create tried to take, and keeps none of its own', async () => {
+      const store = compose();
+      const [tenantId, tokenId] = [randomUUID(), randomUUID()];
+      const first = sealedUnderNewKey(tenantId, tokenId);
+      await store.append(
+        `tokens.token-${tokenId}`,
+        [tokenEvent('TokenCreated', tenantId, tokenId, first.ciphertext)],
+        {
+          expectedRevision: 'no_stream',
+        },
+      );
+      const second = sealedUnderNewKey(tenantId, tokenId);
+      await expect(
+        store.append(
+          `tokens.token-${tokenId}`,
+          [tokenEvent('TokenCreated', tenantId, tokenId, second.ciphertext)],
+          {
+            expectedRevision: 'no_stream',
+          },
+        ),
+      ).rejects.toThrow();
+      expect(await keyOf(tenantId, tokenId)).toBe(first.wrappedKey);
+      expect((await new PostgresEventStore(events.pool).readStream(`tokens.token-${tokenId}`)).length).toBe(
+        1,
+      );
+      await store.close();
+    });
+
+    it('takes back the key of a create refused for its revision, and refuses a re-encryption before writing anything', async () => {
+      const store = compose();
+      const [tenantId, tokenId] = [randomUUID(), randomUUID()];
+      const refused = sealedUnderNewKey(tenantId, tokenId);
+      await expect(
+        store.append(
+          `tokens.token-${tokenId}`,
+          [tokenEvent('TokenCreated', tenantId, tokenId, refused.ciphertext)],
+          {
+            expectedRevision: 3,
+          },
+        ),
+      ).rejects.toThrow(/expected revision/);
+      expect(await keyOf(tenantId, tokenId)).toBeUndefined();
+
+      const created = sealedUnderNewKey(tenantId, tokenId);
+      await store.append(
+        `tokens.token-${tokenId}`,
+        [tokenEvent('TokenCreated', tenantId, tokenId, created.ciphertext)],
+        {
+          expectedRevision: 'no_stream',
+        },
+      );
+      const reencrypted = sealedUnderNewKey(tenantId, tokenId);
+      await expect(
+        store.append(
+          `tokens.token-${tokenId}`,
+          [tokenEvent('TokenReencrypted', tenantId, tokenId, reencrypted.ciphertext)],
+          {
+            expectedRevision: 0,
+          },
+        ),
+      ).rejects.toThrow(/needs the events in PostgreSQL/);
+      expect(await keyOf(tenantId, tokenId)).toBe(created.wrappedKey);
+      expect((await new PostgresEventStore(events.pool).readStream(`tokens.token-${tokenId}`)).length).toBe(
+        1,
+      );
+      await store.close();
+    });
   });
 
   it('keeps one user per address across concurrent registrations', async () => {

@@ -5,20 +5,22 @@ import {
   type AppendHook,
   type RecordedEvent,
 } from '@tokenvault/eventstore';
-import { uniquenessOf, writeSideProjections } from './projections.ts';
+import { tenantKeyShredding } from '@tokenvault/tenancy';
+import { externalTokenKeyHook } from '@tokenvault/tokens';
+import { uniquenessOf } from './projections.ts';
 
 /**
- * The write-side effects of an append to an external store, as before/after hooks (see
- * AppendHook): tenant key shredding runs after the append. An effect that must exist before the
- * events are stored (a key they are encrypted with) adds a hook with `before`, and `failed` to
- * undo it.
+ * The write-side effects (writeSideProjections) of an append to an external store, as
+ * before/after hooks (see AppendHook): tenant key shredding runs after the append; a token's key
+ * is stored before it (the events are encrypted with it) and taken back when it is refused.
  */
-export const externalAppendHooks: AppendHook[] = writeSideProjections.map((effect) =>
+export const externalAppendHooks: AppendHook[] = [
   afterAppendHook({
-    handles: effect.handles,
-    apply: (events: readonly RecordedEvent[], tx: PoolClient) => effect.apply(events, tx),
+    handles: tenantKeyShredding.handles,
+    apply: (events: readonly RecordedEvent[], tx: PoolClient) => tenantKeyShredding.apply(events, tx),
   }),
-);
+  externalTokenKeyHook,
+];
 
 // Loaded only with EVENTSTORE_URL: the client costs half a second to load.
 const loadKurrentDB = () => import('@tokenvault/eventstore/kurrentdb');

@@ -63,20 +63,34 @@ export async function sweepOrphanTokenKeys(pool: Pool, store: EventStore, clock:
   }
 }
 
-/** Runs the expiry sweep every `intervalMs` until stopped. */
+/** How often, at most, the orphan sweep (an external store's) runs: orphans are rare and old. */
+const orphanSweepEveryMs = 5 * 60_000;
+
+/**
+ * Runs the expiry sweep every `intervalMs` until stopped, and with an external event store
+ * (`orphansIn`: no transaction shared with the keys) the orphan sweep every few minutes too.
+ */
 export function startTokenKeySweeper(options: {
   pool: Pool;
   clock: Clock;
   logger: Logger;
   intervalMs: number;
+  orphansIn?: EventStore;
 }): { stop(): Promise<void> } {
   let running: Promise<void> | null = null;
+  let lastOrphanSweep = 0;
+  const sweep = async () => {
+    const destroyed = await sweepExpiredTokenKeys(options.pool, options.clock);
+    if (destroyed) options.logger.info({ destroyed }, 'expired tokens’ keys destroyed');
+    if (options.orphansIn && Date.now() - lastOrphanSweep >= orphanSweepEveryMs) {
+      lastOrphanSweep = Date.now();
+      const removed = await sweepOrphanTokenKeys(options.pool, options.orphansIn, options.clock);
+      if (removed) options.logger.info({ removed }, 'keys of tokens never stored removed');
+    }
+  };
   const timer = setInterval(() => {
     if (running) return;
-    running = sweepExpiredTokenKeys(options.pool, options.clock)
-      .then((destroyed) => {
-        if (destroyed) options.logger.info({ destroyed }, 'expired tokens’ keys destroyed');
-      })
+    running = sweep()
       .catch((error: unknown) => options.logger.warn({ err: error }, 'token key sweep failed'))
       .finally(() => {
         running = null;

@@ -15,6 +15,8 @@ export {
   orphanTokenKeys,
   pendingTokenKeys,
   setTokenKeyExpiry,
+  withdrawTokenKey,
+  storeNewTokenKey,
   storeTokenKey,
   tokenKeyInvalidation,
   tokenOfKeyInvalidation,

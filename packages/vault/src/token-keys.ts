@@ -8,8 +8,9 @@ import type { Queryable } from '@tokenvault/platform';
  * The writes are plain steps on any connection, so an event store composes them with its append:
  * - PostgreSQL: inside the append's transaction (the tokens context's write-side step), so the
  *   key and the event commit or roll back together;
- * - an external event store (KurrentDB), with no shared transaction: `storeTokenKey` BEFORE the
- *   append and `destroyTokenKey` AFTER it. A crash between them leaves at worst a key with no
+ * - an external event store (KurrentDB), with no shared transaction: `storeNewTokenKey` BEFORE the
+ *   append (`withdrawTokenKey` when it is refused) and `destroyTokenKey` AFTER it (the tokens
+ *   context's `externalTokenKeyHook`). A crash between them leaves at worst a key with no
  *   token (an orphan, which `orphanTokenKeys` finds and the sweep removes) or a deleted token's
  *   key that outlives it until the delete is retried; never a token without its key.
  */
@@ -32,6 +33,28 @@ export async function storeTokenKey(db: Queryable, key: StoredTokenKey): Promise
        tenant_key_version = EXCLUDED.tenant_key_version, expires_at = EXCLUDED.expires_at, created_at = now()`,
     [key.tenantId, key.tokenId, key.wrappedKey, key.tenantKeyVersion, key.expiresAt],
   );
+}
+
+/**
+ * Stores a token's first key, never replacing one (an external store's step before its append: the
+ * append may still be refused). False when the token has a key already.
+ */
+export async function storeNewTokenKey(db: Queryable, key: StoredTokenKey): Promise<boolean> {
+  const result = await db.query(
+    `INSERT INTO token_keys (tenant_id, token_id, wrapped_key, tenant_key_version, expires_at)
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (tenant_id, token_id) DO NOTHING`,
+    [key.tenantId, key.tokenId, key.wrappedKey, key.tenantKeyVersion, key.expiresAt],
+  );
+  return result.rowCount === 1;
+}
+
+/** Takes back a key stored for an append that was refused: only that key, never another's. */
+export async function withdrawTokenKey(db: Queryable, key: StoredTokenKey): Promise<void> {
+  await db.query('DELETE FROM token_keys WHERE tenant_id = $1 AND token_id = $2 AND wrapped_key = $3', [
+    key.tenantId,
+    key.tokenId,
+    key.wrappedKey,
+  ]);
 }
 
 export async function destroyTokenKey(db: Queryable, tenantId: string, tokenId: string): Promise<void> {

@@ -21,6 +21,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureDebianPackages } from '../infra/debian/packages.mjs';
 import { fetchJars } from '../infra/kafka/kafka.mjs';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -60,10 +61,10 @@ export function dockerUnavailableReason() {
   if (missing.length > 0) {
     if (!root || !has('apt-get'))
       return `${missing.map(([, pkg]) => pkg).join(', ')} missing and not root with apt-get to install them`;
-    log(`installing ${missing.map(([, pkg]) => pkg).join(', ')} with apt-get…`);
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    run('apt-get', ['update', '-qq'], { env });
-    run('apt-get', ['install', '-y', '-qq', ...missing.map(([, pkg]) => pkg)], { env });
+    ensureDebianPackages(
+      missing.map(([, pkg]) => pkg),
+      'The compose tier',
+    );
   }
   if (quiet('docker', ['info']).status === 0) return undefined;
   if (!root) return 'no Docker engine answers and only root can start dockerd';

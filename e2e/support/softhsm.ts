@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ensureDebianPackages } from '../../infra/debian/packages.mjs';
 
 const modules = ['/usr/lib/softhsm/libsofthsm2.so', '/usr/lib/x86_64-linux-gnu/softhsm/libsofthsm2.so'];
 const pkcs11Tool = '/usr/bin/pkcs11-tool';
@@ -27,14 +28,7 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.e
 export function ensureSoftHsm(): string {
   const installed = () => modules.find((path) => existsSync(path));
   if (installed() && existsSync(pkcs11Tool) && existsSync(softhsmUtil)) return installed()!;
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) {
-    throw new Error(
-      'The PKCS#11 tests need SoftHSM2 and pkcs11-tool: run `sudo apt-get update && sudo apt-get install -y softhsm2 opensc` (Debian).',
-    );
-  }
-  process.stderr.write('[softhsm] softhsm2 or opensc is missing: installing them with apt…\n');
-  run('apt-get', ['update']);
-  run('apt-get', ['install', '-y', '--no-install-recommends', 'softhsm2', 'opensc']);
+  ensureDebianPackages(['softhsm2', 'opensc'], 'The PKCS#11 tests');
   const module = installed();
   if (!module || !existsSync(pkcs11Tool))
     throw new Error('apt installed softhsm2 and opensc, but they are still missing');

@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logMappings } from '@tokenvault/audit';
 import { eventually } from '@tokenvault/platform/testing';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
+import { runAdminCli } from './support/service-process.ts';
 import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
 
 interface Log {
@@ -108,6 +110,29 @@ describe('audit log: one row per event, for every write the service offers', () 
     );
     await ok(client.request('DELETE', `/reactors/${reactor.id}`));
     await ok(client.request('DELETE', `/reactor-formulas/${formula.id}`));
+
+    // An operator's key commands (npm run keys) are events and log rows too.
+    const { KAFKA_BROKERS: _kafka, MASTER_KEY: _key, MASTER_KEYS: _keys, ...inherited } = process.env;
+    const operator = {
+      ...inherited,
+      DATABASE_URL: stack.config.DATABASE_URL,
+      REDIS_URL: stack.config.REDIS_URL,
+      QUEUE_PREFIX: stack.config.QUEUE_PREFIX,
+      PROJECTIONS: stack.config.PROJECTIONS,
+    };
+    await runAdminCli('keys.ts', ['rotate-tenant', tenant.tenantId], {
+      ...operator,
+      MASTER_KEY: stack.config.MASTER_KEY,
+    });
+    await runAdminCli('keys.ts', ['reencrypt-token', tenant.tenantId, other.id], {
+      ...operator,
+      MASTER_KEY: stack.config.MASTER_KEY,
+    });
+    // Last: from here the tenant's key is wrapped by a master key this service does not hold.
+    await runAdminCli('keys.ts', ['rewrap'], {
+      ...operator,
+      MASTER_KEYS: `next:${randomBytes(32).toString('base64')},default:${stack.config.MASTER_KEY}`,
+    });
 
     const events = await stack.service.runtime.ownerPool.query<{
       event_type: string;

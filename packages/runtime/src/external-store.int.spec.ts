@@ -13,6 +13,20 @@ import { externalAppendHooks } from './external-store.ts';
 import { uniquenessOf } from './projections.ts';
 import { allMigrations } from './runtime.ts';
 
+/** A store that writes the append and then loses the answer (an ambiguous failure, left to the repair). */
+const answerLostAfterWriting = (inner: EventStore): EventStore => ({
+  append: async (stream, appended, options) => {
+    await inner.append(stream, appended, options);
+    throw new Error('deadline exceeded');
+  },
+  readStream: (stream) => inner.readStream(stream),
+  readAll: (options) => inner.readAll(options),
+  headPosition: () => inner.headPosition(),
+  subscribeAll: (options) => inner.subscribeAll(options),
+  claimHolder: (scope, key) => inner.claimHolder(scope, key),
+  close: () => inner.close(),
+});
+
 /*
  * The composition the runtime makes with EVENTSTORE_URL (the application's uniqueness rules and
  * write-side hooks), over the PostgreSQL store in a database of its own standing in for KurrentDB:
@@ -65,20 +79,7 @@ describe('the runtime’s external-store composition', () => {
     expect(await keysOf()).toContain(tenantId);
 
     // The store wrote it, the answer was lost: an ambiguous failure, left to the repair.
-    const inner = new PostgresEventStore(events.pool);
-    const lostAnswer: EventStore = {
-      append: async (stream, appended, options) => {
-        await inner.append(stream, appended, options);
-        throw new Error('deadline exceeded');
-      },
-      readStream: (stream) => inner.readStream(stream),
-      readAll: (options) => inner.readAll(options),
-      headPosition: () => inner.headPosition(),
-      subscribeAll: (options) => inner.subscribeAll(options),
-      claimHolder: (scope, key) => inner.claimHolder(scope, key),
-      close: () => inner.close(),
-    };
-    const timingOut = compose(lostAnswer);
+    const timingOut = compose(answerLostAfterWriting(new PostgresEventStore(events.pool)));
     await expect(
       timingOut.append(`tenant-${tenantId}`, [tenantDeleted(tenantId)], { expectedRevision: 'any' }),
     ).rejects.toThrow('deadline exceeded');
@@ -141,20 +142,7 @@ describe('the runtime’s external-store composition', () => {
 
     it('keeps the key of a create whose answer was lost, through a repair by a process that never saw the key', async () => {
       const [tenantId, tokenId] = [randomUUID(), randomUUID()];
-      const inner = new PostgresEventStore(events.pool);
-      const lostAnswer: EventStore = {
-        append: async (stream, appended, options) => {
-          await inner.append(stream, appended, options);
-          throw new Error('deadline exceeded');
-        },
-        readStream: (stream) => inner.readStream(stream),
-        readAll: (options) => inner.readAll(options),
-        headPosition: () => inner.headPosition(),
-        subscribeAll: (options) => inner.subscribeAll(options),
-        claimHolder: (scope, key) => inner.claimHolder(scope, key),
-        close: () => inner.close(),
-      };
-      const timingOut = compose(lostAnswer);
+      const timingOut = compose(answerLostAfterWriting(new PostgresEventStore(events.pool)));
       const sealed = sealedUnderNewKey(tenantId, tokenId);
       await expect(
         timingOut.append(

@@ -1,9 +1,9 @@
-import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
-import nodemailer from 'nodemailer';
+import { Queue, type Job } from 'bullmq';
 import type { EventStore } from '@tokenvault/eventstore';
-import { failedJobOutcome, queueJobsTotal, type Config, type Logger, type Pool } from '@tokenvault/platform';
+import type { Config, Logger, Pool } from '@tokenvault/platform';
 import { Processor } from '@tokenvault/cqrs';
 import { loadInvitationMailFacts, type Clock, type InvitationLinks } from '@tokenvault/tenancy';
+import { MailWorker, queueConnection, type MailConfig, type SendMail } from './mail-worker.ts';
 import { renderInvitationEmail } from './render.ts';
 
 export const invitationMailQueueName = 'invitation-email';
@@ -18,23 +18,6 @@ export interface InvitationMailJob {
 /** One job per link: a duplicate enqueue (a replay after a crash) is ignored by BullMQ. */
 export const invitationMailJobId = (job: InvitationMailJob) =>
   `invitation.${job.invitation_id}.v${job.link_version}`;
-
-export function queueConnection(config: Pick<Config, 'REDIS_URL'>): ConnectionOptions {
-  // Blocking commands of BullMQ's workers need maxRetriesPerRequest: null.
-  return { url: config.REDIS_URL, maxRetriesPerRequest: null };
-}
-
-type MailConfig = Pick<
-  Config,
-  | 'REDIS_URL'
-  | 'QUEUE_PREFIX'
-  | 'EMAIL_ATTEMPTS'
-  | 'EMAIL_BACKOFF_MS'
-  | 'SMTP_URL'
-  | 'SMTP_FROM'
-  | 'PUBLIC_URL'
-  | 'WORKER_CONCURRENCY'
->;
 
 export function createInvitationMailQueue(config: MailConfig): Queue<InvitationMailJob> {
   return new Queue<InvitationMailJob>(invitationMailQueueName, {
@@ -126,66 +109,30 @@ export interface InvitationMailWorkerOptions {
  * backoff. close() waits for the jobs in flight. Neither the token nor the link is ever logged.
  */
 export class InvitationMailWorker {
-  private readonly worker: Worker<InvitationMailJob, MailOutcome>;
-  private readonly transport: nodemailer.Transporter;
-
+  private readonly mail: MailWorker<InvitationMailJob, MailOutcome>;
   private readonly options: InvitationMailWorkerOptions;
+
   constructor(options: InvitationMailWorkerOptions) {
     this.options = options;
-    const { config, logger } = options;
-    // Bounded waits: a stuck SMTP server must not outlast a graceful shutdown.
-    this.transport = nodemailer.createTransport(config.SMTP_URL, {
-      connectionTimeout: 10_000,
-      greetingTimeout: 10_000,
-      socketTimeout: 10_000,
+    this.mail = new MailWorker({
+      queueName: invitationMailQueueName,
+      kind: 'invitation e-mail',
+      config: options.config,
+      logger: options.logger,
+      process: (job, send) => this.process(job, send),
     });
-    this.worker = new Worker<InvitationMailJob, MailOutcome>(
-      invitationMailQueueName,
-      (job) => this.process(job),
-      {
-        connection: queueConnection(config),
-        prefix: config.QUEUE_PREFIX,
-        concurrency: config.WORKER_CONCURRENCY,
-        autorun: false,
-      },
-    );
-    this.worker.on('completed', () =>
-      queueJobsTotal.inc({ queue: invitationMailQueueName, outcome: 'completed' }),
-    );
-    this.worker.on('failed', (job) =>
-      queueJobsTotal.inc({ queue: invitationMailQueueName, outcome: failedJobOutcome(job) }),
-    );
-    this.worker.on('failed', (job, error) =>
-      logger.warn(
-        // Never the message: an SMTP server's reply can quote the recipient's address.
-        {
-          jobId: job?.id,
-          attemptsMade: job?.attemptsMade,
-          code:
-            (error as { responseCode?: number; code?: string }).responseCode ??
-            (error as { code?: string }).code,
-        },
-        'invitation e-mail not sent; it will be retried while attempts remain',
-      ),
-    );
-    this.worker.on('error', (error) => logger.warn({ err: error }, 'invitation e-mail worker error'));
   }
 
   start(): void {
-    void this.worker
-      .run()
-      .catch((error: unknown) =>
-        this.options.logger.error({ err: error }, 'invitation e-mail worker stopped'),
-      );
+    this.mail.start();
   }
 
   /** Waits for the jobs in flight to finish; nothing new is taken. */
-  async close(): Promise<void> {
-    await this.worker.close();
-    this.transport.close();
+  close(): Promise<void> {
+    return this.mail.close();
   }
 
-  private async process(job: Job<InvitationMailJob, MailOutcome>): Promise<MailOutcome> {
+  private async process(job: Job<InvitationMailJob, MailOutcome>, send: SendMail): Promise<MailOutcome> {
     const { config, store, appPool, links, clock, logger } = this.options;
     const { tenant_id: tenantId, invitation_id: invitationId, link_version: linkVersion } = job.data;
     const facts = await loadInvitationMailFacts(store, appPool, tenantId, invitationId);
@@ -209,21 +156,15 @@ export class InvitationMailWorker {
       expiresAt: facts.expiresAt,
       acceptUrl,
     });
-    await this.transport
-      .sendMail({
-        from: config.SMTP_FROM,
-        to: facts.email,
-        subject: message.subject,
-        text: message.text,
-        html: message.html,
-        // The same Message-ID on every attempt of one link: receivers can drop a duplicate.
-        messageId: `<invitation.${invitationId}.v${linkVersion}@tokenvault>`,
-      })
-      .catch((error: { responseCode?: number; code?: string }) => {
-        // Rethrown without the server's text (it can quote the address), which BullMQ would keep
-        // as the job's failure reason in Redis.
-        throw new Error(`SMTP delivery failed (${error.responseCode ?? error.code ?? 'unknown'})`);
-      });
+    await send({
+      from: config.SMTP_FROM,
+      to: facts.email,
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
+      // The same Message-ID on every attempt of one link: receivers can drop a duplicate.
+      messageId: `<invitation.${invitationId}.v${linkVersion}@tokenvault>`,
+    });
     logger.info({ jobId: job.id, attempt: job.attemptsMade + 1 }, 'invitation e-mail sent');
     return outcome;
   }

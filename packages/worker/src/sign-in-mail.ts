@@ -1,8 +1,7 @@
-import { Queue, Worker, type Job } from 'bullmq';
-import nodemailer from 'nodemailer';
-import { failedJobOutcome, queueJobsTotal, type Config, type Logger } from '@tokenvault/platform';
+import { Queue, type Job } from 'bullmq';
+import type { Config, Logger } from '@tokenvault/platform';
 import type { Sessions } from '@tokenvault/tenancy';
-import { queueConnection } from './invitation-mail.ts';
+import { MailWorker, queueConnection, type MailConfig, type SendMail } from './mail-worker.ts';
 import { renderSignInEmail } from './render.ts';
 
 export const signInMailQueueName = 'sign-in-email';
@@ -11,18 +10,6 @@ export const signInMailQueueName = 'sign-in-email';
 export interface SignInMailJob {
   link_id: string;
 }
-
-type MailConfig = Pick<
-  Config,
-  | 'REDIS_URL'
-  | 'QUEUE_PREFIX'
-  | 'EMAIL_ATTEMPTS'
-  | 'EMAIL_BACKOFF_MS'
-  | 'SMTP_URL'
-  | 'SMTP_FROM'
-  | 'PUBLIC_URL'
-  | 'WORKER_CONCURRENCY'
->;
 
 export function createSignInMailQueue(config: MailConfig): Queue<SignInMailJob> {
   return new Queue<SignInMailJob>(signInMailQueueName, {
@@ -49,59 +36,32 @@ export type SignInMailOutcome = 'sent' | 'unusable';
  * Neither the token nor the link nor the address is ever logged.
  */
 export class SignInMailWorker {
-  private readonly worker: Worker<SignInMailJob, SignInMailOutcome>;
-  private readonly transport: nodemailer.Transporter;
+  private readonly mail: MailWorker<SignInMailJob, SignInMailOutcome>;
   private readonly options: { config: MailConfig; sessions: Sessions; logger: Logger };
 
   constructor(options: { config: MailConfig; sessions: Sessions; logger: Logger }) {
     this.options = options;
-    const { config, logger } = options;
-    this.transport = nodemailer.createTransport(config.SMTP_URL, {
-      connectionTimeout: 10_000,
-      greetingTimeout: 10_000,
-      socketTimeout: 10_000,
+    this.mail = new MailWorker({
+      queueName: signInMailQueueName,
+      kind: 'sign-in e-mail',
+      config: options.config,
+      logger: options.logger,
+      process: (job, send) => this.process(job, send),
     });
-    this.worker = new Worker<SignInMailJob, SignInMailOutcome>(
-      signInMailQueueName,
-      (job) => this.process(job),
-      {
-        connection: queueConnection(config),
-        prefix: config.QUEUE_PREFIX,
-        concurrency: config.WORKER_CONCURRENCY,
-        autorun: false,
-      },
-    );
-    this.worker.on('completed', () =>
-      queueJobsTotal.inc({ queue: signInMailQueueName, outcome: 'completed' }),
-    );
-    this.worker.on('failed', (job, error) => {
-      queueJobsTotal.inc({ queue: signInMailQueueName, outcome: failedJobOutcome(job) });
-      logger.warn(
-        {
-          jobId: job?.id,
-          attemptsMade: job?.attemptsMade,
-          code:
-            (error as { responseCode?: number; code?: string }).responseCode ??
-            (error as { code?: string }).code,
-        },
-        'sign-in e-mail not sent; it will be retried while attempts remain',
-      );
-    });
-    this.worker.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail worker error'));
   }
 
   start(): void {
-    void this.worker
-      .run()
-      .catch((error: unknown) => this.options.logger.error({ err: error }, 'sign-in e-mail worker stopped'));
+    this.mail.start();
   }
 
-  async close(): Promise<void> {
-    await this.worker.close();
-    this.transport.close();
+  close(): Promise<void> {
+    return this.mail.close();
   }
 
-  private async process(job: Job<SignInMailJob, SignInMailOutcome>): Promise<SignInMailOutcome> {
+  private async process(
+    job: Job<SignInMailJob, SignInMailOutcome>,
+    send: SendMail,
+  ): Promise<SignInMailOutcome> {
     const { config, sessions, logger } = this.options;
     const mail = await sessions.mailOf(job.data.link_id);
     if (!mail) {
@@ -111,18 +71,14 @@ export class SignInMailWorker {
     // In the fragment, which browsers never send: the token stays out of proxy and access logs.
     const signInUrl = `${config.PUBLIC_URL}/sign-in#token=${encodeURIComponent(mail.token)}`;
     const message = renderSignInEmail({ signInUrl, expiresAt: mail.expiresAt });
-    await this.transport
-      .sendMail({
-        from: config.SMTP_FROM,
-        to: mail.email,
-        subject: message.subject,
-        text: message.text,
-        html: message.html,
-        messageId: `<sign-in.${job.data.link_id}@tokenvault>`,
-      })
-      .catch((error: { responseCode?: number; code?: string }) => {
-        throw new Error(`SMTP delivery failed (${error.responseCode ?? error.code ?? 'unknown'})`);
-      });
+    await send({
+      from: config.SMTP_FROM,
+      to: mail.email,
+      subject: message.subject,
+      text: message.text,
+      html: message.html,
+      messageId: `<sign-in.${job.data.link_id}@tokenvault>`,
+    });
     logger.info({ jobId: job.id, attempt: job.attemptsMade + 1 }, 'sign-in e-mail sent');
     return 'sent';
   }

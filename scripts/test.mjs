@@ -1,30 +1,55 @@
-// The whole test suite: static checks first (fast failures), then every tier of vitest with the
-// default projections (inline), then the e2e tier again with PROJECTIONS=async (every read model
-// written by the projector, as with an event store outside PostgreSQL), then one plain closing
-// line with the counts of both runs.
+// The test suite. With no tier, the whole of it: static checks first (fast failures), the
+// architecture rules, then every tier of vitest with the default projections (inline), the e2e
+// tier again with PROJECTIONS=async (every read model written by the projector, as with an event
+// store outside PostgreSQL), the compose tier, then one plain closing line with the counts of all
+// runs.
+//
+//   node scripts/test.mjs [--tier unit|int|e2e|compose] [vitest arguments…]
+//
+// With a tier, only that tier's vitest runs (e2e in both projection modes). Arguments after it
+// (files, -t filters) go to vitest; with arguments, the e2e tier runs once, in the mode of the
+// environment's PROJECTIONS (inline by default).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-const run = (command, args, env = process.env) => execFileSync(command, args, { stdio: 'inherit', env });
-run('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
-// The console's page script: the DOM library, apart from the Node program.
-run('npx', ['tsc', '-p', 'packages/console/app/tsconfig.json']);
-run('npx', ['eslint', '.']);
-run('npx', ['prettier', '--check', '.']);
-run(process.execPath, ['scripts/openapi-lint.mjs']);
+const tiers = ['unit', 'int', 'e2e', 'compose'];
+const args = process.argv.slice(2);
+const tierAt = args.indexOf('--tier');
+const tier = tierAt === -1 ? undefined : args[tierAt + 1];
+if (tierAt !== -1 && !tiers.includes(tier)) {
+  console.error(`--tier must be one of ${tiers.join(', ')}`);
+  process.exit(2);
+}
+const extra = tierAt === -1 ? args : args.filter((_, index) => index !== tierAt && index !== tierAt + 1);
+
+const run = (command, commandArgs, env = process.env) =>
+  execFileSync(command, commandArgs, { stdio: 'inherit', env });
+
+if (tier === undefined) {
+  run('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit']);
+  // The console's page script: the DOM library, apart from the Node program.
+  run('npx', ['tsc', '-p', 'packages/console/app/tsconfig.json']);
+  run('npx', ['eslint', '.']);
+  run('npx', ['prettier', '--check', '.']);
+  run(process.execPath, ['scripts/openapi-lint.mjs']);
+}
 
 /** One vitest run; its counts (a file that failed outside any test counts as one failure). */
-function vitest(name, args, env) {
+function vitest(name, vitestArgs, env) {
   const report = `.data/vitest-report-${name}.json`;
   let failed = false;
   try {
     run(
       'npx',
-      ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...args],
-      {
-        ...process.env,
-        ...env,
-      },
+      [
+        'vitest',
+        'run',
+        '--reporter=default',
+        '--reporter=json',
+        `--outputFile.json=${report}`,
+        ...vitestArgs,
+      ],
+      { ...process.env, ...env },
     );
   } catch {
     failed = true;
@@ -39,17 +64,32 @@ function vitest(name, args, env) {
   return { failed, passed: results.numPassedTests, failures: failed && failures === 0 ? 1 : failures };
 }
 
-const extra = process.argv.slice(2);
-const runs = [vitest('inline', extra, { PROJECTIONS: 'inline' })];
-// Only when the whole suite runs (arguments pick files or tiers: run those once).
-if (extra.length === 0) runs.push(vitest('async', ['--project', 'e2e'], { PROJECTIONS: 'async' }));
-// Last, the compose tier (e2e/compose): the docker-compose stack in containers. It installs and
-// starts Docker itself, which takes root (or an engine the user may already use).
-if (extra.length === 0) {
+/** The compose tier: the docker-compose stack in containers; it installs and starts Docker itself, which takes root (or an engine the user may already use). */
+function composeTier() {
   const dockerAnswers = spawnSync('docker', ['info'], { stdio: 'ignore' }).status === 0;
   if (process.getuid?.() === 0 || dockerAnswers)
-    runs.push(vitest('compose', ['--config', 'vitest.compose.config.ts'], {}));
-  else console.log('\ncompose tier: did not run (not root, and no Docker engine answers to install or use)');
+    return [vitest('compose', ['--config', 'vitest.compose.config.ts', ...extra], {})];
+  console.log('\ncompose tier: did not run (not root, and no Docker engine answers to install or use)');
+  return [];
+}
+
+const mode = (projections) => ({ PROJECTIONS: projections });
+const defaultMode = process.env.PROJECTIONS ?? 'inline';
+const runs = [];
+if (tier === undefined) {
+  runs.push(vitest('inline', extra, mode('inline')));
+  // Only when the whole suite runs (arguments pick files or tiers: run those once).
+  if (extra.length === 0) {
+    runs.push(vitest('async', ['--project', 'e2e'], mode('async')));
+    runs.push(...composeTier());
+  }
+} else if (tier === 'compose') {
+  runs.push(...composeTier());
+} else if (tier === 'e2e' && extra.length === 0) {
+  runs.push(vitest('e2e-inline', ['--project', 'e2e'], mode('inline')));
+  runs.push(vitest('e2e-async', ['--project', 'e2e'], mode('async')));
+} else {
+  runs.push(vitest(tier, ['--project', tier, ...extra], mode(defaultMode)));
 }
 const passed = runs.reduce((sum, result) => sum + result.passed, 0);
 const failures = runs.reduce((sum, result) => sum + result.failures, 0);

@@ -5,7 +5,8 @@ import {
   type EventStore,
   type Position,
 } from '@tokenvault/eventstore';
-import { fold, type Decider, type DomainEvent } from './decider.ts';
+import { aggregateStream } from './aggregate-stream.ts';
+import type { Decider, DomainEvent } from './decider.ts';
 
 /** Who caused the events: the caller's tenant and identity, and the request that carried it. */
 export function metadataOf(principal: Principal, correlationId: string): EventMetadata {
@@ -59,11 +60,10 @@ export async function executeCommand<State, Command, Event extends DomainEvent>(
   const maxAttempts = options.maxAttempts ?? defaultCommandAttempts;
   for (let attempt = 1; ; attempt++) {
     // A create's first round assumes no stream; a retry must see what the other writer wrote.
-    const history = options.newStream && attempt === 1 ? [] : await store.readStream(stream);
-    const state = fold(
-      decider,
-      history.map((event) => ({ type: event.type, data: event.data }) as Event),
-    );
+    const { state, events: history } =
+      options.newStream && attempt === 1
+        ? { state: decider.initialState(), events: [] }
+        : await aggregateStream(store, stream, decider);
     const events = decider.decide(command, state);
     if (events.length === 0) return { state, events, position: null };
     const lastRevision = history.at(-1)?.revision;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { ensureDatabase, migrate, createPool, type Migration } from './db.ts';
+import { Problem } from './errors.ts';
 
 const serverUrl = process.env.TEST_DATABASE_SERVER_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const testAppRole = 'tokenvault_app';
@@ -51,4 +52,15 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000)
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
+}
+
+/**
+ * A check for `thenThrows` (and any `expect(check(error))`): the error is a Problem with this
+ * status and, when a field is named, an error entry for that field.
+ */
+export function problemWith(status: number, field?: string): (error: unknown) => boolean {
+  return (error) =>
+    error instanceof Problem &&
+    error.status === status &&
+    (!field || Object.hasOwn(error.errors ?? {}, field));
 }

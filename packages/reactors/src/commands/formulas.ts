@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, fold, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import { executeCommand, aggregateStream, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import { withAdvisoryLock, type Clock, type Pool, type Principal } from '@tokenvault/platform';
 import type { ReactorFormulaBody } from '@tokenvault/contracts';
@@ -23,11 +23,7 @@ export async function loadFormula(
   tenantId: string,
   formulaId: string,
 ): Promise<FormulaState> {
-  const history = await store.readStream(streams.formula(tenantId, formulaId));
-  return fold(
-    formulaDecider,
-    history.map((event) => ({ type: event.type, data: event.data }) as FormulaEvent),
-  );
+  return (await aggregateStream(store, streams.formula(tenantId, formulaId), formulaDecider)).state;
 }
 
 function viewOf(outcome: CommandOutcome<FormulaState, FormulaEvent>): FormulaView {

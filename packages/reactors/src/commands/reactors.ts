@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   executeCommand,
-  fold,
+  aggregateStream,
   metadataOf,
   type CommandOutcome,
   type ReadModelConsistency,
@@ -138,12 +138,7 @@ export class ReactorCommands {
   async update(principal: Principal, reactorId: string, body: UpdateReactorBody, correlationId: string) {
     const tenantId = principal.tenantId;
     const stream = streams.reactor(tenantId, reactorId);
-    const current = fold(
-      reactorDecider,
-      (await this.deps.store.readStream(stream)).map(
-        (event) => ({ type: event.type, data: event.data }) as ReactorEvent,
-      ),
-    );
+    const { state: current } = await aggregateStream(this.deps.store, stream, reactorDecider);
     if (current.status !== 'active') throw reactorMissing();
     const application = await this.application(tenantId, body.application);
     const formula = await loadFormula(this.deps.store, tenantId, current.reactor.formula_id);

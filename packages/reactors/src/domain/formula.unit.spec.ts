@@ -1,17 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { fold } from '@tokenvault/cqrs';
 import { formulaDecider, type FormulaCommand, type FormulaEvent } from './formula.ts';
 import type { FormulaDefinition } from './events.ts';
+import { problemWith } from '@tokenvault/platform/testing';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
 const formulaId = '9d2f0a1e-0000-4000-8000-000000000002';
 const actorId = '9d2f0a1e-0000-4000-8000-000000000003';
 const now = '2026-03-01T00:00:00.000Z';
 const later = '2026-03-02T00:00:00.000Z';
-const problem = (status: number, field?: string) => (error: unknown) =>
-  error instanceof Problem && error.status === status && (!field || Object.hasOwn(error.errors ?? {}, field));
 
 const definition: FormulaDefinition = {
   name: 'Charge',
@@ -42,7 +40,7 @@ const spec = deciderSpec(formulaDecider);
 describe('reactor formula decider', () => {
   it('creates once', () => {
     spec.given([]).when(create).then([created]);
-    spec.given([created]).when(create).thenThrows(problem(409));
+    spec.given([created]).when(create).thenThrows(problemWith(409));
   });
 
   it('refuses code that does not compile, at create and at update (422 naming body.code)', () => {
@@ -50,17 +48,17 @@ describe('reactor formula decider', () => {
     spec
       .given([])
       .when({ ...create, definition: broken })
-      .thenThrows(problem(422, 'body.code'));
+      .thenThrows(problemWith(422, 'body.code'));
     spec
       .given([created])
       .when({ ...update, definition: broken })
-      .thenThrows(problem(422, 'body.code'));
+      .thenThrows(problemWith(422, 'body.code'));
   });
 
   it('updates an active formula only, keeping its creation and setting modified_*', () => {
     spec.given([created]).when(update).then([updated]);
-    spec.given([]).when(update).thenThrows(problem(404));
-    spec.given([created, deleted]).when(update).thenThrows(problem(404));
+    spec.given([]).when(update).thenThrows(problemWith(404));
+    spec.given([created, deleted]).when(update).thenThrows(problemWith(404));
     const state = fold(formulaDecider, [created, updated]);
     expect(state).toEqual({
       status: 'active',
@@ -81,7 +79,7 @@ describe('reactor formula decider', () => {
     spec
       .given([created])
       .when({ ...remove, reactorsUsingIt: 2 })
-      .thenThrows(problem(409));
-    spec.given([created, deleted]).when(remove).thenThrows(problem(404));
+      .thenThrows(problemWith(409));
+    spec.given([created, deleted]).when(remove).thenThrows(problemWith(404));
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { fold } from '@tokenvault/cqrs';
 import { reactorDecider, type ReactorCommand, type ReactorEvent } from './reactor.ts';
 import type { FormulaState } from './formula.ts';
+import { problemWith } from '@tokenvault/platform/testing';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
 const formulaId = '9d2f0a1e-0000-4000-8000-000000000002';
@@ -11,8 +11,6 @@ const actorId = '9d2f0a1e-0000-4000-8000-000000000003';
 const reactorId = '9d2f0a1e-0000-4000-8000-000000000004';
 const applicationId = '9d2f0a1e-0000-4000-8000-000000000005';
 const now = '2026-03-01T00:00:00.000Z';
-const problem = (status: number, field?: string) => (error: unknown) =>
-  error instanceof Problem && error.status === status && (!field || Object.hasOwn(error.errors ?? {}, field));
 
 const formula: FormulaState = {
   status: 'active',
@@ -90,34 +88,34 @@ const spec = deciderSpec(reactorDecider);
 describe('reactor decider', () => {
   it('creates once, on an active formula', () => {
     spec.given([]).when(create).then([created]);
-    spec.given([created]).when(create).thenThrows(problem(409));
+    spec.given([created]).when(create).thenThrows(problemWith(409));
     spec
       .given([])
       .when({ ...create, formula: { status: 'absent' } })
-      .thenThrows(problem(404));
+      .thenThrows(problemWith(404));
     spec
       .given([])
       .when({ ...create, formula: { status: 'deleted' } })
-      .thenThrows(problem(404));
+      .thenThrows(problemWith(404));
   });
 
   it('checks the configuration against the formula: missing, wrong type and undeclared names are 400s', () => {
     spec
       .given([])
       .when({ ...create, configuration: { RETRIES: 3 } })
-      .thenThrows(problem(400, 'body.configuration.API_KEY'));
+      .thenThrows(problemWith(400, 'body.configuration.API_KEY'));
     spec
       .given([])
       .when({ ...create, configuration: { ...configuration, RETRIES: '3' } })
-      .thenThrows(problem(400, 'body.configuration.RETRIES'));
+      .thenThrows(problemWith(400, 'body.configuration.RETRIES'));
     spec
       .given([])
       .when({ ...create, configuration: { ...configuration, EXTRA: 1 } })
-      .thenThrows(problem(400, 'body.configuration.EXTRA'));
+      .thenThrows(problemWith(400, 'body.configuration.EXTRA'));
     spec
       .given([created])
       .when({ ...update, configuration: {} })
-      .thenThrows(problem(400, 'body.configuration.API_KEY'));
+      .thenThrows(problemWith(400, 'body.configuration.API_KEY'));
   });
 
   it('puts only the sealed configuration in its events and state, never the plaintext', () => {
@@ -145,11 +143,11 @@ describe('reactor decider', () => {
     spec
       .given([])
       .when({ ...create, application: management })
-      .thenThrows(problem(400, 'body.application.id'));
+      .thenThrows(problemWith(400, 'body.application.id'));
     spec
       .given([])
       .when({ ...create, application: { id: applicationId, found: undefined } })
-      .thenThrows(problem(404));
+      .thenThrows(problemWith(404));
   });
 
   it('refuses an application holding what the caller does not (403 naming body.application.id)', () => {
@@ -160,11 +158,11 @@ describe('reactor decider', () => {
     spec
       .given([])
       .when({ ...create, application: greater })
-      .thenThrows(problem(403, 'body.application.id'));
+      .thenThrows(problemWith(403, 'body.application.id'));
     spec
       .given([created])
       .when({ ...update, application: greater })
-      .thenThrows(problem(403, 'body.application.id'));
+      .thenThrows(problemWith(403, 'body.application.id'));
     const ruled = {
       ...caller,
       permissions: ['token:create'],
@@ -185,7 +183,7 @@ describe('reactor decider', () => {
 
   it('updates name, configuration and application (left out: removed), keeping the formula', () => {
     spec.given([created]).when(update).then([updated]);
-    spec.given([]).when(update).thenThrows(problem(404));
+    spec.given([]).when(update).thenThrows(problemWith(404));
     const state = fold(reactorDecider, [created, updated]);
     expect(state).toEqual({
       status: 'active',
@@ -236,6 +234,6 @@ describe('reactor decider', () => {
         },
       ])
       .when(remove)
-      .thenThrows(problem(404));
+      .thenThrows(problemWith(404));
   });
 });

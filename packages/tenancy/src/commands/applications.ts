@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, fold, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import { executeCommand, aggregateStream, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import { unauthorized, type Principal } from '@tokenvault/platform';
 import type { CreateApplicationBody, UpdateApplicationBody } from '@tokenvault/contracts';
@@ -44,10 +44,10 @@ export class ApplicationCommands {
     if (principal.actorType === 'user') {
       return { ...operatorGrants, serviceDefaultPerMinute: this.serviceDefaultPerMinute };
     }
-    const history = await this.store.readStream(streams.application(principal.tenantId, principal.actorId));
-    const state = fold(
+    const { state } = await aggregateStream(
+      this.store,
+      streams.application(principal.tenantId, principal.actorId),
       applicationDecider,
-      history.map((event) => ({ type: event.type, data: event.data }) as ApplicationEvent),
     );
     if (state.status !== 'active') throw unauthorized();
     const { type, permissions, rules, rate_limit } = state.application;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, fold, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import { executeCommand, aggregateStream, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
 import {
   comparePositions,
   UniqueClaimTaken,
@@ -112,12 +112,7 @@ export class InvitationCommands {
   /** A new link version (every earlier link stops working) and 72 hours from now. */
   async resend(principal: Principal, invitationId: string, correlationId: string) {
     const stream = streams.invitation(principal.tenantId, invitationId);
-    const current = fold(
-      invitationDecider,
-      (await this.deps.store.readStream(stream)).map(
-        (event) => ({ type: event.type, data: event.data }) as InvitationEvent,
-      ),
-    );
+    const { state: current } = await aggregateStream(this.deps.store, stream, invitationDecider);
     // Only a pending invitation sends an e-mail; anything else is refused by the decider below.
     const release =
       current.status === 'pending'
@@ -182,10 +177,10 @@ export class InvitationCommands {
     const tokenHash = hashLinkToken(body.token);
     const now = clock.now().toISOString();
     const memberId = memberIdOfInvitation(tenantId, invitationId);
-    const history = await store.readStream(streams.invitation(tenantId, invitationId));
-    const state = fold(
+    const { state } = await aggregateStream(
+      store,
+      streams.invitation(tenantId, invitationId),
       invitationDecider,
-      history.map((event) => ({ type: event.type, data: event.data }) as InvitationEvent),
     );
     // Accepted already through this very link: a retry, or a concurrent twin; finish it.
     const finishing =

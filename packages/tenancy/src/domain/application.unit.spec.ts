@@ -1,14 +1,13 @@
 import { describe, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { applicationDecider, type ApplicationCommand, type ApplicationEvent } from './application.ts';
 import { operatorGrants } from './grant-rule.ts';
+import { problemWith } from '@tokenvault/platform/testing';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
 const applicationId = '9d2f0a1e-0000-4000-8000-000000000002';
 const actorId = '9d2f0a1e-0000-4000-8000-000000000003';
 const now = '2026-03-01T00:00:00.000Z';
-const problem = (status: number) => (error: unknown) => error instanceof Problem && error.status === status;
 
 const create: ApplicationCommand = {
   type: 'CreateApplication',
@@ -63,13 +62,11 @@ const deleted: ApplicationEvent = {
 const spec = deciderSpec(applicationDecider);
 /** A caller's request quota, with the service default at 6,000 per minute. */
 const quota = (requestsPerMinute: number) => ({ requestsPerMinute, serviceDefaultPerMinute: 6000 });
-const forbiddenNaming = (field: string) => (error: unknown) =>
-  error instanceof Problem && error.status === 403 && error.errors?.[field] !== undefined;
 
 describe('application decider', () => {
   it('creates once', () => {
     spec.given([]).when(create).then([created]);
-    spec.given([created]).when(create).thenThrows(problem(409));
+    spec.given([created]).when(create).thenThrows(problemWith(409));
   });
 
   it('updates a live application', () => {
@@ -95,8 +92,8 @@ describe('application decider', () => {
   it('deletes once; a deleted or absent application is a 404 for every change', () => {
     spec.given([created]).when(remove).then([deleted]);
     for (const command of [update, remove]) {
-      spec.given([]).when(command).thenThrows(problem(404));
-      spec.given([created, deleted]).when(command).thenThrows(problem(404));
+      spec.given([]).when(command).thenThrows(problemWith(404));
+      spec.given([created, deleted]).when(command).thenThrows(problemWith(404));
     }
   });
 
@@ -110,7 +107,7 @@ describe('application decider', () => {
     spec
       .given([created])
       .when({ ...remove, caller: lesser })
-      .thenThrows(problem(403));
+      .thenThrows(problemWith(403));
     const peer = {
       ...quota(6000),
       type: 'private' as const,
@@ -133,15 +130,15 @@ describe('application decider', () => {
     spec
       .given([])
       .when({ ...create, caller: reader, permissions: ['token:read'] })
-      .thenThrows(forbiddenNaming('body.permissions'));
+      .thenThrows(problemWith(403, 'body.permissions'));
     spec
       .given([])
       .when({ ...create, caller: reader, applicationType: 'management', permissions: [] })
-      .thenThrows(forbiddenNaming('body.type'));
+      .thenThrows(problemWith(403, 'body.type'));
     spec
       .given([created])
       .when({ ...update, caller: reader })
-      .thenThrows(forbiddenNaming('body.permissions'));
+      .thenThrows(problemWith(403, 'body.permissions'));
     const managementApplication: ApplicationEvent = {
       ...created,
       data: { ...created.data, type: 'management' },
@@ -149,7 +146,7 @@ describe('application decider', () => {
     spec
       .given([managementApplication])
       .when({ ...update, caller: reader, permissions: [], rules: [] })
-      .thenThrows(forbiddenNaming('path.id'));
+      .thenThrows(problemWith(403, 'path.id'));
   });
 
   it('gives no application a larger request quota than the caller holds, nor changes one that has more', () => {
@@ -160,29 +157,29 @@ describe('application decider', () => {
     spec
       .given([])
       .when({ ...create, caller: limited, rateLimit: { requests_per_minute: 101 } })
-      .thenThrows(forbiddenNaming('body.rate_limit.requests_per_minute'));
+      .thenThrows(problemWith(403, 'body.rate_limit.requests_per_minute'));
     spec
       .given([])
       .when({ ...create, caller: limited })
-      .thenThrows(forbiddenNaming('body.rate_limit.requests_per_minute'));
+      .thenThrows(problemWith(403, 'body.rate_limit.requests_per_minute'));
     spec
       .given([ratedAt(100)])
       .when({ ...update, caller: limited, rateLimit: { requests_per_minute: 1_000_000 } })
-      .thenThrows(forbiddenNaming('body.rate_limit.requests_per_minute'));
+      .thenThrows(problemWith(403, 'body.rate_limit.requests_per_minute'));
     // Leaving rate_limit out of a replacement would lift it to the default: refused too.
     spec
       .given([ratedAt(100)])
       .when({ ...update, caller: limited })
-      .thenThrows(forbiddenNaming('body.rate_limit.requests_per_minute'));
+      .thenThrows(problemWith(403, 'body.rate_limit.requests_per_minute'));
     // An application with a larger quota is not the caller's to change or delete.
     spec
       .given([ratedAt(5000)])
       .when({ ...update, caller: limited, rateLimit: { requests_per_minute: 50 } })
-      .thenThrows(forbiddenNaming('path.id'));
+      .thenThrows(problemWith(403, 'path.id'));
     spec
       .given([ratedAt(5000)])
       .when({ ...remove, caller: limited })
-      .thenThrows(forbiddenNaming('path.id'));
+      .thenThrows(problemWith(403, 'path.id'));
     // At or below its own quota is allowed; with RATE_LIMIT_PER_MINUTE=0 (no default) only an explicit quota is.
     spec
       .given([])
@@ -197,12 +194,12 @@ describe('application decider', () => {
     spec
       .given([])
       .when({ ...create, caller: unlimitedDefault })
-      .thenThrows(forbiddenNaming('body.rate_limit.requests_per_minute'));
+      .thenThrows(problemWith(403, 'body.rate_limit.requests_per_minute'));
   });
 
   it('keeps a public application to token:create when it is updated (400)', () => {
     const publicApplication = { ...created, data: { ...created.data, type: 'public' } } as ApplicationEvent;
-    spec.given([publicApplication]).when(update).thenThrows(problem(400));
+    spec.given([publicApplication]).when(update).thenThrows(problemWith(400));
     spec
       .given([publicApplication])
       .when({ ...update, permissions: ['token:create'], rules: [] })

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { invitationDecider, type InvitationCommand, type InvitationEvent } from './invitation.ts';
 import { InvitationLinks, hashLinkToken } from './invitation-link.ts';
 import { memberDecider, type MemberEvent } from './member.ts';
 import { derivedUuid, memberIdOfInvitation, userIdOfEmail } from './ids.ts';
+import { problemWith } from '@tokenvault/platform/testing';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
 const invitationId = '9d2f0a1e-0000-4000-8000-000000000002';
@@ -15,7 +15,6 @@ const now = '2026-03-01T00:00:00.000Z';
 const later = '2026-03-02T00:00:00.000Z';
 const in72h = '2026-03-04T00:00:00.000Z';
 const linkHash = (version: number) => `hash-${version}`.padEnd(64, '0').replace(/[^0-9a-f]/g, 'a');
-const problem = (status: number) => (error: unknown) => error instanceof Problem && error.status === status;
 
 const created: InvitationEvent = {
   type: 'InvitationCreated',
@@ -90,7 +89,7 @@ const spec = deciderSpec(invitationDecider);
 describe('invitation decider', () => {
   it('creates PENDING with link version 1 and 72 hours', () => {
     spec.given([]).when(create).then([created]);
-    spec.given([created]).when(create).thenThrows(problem(409));
+    spec.given([created]).when(create).thenThrows(problemWith(409));
   });
 
   it('resend: a new version and 72 hours from now, from PENDING or EXPIRED; never once gone', () => {
@@ -110,29 +109,29 @@ describe('invitation decider', () => {
         },
       ]);
     for (const history of [[], [created, deleted], [created, acceptedV1]]) {
-      spec.given(history).when(resend).thenThrows(problem(404));
-      spec.given(history).when(remove).thenThrows(problem(404));
+      spec.given(history).when(resend).thenThrows(problemWith(404));
+      spec.given(history).when(remove).thenThrows(problemWith(404));
     }
     spec.given([created, resent]).when(remove).then([deleted]);
   });
 
   it('accepts only the current, unexpired link whose hash matches (410 otherwise)', () => {
     spec.given([created]).when(accept(1)).then([acceptedV1]);
-    spec.given([created, resent]).when(accept(1)).thenThrows(problem(410));
-    spec.given([created]).when(accept(1, in72h)).thenThrows(problem(410));
+    spec.given([created, resent]).when(accept(1)).thenThrows(problemWith(410));
+    spec.given([created]).when(accept(1, in72h)).thenThrows(problemWith(410));
     spec
       .given([created])
       .when(accept(1, later, linkHash(2)))
-      .thenThrows(problem(410));
-    spec.given([created, deleted]).when(accept(1)).thenThrows(problem(410));
-    spec.given([]).when(accept(1)).thenThrows(problem(410));
+      .thenThrows(problemWith(410));
+    spec.given([created, deleted]).when(accept(1)).thenThrows(problemWith(410));
+    spec.given([]).when(accept(1)).thenThrows(problemWith(410));
     // The same acceptance again records nothing (a concurrent twin or a retry)...
     spec.given([created, acceptedV1]).when(accept(1)).then([]);
     // ...but another member accepting a used link is refused.
     spec
       .given([created, acceptedV1])
       .when({ ...accept(1), memberId: userId } as InvitationCommand)
-      .thenThrows(problem(410));
+      .thenThrows(problemWith(410));
   });
 });
 
@@ -170,8 +169,8 @@ describe('member decider', () => {
     member
       .given([added('OWNER')])
       .when(removeMember)
-      .thenThrows(problem(422));
-    member.given([]).when(removeMember).thenThrows(problem(404));
+      .thenThrows(problemWith(422));
+    member.given([]).when(removeMember).thenThrows(problemWith(404));
     member
       .given([
         added('ADMIN'),
@@ -187,14 +186,14 @@ describe('member decider', () => {
         },
       ])
       .when(removeMember)
-      .thenThrows(problem(404));
+      .thenThrows(problemWith(404));
   });
 
   it('adds a member once', () => {
     member
       .given([added('ADMIN')])
       .when({ type: 'AddMember', memberId, tenantId, userId, role: 'ADMIN', actorId, now })
-      .thenThrows(problem(409));
+      .thenThrows(problemWith(409));
   });
 });
 

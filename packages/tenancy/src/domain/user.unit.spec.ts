@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
+import { problemWith } from '@tokenvault/platform/testing';
 import { userDecider, type UserCommand } from './user.ts';
 
 const register: UserCommand = {
@@ -11,8 +11,6 @@ const register: UserCommand = {
   now: '2026-03-01T00:00:00.000Z',
 };
 const spec = deciderSpec(userDecider);
-const naming = (field: string) => (error: unknown) =>
-  error instanceof Problem && error.status === 400 && error.errors?.[field] !== undefined;
 
 describe('user decider', () => {
   it('registers a user with a name', () => {
@@ -37,11 +35,11 @@ describe('user decider', () => {
       spec
         .given([])
         .when({ ...register, firstName: bad })
-        .thenThrows(naming('body.first_name'));
+        .thenThrows(problemWith(400, 'body.first_name'));
       spec
         .given([])
         .when({ ...register, lastName: bad })
-        .thenThrows(naming('body.last_name'));
+        .thenThrows(problemWith(400, 'body.last_name'));
     }
   });
 });

@@ -1,8 +1,8 @@
-import { fold } from '@tokenvault/cqrs';
+import { aggregateStream } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import { withTenant, type Pool } from '@tokenvault/platform';
 import { streams } from '../domain/events.ts';
-import { invitationDecider, type InvitationEvent } from '../domain/invitation.ts';
+import { invitationDecider } from '../domain/invitation.ts';
 
 /** What an invitation e-mail says, read when it is sent. */
 export interface InvitationMailFacts {
@@ -25,10 +25,10 @@ export async function loadInvitationMailFacts(
   tenantId: string,
   invitationId: string,
 ): Promise<InvitationMailFacts | undefined> {
-  const history = await store.readStream(streams.invitation(tenantId, invitationId));
-  const state = fold(
+  const { state } = await aggregateStream(
+    store,
+    streams.invitation(tenantId, invitationId),
     invitationDecider,
-    history.map((event) => ({ type: event.type, data: event.data }) as InvitationEvent),
   );
   if (state.status !== 'pending') return undefined;
   const invitation = state.invitation;

@@ -1,7 +1,7 @@
-import { fold } from '@tokenvault/cqrs';
+import { aggregateStream } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import { DecryptionError, TokenKeyDestroyedError, type Vault } from '@tokenvault/vault';
-import { tokenDecider, tokenStream, type TokenEvent } from '../domain/token.ts';
+import { tokenDecider, tokenStream } from '../domain/token.ts';
 
 /**
  * A token's data from its read-model row. The row can trail a re-encryption (the projector has not
@@ -19,16 +19,16 @@ export async function openToken(
     if (!(error instanceof DecryptionError) || !row.data_ciphertext.startsWith('tk:')) throw error;
     failure = error;
   }
-  const history = await deps.store.readStream(tokenStream(row.tenant_id, row.id));
+  const { state, events } = await aggregateStream(
+    deps.store,
+    tokenStream(row.tenant_id, row.id),
+    tokenDecider,
+  );
   // Only an older ciphertext of this very token is a lagging row; anything else stays an error.
-  const stale = history.some(
+  const stale = events.some(
     (event) => (event.data as { data_ciphertext?: string }).data_ciphertext === row.data_ciphertext,
   );
   if (!stale) throw failure;
-  const state = fold(
-    tokenDecider,
-    history.map((event) => ({ type: event.type, data: event.data }) as TokenEvent),
-  );
   if (state.status !== 'live') throw new TokenKeyDestroyedError();
   return deps.vault.decrypt(row.tenant_id, row.id, state.token.data_ciphertext);
 }

@@ -1,8 +1,8 @@
-import { defaultCommandAttempts, executeCommand, fold } from '@tokenvault/cqrs';
+import { defaultCommandAttempts, executeCommand, aggregateStream } from '@tokenvault/cqrs';
 import type { EventStore, Position } from '@tokenvault/eventstore';
 import { notFound, type Clock } from '@tokenvault/platform';
 import type { Vault } from '@tokenvault/vault';
-import { StaleDataBasis, tokenDecider, tokenStream, type TokenEvent } from '../domain/token.ts';
+import { StaleDataBasis, tokenDecider, tokenStream } from '../domain/token.ts';
 
 /**
  * Seals a live token's data under a new token key, for a key thought compromised: the append
@@ -18,11 +18,7 @@ export async function reencryptToken(
 ): Promise<{ position: Position | null }> {
   const stream = tokenStream(tenantId, tokenId);
   for (let attempt = 1; ; attempt++) {
-    const history = await deps.store.readStream(stream);
-    const state = fold(
-      tokenDecider,
-      history.map((event) => ({ type: event.type, data: event.data }) as TokenEvent),
-    );
+    const { state } = await aggregateStream(deps.store, stream, tokenDecider);
     if (state.status !== 'live') throw notFound('No token with this id.');
     const basis = state.token.data_ciphertext;
     const data = await deps.vault.decrypt(tenantId, tokenId, basis);

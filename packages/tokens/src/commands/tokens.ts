@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { defaultCommandAttempts, executeCommand, fold, metadataOf } from '@tokenvault/cqrs';
+import { defaultCommandAttempts, executeCommand, aggregateStream, metadataOf } from '@tokenvault/cqrs';
 import { UniqueClaimTaken, type EventStore, type Position } from '@tokenvault/eventstore';
 import {
   badRequest,
@@ -24,7 +24,6 @@ import {
   StaleDataBasis,
   tokenDecider,
   tokenStream,
-  type TokenEvent,
   type TokenPatch,
   type TokenUpdate,
   type TokenView,
@@ -114,11 +113,7 @@ export class TokenCommands {
 
   /** A live token (not deleted, not expired) as its stream has it now. */
   private async liveToken(tenantId: string, tokenId: string): Promise<TokenView | undefined> {
-    const history = await this.store.readStream(tokenStream(tenantId, tokenId));
-    const state = fold(
-      tokenDecider,
-      history.map((event) => ({ type: event.type, data: event.data }) as TokenEvent),
-    );
+    const { state } = await aggregateStream(this.store, tokenStream(tenantId, tokenId), tokenDecider);
     if (state.status !== 'live') return undefined;
     const expiresAt = state.token.expires_at;
     return expiresAt && Date.parse(expiresAt) <= this.clock.now().getTime() ? undefined : state.token;
@@ -203,11 +198,7 @@ export class TokenCommands {
   ): Promise<{ token: TokenResponse; position: Position | null }> {
     const tenantId = principal.tenantId;
     const stream = tokenStream(tenantId, tokenId);
-    const history = await this.store.readStream(stream);
-    const state = fold(
-      tokenDecider,
-      history.map((event) => ({ type: event.type, data: event.data }) as TokenEvent),
-    );
+    const { state } = await aggregateStream(this.store, stream, tokenDecider);
     if (state.status !== 'live') throw notFound('No token with this id.');
     const current = state.token;
     const patch: TokenPatch = {

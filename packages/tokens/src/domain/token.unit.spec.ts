@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { mergePatch } from './merge-patch.ts';
 import { tokenDecider, type TokenEvent, type TokenPatch, type TokenUpdate, type TokenView } from './token.ts';
+import { problemWith } from '@tokenvault/platform/testing';
 
 const tenantId = '0b7a5c3e-1111-4a4a-9b9b-222222222222';
 const actorId = '0b7a5c3e-3333-4a4a-9b9b-444444444444';
@@ -46,7 +46,6 @@ const deleteCommand = (grants: {
   actorId,
   now: '2026-01-02T00:00:00.000Z',
 });
-const problem = (status: number) => (error: unknown) => error instanceof Problem && error.status === status;
 const spec = deciderSpec(tokenDecider);
 
 describe('token decider', () => {
@@ -55,8 +54,8 @@ describe('token decider', () => {
   });
 
   it('refuses an id already used, even by a deleted token', () => {
-    spec.given([created]).when({ type: 'CreateToken', token }).thenThrows(problem(409));
-    spec.given([created, deleted]).when({ type: 'CreateToken', token }).thenThrows(problem(409));
+    spec.given([created]).when({ type: 'CreateToken', token }).thenThrows(problemWith(409));
+    spec.given([created, deleted]).when({ type: 'CreateToken', token }).thenThrows(problemWith(409));
   });
 
   it('deletes a live token with token:delete on its containers', () => {
@@ -78,18 +77,18 @@ describe('token decider', () => {
       .when(
         deleteCommand({ permissions: [], rules: [{ container: '/bank/', permissions: ['token:delete'] }] }),
       )
-      .thenThrows(problem(403));
+      .thenThrows(problemWith(403));
   });
 
   it('answers 404 for a token that is absent or already deleted', () => {
     spec
       .given([])
       .when(deleteCommand({ permissions: ['token:delete'] }))
-      .thenThrows(problem(404));
+      .thenThrows(problemWith(404));
     spec
       .given([created, deleted])
       .when(deleteCommand({ permissions: ['token:delete'] }))
-      .thenThrows(problem(404));
+      .thenThrows(problemWith(404));
   });
 
   it('folds events into the decided state', () => {
@@ -168,12 +167,12 @@ describe('token associations (kept in the child’s stream)', () => {
   });
 
   it('refuses a token as its own child, and a dissociation that is not there', () => {
-    spec.given([created]).when(associate('tok-1')).thenThrows(problem(400));
-    spec.given([created]).when(dissociate('p')).thenThrows(problem(404));
+    spec.given([created]).when(associate('tok-1')).thenThrows(problemWith(400));
+    spec.given([created]).when(dissociate('p')).thenThrows(problemWith(404));
     spec
       .given([created, associated('p'), dissociated('p')])
       .when(dissociate('p'))
-      .thenThrows(problem(404));
+      .thenThrows(problemWith(404));
   });
 
   it('re-associates after a dissociation, and a deleted token takes none', () => {
@@ -181,7 +180,7 @@ describe('token associations (kept in the child’s stream)', () => {
       .given([created, associated('p'), dissociated('p')])
       .when(associate('p'))
       .then([associated('p')]);
-    spec.given([created, deleted]).when(associate('p')).thenThrows(problem(404));
+    spec.given([created, deleted]).when(associate('p')).thenThrows(problemWith(404));
   });
 
   it('a deletion records the associations it ends', () => {
@@ -287,12 +286,12 @@ describe('token updates (merge patches prepared by the command side)', () => {
     spec
       .given([created])
       .when(update({ metadata: tooMany }))
-      .thenThrows(problem(400));
+      .thenThrows(problemWith(400));
     // Data merged into a ciphertext the token no longer holds: another update came in between.
     spec
       .given([created, updated({ data_ciphertext: 'v1.other', fingerprint: 'fp3' })])
       .when(update({ data: newData }))
-      .thenThrows(problem(409));
+      .thenThrows(problemWith(409));
   });
 
   it('needs token:update on every container before and after', () => {
@@ -304,7 +303,7 @@ describe('token updates (merge patches prepared by the command side)', () => {
     spec
       .given([created])
       .when(update({ containers: ['/pci/low/', '/general/'] }, onPci))
-      .thenThrows(problem(403));
+      .thenThrows(problemWith(403));
     spec
       .given([created])
       .when(
@@ -313,26 +312,26 @@ describe('token updates (merge patches prepared by the command side)', () => {
           { permissions: [], rules: [{ container: '/bank/', permissions: ['token:update'] }] },
         ),
       )
-      .thenThrows(problem(403));
+      .thenThrows(problemWith(403));
     spec
       .given([created])
       .when(update({ metadata: { a: 'b' } }, { permissions: ['token:read', 'token:create'] }))
-      .thenThrows(problem(403));
+      .thenThrows(problemWith(403));
   });
 
   it('answers 404 for a token that is absent, deleted or expired', () => {
     spec
       .given([])
       .when(update({ metadata: { a: 'b' } }))
-      .thenThrows(problem(404));
+      .thenThrows(problemWith(404));
     spec
       .given([created, deleted])
       .when(update({ metadata: { a: 'b' } }))
-      .thenThrows(problem(404));
+      .thenThrows(problemWith(404));
     spec
       .given([created, updated({ expires_at: '2026-01-03T00:00:00.000Z' })])
       .when(update({ metadata: { a: 'b' } }))
-      .thenThrows(problem(404));
+      .thenThrows(problemWith(404));
   });
 
   it('folds an update into the state, which later associations carry', () => {

@@ -52,8 +52,11 @@ const has = (command) => quiet('sh', ['-c', `command -v ${command}`]).status ===
 
 /** Why this machine cannot run the stack, or undefined when it can (after installing what is missing). */
 export function dockerUnavailableReason() {
+  const engineAnswers = has('docker') && quiet('docker', ['info']).status === 0;
+  // A docker client alone (some machines have one) is no engine: without an engine that answers,
+  // dockerd comes from Debian's docker.io.
   const missing = [
-    ['docker', 'docker.io'],
+    ...(engineAnswers ? [] : [['dockerd', 'docker.io']]),
     ['docker-compose', 'docker-compose'],
     ['debootstrap', 'debootstrap'],
   ].filter(([command]) => !has(command) && !existsSync(`/usr/sbin/${command}`));
@@ -66,7 +69,7 @@ export function dockerUnavailableReason() {
       'The compose tier',
     );
   }
-  if (quiet('docker', ['info']).status === 0) return undefined;
+  if (engineAnswers) return undefined;
   if (!root) return 'no Docker engine answers and only root can start dockerd';
   log('starting dockerd (log: /var/log/tokenvault-dockerd.log)…');
   const daemon = spawn('sh', ['-c', 'exec dockerd >> /var/log/tokenvault-dockerd.log 2>&1'], {

@@ -33,7 +33,7 @@ import {
   sessionRoutes,
   SignInLinks,
 } from '@tokenvault/tenancy';
-import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/worker';
+import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/mail';
 import { Detokenizer, tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
 import { auditMigrations, logRoutes } from '@tokenvault/audit';
 import { logSealMigrations, logSealRoutes } from '@tokenvault/log-seal';

@@ -8,7 +8,7 @@ import {
 } from '@tokenvault/platform';
 import { PostgresEventStore, type EventStore, type RecordedEvent } from '@tokenvault/eventstore';
 import { KafkaRelay } from '@tokenvault/relay';
-import { SignInMailWorker, startInvitationMail } from '@tokenvault/worker';
+import { SignInMailWorker, startInvitationMail } from '@tokenvault/mail';
 import { ReactorRunWorker } from '@tokenvault/reactors';
 import { createLogSealer, SealSigner } from '@tokenvault/log-seal';
 import type { Processor } from '@tokenvault/cqrs';

@@ -64,9 +64,9 @@ async function tearDown(flow: Flow | undefined) {
   if (!flow) return;
   for (const service of flow.running) await service.stop();
   await flow.pool.end();
-  await obliterateQueues(
-    loadConfig({ ...flow.base, MASTER_KEY: randomBytes(32).toString('base64') }),
-  ).catch(() => {});
+  await obliterateQueues(loadConfig({ ...flow.base, MASTER_KEY: randomBytes(32).toString('base64') })).catch(
+    () => {},
+  );
   await flow.database.drop();
 }
 

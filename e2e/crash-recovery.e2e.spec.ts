@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readModelLagHeader } from '@tokenvault/cqrs';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { allMigrations } from '@tokenvault/runtime';
-import { obliterateInvitationMailQueue } from '@tokenvault/worker';
+import { obliterateQueues } from '@tokenvault/jobs';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -247,7 +247,7 @@ describe(`kill -9 under a write load (PROJECTIONS=${projections})`, () => {
     for (const service of [...started]) await stopService(service);
     await pool?.end();
     if (env)
-      await obliterateInvitationMailQueue({
+      await obliterateQueues({
         REDIS_URL: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
         QUEUE_PREFIX: env.QUEUE_PREFIX!,
       }).catch(() => {});

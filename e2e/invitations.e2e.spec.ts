@@ -1,11 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Queue } from 'bullmq';
-import {
-  invitationMailJobId,
-  invitationMailQueueName,
-  queueConnection,
-  type InvitationMailJob,
-} from '@tokenvault/worker';
+import { createQueue, invitationMailQueueName } from '@tokenvault/jobs';
+import { invitationMailJobId, type InvitationMailJob } from '@tokenvault/mail';
 import { memberIdOfInvitation } from '@tokenvault/tenancy';
 import { eventCount, startStack, type TestStack, type TestTenant } from './support/stack.ts';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
@@ -251,10 +246,7 @@ describe('tenant invitations, with e-mail over SMTP', () => {
       invitation_id: invitation.id,
       link_version: 1,
     });
-    const queue = new Queue<InvitationMailJob>(invitationMailQueueName, {
-      connection: queueConnection(stack.config),
-      prefix: stack.config.QUEUE_PREFIX,
-    });
+    const queue = createQueue<InvitationMailJob>(invitationMailQueueName, stack.config);
     try {
       const job = await eventually(async () => {
         const found = await queue.getJob(jobId);

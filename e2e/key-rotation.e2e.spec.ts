@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { allMigrations } from '@tokenvault/runtime';
-import { obliterateInvitationMailQueue } from '@tokenvault/worker';
+import { obliterateQueues } from '@tokenvault/jobs';
 import { loadConfig } from '@tokenvault/platform';
 import {
   runAdminCli,
@@ -64,9 +64,9 @@ async function tearDown(flow: Flow | undefined) {
   if (!flow) return;
   for (const service of flow.running) await service.stop();
   await flow.pool.end();
-  await obliterateInvitationMailQueue(
-    loadConfig({ ...flow.base, MASTER_KEY: randomBytes(32).toString('base64') }),
-  ).catch(() => {});
+  await obliterateQueues(loadConfig({ ...flow.base, MASTER_KEY: randomBytes(32).toString('base64') })).catch(
+    () => {},
+  );
   await flow.database.drop();
 }
 

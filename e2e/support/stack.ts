@@ -5,7 +5,7 @@ import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/test
 import { loadConfig, type Config } from '@tokenvault/platform';
 import { allMigrations, startAllInOne, type RunningService } from '@tokenvault/runtime';
 import { bootstrapTenant, type Clock } from '@tokenvault/tenancy';
-import { obliterateInvitationMailQueue } from '@tokenvault/worker';
+import { obliterateQueues } from '@tokenvault/jobs';
 import { TokenvaultClient } from '@tokenvault/sdk';
 
 export interface TestTenant {
@@ -93,7 +93,7 @@ export async function startStack(
     },
     async stop() {
       await service.close();
-      await obliterateInvitationMailQueue(config).catch(() => {});
+      await obliterateQueues(config).catch(() => {});
       await database.drop();
     },
   };

@@ -2,11 +2,7 @@ import { Redis } from 'ioredis';
 
 export type { Redis };
 
-export function createRedis(url: string, options: { forQueues?: boolean } = {}): Redis {
-  // BullMQ's blocking connections need maxRetriesPerRequest: null.
-  return new Redis(url, {
-    lazyConnect: false,
-    maxRetriesPerRequest: options.forQueues ? null : 3,
-    enableOfflineQueue: true,
-  });
+/** Redis for commands (rate limits, caps, idempotency): BullMQ's connections are @tokenvault/jobs'. */
+export function createRedis(url: string): Redis {
+  return new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3, enableOfflineQueue: true });
 }

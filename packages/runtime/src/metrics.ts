@@ -1,9 +1,7 @@
-import { Queue } from 'bullmq';
 import client from 'prom-client';
-import { metricsRegistry, type Config, type Logger, type Pool } from '@tokenvault/platform';
+import { createQueue, queueNames, type Queue, type QueueConfig } from '@tokenvault/jobs';
+import { metricsRegistry, type Logger, type Pool } from '@tokenvault/platform';
 import { backlogAfter, type Backlog } from '@tokenvault/eventstore';
-import { invitationMailQueueName, queueConnection, signInMailQueueName } from '@tokenvault/worker';
-import { reactorRunQueueName } from '@tokenvault/reactors';
 
 /** Past this many events behind, the lag reads as this many (the count stays one bounded scan). */
 export const lagEventsCap = 1_000_000;
@@ -95,10 +93,13 @@ new client.Gauge({
  * Points the scrape-time gauges at this runtime's database and queues; close() lets go of them
  * (and of the queues' Redis connections).
  */
-export function startScrapeMetrics(config: Config, pool: Pool, logger: Logger): { close(): Promise<void> } {
-  const connection = queueConnection(config);
-  const queues = [invitationMailQueueName, signInMailQueueName, reactorRunQueueName].map((name) => {
-    const queue = new Queue(name, { connection, prefix: config.QUEUE_PREFIX });
+export function startScrapeMetrics(
+  config: QueueConfig,
+  pool: Pool,
+  logger: Logger,
+): { close(): Promise<void> } {
+  const queues = queueNames.map((name) => {
+    const queue = createQueue(name, config);
     queue.on('error', (error) => logger.warn({ err: error }, 'metrics: queue connection error'));
     return queue;
   });

@@ -12,7 +12,7 @@ import {
   type Authenticate,
 } from '@tokenvault/platform';
 import { eventStoreMigrations, type EventStore, type RecordedEvent } from '@tokenvault/eventstore';
-import { Projector, ReadModelConsistency, projectorMigrations } from '@tokenvault/cqrs';
+import { ReadModelConsistency, projectorMigrations, type Projector } from '@tokenvault/cqrs';
 import { openMasterKeyring, tokenOfKeyInvalidation, Vault, vaultMigrations } from '@tokenvault/vault';
 import {
   ApplicationQueries,
@@ -33,7 +33,7 @@ import {
   sessionRoutes,
   SignInLinks,
 } from '@tokenvault/tenancy';
-import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/worker';
+import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/mail';
 import { Detokenizer, tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
 import { auditMigrations, logRoutes } from '@tokenvault/audit';
 import { logSealMigrations, logSealRoutes } from '@tokenvault/log-seal';
@@ -46,8 +46,9 @@ import {
   reactorsMigrations,
 } from '@tokenvault/reactors';
 
-import { projectorProjections, readModelsProjectorName } from './projections.ts';
-import { connectEventStore, logSignerOf } from './subscribers.ts';
+import { readModelsProjectorName } from './projections.ts';
+import { connectEventStore } from './event-log.ts';
+import { logSignerOf, readModelsProjector } from './subscribers.ts';
 import { checkExternalEventStore } from './external-store.ts';
 import { checkProjectionMode, projectionModeMigrations } from './projection-mode.ts';
 import { startScrapeMetrics } from './metrics.ts';
@@ -91,38 +92,61 @@ export async function prepareDatabase(
   }
 }
 
-export interface Runtime {
+/**
+ * What the roles that run commands share (the gateway and the worker): the owner's event store
+ * and its LISTEN connection, the app-role pool, the vault, read-model consistency and the caches
+ * it invalidates. No Redis, no queues: those are the gateway's (createRuntime) and the worker's.
+ */
+export interface RuntimeBase {
   config: Config;
   logger: Logger;
   /** The schema owner: event store, vault keys, projector, key resolution. */
   ownerPool: Pool;
   /** The app role under row-level security: every tenant-scoped read. */
   appPool: Pool;
-  redis: Redis;
   store: EventStore;
   vault: Vault;
   consistency: ReadModelConsistency;
-  authenticate: Authenticate;
-  routes: RouteDefinition[];
   /** Where commands and queries take "now" from (tests may set a controllable one). */
   clock: Clock;
   /** Derives and checks invitation link tokens (from MASTER_KEY). */
   invitationLinks: InvitationLinks;
-  /** Reactor runs queued by this process (the gateway waits on async ones for the tenant's cap). */
-  reactorRuns: ReactorRunQueue;
   /** Members' sign-in links and sessions. */
   sessions: Sessions;
+  /** The token routes, on this base: what a reactor's `svc` client calls in-process. */
+  tokenRoutes: RouteDefinition[];
+  /** A projector of the read models on this base's pool (admin commands catch up with it). */
   createProjector(): Projector;
   close(): Promise<void>;
 }
 
-export async function createRuntime(
+/** Every route of the service, with what the gateway alone opens: Redis, the producers' queues. */
+export interface Runtime extends RuntimeBase {
+  redis: Redis;
+  authenticate: Authenticate;
+  routes: RouteDefinition[];
+  /** Reactor runs queued by this process (the gateway waits on async ones for the tenant's cap). */
+  reactorRuns: ReactorRunQueue;
+}
+
+const contextDepsOf = (
+  base: Pick<RuntimeBase, 'config' | 'store' | 'appPool' | 'vault' | 'consistency' | 'clock'>,
+) => ({
+  store: base.store,
+  appPool: base.appPool,
+  vault: base.vault,
+  consistency: base.consistency,
+  includedMonthlyActiveTokens: base.config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
+  rateLimitPerMinute: base.config.RATE_LIMIT_PER_MINUTE,
+  clock: base.clock,
+});
+
+export async function openRuntimeBase(
   config: Config,
-  logger = createLogger(config.LOG_LEVEL),
+  logger: Logger,
   options: { clock?: Clock } = {},
-): Promise<Runtime> {
+): Promise<RuntimeBase> {
   const clock = options.clock ?? systemClock;
-  const invitationLinks = new InvitationLinks(config.MASTER_KEY);
   const poolSize = config.DATABASE_POOL_SIZE;
   // Caches of this process learn of its own writes at once (other processes by NOTIFY).
   let onCommitted = (_events: readonly RecordedEvent[]) => {};
@@ -139,8 +163,6 @@ export async function createRuntime(
     role: config.DATABASE_APP_ROLE,
     applicationName: 'tokenvault-queries',
   });
-  const redis = createRedis(config.REDIS_URL);
-  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const vault = new Vault(ownerPool, openMasterKeyring(config), {
     tokenKeyCacheSize: config.TOKEN_KEY_CACHE_SIZE,
     tokenKeyCacheTtlMs: config.TOKEN_KEY_CACHE_TTL_MS,
@@ -170,15 +192,57 @@ export async function createRuntime(
     const tenantId = tenantOfKeysInvalidation(key);
     if (tenantId) vault.forget(tenantId);
   });
-  const deps = {
-    store,
+  const sessions = new Sessions({
+    pool: ownerPool,
+    links: new SignInLinks(config.MASTER_KEY),
+    clock,
+    settings: {
+      idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
+      absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
+    },
+  });
+  const projectors: Projector[] = [];
+  return {
+    config,
+    logger,
+    ownerPool,
     appPool,
+    store,
     vault,
     consistency,
-    includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
-    rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
     clock,
+    invitationLinks: new InvitationLinks(config.MASTER_KEY),
+    sessions,
+    tokenRoutes: tokenRoutes(contextDepsOf({ config, store, appPool, vault, consistency, clock })),
+    createProjector() {
+      const projector = readModelsProjector(config, { store, pool: ownerPool }, logger);
+      projectors.push(projector);
+      return projector;
+    },
+    async close() {
+      for (const projector of projectors) await projector.stop();
+      await consistency.close();
+      await Promise.all([owner.close(), appPool.end()]);
+      await vault.ring.close();
+    },
   };
+}
+
+/**
+ * The gateway's runtime: the shared base, Redis (rate limits, caps, idempotency, readiness), the
+ * producers of the sign-in e-mail and reactor run queues, the queue and lag gauges of /metrics,
+ * and every context's routes.
+ */
+export async function createRuntime(
+  config: Config,
+  logger = createLogger(config.LOG_LEVEL),
+  options: { clock?: Clock } = {},
+): Promise<Runtime> {
+  const base = await openRuntimeBase(config, logger, options);
+  const { ownerPool, appPool, store, vault, clock, sessions, invitationLinks } = base;
+  const deps = contextDepsOf(base);
+  const redis = createRedis(config.REDIS_URL);
+  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   const applications = new ApplicationQueries(appPool);
   // Advisory-lock sessions (formula locks): bounded, and apart from the pools their holders use.
   const lockPool = createPool({
@@ -191,30 +255,14 @@ export async function createRuntime(
   const reactorDeps = { ...deps, ownerPool, lockPool, applications };
   // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
   const reactorRuns = new ReactorRunQueue(config, vault, logger);
-  const projectors: Projector[] = [];
-  const sessions = new Sessions({
-    pool: ownerPool,
-    links: new SignInLinks(config.MASTER_KEY),
-    clock,
-    settings: {
-      idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
-      absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
-    },
-  });
   const signInMailQueue = createSignInMailQueue(config);
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   return {
-    config,
-    logger,
-    ownerPool,
-    appPool,
+    ...base,
     redis,
-    store,
-    vault,
-    consistency,
     authenticate: createCallerAuthenticator({
-      apiKeys: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
+      apiKeys: createAuthenticator(ownerPool, base.consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
       sessions,
       publicUrl: config.PUBLIC_URL,
     }),
@@ -227,7 +275,7 @@ export async function createRuntime(
         enqueueSignInMail: (linkId) => enqueueSignInMail(signInMailQueue, linkId),
         logger,
       }),
-      ...tokenRoutes(deps),
+      ...base.tokenRoutes,
       ...applicationRoutes(deps),
       ...tenantRoutes(deps),
       ...memberRoutes(deps),
@@ -252,30 +300,14 @@ export async function createRuntime(
       ...logRoutes(deps),
       ...logSealRoutes({ ...deps, ownerPool, signer: logSignerOf(config) }),
     ],
-    clock,
-    invitationLinks,
     reactorRuns,
-    sessions,
-    createProjector() {
-      const projector = new Projector({
-        name: readModelsProjectorName,
-        store,
-        pool: ownerPool,
-        projections: projectorProjections(config),
-        logger,
-      });
-      projectors.push(projector);
-      return projector;
-    },
     async close() {
-      for (const projector of projectors) await projector.stop();
       await reactorRuns.close();
       await signInMailQueue.close();
       await scrapeMetrics.close();
-      await consistency.close();
       redis.disconnect();
-      await Promise.all([owner.close(), appPool.end(), lockPool.end()]);
-      await vault.ring.close();
+      await lockPool.end();
+      await base.close();
     },
   };
 }

@@ -1,11 +1,11 @@
 import { startTokenKeySweeper } from '@tokenvault/tokens';
-import type { Runtime } from './runtime.ts';
+import type { RuntimeBase } from './runtime.ts';
 
 /**
  * Destroys expired tokens' keys (one process at a time sweeps: run it in any, or several), and
  * with EVENTSTORE_URL the keys a crash left without their token.
  */
-export const startTokenKeySweeperOf = (runtime: Runtime) =>
+export const startTokenKeySweeperOf = (runtime: RuntimeBase) =>
   startTokenKeySweeper({
     pool: runtime.ownerPool,
     clock: runtime.clock,

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Queue, QueueEvents, type Job } from 'bullmq';
+import {
+  createQueue,
+  createQueueEvents,
+  reactorRunQueueName,
+  type Job,
+  type Queue,
+  type QueueEvents,
+} from '@tokenvault/jobs';
 import { Problem, type Config, type Logger, type Principal } from '@tokenvault/platform';
-import { queueConnection } from '@tokenvault/worker';
 import type { Vault } from '@tokenvault/vault';
 import {
   problemFromData,
@@ -12,8 +18,6 @@ import {
   type ReactorRunRequest,
   runFailure,
 } from './run-messages.ts';
-
-export const reactorRunQueueName = 'reactor-run';
 
 type RunQueueConfig = Pick<
   Config,
@@ -44,15 +48,14 @@ export class ReactorRunQueue {
   constructor(config: RunQueueConfig, vault: Vault, logger: Logger) {
     this.config = config;
     this.vault = vault;
-    const connection = queueConnection(config);
     const keptFor = { age: config.REACTOR_RESULT_TTL_SECONDS };
-    this.queue = new Queue<ReactorRunJob, string>(reactorRunQueueName, {
-      connection,
-      prefix: config.QUEUE_PREFIX,
-      defaultJobOptions: { attempts: 1, removeOnComplete: keptFor, removeOnFail: keptFor },
+    this.queue = createQueue<ReactorRunJob, string>(reactorRunQueueName, config, {
+      attempts: 1,
+      removeOnComplete: keptFor,
+      removeOnFail: keptFor,
     });
     this.queue.on('error', (error) => logger.warn({ err: error }, 'reactor run queue error'));
-    this.events = new QueueEvents(reactorRunQueueName, { connection, prefix: config.QUEUE_PREFIX });
+    this.events = createQueueEvents(reactorRunQueueName, config);
     this.events.on('error', (error) => logger.warn({ err: error }, 'reactor run events error'));
     // Every sync run waiting listens on these events: as many listeners as runs in flight.
     this.events.setMaxListeners(0);

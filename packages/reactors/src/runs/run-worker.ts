@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { Worker, type Job } from 'bullmq';
+import { createWorker, reactorRunQueueName, type Job, type Worker } from '@tokenvault/jobs';
 import {
   Problem,
   failedJobOutcome,
@@ -12,11 +12,9 @@ import {
   type Principal,
   type RouteDefinition,
 } from '@tokenvault/platform';
-import { queueConnection } from '@tokenvault/worker';
 import { principalOfApplication } from '@tokenvault/tenancy';
 import type { Vault } from '@tokenvault/vault';
 import { createSandboxPool, type SandboxOutcome, type SandboxPool } from '@tokenvault/sandbox';
-import { reactorRunQueueName } from './run-queue.ts';
 import {
   principalFromData,
   problemData,
@@ -68,14 +66,16 @@ export class ReactorRunWorker {
   private constructor(options: RunWorkerOptions & { sandbox: SandboxPool }) {
     this.options = options;
     this.services = new ServiceClient(options.routes);
-    this.worker = new Worker<ReactorRunJob, string>(reactorRunQueueName, (job) => this.process(job), {
-      connection: queueConnection(options.config),
-      prefix: options.config.QUEUE_PREFIX,
-      concurrency: options.config.REACTOR_CONCURRENCY,
-      // A run whose worker died is failed, never run again: reactor code may not be idempotent.
-      maxStalledCount: 0,
-      autorun: false,
-    });
+    this.worker = createWorker<ReactorRunJob, string>(
+      reactorRunQueueName,
+      options.config,
+      (job) => this.process(job),
+      {
+        concurrency: options.config.REACTOR_CONCURRENCY,
+        // A run whose worker died is failed, never run again: reactor code may not be idempotent.
+        maxStalledCount: 0,
+      },
+    );
     this.worker.on('completed', () =>
       queueJobsTotal.inc({ queue: reactorRunQueueName, outcome: 'completed' }),
     );

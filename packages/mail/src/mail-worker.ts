@@ -1,11 +1,6 @@
-import { Worker, type ConnectionOptions, type Job } from 'bullmq';
 import nodemailer from 'nodemailer';
+import { createWorker, type Job, type QueueName, type Worker } from '@tokenvault/jobs';
 import { failedJobOutcome, queueJobsTotal, type Config, type Logger } from '@tokenvault/platform';
-
-export function queueConnection(config: Pick<Config, 'REDIS_URL'>): ConnectionOptions {
-  // Blocking commands of BullMQ's workers need maxRetriesPerRequest: null.
-  return { url: config.REDIS_URL, maxRetriesPerRequest: null };
-}
 
 /** What an e-mail queue and its senders read of the configuration. */
 export type MailConfig = Pick<
@@ -35,7 +30,7 @@ export class MailWorker<Data, Outcome extends string> {
   private readonly kind: string;
 
   constructor(options: {
-    queueName: string;
+    queueName: QueueName;
     /** What is sent, for the logs: "invitation e-mail". */
     kind: string;
     config: MailConfig;
@@ -58,11 +53,8 @@ export class MailWorker<Data, Outcome extends string> {
         throw new Error(`SMTP delivery failed (${error.responseCode ?? error.code ?? 'unknown'})`);
       });
     };
-    this.worker = new Worker<Data, Outcome>(queueName, (job) => options.process(job, send), {
-      connection: queueConnection(config),
-      prefix: config.QUEUE_PREFIX,
+    this.worker = createWorker<Data, Outcome>(queueName, config, (job) => options.process(job, send), {
       concurrency: config.WORKER_CONCURRENCY,
-      autorun: false,
     });
     this.worker.on('completed', () => queueJobsTotal.inc({ queue: queueName, outcome: 'completed' }));
     this.worker.on('failed', (job, error) => {

@@ -1,10 +1,8 @@
-import { Queue, type Job } from 'bullmq';
-import type { Config, Logger } from '@tokenvault/platform';
+import { createQueue, signInMailQueueName, type Job, type Queue } from '@tokenvault/jobs';
+import type { Logger } from '@tokenvault/platform';
 import type { Sessions } from '@tokenvault/tenancy';
-import { MailWorker, queueConnection, type MailConfig, type SendMail } from './mail-worker.ts';
+import { MailWorker, type MailConfig, type SendMail } from './mail-worker.ts';
 import { renderSignInEmail } from './render.ts';
-
-export const signInMailQueueName = 'sign-in-email';
 
 /** The link's id only: the worker derives the token again, so no payload ever holds it. */
 export interface SignInMailJob {
@@ -12,15 +10,11 @@ export interface SignInMailJob {
 }
 
 export function createSignInMailQueue(config: MailConfig): Queue<SignInMailJob> {
-  return new Queue<SignInMailJob>(signInMailQueueName, {
-    connection: queueConnection(config),
-    prefix: config.QUEUE_PREFIX,
-    defaultJobOptions: {
-      attempts: config.EMAIL_ATTEMPTS,
-      backoff: { type: 'exponential', delay: config.EMAIL_BACKOFF_MS },
-      removeOnComplete: { age: 24 * 3600 },
-      removeOnFail: { age: 7 * 24 * 3600 },
-    },
+  return createQueue<SignInMailJob>(signInMailQueueName, config, {
+    attempts: config.EMAIL_ATTEMPTS,
+    backoff: { type: 'exponential', delay: config.EMAIL_BACKOFF_MS },
+    removeOnComplete: { age: 24 * 3600 },
+    removeOnFail: { age: 7 * 24 * 3600 },
   });
 }
 
@@ -81,18 +75,5 @@ export class SignInMailWorker {
     });
     logger.info({ jobId: job.id, attempt: job.attemptsMade + 1 }, 'sign-in e-mail sent');
     return 'sent';
-  }
-}
-
-/** Removes every key of the sign-in queue under a prefix (tests' throw-away prefixes). */
-export async function obliterateSignInMailQueue(config: Pick<Config, 'REDIS_URL' | 'QUEUE_PREFIX'>) {
-  const queue = new Queue(signInMailQueueName, {
-    connection: queueConnection(config),
-    prefix: config.QUEUE_PREFIX,
-  });
-  try {
-    await queue.obliterate({ force: true });
-  } finally {
-    await queue.close();
   }
 }

@@ -1,12 +1,10 @@
-import { Queue, type Job } from 'bullmq';
+import { createQueue, invitationMailQueueName, type Job, type Queue } from '@tokenvault/jobs';
 import type { EventStore } from '@tokenvault/eventstore';
-import type { Config, Logger, Pool } from '@tokenvault/platform';
+import type { Logger, Pool } from '@tokenvault/platform';
 import { Processor } from '@tokenvault/cqrs';
 import { loadInvitationMailFacts, type Clock, type InvitationLinks } from '@tokenvault/tenancy';
-import { MailWorker, queueConnection, type MailConfig, type SendMail } from './mail-worker.ts';
+import { MailWorker, type MailConfig, type SendMail } from './mail-worker.ts';
 import { renderInvitationEmail } from './render.ts';
-
-export const invitationMailQueueName = 'invitation-email';
 
 /** Ids and a version only: the link token is derived again by the worker, never carried. */
 export interface InvitationMailJob {
@@ -20,16 +18,12 @@ export const invitationMailJobId = (job: InvitationMailJob) =>
   `invitation.${job.invitation_id}.v${job.link_version}`;
 
 export function createInvitationMailQueue(config: MailConfig): Queue<InvitationMailJob> {
-  return new Queue<InvitationMailJob>(invitationMailQueueName, {
-    connection: queueConnection(config),
-    prefix: config.QUEUE_PREFIX,
-    defaultJobOptions: {
-      attempts: config.EMAIL_ATTEMPTS,
-      backoff: { type: 'exponential', delay: config.EMAIL_BACKOFF_MS },
-      // Kept a week after success (a month after failure) so a replayed enqueue is still a duplicate.
-      removeOnComplete: { age: 7 * 24 * 3600 },
-      removeOnFail: { age: 30 * 24 * 3600 },
-    },
+  return createQueue<InvitationMailJob>(invitationMailQueueName, config, {
+    attempts: config.EMAIL_ATTEMPTS,
+    backoff: { type: 'exponential', delay: config.EMAIL_BACKOFF_MS },
+    // Kept a week after success (a month after failure) so a replayed enqueue is still a duplicate.
+    removeOnComplete: { age: 7 * 24 * 3600 },
+    removeOnFail: { age: 30 * 24 * 3600 },
   });
 }
 
@@ -200,17 +194,4 @@ export async function startInvitationMail(options: {
       await queue.close();
     },
   };
-}
-
-/** Removes every key of the invitation queue under a prefix (tests' throw-away prefixes). */
-export async function obliterateInvitationMailQueue(config: Pick<Config, 'REDIS_URL' | 'QUEUE_PREFIX'>) {
-  const queue = new Queue(invitationMailQueueName, {
-    connection: queueConnection(config),
-    prefix: config.QUEUE_PREFIX,
-  });
-  try {
-    await queue.obliterate({ force: true });
-  } finally {
-    await queue.close();
-  }
 }

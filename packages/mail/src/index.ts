@@ -1,4 +1,4 @@
-export { MailWorker, queueConnection, type MailConfig, type SendMail } from './mail-worker.ts';
+export { MailWorker, type MailConfig, type SendMail } from './mail-worker.ts';
 export * from './invitation-mail.ts';
 export { renderInvitationEmail, escapeHtml, type InvitationMailContent } from './render.ts';
 export * from './sign-in-mail.ts';

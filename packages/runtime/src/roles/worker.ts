@@ -1,0 +1,55 @@
+import { createLogger, type Config } from '@tokenvault/platform';
+import { SignInMailWorker, startInvitationMail } from '@tokenvault/mail';
+import { ReactorRunWorker } from '@tokenvault/reactors';
+import { openRuntimeBase, prepareDatabase, type RuntimeBase } from '../runtime.ts';
+import { startTokenKeySweeperOf } from '../token-key-sweeper.ts';
+import type { StartedRole } from './role.ts';
+
+/**
+ * The worker role: turns invitation events into BullMQ jobs and sends the invitation and sign-in
+ * e-mails, runs reactors from their queue in sandbox child processes (their `svc` calls go to the
+ * token routes in-process), and destroys expired tokens' keys. Alone (services/worker) it opens
+ * the shared runtime base (no Redis of its own, no producers' queues, no HTTP); the all-in-one
+ * process gives it its runtime.
+ */
+export async function startWorker(config: Config, shared?: { runtime: RuntimeBase }): Promise<StartedRole> {
+  const logger = shared?.runtime.logger ?? createLogger(config.LOG_LEVEL, 'tokenvault-worker');
+  if (!shared) await prepareDatabase(config, logger);
+  const runtime = shared?.runtime ?? (await openRuntimeBase(config, logger));
+  // Invitation e-mails: the enqueuer (event store → BullMQ) and the worker pool (→ SMTP).
+  const invitationMail = await startInvitationMail({
+    config,
+    store: runtime.store,
+    ownerPool: runtime.ownerPool,
+    appPool: runtime.appPool,
+    links: runtime.invitationLinks,
+    clock: runtime.clock,
+    logger,
+  });
+  // The sign-in e-mail senders (the gateway queues one job per sign-in link).
+  const signInMail = new SignInMailWorker({ config, sessions: runtime.sessions, logger });
+  signInMail.start();
+  const reactors = await ReactorRunWorker.start({
+    config,
+    vault: runtime.vault,
+    ownerPool: runtime.ownerPool,
+    routes: runtime.tokenRoutes,
+    logger,
+  });
+  const tokenKeySweeper = startTokenKeySweeperOf(runtime);
+  logger.info(
+    { concurrency: config.WORKER_CONCURRENCY, reactorConcurrency: config.REACTOR_CONCURRENCY },
+    'worker running',
+  );
+  return {
+    async close() {
+      // Jobs in flight finish (or, past the forced-exit timeout, are released as stalled) before
+      // the connections close.
+      await invitationMail.stop();
+      await signInMail.close();
+      await reactors.close();
+      await tokenKeySweeper.stop();
+      if (!shared) await runtime.close();
+    },
+  };
+}

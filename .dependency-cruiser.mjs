@@ -80,6 +80,14 @@ export default {
       to: { path: '^services/' },
     },
     {
+      name: 'only-jobs-imports-bullmq',
+      comment:
+        'One owner for the job queues: the connection rule, prefix, names and clean-up live in packages/jobs.',
+      severity: 'error',
+      from: { pathNot: '^packages/jobs/' },
+      to: { path: 'node_modules/bullmq/' },
+    },
+    {
       name: 'one-services-imports-no-other',
       comment: 'Each service composes packages; shared wiring belongs in a package (runtime).',
       severity: 'error',

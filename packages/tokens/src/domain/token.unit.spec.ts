@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { Problem } from '@tokenvault/platform';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { mergePatch } from './merge-patch.ts';
-import { tokenDecider, type TokenEvent, type TokenPatch, type TokenUpdate, type TokenView } from './token.ts';
+import type { TokenEvent, TokenUpdate } from './events.ts';
+import { tokenDecider, type TokenPatch, type TokenView } from './token.ts';
 
 const tenantId = '0b7a5c3e-1111-4a4a-9b9b-222222222222';
 const actorId = '0b7a5c3e-3333-4a4a-9b9b-444444444444';

@@ -1,7 +1,7 @@
 export { tokensMigrations } from './migrations.ts';
 export { tokensProjection } from './projections/tokens.ts';
 export { tokenUsageProjection } from './projections/usage.ts';
-export { tokenRoutes } from './http/tokens.ts';
+export { tokenRoutes } from './http/routes.ts';
 export { tokenDecider } from './domain/token.ts';
 export {
   tokenEventTypes,

@@ -5,6 +5,16 @@ import type {
   RequestParameterDeclaration,
 } from '@tokenvault/contracts';
 
+/** What a formula declares, as decided (the same in its create and update events). */
+export interface FormulaDefinition {
+  name: string;
+  description?: string;
+  type: FormulaType;
+  code: string;
+  configuration: ConfigurationDeclaration[];
+  request_parameters: RequestParameterDeclaration[];
+}
+
 export type ReactorConfiguration = Record<string, unknown>;
 
 /**
@@ -17,36 +27,11 @@ export const configurationSubject = (reactorId: string) => `reactor/${reactorId}
 export type ReactorsEvent =
   | DomainEvent<
       'ReactorFormulaCreated',
-      {
-        formula_id: string;
-        tenant_id: string;
-        name: string;
-        description?: string;
-        type: FormulaType;
-        /** Sensitive: never published (the public contract has no field for it). */
-        code: string;
-        configuration: ConfigurationDeclaration[];
-        request_parameters: RequestParameterDeclaration[];
-        created_by: string;
-        created_at: string;
-      }
+      FormulaDefinition & { formula_id: string; tenant_id: string; created_by: string; created_at: string }
     >
-  /** The whole formula after the change (a replacement, not a patch). */
   | DomainEvent<
       'ReactorFormulaUpdated',
-      {
-        formula_id: string;
-        tenant_id: string;
-        name: string;
-        description?: string;
-        type: FormulaType;
-        /** Sensitive: never published (the public contract has no field for it). */
-        code: string;
-        configuration: ConfigurationDeclaration[];
-        request_parameters: RequestParameterDeclaration[];
-        modified_by: string;
-        modified_at: string;
-      }
+      FormulaDefinition & { formula_id: string; tenant_id: string; modified_by: string; modified_at: string }
     >
   | DomainEvent<
       'ReactorFormulaDeleted',

@@ -1,26 +1,11 @@
 import { conflict, notFound, Problem } from '@tokenvault/platform';
 import type { Decider } from '@tokenvault/cqrs';
-import type {
-  ConfigurationDeclaration,
-  FormulaType,
-  RequestParameterDeclaration,
-} from '@tokenvault/contracts';
-import type { ReactorsEventOf } from './events.ts';
+import type { FormulaDefinition, ReactorsEventOf } from './events.ts';
 import { checkFormulaSyntax } from './syntax.ts';
 
 export type FormulaEvent = ReactorsEventOf<
   'ReactorFormulaCreated' | 'ReactorFormulaUpdated' | 'ReactorFormulaDeleted'
 >;
-
-/** What a formula declares: what its create and update commands carry. */
-export interface FormulaDefinition {
-  name: string;
-  description?: string;
-  type: FormulaType;
-  code: string;
-  configuration: ConfigurationDeclaration[];
-  request_parameters: RequestParameterDeclaration[];
-}
 
 /** The whole formula as decided: create and update responses are built from it. */
 export interface FormulaView extends FormulaDefinition {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { Problem } from '@tokenvault/platform';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { fold } from '@tokenvault/cqrs';
-import { formulaDecider, type FormulaCommand, type FormulaDefinition, type FormulaEvent } from './formula.ts';
+import { formulaDecider, type FormulaCommand, type FormulaEvent } from './formula.ts';
+import type { FormulaDefinition } from './events.ts';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
 const formulaId = '9d2f0a1e-0000-4000-8000-000000000002';

@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type PoolClient } from '@tokenvault/platform';
 import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import { reactorsMigrations } from '../migrations.ts';
-import { streams, type ReactorsEvent } from '../domain/events.ts';
-import type { FormulaDefinition } from '../domain/formula.ts';
+import { streams, type FormulaDefinition, type ReactorsEvent } from '../domain/events.ts';
 import { reactorsProjection } from './reactors.ts';
 
 type DataOf<Type extends ReactorsEvent['type']> = Extract<ReactorsEvent, { type: Type }>['data'];

@@ -1,33 +1,19 @@
 import { badRequest, conflict, forbidden, notFound, Problem } from '@tokenvault/platform';
 import type { Decider } from '@tokenvault/cqrs';
-import type { TokenType } from '@tokenvault/contracts';
 import { allowedOnAll, type Grants } from './access.ts';
-import type { TokenEvent } from './events.ts';
+import type { TokenEvent, TokenEventOf } from './events.ts';
 import { mergePatch } from './merge-patch.ts';
 
-/** A token as decided. Its data stays sealed: only the query side opens it, for a reader. */
-export interface TokenView {
+/**
+ * A token as decided: what its creation recorded (its id as `id`), kept current by the events
+ * after it. Its data stays sealed: only the query side opens it, for a reader.
+ */
+export type TokenView = Omit<TokenEventOf<'TokenCreated'>['data'], 'token_id'> & {
   id: string;
-  tenant_id: string;
-  type: TokenType;
-  /** AES-256-GCM under the tenant's data key, bound to tenant and token id. */
-  data_ciphertext: string;
-  containers: string[];
-  metadata: Record<string, string>;
-  fingerprint: string;
-  expires_at?: string;
-  created_by: string;
-  created_at: string;
-  /** Set when the token was created as a child: its first association, made in the same event. */
-  parent_id?: string;
-  /** Created while its tenant deduplicates: it holds the claim on its data (domain/uniqueness.ts). */
-  deduplicated?: true;
-  /** The expired token whose claim on the same data it takes over. */
-  claim_taken_from?: string;
   /** Set by the last update. */
   modified_by?: string;
   modified_at?: string;
-}
+};
 
 /**
  * An update as the command side prepared it: merge patches of metadata (and the expiry), the

@@ -23,7 +23,7 @@ await pool.query('CREATE TABLE IF NOT EXISTS bench_rows (id uuid PRIMARY KEY, bo
 const app = express();
 app.disable('x-powered-by');
 app.set('etag', false);
-// The service's body parsing, verbatim (packages/platform/src/http.ts).
+// The service's body parsing, verbatim (packages/platform/src/http-app.ts).
 app.use(express.json({ limit: '256kb', strict: false, type: ['application/json', 'application/*+json'] }));
 
 app.get('/healthz', (_req, res) => {

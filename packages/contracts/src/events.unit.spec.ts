@@ -1,13 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import {
-  UnpublishableEventError,
-  cloudEventSchema,
-  publicEvents,
-  renderEventsDoc,
-  toPublicMessage,
-} from './events.ts';
+import { UnpublishableEventError, cloudEventSchema, toPublicMessage } from './cloud-event.ts';
+import { renderEventsDoc } from './events-doc.ts';
+import { publicEvents } from './events.ts';
 
 const tenantId = '7d6f0f4e-4a53-4f3e-9b7a-0d8a2f0e1c11';
 const recorded = (type: string, data: unknown) => ({

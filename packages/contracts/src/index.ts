@@ -4,6 +4,8 @@ export * from './checksums.ts';
 export * from './tokens.ts';
 export * from './applications.ts';
 export * from './events.ts';
+export * from './cloud-event.ts';
+export * from './events-doc.ts';
 export * from './tenants.ts';
 export * from './logs.ts';
 export * from './members.ts';

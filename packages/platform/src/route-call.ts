@@ -6,7 +6,7 @@ import {
   type HandlerResult,
   type Principal,
   type RouteDefinition,
-} from './http.ts';
+} from './route.ts';
 
 /** What a request carries to a route, already decoded (path parameters, query, JSON body). */
 export interface RouteInput {

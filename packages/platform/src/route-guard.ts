@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { HandlerResult, Principal, RouteDefinition } from './http.ts';
+import type { HandlerResult, Principal, RouteDefinition } from './route.ts';
 
 /** One HTTP call of a route with an API key, its principal already resolved. */
 export interface GuardedCall {

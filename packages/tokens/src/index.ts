@@ -1,9 +1,9 @@
 export { tokensMigrations } from './migrations.ts';
 export { tokensProjection } from './projections/tokens.ts';
 export { tokenUsageProjection } from './projections/usage.ts';
-export { tokenRoutes } from './http/tokens.ts';
+export { tokenRoutes } from './http/routes.ts';
+export { tokenDecider } from './domain/token.ts';
 export {
-  tokenDecider,
   tokenEventTypes,
   tokenReadsStream,
   tokenStream,
@@ -11,7 +11,7 @@ export {
   type TokenReadEvent,
   type TokensReadEvent,
   type TokensContextEvent,
-} from './domain/token.ts';
+} from './domain/events.ts';
 export { allowedOnAll, allowedOnAny } from './domain/access.ts';
 export { Detokenizer } from './commands/detokenize.ts';
 export { tokenClaims } from './domain/uniqueness.ts';

@@ -1,5 +1,4 @@
 import type { DomainEvent } from '@tokenvault/cqrs';
-import type { InvitationView } from './invitation.ts';
 import type { ApplicationType, Permission, RateLimit } from '@tokenvault/contracts';
 
 export interface ContainerRuleData {
@@ -45,10 +44,20 @@ export type TenancyEvent =
       'MemberRemoved',
       { member_id: string; tenant_id: string; user_id: string; removed_by: string; removed_at: string }
     >
-  /** The invitation as decided, under its event's name for the id. */
   | DomainEvent<
       'InvitationCreated',
-      Omit<InvitationView, 'id' | 'modified_by' | 'modified_at'> & { invitation_id: string }
+      {
+        invitation_id: string;
+        tenant_id: string;
+        email: string;
+        /** 1, then one more per resend: a link names its version, so a resend voids every earlier link. */
+        link_version: number;
+        /** SHA-256 of the link's token (derived from the ids and the version): never the token. */
+        token_hash: string;
+        expires_at: string;
+        created_by: string;
+        created_at: string;
+      }
     >
   | DomainEvent<
       'InvitationResent',

@@ -10,20 +10,12 @@ export type InvitationEvent = TenancyEventOf<
 /** An invitation lives 72 hours from its creation, and again from each resend. */
 export const invitationLifetimeMs = 72 * 60 * 60 * 1000;
 
-export interface InvitationView {
+/** An invitation as decided: what its creation recorded (its id as `id`), then its resends. */
+export type InvitationView = Omit<TenancyEventOf<'InvitationCreated'>['data'], 'invitation_id'> & {
   id: string;
-  tenant_id: string;
-  email: string;
-  /** 1, then one more per resend: a link names its version, so a resend voids every earlier link. */
-  link_version: number;
-  /** SHA-256 of the link's token (derived from the ids and the version): never the token. */
-  token_hash: string;
-  expires_at: string;
-  created_by: string;
-  created_at: string;
   modified_by?: string;
   modified_at?: string;
-}
+};
 
 export type InvitationState =
   | { status: 'absent' }

@@ -1,7 +1,8 @@
 import { aggregateStream } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import { DecryptionError, TokenKeyDestroyedError, type Vault } from '@tokenvault/vault';
-import { tokenDecider, tokenStream } from '../domain/token.ts';
+import { tokenStream } from '../domain/events.ts';
+import { tokenDecider } from '../domain/token.ts';
 
 /**
  * A token's data from its read-model row. The row can trail a re-encryption (the projector has not

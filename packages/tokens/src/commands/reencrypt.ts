@@ -2,7 +2,8 @@ import { defaultCommandAttempts, executeCommand, aggregateStream } from '@tokenv
 import type { EventStore, Position } from '@tokenvault/eventstore';
 import { notFound, type Clock } from '@tokenvault/platform';
 import type { Vault } from '@tokenvault/vault';
-import { StaleDataBasis, tokenDecider, tokenStream } from '../domain/token.ts';
+import { tokenStream } from '../domain/events.ts';
+import { StaleDataBasis, tokenDecider } from '../domain/token.ts';
 
 /**
  * Seals a live token's data under a new token key, for a key thought compromised: the append

@@ -20,14 +20,8 @@ import {
 import type { Vault } from '@tokenvault/vault';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
 import { mergePatch } from '../domain/merge-patch.ts';
-import {
-  StaleDataBasis,
-  tokenDecider,
-  tokenStream,
-  type TokenPatch,
-  type TokenUpdate,
-  type TokenView,
-} from '../domain/token.ts';
+import { tokenStream, type TokenUpdate } from '../domain/events.ts';
+import { StaleDataBasis, tokenDecider, type TokenPatch, type TokenView } from '../domain/token.ts';
 import { tokenIdOfHolder } from '../domain/uniqueness.ts';
 import { tokenFields, type TokenQueries } from '../queries/tokens.ts';
 

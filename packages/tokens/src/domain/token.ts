@@ -1,54 +1,19 @@
 import { badRequest, conflict, forbidden, notFound, Problem } from '@tokenvault/platform';
-import type { Decider, DomainEvent } from '@tokenvault/cqrs';
-import type { TokenType } from '@tokenvault/contracts';
+import type { Decider } from '@tokenvault/cqrs';
 import { allowedOnAll, type Grants } from './access.ts';
+import type { TokenEvent, TokenEventOf } from './events.ts';
 import { mergePatch } from './merge-patch.ts';
 
-/** A token as decided. Its data stays sealed: only the query side opens it, for a reader. */
-export interface TokenView {
+/**
+ * A token as decided: what its creation recorded (its id as `id`), kept current by the events
+ * after it. Its data stays sealed: only the query side opens it, for a reader.
+ */
+export type TokenView = Omit<TokenEventOf<'TokenCreated'>['data'], 'token_id'> & {
   id: string;
-  tenant_id: string;
-  type: TokenType;
-  /** AES-256-GCM under the tenant's data key, bound to tenant and token id. */
-  data_ciphertext: string;
-  containers: string[];
-  metadata: Record<string, string>;
-  fingerprint: string;
-  expires_at?: string;
-  created_by: string;
-  created_at: string;
-  /** Set when the token was created as a child: its first association, made in the same event. */
-  parent_id?: string;
-  /** Created while its tenant deduplicates: it holds the claim on its data (domain/uniqueness.ts). */
-  deduplicated?: true;
-  /** The expired token whose claim on the same data it takes over. */
-  claim_taken_from?: string;
   /** Set by the last update. */
   modified_by?: string;
   modified_at?: string;
-}
-
-/** The fields an update sets: the token's editable state after it, in full. */
-export interface TokenUpdate {
-  token_id: string;
-  tenant_id: string;
-  type: TokenType;
-  /** The data sealed again when it changed; the same ciphertext when it did not. */
-  data_ciphertext: string;
-  fingerprint: string;
-  containers: string[];
-  metadata: Record<string, string>;
-  /** Absent: the token does not expire (any earlier expiry was removed). */
-  expires_at?: string;
-  /**
-   * Set when the data or containers changed: the token gives up its claim on the old data
-   * (`released`), or moves it to the new data while its tenant deduplicates (`moved`); see
-   * domain/uniqueness.ts.
-   */
-  data_claim?: 'released' | 'moved';
-  modified_by: string;
-  modified_at: string;
-}
+};
 
 /**
  * An update as the command side prepared it: merge patches of metadata (and the expiry), the
@@ -71,95 +36,6 @@ export interface TokenPatch {
 
 /** As many metadata entries as a create takes. */
 export const maxMetadataEntries = 50;
-
-/**
- * A token's events, all in its own stream. Associations are kept in the CHILD's stream, so that
- * creating a child and its association is one event, and every association of a token as a
- * child is known exactly from its own history.
- */
-export type TokenEvent =
-  /** The whole token as decided, under its event's name for the id. */
-  | DomainEvent<'TokenCreated', Omit<TokenView, 'id' | 'modified_by' | 'modified_at'> & { token_id: string }>
-  /** The token's editable state after the change (data sealed, like TokenCreated's). */
-  | DomainEvent<'TokenUpdated', TokenUpdate>
-  | DomainEvent<
-      'TokenAssociated',
-      {
-        tenant_id: string;
-        parent_id: string;
-        child_id: string;
-        type: TokenType;
-        /** The child's containers and expiry, which child lists filter on. */
-        containers: string[];
-        expires_at?: string;
-        associated_by: string;
-        associated_at: string;
-      }
-    >
-  | DomainEvent<
-      'TokenDissociated',
-      {
-        tenant_id: string;
-        parent_id: string;
-        child_id: string;
-        type: TokenType;
-        dissociated_by: string;
-        dissociated_at: string;
-      }
-    >
-  /**
-   * The token's data sealed again under a new token key (its old key, thought compromised, is
-   * destroyed with this append): the same data, a new ciphertext; nothing else changes.
-   */
-  | DomainEvent<
-      'TokenReencrypted',
-      {
-        token_id: string;
-        tenant_id: string;
-        type: TokenType;
-        data_ciphertext: string;
-        reencrypted_by: string;
-        reencrypted_at: string;
-      }
-    >
-  | DomainEvent<
-      'TokenDeleted',
-      {
-        token_id: string;
-        tenant_id: string;
-        type: TokenType;
-        /** The associations the deletion ends: as a child (exact) and as a parent (as listed then). */
-        parent_ids: string[];
-        child_ids: string[];
-        deleted_by: string;
-        deleted_at: string;
-      }
-    >;
-
-/**
- * A read of one token's data, as events written before TokensRead existed record it: still
- * projected, no longer appended.
- */
-export type TokenReadEvent = DomainEvent<
-  'TokenRead',
-  { token_id: string; tenant_id: string; type: TokenType; read_by: string; read_at: string }
->;
-
-/** At most this many tokens in one TokensRead (a page holds at most 100). */
-export const maxTokensPerRead = 100;
-
-/**
- * The tokens whose data one request read, appended before the data is returned: the audit log has
- * a `read` row for each, and the monthly active tokens count each. Not part of the tokens' own
- * streams (reads must not contend with writes).
- */
-export type TokensReadEvent = DomainEvent<
-  'TokensRead',
-  { tenant_id: string; tokens: { token_id: string; type: TokenType }[]; read_by: string; read_at: string }
->;
-
-/** Every event this context appends (or appended). */
-export type TokensContextEvent = TokenEvent | TokenReadEvent | TokensReadEvent;
 
 export type TokenState =
   { status: 'absent' } | { status: 'live'; token: TokenView; parents: string[] } | { status: 'deleted' };
@@ -192,8 +68,6 @@ export type TokenCommand =
     }
   | ({ type: 'AssociateParent'; tokenId: string; parentId: string } & Acting)
   | ({ type: 'DissociateParent'; tokenId: string; parentId: string } & Acting);
-
-export const tokenStream = (tenantId: string, tokenId: string) => `tokens.token-${tenantId}-${tokenId}`;
 
 const missing = () => notFound('No token with this id.');
 
@@ -232,8 +106,27 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
     if (command.type === 'CreateToken') {
       // Ids are never reused, not even after a delete: a token id names one value forever.
       if (state.status !== 'absent') throw conflict('A token with this id exists.');
-      const { id, ...rest } = command.token;
-      return [{ type: 'TokenCreated', data: { token_id: id, ...rest } }];
+      const { token } = command;
+      return [
+        {
+          type: 'TokenCreated',
+          data: {
+            token_id: token.id,
+            tenant_id: token.tenant_id,
+            type: token.type,
+            data_ciphertext: token.data_ciphertext,
+            containers: token.containers,
+            metadata: token.metadata,
+            fingerprint: token.fingerprint,
+            ...(token.expires_at === undefined ? {} : { expires_at: token.expires_at }),
+            created_by: token.created_by,
+            created_at: token.created_at,
+            ...(token.parent_id === undefined ? {} : { parent_id: token.parent_id }),
+            ...(token.deduplicated ? { deduplicated: true as const } : {}),
+            ...(token.claim_taken_from === undefined ? {} : { claim_taken_from: token.claim_taken_from }),
+          },
+        },
+      ];
     }
     if (state.status !== 'live') throw missing();
     if (command.type === 'ReencryptToken') {
@@ -410,21 +303,3 @@ function decideUpdate(
     },
   ];
 }
-
-/** Every event type of this context; `satisfies` fails to compile when one is missing or extra. */
-export const tokenEventTypes = Object.keys({
-  TokenCreated: true,
-  TokenUpdated: true,
-  TokenAssociated: true,
-  TokenDissociated: true,
-  TokenDeleted: true,
-  TokenReencrypted: true,
-  TokenRead: true,
-  TokensRead: true,
-} satisfies Record<TokensContextEvent['type'], true>) as TokensContextEvent['type'][];
-
-/**
- * Reads go to a few streams shared by every tenant (each event names its tenant), so that
- * concurrent read-audit appends neither queue on one stream nor multiply with the tenants.
- */
-export const tokenReadsStream = (shard: number) => `tokens.reads-${shard}`;

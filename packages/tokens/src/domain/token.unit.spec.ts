@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { mergePatch } from './merge-patch.ts';
-import { tokenDecider, type TokenEvent, type TokenPatch, type TokenUpdate, type TokenView } from './token.ts';
+import type { TokenEvent, TokenUpdate } from './events.ts';
+import { tokenDecider, type TokenPatch, type TokenView } from './token.ts';
 import { problemWith } from '@tokenvault/platform/testing';
 
 const tenantId = '0b7a5c3e-1111-4a4a-9b9b-222222222222';

@@ -1,5 +1,5 @@
 import type { ClaimChanges } from '@tokenvault/eventstore';
-import type { TokenEvent } from './token.ts';
+import type { TokenEvent } from './events.ts';
 
 /** One deduplicated token per data (its fingerprint), type and set of containers in a tenant. */
 export const tokenDataScope = 'token-data';

@@ -1,43 +1,24 @@
 import { z } from 'zod';
 import {
-  conflict,
   decodeCursor,
   defineRoute,
   encodeCursor,
-  forbidden,
-  notFound,
-  pageQuery,
-  paginated,
   repeatable,
-  type Clock,
-  type Pool,
   type Principal,
   type RouteDefinition,
 } from '@tokenvault/platform';
-import type { ReadModelConsistency } from '@tokenvault/cqrs';
-import type { EventStore } from '@tokenvault/eventstore';
-import type { Vault } from '@tokenvault/vault';
 import {
-  associationParams,
   containerPath,
   createTokenBody,
   cursorPageSchema,
-  paginatedSchema,
-  parentParams,
   tokenId,
   tokenParams,
   tokenCursorPageV2Schema,
   tokenSchema,
   tokenTypeSchema,
   updateTokenBody,
-  usageReportSchema,
 } from '@tokenvault/contracts';
-import { openToken } from '../commands/open-token.ts';
-import { ReadAuditor } from '../commands/read-audit.ts';
-import { usageReport } from '../queries/usage.ts';
-import { TokenCommands } from '../commands/tokens.ts';
-import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
-import { TokenQueries, tokenFields, type TokenRow } from '../queries/tokens.ts';
+import { readableUnder, type TokenAccess, type TokenRouteDeps } from './token-access.ts';
 
 const metadataFilter = 'metadata.';
 const maxMetadataFilters = 50;
@@ -121,60 +102,11 @@ const listTokensV2Query = z.strictObject({
 /** A token list's tie-break within a millisecond is the token id. */
 const isTokenId = (key: unknown): key is string => typeof key === 'string' && tokenId.safeParse(key).success;
 
-/** The containers under which the key may read, from its rules; null when it may read them all. */
-const readableUnder = (principal: Principal) =>
-  principal.permissions.has('token:read')
-    ? null
-    : principal.rules.filter((rule) => rule.permissions.includes('token:read')).map((rule) => rule.container);
-
-export interface TokenRouteDeps {
-  store: EventStore;
-  appPool: Pool;
-  vault: Vault;
-  consistency: ReadModelConsistency;
-  /** The plan's monthly active tokens, shown in the usage report. */
-  includedMonthlyActiveTokens: number;
-  /** Every timestamp and expiry check of tokens. */
-  clock: Clock;
-}
-
-export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
-  const { store, appPool, vault, consistency, clock } = deps;
-  const queries = new TokenQueries(appPool, clock);
-  const commands = new TokenCommands(store, vault, queries, clock);
-  const readAuditor = new ReadAuditor(store, clock);
-
-  /** A live token of the caller's tenant on which the caller holds the permission, or 404/403. */
-  const tokenFor = async (
-    principal: Principal,
-    id: string,
-    permission: string,
-    mode: 'any' | 'all' = 'any',
-  ) => {
-    const row = await queries.get(principal.tenantId, id);
-    if (!row) throw notFound('No token with this id.');
-    const allowed = mode === 'any' ? allowedOnAny : allowedOnAll;
-    if (!allowed(principal, permission, row.containers)) {
-      throw forbidden(`This API key lacks ${permission} on the containers of token ${id}.`);
-    }
-    return row;
-  };
-
-  /** Opens tokens for a reader; the reads are on record before the data leaves. */
-  const withData = async (principal: Principal, rows: TokenRow[], requestId: string) => {
-    const tokens = await Promise.all(
-      rows.map(async (row) => ({
-        ...tokenFields(row),
-        data: await openToken({ store, vault }, row),
-      })),
-    );
-    await readAuditor.record(
-      principal,
-      rows.map((row) => ({ tokenId: row.id, type: row.type })),
-      requestId,
-    );
-    return tokens;
-  };
+/** The token resource: create, list, get, update and delete tokens. */
+export function tokenResourceRoutes(
+  { consistency }: TokenRouteDeps,
+  { queries, commands, tokenFor, withData }: TokenAccess,
+): RouteDefinition[] {
   /** One page of the token list (GET /tokens and GET /v2/tokens), opened and on record. */
   const listTokens = async (
     principal: Principal,
@@ -329,124 +261,6 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
         const row = await tokenFor(principal, params.id, 'token:read');
         const [token] = await withData(principal, [row], requestId);
         return { status: 200, body: token };
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/tokens/:parent_id/children/:child_id',
-      operationId: 'associateChildToken',
-      summary: 'Associate a token as a child of another (idempotent)',
-      tag,
-      permission: 'token:read',
-      params: associationParams,
-      responses: { 204: { description: 'Associated (or already was)' } },
-      async handle({ principal, params, requestId }) {
-        await tokenFor(principal, params.parent_id, 'token:read');
-        await tokenFor(principal, params.child_id, 'token:read');
-        const associated = await commands.associate(principal, params.parent_id, params.child_id, requestId);
-        return { status: 204, headers: await consistency.afterWrite(associated.position) };
-      },
-    }),
-    defineRoute({
-      method: 'delete',
-      path: '/tokens/:parent_id/children/:child_id',
-      operationId: 'dissociateChildToken',
-      summary: 'Remove a parent/child association',
-      tag,
-      permission: 'token:delete',
-      params: associationParams,
-      responses: { 204: { description: 'Removed' } },
-      async handle({ principal, params, requestId }) {
-        await tokenFor(principal, params.parent_id, 'token:delete', 'all');
-        await tokenFor(principal, params.child_id, 'token:delete', 'all');
-        const dissociated = await commands.dissociate(
-          principal,
-          params.parent_id,
-          params.child_id,
-          requestId,
-        );
-        return { status: 204, headers: await consistency.afterWrite(dissociated.position) };
-      },
-    }),
-    defineRoute({
-      method: 'post',
-      path: '/tokens/:parent_id/children',
-      operationId: 'createChildToken',
-      summary: 'Create a token as a child of another, in one event',
-      tag,
-      permission: 'token:create',
-      params: parentParams,
-      body: createTokenBody,
-      sealedBodyFields: ['data'],
-      responses: {
-        201: { description: 'Created, without data', schema: tokenSchema },
-        200: {
-          description: 'Deduplicated: an existing token, now a child of the parent',
-          schema: tokenSchema,
-        },
-      },
-      async handle({ principal, params, body, requestId }) {
-        await tokenFor(principal, params.parent_id, 'token:read');
-        const result = await commands.create(principal, body, requestId, params.parent_id);
-        if (result.created) {
-          return { status: 201, headers: await consistency.afterWrite(result.position), body: result.token };
-        }
-        if (result.token.id === params.parent_id) {
-          throw conflict('The data equals the parent’s own: a token cannot be its own child.');
-        }
-        const associated = await commands.associate(principal, params.parent_id, result.token.id, requestId);
-        return {
-          status: 200,
-          headers: await consistency.afterWrite(associated.position),
-          body: result.token,
-        };
-      },
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/tokens/:parent_id/children',
-      operationId: 'listChildTokens',
-      summary: 'List a token’s children with their data (only those the key may read)',
-      tag,
-      permission: 'token:read',
-      params: parentParams,
-      query: z.strictObject({
-        id: repeatable(tokenId),
-        type: repeatable(tokenTypeSchema),
-        ...pageQuery(100),
-      }),
-      responses: { 200: { description: 'A page of child tokens', schema: paginatedSchema(tokenSchema) } },
-      async handle({ principal, params, query, requestId }) {
-        await tokenFor(principal, params.parent_id, 'token:read');
-        const { rows, total } = await queries.children(principal.tenantId, params.parent_id, {
-          ids: query.id,
-          types: query.type,
-          readableUnder: readableUnder(principal),
-          page: query.page,
-          size: query.size,
-        });
-        return {
-          status: 200,
-          body: paginated(await withData(principal, rows, requestId), query.page, query.size, total),
-        };
-      },
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/tenants/self/reports/usage',
-      operationId: 'getUsageReport',
-      summary: 'Token usage of the tenant: live tokens by type and monthly active tokens',
-      tag: 'Tenant',
-      permission: 'report:read',
-      responses: { 200: { description: 'The usage report', schema: usageReportSchema } },
-      async handle({ principal }) {
-        // Usage is written by the projector: it first catches up with every write made so far.
-        const headers = await consistency.beforeTrailingRead();
-        return {
-          status: 200,
-          headers,
-          body: await usageReport(appPool, principal.tenantId, deps.includedMonthlyActiveTokens, clock.now()),
-        };
       },
     }),
     defineRoute({

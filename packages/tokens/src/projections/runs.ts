@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '@tokenvault/eventstore';
-import type { TokensContextEvent } from '../domain/token.ts';
+import type { TokensContextEvent } from '../domain/events.ts';
 
 type TenantDeleted = { type: 'TenantDeleted'; data: { tenant_id: string } };
 export type Handled = RecordedEvent & (TokensContextEvent | TenantDeleted);

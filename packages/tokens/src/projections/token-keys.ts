@@ -9,7 +9,7 @@ import {
   tokenKeyInvalidation,
   withdrawTokenKey,
 } from '@tokenvault/vault';
-import type { TokenEvent } from '../domain/token.ts';
+import type { TokenEvent } from '../domain/events.ts';
 
 type Handled = Extract<
   TokenEvent,

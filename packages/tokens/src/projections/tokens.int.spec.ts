@@ -4,7 +4,7 @@ import type { TokenRow } from '../queries/tokens.ts';
 import { type PoolClient } from '@tokenvault/platform';
 import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import { tokensMigrations } from '../migrations.ts';
-import { tokenStream, type TokenEvent } from '../domain/token.ts';
+import { tokenStream, type TokenEvent } from '../domain/events.ts';
 import { tokensProjection } from './tokens.ts';
 
 type DataOf<Type extends TokenEvent['type']> = Extract<TokenEvent, { type: Type }>['data'];

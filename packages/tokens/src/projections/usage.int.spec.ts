@@ -4,7 +4,7 @@ import { type PoolClient } from '@tokenvault/platform';
 import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import type { TokenType } from '@tokenvault/contracts';
 import { tokensMigrations } from '../migrations.ts';
-import { tokenReadsStream, tokenStream, type TokensContextEvent } from '../domain/token.ts';
+import { tokenReadsStream, tokenStream, type TokensContextEvent } from '../domain/events.ts';
 import { tokenUsageProjection } from './usage.ts';
 
 type DataOf<Type extends TokensContextEvent['type']> = Extract<TokensContextEvent, { type: Type }>['data'];

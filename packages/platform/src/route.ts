@@ -1,0 +1,185 @@
+import type { Request } from 'express';
+import { z } from 'zod';
+import { validationProblem } from './errors.ts';
+import { inputLimits, screenInput } from './input.ts';
+
+// The route model: what a route declares (method, path, permission, schemas, handler) and what a
+// handler is given. The express app (http-app.ts), in-process calls (route-call.ts) and the OpenAPI
+// document (openapi-document.ts) all read routes from here.
+
+/** A grant of token permissions on one container path and everything below it. */
+export interface ContainerRule {
+  container: string;
+  permissions: string[];
+}
+
+/** Who is calling: resolved from the API key before any handler runs. */
+export interface Principal {
+  tenantId: string;
+  actorId: string;
+  actorType: 'application' | 'user';
+  permissions: ReadonlySet<string>;
+  rules: readonly ContainerRule[];
+  /** The tenant's settings, e.g. deduplicate_tokens: "true". */
+  tenantSettings: Readonly<Record<string, string>>;
+  /** The application's own rate limit (requests per minute), when it has one. */
+  rateLimitPerMinute?: number;
+}
+
+export interface HandlerContext<Params, Query, Body> {
+  params: Params;
+  query: Query;
+  body: Body;
+  principal: Principal;
+  requestId: string;
+  headers: Request['headers'];
+  /** The client's address as the socket has it (per-client caps of routes without a key). */
+  clientAddress?: string;
+}
+
+export interface HandlerResult {
+  status: number;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** A page instead of JSON (for people following a link, not for API clients). */
+  html?: string;
+  headers?: Record<string, string>;
+}
+
+type AnyZodObject = z.ZodObject<z.ZodRawShape>;
+
+export interface RouteDefinition<
+  P extends AnyZodObject = AnyZodObject,
+  Q extends AnyZodObject = AnyZodObject,
+  B extends z.ZodType = z.ZodType,
+> {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** Express-style path, e.g. `/tokens/:id`. */
+  path: string;
+  /**
+   * The operation's stable name in the OpenAPI document and the generated SDK (docs/api-contract.md):
+   * lowerCamelCase, a verb then the resource in the singular (`createToken`, `getToken`,
+   * `updateToken`, `deleteToken`), `list` + plural for collections (`listChildTokens`), and the
+   * action's own verb for actions (`invokeReactor`, `acceptInvitation`). Never renamed once shipped.
+   */
+  operationId: string;
+  summary: string;
+  tag: string;
+  /** Checked before the handler runs; null for routes that need no API key. */
+  permission: string | null;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /**
+   * Top-level body fields encrypted before they are stored (token `data`): NUL is allowed in
+   * their strings, since they never become a PostgreSQL text value.
+   */
+  sealedBodyFields?: readonly string[];
+  /**
+   * The body's media types in the OpenAPI document (default application/json). Every JSON type
+   * (`application/*+json`) is parsed alike; this only says which ones the route is meant for.
+   */
+  bodyMediaTypes?: readonly string[];
+  responses: Record<number, { description: string; schema?: z.ZodType }>;
+  handle(context: HandlerContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
+}
+
+/** Keeps each route's own types while allowing heterogeneous lists of routes. */
+export function defineRoute<P extends AnyZodObject, Q extends AnyZodObject, B extends z.ZodType>(
+  route: RouteDefinition<P, Q, B>,
+): RouteDefinition {
+  return route;
+}
+
+/**
+ * A query parameter that may be given once or repeated (`?type=a&type=b`), at most
+ * `inputLimits.maxRepeatedValues` times.
+ */
+export function repeatable<T extends z.ZodType>(item: T) {
+  // maxItems tells clients the cap up front; the refine below is what answers past it (a 400
+  // naming the cap, where the array's own max would only fail the union).
+  return z
+    .union([item, z.array(item).meta({ maxItems: inputLimits.maxRepeatedValues })])
+    .optional()
+    .transform((value) => (value === undefined ? [] : Array.isArray(value) ? value : [value]))
+    .refine(
+      (values) => values.length <= inputLimits.maxRepeatedValues,
+      `At most ${inputLimits.maxRepeatedValues} values`,
+    ) as unknown as z.ZodType<z.output<T>[], z.input<T> | z.input<T>[] | undefined>;
+}
+
+export const pageQuery = (maxSize: number) => ({
+  page: z.coerce.number().int().min(1).default(1),
+  size: z.coerce.number().int().min(1).max(maxSize).default(20),
+});
+
+export interface Pagination {
+  total_items: number;
+  page_number: number;
+  page_size: number;
+  total_pages: number;
+}
+
+export function paginated<T>(data: T[], page: number, size: number, totalItems: number) {
+  return {
+    pagination: {
+      total_items: totalItems,
+      page_number: page,
+      page_size: size,
+      total_pages: Math.ceil(totalItems / size),
+    } satisfies Pagination,
+    data,
+  };
+}
+
+/** What else a request carries that may name its caller: a session (bearer or cookie). */
+export interface CallerCredentials {
+  method: string;
+  headers: Request['headers'];
+}
+
+export type Authenticate = (apiKey: string | undefined, request?: CallerCredentials) => Promise<Principal>;
+
+/** The naming rule of operationId (see RouteDefinition.operationId). */
+export const operationIdPattern =
+  /^(create|list|get|update|delete|associate|dissociate|invoke|resend|accept|request)[A-Z][A-Za-z0-9]*$/;
+
+/**
+ * Tenant-wide, or on at least one container through a rule: a token route then checks the
+ * containers of the tokens it touches.
+ */
+export function holdsPermission(principal: Principal, permission: string): boolean {
+  return (
+    principal.permissions.has(permission) ||
+    principal.rules.some((rule) => rule.permissions.includes(permission))
+  );
+}
+
+function parseOrThrow<S extends z.ZodType>(
+  schema: S | undefined,
+  value: unknown,
+  where: 'body' | 'query' | 'path',
+) {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) throw validationProblem(result.error, where);
+  return result.data;
+}
+
+/**
+ * The route's path parameters, query and body: screened (depth, NUL, unpaired surrogates), then
+ * each checked by its schema (400 naming the field).
+ */
+export function parseRouteInput(
+  route: RouteDefinition,
+  input: { params?: unknown; query?: unknown; body?: unknown },
+) {
+  screenInput(input.params ?? {}, 'path');
+  screenInput(input.query ?? {}, 'query');
+  if (route.body) screenInput(input.body, 'body', { sealedFields: route.sealedBodyFields ?? [] });
+  return {
+    params: parseOrThrow(route.params, input.params ?? {}, 'path') ?? {},
+    query: parseOrThrow(route.query, input.query ?? {}, 'query') ?? {},
+    body: parseOrThrow(route.body, input.body, 'body'),
+  };
+}

@@ -1,0 +1,162 @@
+import type { DomainEvent } from '@tokenvault/cqrs';
+import type { TokenType } from '@tokenvault/contracts';
+
+// The facts the tokens context records, each payload written out in full: a change to the
+// decider's state (domain/token.ts) must not change what is stored or published.
+
+/**
+ * A token's events, all in its own stream. Associations are kept in the CHILD's stream, so that
+ * creating a child and its association is one event, and every association of a token as a
+ * child is known exactly from its own history.
+ */
+export type TokenEvent =
+  /** The whole token as created, its data sealed. */
+  | DomainEvent<
+      'TokenCreated',
+      {
+        token_id: string;
+        tenant_id: string;
+        type: TokenType;
+        /** AES-256-GCM under the tenant's data key, bound to tenant and token id. */
+        data_ciphertext: string;
+        containers: string[];
+        metadata: Record<string, string>;
+        fingerprint: string;
+        expires_at?: string;
+        created_by: string;
+        created_at: string;
+        /** Set when the token was created as a child: its first association, made in the same event. */
+        parent_id?: string;
+        /** Created while its tenant deduplicates: it holds the claim on its data (domain/uniqueness.ts). */
+        deduplicated?: true;
+        /** The expired token whose claim on the same data it takes over. */
+        claim_taken_from?: string;
+      }
+    >
+  /** The token's editable state after the change (data sealed, like TokenCreated's). */
+  | DomainEvent<
+      'TokenUpdated',
+      {
+        token_id: string;
+        tenant_id: string;
+        type: TokenType;
+        /** The data sealed again when it changed; the same ciphertext when it did not. */
+        data_ciphertext: string;
+        fingerprint: string;
+        containers: string[];
+        metadata: Record<string, string>;
+        /** Absent: the token does not expire (any earlier expiry was removed). */
+        expires_at?: string;
+        /**
+         * Set when the data or containers changed: the token gives up its claim on the old data
+         * (`released`), or moves it to the new data while its tenant deduplicates (`moved`); see
+         * domain/uniqueness.ts.
+         */
+        data_claim?: 'released' | 'moved';
+        modified_by: string;
+        modified_at: string;
+      }
+    >
+  | DomainEvent<
+      'TokenAssociated',
+      {
+        tenant_id: string;
+        parent_id: string;
+        child_id: string;
+        type: TokenType;
+        /** The child's containers and expiry, which child lists filter on. */
+        containers: string[];
+        expires_at?: string;
+        associated_by: string;
+        associated_at: string;
+      }
+    >
+  | DomainEvent<
+      'TokenDissociated',
+      {
+        tenant_id: string;
+        parent_id: string;
+        child_id: string;
+        type: TokenType;
+        dissociated_by: string;
+        dissociated_at: string;
+      }
+    >
+  /**
+   * The token's data sealed again under a new token key (its old key, thought compromised, is
+   * destroyed with this append): the same data, a new ciphertext; nothing else changes.
+   */
+  | DomainEvent<
+      'TokenReencrypted',
+      {
+        token_id: string;
+        tenant_id: string;
+        type: TokenType;
+        data_ciphertext: string;
+        reencrypted_by: string;
+        reencrypted_at: string;
+      }
+    >
+  | DomainEvent<
+      'TokenDeleted',
+      {
+        token_id: string;
+        tenant_id: string;
+        type: TokenType;
+        /** The associations the deletion ends: as a child (exact) and as a parent (as listed then). */
+        parent_ids: string[];
+        child_ids: string[];
+        deleted_by: string;
+        deleted_at: string;
+      }
+    >;
+
+export type TokenEventOf<Type extends TokenEvent['type']> = Extract<TokenEvent, { type: Type }>;
+
+/** What an update sets: the token's editable state after it, in full. */
+export type TokenUpdate = TokenEventOf<'TokenUpdated'>['data'];
+
+/**
+ * A read of one token's data, as events written before TokensRead existed record it: still
+ * projected, no longer appended.
+ */
+export type TokenReadEvent = DomainEvent<
+  'TokenRead',
+  { token_id: string; tenant_id: string; type: TokenType; read_by: string; read_at: string }
+>;
+
+/** At most this many tokens in one TokensRead (a page holds at most 100). */
+export const maxTokensPerRead = 100;
+
+/**
+ * The tokens whose data one request read, appended before the data is returned: the audit log has
+ * a `read` row for each, and the monthly active tokens count each. Not part of the tokens' own
+ * streams (reads must not contend with writes).
+ */
+export type TokensReadEvent = DomainEvent<
+  'TokensRead',
+  { tenant_id: string; tokens: { token_id: string; type: TokenType }[]; read_by: string; read_at: string }
+>;
+
+/** Every event this context appends (or appended). */
+export type TokensContextEvent = TokenEvent | TokenReadEvent | TokensReadEvent;
+
+export const tokenStream = (tenantId: string, tokenId: string) => `tokens.token-${tenantId}-${tokenId}`;
+
+/**
+ * Reads go to a few streams shared by every tenant (each event names its tenant), so that
+ * concurrent read-audit appends neither queue on one stream nor multiply with the tenants.
+ */
+export const tokenReadsStream = (shard: number) => `tokens.reads-${shard}`;
+
+/** Every event type of this context; `satisfies` fails to compile when one is missing or extra. */
+export const tokenEventTypes = Object.keys({
+  TokenCreated: true,
+  TokenUpdated: true,
+  TokenAssociated: true,
+  TokenDissociated: true,
+  TokenDeleted: true,
+  TokenReencrypted: true,
+  TokenRead: true,
+  TokensRead: true,
+} satisfies Record<TokensContextEvent['type'], true>) as TokensContextEvent['type'][];

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import {
+  conflict,
+  defineRoute,
+  pageQuery,
+  paginated,
+  repeatable,
+  type RouteDefinition,
+} from '@tokenvault/platform';
+import {
+  associationParams,
+  createTokenBody,
+  paginatedSchema,
+  parentParams,
+  tokenId,
+  tokenSchema,
+  tokenTypeSchema,
+} from '@tokenvault/contracts';
+import { readableUnder, type TokenAccess, type TokenRouteDeps } from './token-access.ts';
+
+/** A token's children: associate and dissociate, create a child, list them. */
+export function childTokenRoutes(
+  { consistency }: TokenRouteDeps,
+  { queries, commands, tokenFor, withData }: TokenAccess,
+): RouteDefinition[] {
+  const tag = 'Tokens';
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/tokens/:parent_id/children/:child_id',
+      operationId: 'associateChildToken',
+      summary: 'Associate a token as a child of another (idempotent)',
+      tag,
+      permission: 'token:read',
+      params: associationParams,
+      responses: { 204: { description: 'Associated (or already was)' } },
+      async handle({ principal, params, requestId }) {
+        await tokenFor(principal, params.parent_id, 'token:read');
+        await tokenFor(principal, params.child_id, 'token:read');
+        const associated = await commands.associate(principal, params.parent_id, params.child_id, requestId);
+        return { status: 204, headers: await consistency.afterWrite(associated.position) };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/tokens/:parent_id/children/:child_id',
+      operationId: 'dissociateChildToken',
+      summary: 'Remove a parent/child association',
+      tag,
+      permission: 'token:delete',
+      params: associationParams,
+      responses: { 204: { description: 'Removed' } },
+      async handle({ principal, params, requestId }) {
+        await tokenFor(principal, params.parent_id, 'token:delete', 'all');
+        await tokenFor(principal, params.child_id, 'token:delete', 'all');
+        const dissociated = await commands.dissociate(
+          principal,
+          params.parent_id,
+          params.child_id,
+          requestId,
+        );
+        return { status: 204, headers: await consistency.afterWrite(dissociated.position) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/tokens/:parent_id/children',
+      operationId: 'createChildToken',
+      summary: 'Create a token as a child of another, in one event',
+      tag,
+      permission: 'token:create',
+      params: parentParams,
+      body: createTokenBody,
+      sealedBodyFields: ['data'],
+      responses: {
+        201: { description: 'Created, without data', schema: tokenSchema },
+        200: {
+          description: 'Deduplicated: an existing token, now a child of the parent',
+          schema: tokenSchema,
+        },
+      },
+      async handle({ principal, params, body, requestId }) {
+        await tokenFor(principal, params.parent_id, 'token:read');
+        const result = await commands.create(principal, body, requestId, params.parent_id);
+        if (result.created) {
+          return { status: 201, headers: await consistency.afterWrite(result.position), body: result.token };
+        }
+        if (result.token.id === params.parent_id) {
+          throw conflict('The data equals the parent’s own: a token cannot be its own child.');
+        }
+        const associated = await commands.associate(principal, params.parent_id, result.token.id, requestId);
+        return {
+          status: 200,
+          headers: await consistency.afterWrite(associated.position),
+          body: result.token,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/tokens/:parent_id/children',
+      operationId: 'listChildTokens',
+      summary: 'List a token’s children with their data (only those the key may read)',
+      tag,
+      permission: 'token:read',
+      params: parentParams,
+      query: z.strictObject({
+        id: repeatable(tokenId),
+        type: repeatable(tokenTypeSchema),
+        ...pageQuery(100),
+      }),
+      responses: { 200: { description: 'A page of child tokens', schema: paginatedSchema(tokenSchema) } },
+      async handle({ principal, params, query, requestId }) {
+        await tokenFor(principal, params.parent_id, 'token:read');
+        const { rows, total } = await queries.children(principal.tenantId, params.parent_id, {
+          ids: query.id,
+          types: query.type,
+          readableUnder: readableUnder(principal),
+          page: query.page,
+          size: query.size,
+        });
+        return {
+          status: 200,
+          body: paginated(await withData(principal, rows, requestId), query.page, query.size, total),
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,71 @@
+import { forbidden, notFound, type Clock, type Pool, type Principal } from '@tokenvault/platform';
+import type { ReadModelConsistency } from '@tokenvault/cqrs';
+import type { EventStore } from '@tokenvault/eventstore';
+import type { Vault } from '@tokenvault/vault';
+import { openToken } from '../commands/open-token.ts';
+import { ReadAuditor } from '../commands/read-audit.ts';
+import { TokenCommands } from '../commands/tokens.ts';
+import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
+import { TokenQueries, tokenFields, type TokenRow } from '../queries/tokens.ts';
+
+// What the token routes of every resource share: one set of queries and commands, the check that
+// a token is the caller's and allowed, and the opening of tokens for a reader (on record first).
+
+export interface TokenRouteDeps {
+  store: EventStore;
+  appPool: Pool;
+  vault: Vault;
+  consistency: ReadModelConsistency;
+  /** The plan's monthly active tokens, shown in the usage report. */
+  includedMonthlyActiveTokens: number;
+  /** Every timestamp and expiry check of tokens. */
+  clock: Clock;
+}
+
+/** The containers under which the key may read, from its rules; null when it may read them all. */
+export const readableUnder = (principal: Principal) =>
+  principal.permissions.has('token:read')
+    ? null
+    : principal.rules.filter((rule) => rule.permissions.includes('token:read')).map((rule) => rule.container);
+
+export type TokenAccess = ReturnType<typeof tokenAccess>;
+
+export function tokenAccess(deps: TokenRouteDeps) {
+  const { store, appPool, vault, clock } = deps;
+  const queries = new TokenQueries(appPool, clock);
+  const commands = new TokenCommands(store, vault, queries, clock);
+  const readAuditor = new ReadAuditor(store, clock);
+
+  /** A live token of the caller's tenant on which the caller holds the permission, or 404/403. */
+  const tokenFor = async (
+    principal: Principal,
+    id: string,
+    permission: string,
+    mode: 'any' | 'all' = 'any',
+  ) => {
+    const row = await queries.get(principal.tenantId, id);
+    if (!row) throw notFound('No token with this id.');
+    const allowed = mode === 'any' ? allowedOnAny : allowedOnAll;
+    if (!allowed(principal, permission, row.containers)) {
+      throw forbidden(`This API key lacks ${permission} on the containers of token ${id}.`);
+    }
+    return row;
+  };
+
+  /** Opens tokens for a reader; the reads are on record before the data leaves. */
+  const withData = async (principal: Principal, rows: TokenRow[], requestId: string) => {
+    const tokens = await Promise.all(
+      rows.map(async (row) => ({
+        ...tokenFields(row),
+        data: await openToken({ store, vault }, row),
+      })),
+    );
+    await readAuditor.record(
+      principal,
+      rows.map((row) => ({ tokenId: row.id, type: row.type })),
+      requestId,
+    );
+    return tokens;
+  };
+  return { queries, commands, tokenFor, withData };
+}

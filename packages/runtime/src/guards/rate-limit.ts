@@ -48,7 +48,7 @@ interface Allowance {
   lapsesAt: number;
   /** The shared TAT as of the last lease, in local time (every unused request of it included). */
   fullAt: number;
-  /** Requests admitted from the current lease: the next lease asks for twice as many. */
+  /** Requests admitted from the current lease: what the next lease asks for (twice, if used up). */
   admitted: number;
   /** Refused by Redis until then: refused here without asking again. */
   refusedUntil: number;
@@ -140,7 +140,9 @@ export class RateLimiter {
     const windowUs = windowMs * 1_000;
     const intervalUs = Math.max(1, Math.floor(windowUs / quota));
     const largest = Math.max(1, Math.floor((quota * leaseMs) / windowMs));
-    const wanted = Math.min(largest, Math.max(1, 2 * allowance.admitted));
+    // A lease used up asks for twice as much; one that lapsed, for what it admitted in its time.
+    const used = Math.max(1, allowance.admitted);
+    const wanted = Math.min(largest, allowance.unused === 0 ? 2 * used : used);
     const [granted, fullInUs, retryInUs] = (await this.redis.eval(
       leaseScript,
       1,

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TokenvaultClient } from '@tokenvault/sdk';
 import { useStack } from './support/stack.ts';
+import { startGatewayProcess, type GatewayProcess } from './support/gateway-process.ts';
 import { createReactor, react } from './support/reactors.ts';
 
 const policy = (headers: Headers) => headers.get('ratelimit-policy');
@@ -159,5 +160,67 @@ describe('rate limits', () => {
       after = await react(env.tenant, reactor);
     }
     expect(after.status).toBe(200);
+  });
+
+  describe('across two gateway processes', () => {
+    let second: GatewayProcess;
+    beforeAll(async () => {
+      second = await startGatewayProcess(env.stack.config);
+    }, 90_000);
+    afterAll(async () => second?.stop());
+
+    it('holds the quota within the documented bound (quota × lease ÷ window), both processes answering', async () => {
+      const quota = 120;
+      // The lease lifetime of packages/runtime/src/guards/rate-limit.ts (leaseMs), as documented.
+      const leaseMs = 1_000;
+      const intervalMs = 60_000 / quota;
+      const created = await env.tenant.client.request<{ key: string }>('POST', '/applications', {
+        body: {
+          name: 'Shared quota',
+          type: 'private',
+          permissions: ['token:read'],
+          rate_limit: { requests_per_minute: quota },
+        },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const clients = [env.stack.url, second.url].map((url) => new TokenvaultClient(url, created.body.key));
+      const perProcess = 150;
+      const answers: { process: number; status: number; headers: Headers }[] = [];
+      const startedAt = performance.now();
+      // Five callers per process, back to back, so both processes draw on the quota at once.
+      await Promise.all(
+        clients.flatMap((client, process) =>
+          Array.from({ length: 5 }, async () => {
+            while (answers.filter((answer) => answer.process === process).length < perProcess) {
+              const answer = await client.request('GET', '/tokens/no-such-token');
+              answers.push({ process, status: answer.status, headers: answer.headers });
+            }
+          }),
+        ),
+      );
+      const elapsedMs = performance.now() - startedAt;
+      const admitted = answers.filter((answer) => answer.status !== 429);
+      const refused = answers.filter((answer) => answer.status === 429);
+      expect(new Set(admitted.map((answer) => answer.status))).toEqual(new Set([404]));
+      // One shared GCRA admits the quota plus what refills meanwhile; leases add at most
+      // quota × lease ÷ window, however many processes hold them.
+      const refilled = Math.floor(elapsedMs / intervalMs) + 1;
+      const overAdmission = Math.max(1, Math.floor((quota * leaseMs) / 60_000));
+      expect(admitted.length).toBeLessThanOrEqual(quota + refilled + overAdmission);
+      // A lapsed lease's unused requests are lost to the others: at most one lease per process.
+      expect(admitted.length).toBeGreaterThanOrEqual(quota - 2 * overAdmission);
+      for (const process of [0, 1]) {
+        expect(admitted.some((answer) => answer.process === process)).toBe(true);
+        expect(refused.some((answer) => answer.process === process)).toBe(true);
+      }
+      for (const answer of answers) {
+        expect(policy(answer.headers)).toBe(`"application";q=${quota};w=60`);
+        expect(remaining(answer.headers)).toBeLessThan(quota);
+      }
+      for (const answer of refused) {
+        expect(remaining(answer.headers)).toBe(0);
+        expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+    });
   });
 });

@@ -105,7 +105,10 @@ describe('the tenant', () => {
       permissions: ['token:read'],
     });
     const otherClient = doomed.client.withKey(other.key);
-    const token = await doomed.client.tokens.create({ data: { secret: 'shredded' } });
+    const token = await doomed.client.tokens.create({
+      data: { secret: 'shredded' },
+      metadata: { customer: 'c-1' },
+    });
     expect((await otherClient.request('GET', `/tokens/${token.id}`)).status).toBe(200);
     const survivor = await env.stack.createTenant('Survivor');
     const survivorToken = await survivor.client.tokens.create({ data: 'still here' });
@@ -123,6 +126,7 @@ describe('the tenant', () => {
       ['api_keys', 'tenant_id'],
       ['tenant_members', 'tenant_id'],
       ['tokens', 'tenant_id'],
+      ['token_metadata', 'tenant_id'],
       ['tenant_keys', 'tenant_id'],
     ] as const) {
       expect(await rowsOf(table, column), table).toBe(0);

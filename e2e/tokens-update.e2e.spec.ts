@@ -346,6 +346,44 @@ describe('GET /tokens', () => {
     expect(await ids({ 'metadata.color': 'blue', type: 'token' })).toEqual(newestFirst(blueTokens));
   });
 
+  it('finds tokens by metadata as their updates and deletions leave them, by cursor and by page', async () => {
+    const batch = `batch-${Date.now()}`;
+    const made: Token[] = [];
+    for (let index = 0; index < 5; index++) {
+      made.push(
+        await env.tenant.client.tokens.create({ data: { index }, metadata: { batch, n: String(index) } }),
+      );
+    }
+    const other = await env.stack.createTenant();
+    await other.client.tokens.create({ data: 'theirs', metadata: { batch } });
+    const byCursor = async (entries: Record<string, string>) => {
+      const seen: string[] = [];
+      let start: string | null = null;
+      do {
+        const page = await list({ size: 2, ...entries, ...(start ? { start } : {}) });
+        expect(page.status, JSON.stringify(page.body)).toBe(200);
+        seen.push(...page.body.data.map((token) => token.id));
+        start = page.body.pagination.next;
+      } while (start);
+      return seen;
+    };
+    expect(await byCursor({ 'metadata.batch': batch })).toEqual(newestFirst(made));
+    const secondPage = await list({ size: 2, page: 2, 'metadata.batch': batch });
+    expect(secondPage.body.data.map((token) => token.id)).toEqual(newestFirst(made).slice(2, 4));
+
+    const [moved, removed, kept] = [made[1]!, made[2]!, made[3]!];
+    const patched = await env.tenant.client.request('PATCH', `/tokens/${moved.id}`, {
+      body: { metadata: { batch: `${batch}-moved`, n: null } },
+    });
+    expect(patched.status).toBe(200);
+    expect((await env.tenant.client.request('DELETE', `/tokens/${removed.id}`)).status).toBe(204);
+    const remaining = made.filter((token) => token !== moved && token !== removed);
+    expect(await byCursor({ 'metadata.batch': batch })).toEqual(newestFirst(remaining));
+    expect(await byCursor({ 'metadata.batch': `${batch}-moved` })).toEqual([moved.id]);
+    expect(await byCursor({ 'metadata.batch': `${batch}-moved`, 'metadata.n': '1' })).toEqual([]);
+    expect(await byCursor({ 'metadata.n': '3', 'metadata.batch': batch })).toEqual([kept.id]);
+  });
+
   it('lists only tokens in containers the key may read, and never another tenant’s', async () => {
     const tokens = await seed();
     const pciReader = await keyWith(env.tenant, {

@@ -70,6 +70,7 @@ async function measureTokenList(stack: Stack): Promise<Row[]> {
     ['GET /tokens, first page', list.firstPage],
     ['GET /tokens, cursor deep in the list', list.deepCursor],
     ['GET /tokens by metadata', list.byMetadata],
+    ['GET /v2/tokens by metadata', list.v2ByMetadata],
   ] as const) {
     rows.push(await measureQuery(stack, name, pathOf, note));
   }

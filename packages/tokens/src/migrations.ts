@@ -104,4 +104,41 @@ export const tokensMigrations: Migration[] = [
       CREATE INDEX tokens_newest_first ON tokens (tenant_id, created_at DESC, id DESC);
     `,
   },
+  {
+    id: 'tokens/006_metadata_lookup',
+    // One row per metadata entry of a live token, kept by the tokens projection with the token
+    // row. A metadata filter walks the B-tree of one entry newest first and joins the page's tokens
+    // by primary key: text and timestamptz comparisons are leakproof, so the index is usable under
+    // the tenant policy (jsonb @> on tokens.metadata is not, see 005). created_at is the token's
+    // (never changes), for the list's order and cursor.
+    sql: `
+      CREATE TABLE token_metadata (
+        tenant_id uuid NOT NULL,
+        token_id text NOT NULL,
+        key text NOT NULL,
+        value text NOT NULL,
+        created_at timestamptz NOT NULL,
+        PRIMARY KEY (tenant_id, token_id, key)
+      );
+      CREATE INDEX token_metadata_newest_first
+        ON token_metadata (tenant_id, key, value, created_at DESC, token_id DESC);
+      ALTER TABLE token_metadata ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON token_metadata
+        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
+      GRANT SELECT ON token_metadata TO {{app_role}};
+      INSERT INTO token_metadata (tenant_id, token_id, key, value, created_at)
+        SELECT t.tenant_id, t.id, e.key, e.value, t.created_at FROM tokens t, jsonb_each_text(t.metadata) e;
+    `,
+  },
+  {
+    id: 'tokens/007_child_page_covering',
+    // A child list counts and pages a parent's association rows by their filters (type, expiry,
+    // containers): with them in the index, that is an index-only scan, without a heap read per
+    // child. It replaces the index on the same key without them.
+    sql: `
+      CREATE INDEX token_associations_children_page ON token_associations (tenant_id, parent_id, associated_at, child_id)
+        INCLUDE (type, containers, expires_at);
+      DROP INDEX token_associations_by_parent;
+    `,
+  },
 ];

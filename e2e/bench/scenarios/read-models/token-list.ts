@@ -25,7 +25,12 @@ export async function seedTokenList(
   masterKey: string,
   tenantId: string,
   count: number,
-): Promise<{ firstPage: () => string; deepCursor: (index: number) => string; byMetadata: () => string }> {
+): Promise<{
+  firstPage: () => string;
+  deepCursor: (index: number) => string;
+  byMetadata: () => string;
+  v2ByMetadata: () => string;
+}> {
   const startMs = Date.now() - count;
   await pool.query(
     `INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
@@ -37,6 +42,13 @@ export async function seedTokenList(
           LATERAL (SELECT CASE WHEN g % 3 = 0 THEN 'card' ELSE 'token' END AS type,
                           CASE WHEN g % 3 = 0 THEN '/pci/high/' ELSE '/general/high/' END AS container) t`,
     [tenantId, startMs, count, count / perCustomer],
+  );
+  // The metadata lookup rows the tokens projection writes with each token.
+  await pool.query(
+    `INSERT INTO token_metadata (tenant_id, token_id, key, value, created_at)
+     SELECT t.tenant_id, t.id, e.key, e.value, t.created_at
+     FROM tokens t, jsonb_each_text(t.metadata) e WHERE t.tenant_id = $1 AND t.id LIKE 'list-%'`,
+    [tenantId],
   );
   await pool.query(
     `INSERT INTO token_type_usage (tenant_id, type, count, last_created_at)
@@ -70,7 +82,7 @@ export async function seedTokenList(
      WHERE t.tenant_id = $1 AND t.id = s.id`,
     [tenantId, JSON.stringify(sealed)],
   );
-  await pool.query('VACUUM ANALYZE tokens');
+  await pool.query('VACUUM ANALYZE tokens, token_metadata');
 
   // The service's cursor is base64url of [created_at, id] (packages/platform/src/cursor.ts).
   const cursorOf = (g: number) =>
@@ -79,5 +91,7 @@ export async function seedTokenList(
     firstPage: () => `/tokens?size=${pageSize}`,
     deepCursor: (index) => `/tokens?size=${pageSize}&start=${cursorOf(deep[index % deepPages]!)}`,
     byMetadata: () => `/tokens?size=${pageSize}&metadata.customer=c-${customer}`,
+    v2ByMetadata: () =>
+      `/v2/tokens?size=${pageSize}&metadata=${encodeURIComponent(JSON.stringify({ customer: `c-${customer}` }))}`,
   };
 }

@@ -1,25 +1,38 @@
+import { performance } from 'node:perf_hooks';
 import { Problem, type Principal, type Redis } from '@tokenvault/platform';
 
 /**
- * GCRA (the generic cell rate algorithm) in one script: the key holds the theoretical arrival
- * time (TAT, microseconds of Redis's clock, shared by every gateway process). A request is
- * allowed when the TAT after it is at most one window ahead of now, so a whole window's quota
- * may come at once and then refills evenly (no burst at window boundaries).
- * Returns {allowed, microseconds until the quota is full again, microseconds until a retry may pass}.
+ * GCRA (the generic cell rate algorithm) in one script, granting a lease of up to ARGV[3]
+ * requests at once: the key holds the theoretical arrival time (TAT, microseconds of Redis's
+ * clock, shared by every gateway process). A request fits when the TAT after it is at most one
+ * window ahead of now, so a whole window's quota may come at once and then refills evenly (no
+ * burst at window boundaries); a lease is as many requests as fit, at most the number asked.
+ * Returns {requests granted (0: refused), microseconds until the quota is full again after the
+ * grant, microseconds until one more request fits (when refused)}.
  */
-const gcraScript = `
+const leaseScript = `
 local now = redis.call('TIME')
 now = tonumber(now[1]) * 1000000 + tonumber(now[2])
 local interval = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
+local wanted = tonumber(ARGV[3])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < now then tat = now end
-local later = tat + interval
-if later - now > window then
-  return {0, tat - now, later - now - window}
+local fits = math.floor((now + window - tat) / interval)
+if fits < 1 then
+  return {0, tat - now, tat + interval - now - window}
 end
+local granted = math.min(wanted, fits)
+local later = tat + granted * interval
 redis.call('SET', KEYS[1], string.format("%d", later), "PX", math.ceil((later - now) / 1000) + 1)
-return {1, later - now, 0}`;
+return {granted, later - now, 0}`;
+
+/**
+ * How long a lease's unused requests stay usable (ms). It bounds the over-admission: a request is
+ * admitted at most this long after Redis counted it, so over any interval the processes together
+ * admit at most quota × leaseMs / window more than one shared GCRA would (docs/decisions.md).
+ */
+export const leaseMs = 1_000;
 
 export interface RateLimitOutcome {
   headers: Record<string, string>;
@@ -27,14 +40,39 @@ export interface RateLimitOutcome {
   retryAfter?: number;
 }
 
+/** What this process holds of one allowance (local milliseconds of performance.now()). */
+interface Allowance {
+  /** Requests of the current lease not admitted yet. */
+  unused: number;
+  /** When the lease's unused requests lapse. */
+  lapsesAt: number;
+  /** The shared TAT as of the last lease, in local time (every unused request of it included). */
+  fullAt: number;
+  /** Requests admitted from the current lease: what the next lease asks for (twice, if used up). */
+  admitted: number;
+  /** Refused by Redis until then: refused here without asking again. */
+  refusedUntil: number;
+  /** The lease being asked for, shared by every request that waits for it. */
+  pending?: Promise<void>;
+}
+
+/** Forgetting lapsed allowances at most this often keeps the map to the keys in use. */
+const sweepEveryMs = 10_000;
+
 /**
  * Per API key (application): its own `rate_limit.requests_per_minute` or RATE_LIMIT_PER_MINUTE,
- * answered in the IETF httpapi RateLimit-Policy / RateLimit headers.
+ * answered in the IETF httpapi RateLimit-Policy / RateLimit headers. Each process admits
+ * requests from leases taken from the shared GCRA in Redis (a slice of the quota, sized to the
+ * key's recent traffic, at most what refills in `leaseMs`), so a busy key costs about one Redis
+ * round trip per lease instead of one per request; a key with less than one request per
+ * `leaseMs` of quota leases one request at a time, exactly as before.
  */
 export class RateLimiter {
   private readonly redis: Redis;
   private readonly prefix: string;
   private readonly defaultPerMinute: number;
+  private readonly allowances = new Map<string, Allowance>();
+  private sweptAt = performance.now();
 
   constructor(redis: Redis, options: { prefix: string; defaultPerMinute: number }) {
     this.redis = redis;
@@ -58,23 +96,79 @@ export class RateLimiter {
     quota: number,
     windowSeconds: number,
   ): Promise<RateLimitOutcome> {
-    const windowUs = windowSeconds * 1_000_000;
-    const intervalUs = Math.max(1, Math.floor(windowUs / quota));
+    const windowMs = windowSeconds * 1_000;
+    const intervalMs = windowMs / quota;
     const key = `${this.prefix}:${keySuffix}`;
-    const [allowed, fullInUs, retryInUs] = (await this.redis.eval(
-      gcraScript,
+    this.sweep();
+    let allowance = this.allowances.get(key);
+    if (!allowance) {
+      allowance = { unused: 0, lapsesAt: 0, fullAt: 0, admitted: 0, refusedUntil: 0 };
+      this.allowances.set(key, allowance);
+    }
+    const headers = (now: number) => {
+      // The quota as this process last saw it, its own unused lease counted as still there.
+      const fullInMs = Math.max(0, allowance.fullAt - allowance.unused * intervalMs - now);
+      const remaining = Math.max(0, Math.floor((windowMs - fullInMs) / intervalMs));
+      return {
+        'ratelimit-policy': `"${name}";q=${quota};w=${windowSeconds}`,
+        ratelimit: `"${name}";r=${remaining};t=${Math.ceil(fullInMs / 1_000)}`,
+      };
+    };
+    for (;;) {
+      const now = performance.now();
+      if (allowance.unused > 0 && now < allowance.lapsesAt) {
+        allowance.unused--;
+        allowance.admitted++;
+        return { headers: headers(now) };
+      }
+      if (now < allowance.refusedUntil) {
+        const refused = headers(now);
+        return {
+          headers: { ...refused, ratelimit: refused.ratelimit.replace(/;r=\d+;/, ';r=0;') },
+          retryAfter: Math.max(1, Math.ceil((allowance.refusedUntil - now) / 1_000)),
+        };
+      }
+      allowance.pending ??= this.lease(key, allowance, quota, windowMs).finally(() => {
+        allowance.pending = undefined;
+      });
+      await allowance.pending;
+    }
+  }
+
+  /** Takes a new lease from Redis; the lapsed one's unused requests are dropped (already counted). */
+  private async lease(key: string, allowance: Allowance, quota: number, windowMs: number): Promise<void> {
+    const windowUs = windowMs * 1_000;
+    const intervalUs = Math.max(1, Math.floor(windowUs / quota));
+    const largest = Math.max(1, Math.floor((quota * leaseMs) / windowMs));
+    // A lease used up asks for twice as much; one that lapsed, for what it admitted in its time.
+    const used = Math.max(1, allowance.admitted);
+    const wanted = Math.min(largest, allowance.unused === 0 ? 2 * used : used);
+    const [granted, fullInUs, retryInUs] = (await this.redis.eval(
+      leaseScript,
       1,
       key,
       String(intervalUs),
       String(windowUs),
+      String(wanted),
     )) as [number, number, number];
-    const remaining = allowed ? Math.max(0, Math.floor((windowUs - fullInUs) / intervalUs)) : 0;
-    const headers = {
-      'ratelimit-policy': `"${name}";q=${quota};w=${windowSeconds}`,
-      ratelimit: `"${name}";r=${remaining};t=${Math.ceil(fullInUs / 1_000_000)}`,
-    };
-    if (allowed) return { headers };
-    return { headers, retryAfter: Math.max(1, Math.ceil(retryInUs / 1_000_000)) };
+    const now = performance.now();
+    allowance.unused = granted;
+    allowance.admitted = 0;
+    allowance.lapsesAt = now + leaseMs;
+    allowance.fullAt = now + fullInUs / 1_000;
+    allowance.refusedUntil = granted > 0 ? 0 : now + retryInUs / 1_000;
+  }
+
+  /** Forgets allowances with nothing left to hold: no unused lease, no refusal, nothing pending. */
+  private sweep(): void {
+    const now = performance.now();
+    if (now - this.sweptAt < sweepEveryMs) return;
+    this.sweptAt = now;
+    for (const [key, allowance] of this.allowances) {
+      if (now >= allowance.lapsesAt && now >= allowance.refusedUntil && !allowance.pending) {
+        this.allowances.delete(key);
+      }
+    }
   }
 }
 

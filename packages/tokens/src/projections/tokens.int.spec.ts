@@ -113,6 +113,23 @@ const associations = async (tx: PoolClient) =>
        FROM token_associations ORDER BY tenant_id, parent_id, child_id`,
     )
   ).rows;
+/** The metadata lookup rows as `tenant/token:key=value`, and the same derived from the tokens. */
+const metadataEntries = async (tx: PoolClient) => {
+  const entries = async (sql: string) =>
+    (await tx.query<{ entry: string }>(`SELECT entry FROM (${sql}) e ORDER BY entry`)).rows.map(
+      (row) => row.entry,
+    );
+  const lookup = await entries(
+    `SELECT tenant_id || '/' || token_id || ':' || key || '=' || value || '@' || created_at AS entry FROM token_metadata`,
+  );
+  const derived = await entries(
+    `SELECT tenant_id || '/' || id || ':' || key || '=' || value || '@' || created_at AS entry
+     FROM tokens, jsonb_each_text(metadata)`,
+  );
+  // The lookup table holds exactly the tokens' entries (with the token's created_at).
+  expect(lookup).toEqual(derived);
+  return lookup.map((entry) => entry.slice(0, entry.indexOf('@')));
+};
 /** Associations as `parent>child`, of one tenant. */
 const pairs = async (tx: PoolClient, tenantId = tenant) =>
   (await associations(tx))
@@ -430,6 +447,81 @@ describe('tokensProjection', () => {
           expect(await pairs(tx)).toEqual([]);
           expect(await tokenIds(tx, otherTenant)).toEqual(['child', 'parent']);
           expect(await pairs(tx, otherTenant)).toEqual(['parent>child']);
+        });
+    });
+  });
+
+  describe('metadata lookup rows (token_metadata)', () => {
+    it('holds one row per entry of each created token, once even when the events come again', async () => {
+      const events = [
+        created('tok-1', { metadata: { customer: 'c-1', tier: 'gold' } }),
+        created('tok-2', { metadata: { customer: 'c-1' } }),
+        created('tok-3'),
+        created('tok-1', { tenant_id: otherTenant, metadata: { customer: 'c-9' } }),
+      ];
+      await spec()
+        .given(events)
+        .when(events)
+        .then(async (tx) => {
+          expect(await metadataEntries(tx)).toEqual(
+            [
+              `${tenant}/tok-1:customer=c-1`,
+              `${tenant}/tok-1:tier=gold`,
+              `${tenant}/tok-2:customer=c-1`,
+              `${otherTenant}/tok-1:customer=c-9`,
+            ].sort(),
+          );
+        });
+    });
+
+    it('follows updates: dropped entries go, changed ones take the new value, new ones come (last update of a batch)', async () => {
+      await spec()
+        .given([created('tok-1', { metadata: { a: '1', b: '2', keep: 'k' } }), created('tok-2')])
+        .when([
+          updated('tok-1', { metadata: { b: 'x' } }),
+          updated('tok-2', { metadata: { only: 'now' } }),
+          updated('tok-1', { metadata: { b: '3', c: '4', keep: 'k' } }),
+        ])
+        .then(async (tx) => {
+          expect(await metadataEntries(tx)).toEqual([
+            `${tenant}/tok-1:b=3`,
+            `${tenant}/tok-1:c=4`,
+            `${tenant}/tok-1:keep=k`,
+            `${tenant}/tok-2:only=now`,
+          ]);
+        });
+      await spec()
+        .given([created('tok-1', { metadata: { a: '1' } })])
+        .when([updated('tok-1', { metadata: {} })])
+        .then(async (tx) => {
+          expect(await metadataEntries(tx)).toEqual([]);
+        });
+    });
+
+    it('drops a deleted token’s entries, not those of the same id in another tenant', async () => {
+      await spec()
+        .given([
+          created('tok-1', { metadata: { a: '1' } }),
+          created('tok-2', { metadata: { a: '1' } }),
+          created('tok-1', { tenant_id: otherTenant, metadata: { a: '1' } }),
+        ])
+        .when([deleted('tok-1')])
+        .then(async (tx) => {
+          expect(await metadataEntries(tx)).toEqual(
+            [`${tenant}/tok-2:a=1`, `${otherTenant}/tok-1:a=1`].sort(),
+          );
+        });
+    });
+
+    it('drops a deleted tenant’s entries, and no other tenant’s', async () => {
+      await spec()
+        .given([
+          created('tok-1', { metadata: { a: '1' } }),
+          created('tok-1', { tenant_id: otherTenant, metadata: { a: '1' } }),
+        ])
+        .when([tenantDeleted(tenant)])
+        .then(async (tx) => {
+          expect(await metadataEntries(tx)).toEqual([`${otherTenant}/tok-1:a=1`]);
         });
     });
   });

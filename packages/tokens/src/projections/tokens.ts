@@ -5,16 +5,32 @@ import { runsOfSameType, type DataOf, type Handled } from './runs.ts';
 
 const json = (rows: unknown[]) => JSON.stringify(rows);
 
+/**
+ * The metadata lookup rows (token_metadata, what a metadata filter reads) of the tokens a
+ * preceding CTE returned with tenant_id, id, metadata and created_at; an entry a token already
+ * has takes the new value.
+ */
+const insertMetadataFrom = (cte: string) =>
+  `INSERT INTO token_metadata (tenant_id, token_id, key, value, created_at)
+   SELECT ${cte}.tenant_id, ${cte}.id, e.key, e.value, ${cte}.created_at
+   FROM ${cte}, jsonb_each_text(${cte}.metadata) e
+   ON CONFLICT (tenant_id, token_id, key) DO UPDATE SET value = excluded.value
+     WHERE token_metadata.value <> excluded.value`;
+
 async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promise<void> {
+  // The token rows and their metadata entries in one statement (a replayed event inserts neither).
   await tx.query(
-    `INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
-                         expires_at, created_by, created_at)
-     SELECT t.tenant_id, t.token_id, t.type, t.data_ciphertext, t.containers, t.metadata, t.fingerprint,
-            t.expires_at, t.created_by, t.created_at
-     FROM jsonb_to_recordset($1::jsonb) AS t(
-       tenant_id uuid, token_id text, type text, data_ciphertext text, containers text[], metadata jsonb,
-       fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz)
-     ON CONFLICT DO NOTHING`,
+    `WITH inserted AS (
+       INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
+                           expires_at, created_by, created_at)
+       SELECT t.tenant_id, t.token_id, t.type, t.data_ciphertext, t.containers, t.metadata, t.fingerprint,
+              t.expires_at, t.created_by, t.created_at
+       FROM jsonb_to_recordset($1::jsonb) AS t(
+         tenant_id uuid, token_id text, type text, data_ciphertext text, containers text[], metadata jsonb,
+         fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz)
+       ON CONFLICT DO NOTHING
+       RETURNING tenant_id, id, metadata, created_at)
+     ${insertMetadataFrom('inserted')}`,
     [json(events)],
   );
   await insertAssociations(
@@ -55,14 +71,22 @@ async function reencrypted(tx: PoolClient, events: DataOf<'TokenReencrypted'>[])
  */
 async function updated(tx: PoolClient, events: DataOf<'TokenUpdated'>[]): Promise<void> {
   const last = [...new Map(events.map((event) => [`${event.tenant_id}/${event.token_id}`, event])).values()];
+  // The token rows and their metadata entries in one statement: entries the update dropped go,
+  // the others are inserted or take their new value.
   await tx.query(
-    `UPDATE tokens t SET data_ciphertext = u.data_ciphertext, fingerprint = u.fingerprint,
-       containers = u.containers, metadata = u.metadata, expires_at = u.expires_at,
-       modified_by = u.modified_by, modified_at = u.modified_at
-     FROM jsonb_to_recordset($1::jsonb) AS u(
-       tenant_id uuid, token_id text, data_ciphertext text, fingerprint text, containers text[],
-       metadata jsonb, expires_at timestamptz, modified_by uuid, modified_at timestamptz)
-     WHERE t.tenant_id = u.tenant_id AND t.id = u.token_id`,
+    `WITH updated AS (
+       UPDATE tokens t SET data_ciphertext = u.data_ciphertext, fingerprint = u.fingerprint,
+         containers = u.containers, metadata = u.metadata, expires_at = u.expires_at,
+         modified_by = u.modified_by, modified_at = u.modified_at
+       FROM jsonb_to_recordset($1::jsonb) AS u(
+         tenant_id uuid, token_id text, data_ciphertext text, fingerprint text, containers text[],
+         metadata jsonb, expires_at timestamptz, modified_by uuid, modified_at timestamptz)
+       WHERE t.tenant_id = u.tenant_id AND t.id = u.token_id
+       RETURNING t.tenant_id, t.id, t.metadata, t.created_at),
+     dropped AS (
+       DELETE FROM token_metadata m USING updated
+       WHERE m.tenant_id = updated.tenant_id AND m.token_id = updated.id AND NOT updated.metadata ? m.key)
+     ${insertMetadataFrom('updated')}`,
     [json(last)],
   );
   await tx.query(
@@ -85,13 +109,16 @@ async function updated(tx: PoolClient, events: DataOf<'TokenUpdated'>[]): Promis
 async function deleted(tx: PoolClient, events: DataOf<'TokenDeleted'>[]): Promise<void> {
   await deleteAssociationsOf(tx, events);
   await tx.query(
-    `DELETE FROM tokens t USING jsonb_to_recordset($1::jsonb) AS d(tenant_id uuid, token_id text)
-     WHERE t.tenant_id = d.tenant_id AND t.id = d.token_id`,
+    `WITH gone AS (
+       DELETE FROM tokens t USING jsonb_to_recordset($1::jsonb) AS d(tenant_id uuid, token_id text)
+       WHERE t.tenant_id = d.tenant_id AND t.id = d.token_id
+       RETURNING t.tenant_id, t.id)
+     DELETE FROM token_metadata m USING gone WHERE m.tenant_id = gone.tenant_id AND m.token_id = gone.id`,
     [json(events.map(({ tenant_id, token_id }) => ({ tenant_id, token_id })))],
   );
 }
 
-const ownedTables = ['tokens', 'token_associations'] as const;
+const ownedTables = ['tokens', 'token_associations', 'token_metadata'] as const;
 
 /** A deleted tenant's tokens go with it (its data key is destroyed by tenancy). */
 async function tenantDeleted(tx: PoolClient, events: DataOf<'TenantDeleted'>[]): Promise<void> {
@@ -101,7 +128,7 @@ async function tenantDeleted(tx: PoolClient, events: DataOf<'TenantDeleted'>[]):
   }
 }
 
-/** Tokens and their associations: what a client reads back at once after a write. */
+/** Tokens, their associations and metadata entries: what a client reads back at once after a write. */
 export const tokensProjection: Projection = {
   name: 'tokens',
   tables: ownedTables,

@@ -20,9 +20,6 @@ export interface TokenRow {
 const liveAt = (placeholder: string, table = '') =>
   `(${table}expires_at IS NULL OR ${table}expires_at > ${placeholder}::timestamptz)`;
 
-/** Rows of the newest-first walk a metadata-filtered list reads before it asks the GIN index. */
-const metadataWalk = 2_000;
-
 /** The response fields of a token; `data` is added only by callers that opened it for a reader. */
 export function tokenFields(row: Omit<TokenRow, 'data_ciphertext'>): TokenResponse {
   return {
@@ -150,54 +147,45 @@ export class TokenQueries {
       size: number;
     },
   ): Promise<{ rows: TokenRow[]; hasMore: boolean }> {
-    const conditions = ['tenant_id = $1', liveAt('$2')];
+    const conditions = ['t.tenant_id = $1', liveAt('$2', 't.')];
     const values: unknown[] = [tenantId, this.clock.now()];
     const add = (sql: (placeholder: string) => string, value: unknown) => {
       values.push(value);
       conditions.push(sql(`$${values.length}`));
     };
     const under = (p: string) =>
-      `EXISTS (SELECT 1 FROM unnest(containers) c, unnest(${p}::text[]) r WHERE starts_with(c, r))`;
-    if (filter.types.length) add((p) => `type = ANY(${p}::text[])`, filter.types);
+      `EXISTS (SELECT 1 FROM unnest(t.containers) c, unnest(${p}::text[]) r WHERE starts_with(c, r))`;
+    if (filter.types.length) add((p) => `t.type = ANY(${p}::text[])`, filter.types);
     if (filter.containers.length) add(under, filter.containers);
     if (filter.readableUnder) add(under, filter.readableUnder);
+    // Newest first along tokens_newest_first; with a metadata filter, along one entry's
+    // token_metadata_newest_first instead (the lookup table's B-tree, usable under row-level
+    // security where jsonb @> on tokens.metadata is not): the page's tokens are joined by primary
+    // key and the other entries checked on them.
+    const [first, ...others] = Object.entries(filter.metadata).sort(([a], [b]) => (a < b ? -1 : 1));
+    let from = 'tokens t';
+    let sortKey = ['t.created_at', 't.id'];
+    if (first) {
+      from = 'token_metadata m JOIN tokens t ON t.tenant_id = m.tenant_id AND t.id = m.token_id';
+      sortKey = ['m.created_at', 'm.token_id'];
+      values.push(first[0], first[1]);
+      conditions.push(`m.tenant_id = $1 AND m.key = $${values.length - 1} AND m.value = $${values.length}`);
+      if (others.length) add((p) => `t.metadata @> ${p}::jsonb`, JSON.stringify(Object.fromEntries(others)));
+    }
     if (filter.after) {
       values.push(filter.after.createdAt, filter.after.id);
-      conditions.push(`(created_at, id) < ($${values.length - 1}::timestamptz, $${values.length}::text)`);
+      conditions.push(
+        `(${sortKey.join(', ')}) < ($${values.length - 1}::timestamptz, $${values.length}::text)`,
+      );
     }
-    const page = `ORDER BY created_at DESC, id DESC LIMIT ${filter.size + 1} OFFSET ${filter.offset}`;
-    const result = (rows: TokenRow[]) => ({
-      rows: rows.slice(0, filter.size),
-      hasMore: rows.length > filter.size,
-    });
+    const orderBy = sortKey.map((column) => `${column} DESC`).join(', ');
     return withTenant(this.appPool, tenantId, async (client) => {
-      if (Object.keys(filter.metadata).length === 0) {
-        const all = await client.query<TokenRow>(
-          `SELECT * FROM tokens WHERE ${conditions.join(' AND ')} ${page}`,
-          values,
-        );
-        return result(all.rows);
-      }
-      // A common entry fills the page within a bounded newest-first walk. A rare one does not,
-      // and then every token of the tenant (after the other filters) is read: under row-level
-      // security jsonb @> cannot use an index (it is not leakproof), so a rare entry in a large
-      // tenant is slow (docs/decisions.md, Tokens; a metadata lookup table is the way out).
-      values.push(JSON.stringify(filter.metadata));
-      const holds = `metadata @> $${values.length}::jsonb`;
-      const recent = await client.query<TokenRow>(
-        `SELECT * FROM (
-           SELECT * FROM tokens WHERE ${conditions.join(' AND ')}
-           ORDER BY created_at DESC, id DESC LIMIT ${metadataWalk}) recent
-         WHERE ${holds} ${page}`,
+      const result = await client.query<TokenRow>(
+        `SELECT t.* FROM ${from} WHERE ${conditions.join(' AND ')}
+         ORDER BY ${orderBy} LIMIT ${filter.size + 1} OFFSET ${filter.offset}`,
         values,
       );
-      if (recent.rows.length > filter.size) return result(recent.rows);
-      const matching = await client.query<TokenRow>(
-        `WITH matching AS MATERIALIZED (SELECT * FROM tokens WHERE ${conditions.join(' AND ')} AND ${holds})
-         SELECT * FROM matching ${page}`,
-        values,
-      );
-      return result(matching.rows);
+      return { rows: result.rows.slice(0, filter.size), hasMore: result.rows.length > filter.size };
     });
   }
 

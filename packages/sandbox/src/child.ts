@@ -132,24 +132,54 @@ function checkOutcome(json: unknown): SandboxError | { result: unknown } {
 }
 
 const SCRIPT_CACHE_SIZE = 32;
+const CODE_CACHE_SIZE = 64;
 
-async function compile(slot: Slot, isolate: ivm.Isolate, code: string): Promise<ivm.Script> {
+/**
+ * V8's code cache of each code this process compiled, by code: an isolate that has not compiled
+ * the code yet (another slot, or a replaced isolate) starts from it instead of from the source.
+ * Produced here only, never taken from outside (a forged code cache can corrupt V8).
+ */
+const codeCaches = new Map<string, ivm.ExternalCopy<ArrayBuffer>>();
+
+/** Least recently used first: `get` moves an entry to the end, the oldest goes past `size`. */
+function touch<V>(cache: Map<string, V>, key: string, value: V, size: number): V | undefined {
+  cache.delete(key);
+  cache.set(key, value);
+  if (cache.size <= size) return undefined;
+  const [oldest, old] = cache.entries().next().value as [string, V];
+  cache.delete(oldest);
+  return old;
+}
+
+/**
+ * The code's script in this isolate: compiled once per isolate and code (a formula version), then
+ * reused. A Script holds compiled code only; each run evaluates it in a context of its own, so
+ * nothing the code sets at top level (or anywhere) outlives its run.
+ */
+async function compile(
+  slot: Slot,
+  isolate: ivm.Isolate,
+  code: string,
+): Promise<{ script: ivm.Script; cached: boolean }> {
   const cached = slot.scripts.get(code);
   if (cached !== undefined) {
-    slot.scripts.delete(code);
-    slot.scripts.set(code, cached);
-    return cached;
+    touch(slot.scripts, code, cached, SCRIPT_CACHE_SIZE);
+    return { script: cached, cached: true };
   }
-  const script = await isolate.compileScript(code, { filename: 'reactor.js' });
-  if (slot.isolate === isolate) {
-    slot.scripts.set(code, script);
-    if (slot.scripts.size > SCRIPT_CACHE_SIZE) {
-      const [oldest, old] = slot.scripts.entries().next().value as [string, ivm.Script];
-      slot.scripts.delete(oldest);
-      old.release();
-    }
-  }
-  return script;
+  const codeCache = codeCaches.get(code);
+  // compileScript's declared type leaves out what the cache options add to the script.
+  const script = (await isolate.compileScript(
+    code,
+    codeCache === undefined
+      ? { filename: 'reactor.js', produceCachedData: true }
+      : { filename: 'reactor.js', cachedData: codeCache },
+  )) as ivm.Script & ivm.CachedDataResult & { cachedDataRejected?: boolean };
+  if (script.cachedData !== undefined) touch(codeCaches, code, script.cachedData, CODE_CACHE_SIZE)?.release();
+  else if (codeCache !== undefined && !script.cachedDataRejected)
+    touch(codeCaches, code, codeCache, CODE_CACHE_SIZE);
+  else if (codeCache !== undefined) codeCaches.delete(code);
+  if (slot.isolate === isolate) touch(slot.scripts, code, script, SCRIPT_CACHE_SIZE)?.release();
+  return { script, cached: false };
 }
 
 const delay = (ms: number) => new Promise<null>((resolve) => setTimeout(() => resolve(null), ms));
@@ -173,6 +203,7 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
   let resolveOutcome!: (outcome: ChildOutcome) => void;
   const outcome = new Promise<ChildOutcome>((resolve) => (resolveOutcome = resolve));
   let killedBy: SandboxError | null = null;
+  let codeCached: boolean | undefined;
   const run: ActiveRun = {
     control: null,
     serviceCalls: 0,
@@ -189,7 +220,8 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
     run.finished = true;
     const cpuTimeMs = Number(readCpu()) / 1e6;
     const wallTimeMs = performance.now() - started;
-    resolveOutcome(result.ok ? { ...result, cpuTimeMs, wallTimeMs } : { ...result, cpuTimeMs, wallTimeMs });
+    const measures = { cpuTimeMs, wallTimeMs, ...(codeCached === undefined ? {} : { codeCached }) };
+    resolveOutcome({ ...result, ...measures });
   };
   const fail = (error: SandboxError) => finish({ ok: false, error });
   active.set(message.runId, run);
@@ -238,7 +270,8 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
     run.control = control;
 
     stage = 'compile';
-    const script = await compile(slot, isolate, message.code);
+    const { script, cached } = await compile(slot, isolate, message.code);
+    codeCached = cached;
     stage = 'evaluate';
     await script.run(context, { timeout: limits.cpuTimeMs });
     stage = 'run';

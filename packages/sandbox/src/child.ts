@@ -182,7 +182,18 @@ async function compile(
   return { script, cached: false };
 }
 
-const delay = (ms: number) => new Promise<null>((resolve) => setTimeout(() => resolve(null), ms));
+/** What `work` answers, or null past `ms` (the timer goes with the answer: none pile up per run). */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<null>((resolve) => (timer = setTimeout(resolve, ms, null))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 async function execute(slot: Slot, message: RunMessage): Promise<void> {
   const started = performance.now();
@@ -316,7 +327,7 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
   send({ type: 'done', runId: message.runId, outcome: result });
 
   // Clean-up, off the caller's path: the guest chain has ended or its isolate is gone.
-  await Promise.race([guest, delay(IDLE_GRACE_MS)]);
+  await within(guest, IDLE_GRACE_MS);
   for (const handle of handles.reverse()) {
     try {
       handle.release();
@@ -325,7 +336,7 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
     }
   }
   if (!isolate.isDisposed) {
-    const stats = await Promise.race([isolate.getHeapStatistics(), delay(IDLE_GRACE_MS)]).catch(() => null);
+    const stats = await within(isolate.getHeapStatistics(), IDLE_GRACE_MS).catch(() => null);
     if (
       stats === null ||
       stats.used_heap_size > RECYCLE_HEAP_BYTES ||

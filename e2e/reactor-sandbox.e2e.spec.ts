@@ -107,6 +107,27 @@ describe('hostile reactor code', () => {
     await expectServiceAndNextRunFine();
   });
 
+  it('runs a reactor’s compiled code again in a fresh context: nothing of an earlier run remains', async () => {
+    const reactor = await createReactor(env.tenant, {
+      code: `let calls = 0;
+        globalThis.runs = (globalThis.runs ?? 0) + 1;
+        const earlier = globalThis.stash ?? null;
+        module.exports = async (req) => {
+          calls += 1;
+          globalThis.stash = req.args.secret;
+          return { raw: { calls, runs: globalThis.runs, earlier, secret: req.args.secret } };
+        };`,
+      request_parameters: [{ name: 'secret', type: 'string' }],
+    });
+    // More runs than the worker has isolates, so that some reuse the code another run compiled.
+    const secrets = Array.from({ length: 8 }, (_, index) => `secret-${index}`);
+    for (const secret of secrets) {
+      expect((await react(env.tenant, reactor, { secret })).body).toEqual({
+        raw: { calls: 1, runs: 1, earlier: null, secret },
+      });
+    }
+  });
+
   it('a formula reading another tenant’s token through svc gets a 404 and none of its data', async () => {
     const other = await env.stack.createTenant('Other');
     const secret = `THEIRS-${randomUUID()}`;

@@ -1,18 +1,18 @@
 import {
   Queue,
-  QueueEvents,
   Worker,
   type ConnectionOptions,
   type DefaultJobOptions,
   type Processor,
   type WorkerOptions,
 } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { Config } from '@tokenvault/platform';
 
 // The BullMQ types the queues' users need: nothing but this package imports bullmq.
-export type { Job, Queue, QueueEvents, Worker } from 'bullmq';
+export type { Job, Queue, Worker } from 'bullmq';
 
-/** What a queue, its workers and its events read of the configuration. */
+/** What a queue and its workers read of the configuration. */
 export type QueueConfig = Pick<Config, 'REDIS_URL' | 'QUEUE_PREFIX'>;
 
 // Every BullMQ queue of the service. A name is part of its Redis keys: renaming one abandons its jobs.
@@ -28,12 +28,22 @@ export const queueNames = [invitationMailQueueName, signInMailQueueName, reactor
 export type QueueName = (typeof queueNames)[number];
 
 /**
- * The one connection rule of every queue, worker and event listener: each opens its own Redis
+ * The one connection rule of every queue and worker: each opens its own Redis
  * connection from these options, with maxRetriesPerRequest: null, which BullMQ's blocking commands
  * need (a command is never failed after a few retries: it waits for Redis to come back).
  */
+const waitForRedis = { maxRetriesPerRequest: null };
+
 function connectionOf(config: Pick<Config, 'REDIS_URL'>): ConnectionOptions {
-  return { url: config.REDIS_URL, maxRetriesPerRequest: null };
+  return { url: config.REDIS_URL, ...waitForRedis };
+}
+
+/**
+ * A connection for blocking reads beside the queues (a run's reply list): the same rule, since a
+ * blocking command must wait for Redis to come back rather than fail after a few retries.
+ */
+export function createBlockingConnection(config: Pick<Config, 'REDIS_URL'>): Redis {
+  return new Redis(config.REDIS_URL, { ...waitForRedis });
 }
 
 /** A producer's handle on a queue (adds, reads and removes jobs), under QUEUE_PREFIX. */
@@ -62,11 +72,6 @@ export function createWorker<Data, Result>(
     prefix: config.QUEUE_PREFIX,
     autorun: false,
   });
-}
-
-/** The completion and failure events of a queue's jobs (what waiting for a job's end listens on). */
-export function createQueueEvents(name: QueueName, config: QueueConfig): QueueEvents {
-  return new QueueEvents(name, { connection: connectionOf(config), prefix: config.QUEUE_PREFIX });
 }
 
 /** Removes every key of every queue under QUEUE_PREFIX (tests' throw-away prefixes). */

@@ -132,27 +132,68 @@ function checkOutcome(json: unknown): SandboxError | { result: unknown } {
 }
 
 const SCRIPT_CACHE_SIZE = 32;
+const CODE_CACHE_SIZE = 64;
 
-async function compile(slot: Slot, isolate: ivm.Isolate, code: string): Promise<ivm.Script> {
-  const cached = slot.scripts.get(code);
-  if (cached !== undefined) {
-    slot.scripts.delete(code);
-    slot.scripts.set(code, cached);
-    return cached;
-  }
-  const script = await isolate.compileScript(code, { filename: 'reactor.js' });
-  if (slot.isolate === isolate) {
-    slot.scripts.set(code, script);
-    if (slot.scripts.size > SCRIPT_CACHE_SIZE) {
-      const [oldest, old] = slot.scripts.entries().next().value as [string, ivm.Script];
-      slot.scripts.delete(oldest);
-      old.release();
-    }
-  }
-  return script;
+/**
+ * V8's code cache of each code this process compiled, by code: an isolate that has not compiled
+ * the code yet (another slot, or a replaced isolate) starts from it instead of from the source.
+ * Produced here only, never taken from outside (a forged code cache can corrupt V8).
+ */
+const codeCaches = new Map<string, ivm.ExternalCopy<ArrayBuffer>>();
+
+/** Least recently used first: `get` moves an entry to the end, the oldest goes past `size`. */
+function touch<V>(cache: Map<string, V>, key: string, value: V, size: number): V | undefined {
+  cache.delete(key);
+  cache.set(key, value);
+  if (cache.size <= size) return undefined;
+  const [oldest, old] = cache.entries().next().value as [string, V];
+  cache.delete(oldest);
+  return old;
 }
 
-const delay = (ms: number) => new Promise<null>((resolve) => setTimeout(() => resolve(null), ms));
+/**
+ * The code's script in this isolate: compiled once per isolate and code (a formula version), then
+ * reused. A Script holds compiled code only; each run evaluates it in a context of its own, so
+ * nothing the code sets at top level (or anywhere) outlives its run.
+ */
+async function compile(
+  slot: Slot,
+  isolate: ivm.Isolate,
+  code: string,
+): Promise<{ script: ivm.Script; cached: boolean }> {
+  const cached = slot.scripts.get(code);
+  if (cached !== undefined) {
+    touch(slot.scripts, code, cached, SCRIPT_CACHE_SIZE);
+    return { script: cached, cached: true };
+  }
+  const codeCache = codeCaches.get(code);
+  // compileScript's declared type leaves out what the cache options add to the script.
+  const script = (await isolate.compileScript(
+    code,
+    codeCache === undefined
+      ? { filename: 'reactor.js', produceCachedData: true }
+      : { filename: 'reactor.js', cachedData: codeCache },
+  )) as ivm.Script & ivm.CachedDataResult & { cachedDataRejected?: boolean };
+  if (script.cachedData !== undefined) touch(codeCaches, code, script.cachedData, CODE_CACHE_SIZE)?.release();
+  else if (codeCache !== undefined && !script.cachedDataRejected)
+    touch(codeCaches, code, codeCache, CODE_CACHE_SIZE);
+  else if (codeCache !== undefined) codeCaches.delete(code);
+  if (slot.isolate === isolate) touch(slot.scripts, code, script, SCRIPT_CACHE_SIZE)?.release();
+  return { script, cached: false };
+}
+
+/** What `work` answers, or null past `ms` (the timer goes with the answer: none pile up per run). */
+async function within<T>(work: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<null>((resolve) => (timer = setTimeout(resolve, ms, null))),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 async function execute(slot: Slot, message: RunMessage): Promise<void> {
   const started = performance.now();
@@ -173,6 +214,7 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
   let resolveOutcome!: (outcome: ChildOutcome) => void;
   const outcome = new Promise<ChildOutcome>((resolve) => (resolveOutcome = resolve));
   let killedBy: SandboxError | null = null;
+  let codeCached: boolean | undefined;
   const run: ActiveRun = {
     control: null,
     serviceCalls: 0,
@@ -189,7 +231,8 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
     run.finished = true;
     const cpuTimeMs = Number(readCpu()) / 1e6;
     const wallTimeMs = performance.now() - started;
-    resolveOutcome(result.ok ? { ...result, cpuTimeMs, wallTimeMs } : { ...result, cpuTimeMs, wallTimeMs });
+    const measures = { cpuTimeMs, wallTimeMs, ...(codeCached === undefined ? {} : { codeCached }) };
+    resolveOutcome({ ...result, ...measures });
   };
   const fail = (error: SandboxError) => finish({ ok: false, error });
   active.set(message.runId, run);
@@ -238,7 +281,8 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
     run.control = control;
 
     stage = 'compile';
-    const script = await compile(slot, isolate, message.code);
+    const { script, cached } = await compile(slot, isolate, message.code);
+    codeCached = cached;
     stage = 'evaluate';
     await script.run(context, { timeout: limits.cpuTimeMs });
     stage = 'run';
@@ -283,7 +327,7 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
   send({ type: 'done', runId: message.runId, outcome: result });
 
   // Clean-up, off the caller's path: the guest chain has ended or its isolate is gone.
-  await Promise.race([guest, delay(IDLE_GRACE_MS)]);
+  await within(guest, IDLE_GRACE_MS);
   for (const handle of handles.reverse()) {
     try {
       handle.release();
@@ -292,7 +336,7 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
     }
   }
   if (!isolate.isDisposed) {
-    const stats = await Promise.race([isolate.getHeapStatistics(), delay(IDLE_GRACE_MS)]).catch(() => null);
+    const stats = await within(isolate.getHeapStatistics(), IDLE_GRACE_MS).catch(() => null);
     if (
       stats === null ||
       stats.used_heap_size > RECYCLE_HEAP_BYTES ||

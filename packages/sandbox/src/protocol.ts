@@ -1,5 +1,5 @@
 // Messages between the pool (parent) and a sandbox child process. JSON over IPC.
-import type { SandboxError, SandboxLimits } from './types.ts';
+import type { SandboxLimits, SandboxOutcome } from './types.ts';
 
 export interface ChildConfig {
   limits: SandboxLimits;
@@ -18,9 +18,7 @@ export type ParentMessage =
     }
   | { type: 'svcResult'; runId: number; callId: number; ok: boolean; payload: string | undefined };
 
-export type ChildOutcome =
-  | { ok: true; result: unknown; cpuTimeMs: number; wallTimeMs: number }
-  | { ok: false; error: SandboxError; cpuTimeMs: number; wallTimeMs: number };
+export type ChildOutcome = SandboxOutcome;
 
 export type ChildMessage =
   | { type: 'ready' }

@@ -413,6 +413,37 @@ describe('sandbox: hostile code', () => {
     }
   });
 
+  it('runs cached code in a fresh context each time: nothing it sets survives its run', async () => {
+    // One slot, so every run is in the same isolate and reuses the script the first one compiled.
+    const onePool = await createSandboxPool({ limits: LIMITS, concurrencyPerProcess: 1 });
+    const code = `
+      let calls = 0;
+      globalThis.runs = (globalThis.runs ?? 0) + 1;
+      const before = { tampered: ({}).tampered ?? null, stash: globalThis.stash ?? null };
+      Object.prototype.tampered = 'by an earlier run';
+      module.exports = async (req) => {
+        calls += 1;
+        globalThis.stash = req.args.secret;
+        return { raw: { calls, runs: globalThis.runs, before, secret: req.args.secret } };
+      };`;
+    try {
+      const outcomes: SandboxOutcome[] = [];
+      for (const secret of ['first', 'second', 'third']) {
+        outcomes.push(
+          await onePool.run({ code, args: { secret }, configuration: {}, serviceMethods: null }, noService),
+        );
+      }
+      expect(outcomes.map((outcome) => outcome.codeCached)).toEqual([false, true, true]);
+      expect(outcomes.map((outcome) => (outcome.ok ? outcome.result : outcome.error))).toEqual(
+        ['first', 'second', 'third'].map((secret) => ({
+          raw: { calls: 1, runs: 1, before: { tampered: null, stash: null }, secret },
+        })),
+      );
+    } finally {
+      await onePool.close();
+    }
+  });
+
   it('stops a service-call flood', async () => {
     let calls = 0;
     const outcome = await runCode(

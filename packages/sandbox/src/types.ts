@@ -54,9 +54,13 @@ export interface SandboxError {
   errors?: Record<string, string[]>;
 }
 
+/**
+ * `codeCached`: the run's code was compiled by an earlier run in the same isolate and its script
+ * reused (absent when the run did not get as far as compiling). The context is new either way.
+ */
 export type SandboxOutcome =
-  | { ok: true; result: unknown; cpuTimeMs: number; wallTimeMs: number }
-  | { ok: false; error: SandboxError; cpuTimeMs: number; wallTimeMs: number };
+  | { ok: true; result: unknown; cpuTimeMs: number; wallTimeMs: number; codeCached?: boolean }
+  | { ok: false; error: SandboxError; cpuTimeMs: number; wallTimeMs: number; codeCached?: boolean };
 
 /** Called for each `req.svc.*` call; its JSON-serialisable result is copied into the guest. */
 export type ServiceCallHandler = (method: string, args: unknown[]) => Promise<unknown>;

@@ -8,6 +8,8 @@ export interface ReactorRunJob {
   actor_id: string;
   /** AES-256-GCM (the tenant's data key), bound to the run id: a ReactorRunRequest. */
   sealed_request: string;
+  /** The reply list of the gateway process that queued the run (run-replies.ts). */
+  reply_to?: string;
 }
 
 /** A principal as plain data (it crosses Redis inside the sealed request). */

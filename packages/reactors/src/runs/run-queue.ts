@@ -1,12 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  createQueue,
-  createQueueEvents,
-  reactorRunQueueName,
-  type Job,
-  type Queue,
-  type QueueEvents,
-} from '@tokenvault/jobs';
+import { createQueue, reactorRunQueueName, type Job, type Queue } from '@tokenvault/jobs';
 import { Problem, type Config, type Logger, type Principal } from '@tokenvault/platform';
 import type { Vault } from '@tokenvault/vault';
 import {
@@ -18,6 +11,7 @@ import {
   type ReactorRunRequest,
   runFailure,
 } from './run-messages.ts';
+import { RunReplies } from './run-replies.ts';
 
 type RunQueueConfig = Pick<
   Config,
@@ -31,16 +25,17 @@ export type ReactorRunStatus =
   { status: 'pending' } | { status: 'completed' | 'failed'; outcome: ReactorRunOutcome };
 
 /**
- * The gateway's side of reactor runs: puts a sealed run on the BullMQ queue, waits for a sync
- * run's sealed outcome, and reports async runs by id. Runs are never retried (reactor code is not
- * known to be idempotent), and outcomes are kept for REACTOR_RESULT_TTL_SECONDS.
+ * The gateway's side of reactor runs: puts a sealed run on the BullMQ queue and hears back from
+ * the worker on this process's reply list (run-replies.ts): a sync call gets its sealed outcome
+ * there, an async call's tenant slot is freed by it. Async runs are reported by id from the job.
+ * Runs are never retried (reactor code is not known to be idempotent); async outcomes are kept for
+ * REACTOR_RESULT_TTL_SECONDS, sync jobs go as soon as they finish.
  */
 export class ReactorRunQueue {
   private readonly queue: Queue<ReactorRunJob, string>;
-  private readonly events: QueueEvents;
-  private readonly ready: Promise<unknown>;
-  private readonly closing: Promise<void>;
-  private closed!: () => void;
+  private readonly replies: RunReplies;
+  /** Async runs this process queued and has not heard back from yet: what `settled` waits for. */
+  private readonly asyncRuns = new Map<string, Promise<unknown>>();
 
   private readonly config: RunQueueConfig;
   private readonly vault: Vault;
@@ -48,39 +43,26 @@ export class ReactorRunQueue {
   constructor(config: RunQueueConfig, vault: Vault, logger: Logger) {
     this.config = config;
     this.vault = vault;
-    const keptFor = { age: config.REACTOR_RESULT_TTL_SECONDS };
-    this.queue = createQueue<ReactorRunJob, string>(reactorRunQueueName, config, {
-      attempts: 1,
-      removeOnComplete: keptFor,
-      removeOnFail: keptFor,
-    });
+    this.queue = createQueue<ReactorRunJob, string>(reactorRunQueueName, config, { attempts: 1 });
     this.queue.on('error', (error) => logger.warn({ err: error }, 'reactor run queue error'));
-    this.events = createQueueEvents(reactorRunQueueName, config);
-    this.events.on('error', (error) => logger.warn({ err: error }, 'reactor run events error'));
-    // Every sync run waiting listens on these events: as many listeners as runs in flight.
-    this.events.setMaxListeners(0);
-    this.queue.setMaxListeners(0);
-    this.ready = this.events.waitUntilReady();
-    this.closing = new Promise((resolve) => (this.closed = resolve));
+    this.replies = new RunReplies(config.REDIS_URL, config.QUEUE_PREFIX, logger);
   }
 
   /**
-   * Resolves once this run has finished (completed or failed), after `withinMs`, or when the queue
-   * closes, whichever comes first (what holds an async invocation's concurrency slot).
+   * Resolves once this process's async run has finished (completed or failed), after `withinMs`,
+   * or when the queue closes, whichever comes first (what holds an async invocation's concurrency
+   * slot). A run this process did not queue, or already heard back from, is settled.
    */
   async settled(runId: string, withinMs: number): Promise<void> {
+    const finished = this.asyncRuns.get(runId);
+    if (!finished) return;
     let timer: NodeJS.Timeout | undefined;
     const lapsed = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, withinMs);
       timer.unref();
     });
     try {
-      const finished = (async () => {
-        await this.ready;
-        const job: Job<ReactorRunJob, string> | undefined = await this.queue.getJob(runId);
-        if (job) await job.waitUntilFinished(this.events);
-      })().catch(() => undefined);
-      await Promise.race([finished, lapsed, this.closing]);
+      await Promise.race([finished, lapsed]);
     } finally {
       clearTimeout(timer);
     }
@@ -88,7 +70,8 @@ export class ReactorRunQueue {
 
   /**
    * Seals the request and queues it; the job's id is the async request id. An async run's outcome
-   * is kept for REACTOR_RESULT_TTL_SECONDS; a sync one's goes as soon as its caller has it.
+   * is kept for REACTOR_RESULT_TTL_SECONDS; a sync one's job is removed as soon as it finishes (its
+   * caller has the outcome from the reply).
    */
   async submit(
     tenantId: string,
@@ -96,41 +79,53 @@ export class ReactorRunQueue {
     request: ReactorRunRequest,
   ): Promise<Job<ReactorRunJob, string>> {
     const runId = randomUUID();
-    const job: ReactorRunJob = {
-      tenant_id: tenantId,
-      reactor_id: reactorId,
-      actor_id: request.caller.actorId,
-      sealed_request: await this.vault.encrypt(tenantId, sealedRequestSubject(runId), request),
-    };
-    // A sync run is removed by its caller once it has the outcome (see run): removing it on
-    // completion could beat the caller's wait to it, which then finds no job at all.
-    return this.queue.add('run', job, { jobId: runId });
+    // Listening before queueing: the reply may come before `add` has answered. An async run is
+    // waited for as long as its tenant slot can be held (twice the timeout and 30 s, see guards).
+    const replied = this.replies.expect(runId, 2 * this.config.REACTOR_TIMEOUT_MS + 30_000);
+    this.asyncRuns.set(runId, replied);
+    void replied.finally(() => this.asyncRuns.delete(runId));
+    try {
+      const keptFor = { age: this.config.REACTOR_RESULT_TTL_SECONDS };
+      return await this.queue.add('run', await this.jobOf(runId, tenantId, reactorId, request), {
+        jobId: runId,
+        removeOnComplete: keptFor,
+        removeOnFail: keptFor,
+      });
+    } catch (error) {
+      this.replies.cancel(runId);
+      throw error;
+    }
   }
 
   /** A sync run: its outcome, or a 504 when it did not finish within the reactor timeout. */
   async run(tenantId: string, reactorId: string, request: ReactorRunRequest): Promise<ReactorRunOutcome> {
-    await this.ready;
-    const job = await this.submit(tenantId, reactorId, request);
-    let sealedOutcome: string;
+    const runId = randomUUID();
+    const replied = this.replies.expect(runId, this.config.REACTOR_TIMEOUT_MS + queueGraceMs);
+    let job: Job<ReactorRunJob, string>;
     try {
-      sealedOutcome = await job.waitUntilFinished(this.events, this.config.REACTOR_TIMEOUT_MS + queueGraceMs);
-      await job.remove().catch(() => undefined);
+      job = await this.queue.add('run', await this.jobOf(runId, tenantId, reactorId, request), {
+        jobId: runId,
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
     } catch (error) {
-      if (error instanceof Error && /timed out/i.test(error.message)) {
-        // Still waiting (workers saturated): dropped, so it does not run after its caller was
-        // told it failed. One that already started cannot be removed and finishes unobserved.
-        await job.remove().catch(() => undefined);
-        throw new Problem(
-          504,
-          'reactor-timeout',
-          'Gateway Timeout',
-          `The reactor did not finish within ${this.config.REACTOR_TIMEOUT_MS} ms.`,
-        );
-      }
-      await job.remove().catch(() => undefined);
+      this.replies.cancel(runId);
       throw error;
     }
-    return this.open(tenantId, job.id!, sealedOutcome);
+    const reply = await replied;
+    if (!reply) {
+      // Still waiting (workers saturated): dropped, so it does not run after its caller was told
+      // it failed. One that already started cannot be removed and finishes unobserved.
+      await job.remove().catch(() => undefined);
+      throw new Problem(
+        504,
+        'reactor-timeout',
+        'Gateway Timeout',
+        `The reactor did not finish within ${this.config.REACTOR_TIMEOUT_MS} ms.`,
+      );
+    }
+    if (reply.sealed_outcome === undefined) return runFailure;
+    return this.open(tenantId, runId, reply.sealed_outcome);
   }
 
   /** An async run of this reactor that this caller started, or undefined (unknown, expired, another's). */
@@ -159,9 +154,23 @@ export class ReactorRunQueue {
   }
 
   async close(): Promise<void> {
-    this.closed();
-    await this.events.close();
+    await this.replies.close();
     await this.queue.close();
+  }
+
+  private async jobOf(
+    runId: string,
+    tenantId: string,
+    reactorId: string,
+    request: ReactorRunRequest,
+  ): Promise<ReactorRunJob> {
+    return {
+      tenant_id: tenantId,
+      reactor_id: reactorId,
+      actor_id: request.caller.actorId,
+      sealed_request: await this.vault.encrypt(tenantId, sealedRequestSubject(runId), request),
+      reply_to: this.replies.key,
+    };
   }
 
   private async open(tenantId: string, runId: string, sealed: string): Promise<ReactorRunOutcome> {

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { createWorker, reactorRunQueueName, type Job, type Worker } from '@tokenvault/jobs';
 import {
   Problem,
+  createRedis,
   failedJobOutcome,
   queueJobsTotal,
   reactorRunDuration,
@@ -10,6 +11,7 @@ import {
   type Logger,
   type Pool,
   type Principal,
+  type Redis,
   type RouteDefinition,
 } from '@tokenvault/platform';
 import { principalOfApplication } from '@tokenvault/tenancy';
@@ -28,6 +30,7 @@ import {
 } from './run-messages.ts';
 import { isPlainObject } from '../domain/values.ts';
 import { ServiceClient, serviceMethodNames } from './service-client.ts';
+import { replyListPrefix, sendRunReply, type RunReply } from './run-replies.ts';
 
 type RunWorkerConfig = Pick<
   Config,
@@ -60,12 +63,16 @@ export interface RunWorkerOptions {
 export class ReactorRunWorker {
   private readonly worker: Worker<ReactorRunJob, string>;
   private readonly services: ServiceClient;
+  /** Where replies go to the gateways waiting on runs. */
+  private readonly replies: Redis;
 
   private readonly options: RunWorkerOptions & { sandbox: SandboxPool };
 
   private constructor(options: RunWorkerOptions & { sandbox: SandboxPool }) {
     this.options = options;
     this.services = new ServiceClient(options.routes);
+    this.replies = createRedis(options.config.REDIS_URL);
+    this.replies.on('error', (error) => options.logger.warn({ err: error }, 'reactor run replies error'));
     this.worker = createWorker<ReactorRunJob, string>(
       reactorRunQueueName,
       options.config,
@@ -114,6 +121,7 @@ export class ReactorRunWorker {
   async close(): Promise<void> {
     await this.worker.close();
     await this.options.sandbox.close();
+    await this.replies.quit().catch(() => this.replies.disconnect());
   }
 
   /**
@@ -144,11 +152,28 @@ export class ReactorRunWorker {
       { result: label === 'ok' ? 'ok' : 'error' },
       Number(process.hrtime.bigint() - started) / 1e9,
     );
+    let sealedOutcome: string;
     try {
-      return await vault.encrypt(tenantId, sealedOutcomeSubject(runId), outcome ?? runFailure);
+      sealedOutcome = await vault.encrypt(tenantId, sealedOutcomeSubject(runId), outcome ?? runFailure);
     } catch (error) {
       logger.error({ err: error, jobId: runId }, 'reactor run outcome could not be sealed');
+      await this.reply(job, { run_id: runId });
       throw new Error('the reactor run’s outcome could not be sealed');
+    }
+    // Before BullMQ records the job as completed: the waiting gateway needs nothing more.
+    await this.reply(job, { run_id: runId, sealed_outcome: sealedOutcome });
+    return sealedOutcome;
+  }
+
+  /** Tells the gateway that queued the run (a job without `reply_to` came from an older one). */
+  private async reply(job: Job<ReactorRunJob, string>, reply: RunReply): Promise<void> {
+    const replyTo = job.data.reply_to;
+    if (!replyTo?.startsWith(replyListPrefix(this.options.config.QUEUE_PREFIX))) return;
+    try {
+      await sendRunReply(this.replies, replyTo, reply);
+    } catch (error) {
+      // The gateway's wait times out (504); an async run's result is still in its job.
+      this.options.logger.warn({ err: error, jobId: job.id }, 'reactor run reply could not be sent');
     }
   }
 

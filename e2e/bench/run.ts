@@ -27,7 +27,15 @@ import { databaseUrl } from './support/databases.ts';
 import { startKafkaBroker } from './support/kafka-broker.ts';
 import { runBench } from './support/lifecycle.ts';
 import { log } from './support/log.ts';
-import { failureCount, machineInfo, p99Target, rateRatioTarget, renderReport } from './support/report.ts';
+import { profileSummaries } from './support/cpu-profile.ts';
+import {
+  failureCount,
+  machineInfo,
+  p99Target,
+  rateRatioTarget,
+  renderProfiles,
+  renderReport,
+} from './support/report.ts';
 import { settings, type BenchGroup } from './support/settings.ts';
 import { startStack } from './support/stack.ts';
 
@@ -96,7 +104,7 @@ async function main(): Promise<void> {
       sealing &&
         rateRatioTarget('POST /tokens sealing on ÷ off (req/s)', sealing.on.row, sealing.off.row, 95),
     ].filter((target) => target !== undefined);
-    process.stdout.write(renderReport(info, rows, targets));
+    process.stdout.write(renderReport(info, rows, targets) + renderProfiles(profileSummaries()));
     const serviceLogs = stack.service.output().trim();
     if (serviceLogs) log(`the service logged (warn and above, last lines):\n${serviceLogs.slice(-2_000)}`);
     if (failureCount(rows) > 0) process.exitCode = 1;

@@ -1,7 +1,7 @@
 // The benchmark's knobs, read once from the environment:
 // BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS (16), BENCH_APPENDERS (16),
 // DATABASE_POOL_SIZE (10), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432),
-// BENCH_CPU_PROFILE_DIR (unset: when set, the service runs with --cpu-prof and writes its profile there),
+// BENCH_CPU_PROFILE_DIR (unset: when set, the service and the baseline run with --inspect and each measured HTTP run's CPU profile is saved there, see cpu-profile.ts),
 // BENCH_KAFKA (1: start a Kafka broker with infra/kafka and measure the relay; 0 skips it),
 // BENCH_READ_MODELS (1: the read models at size, 10,000 children, 1,000,000 log rows and 1,000,000 tokens; 0 skips them),
 // BENCH_LOG_EVENTS (100000: events appended for the sealing and verify-log rates),

@@ -267,6 +267,35 @@ export class Vault {
     return this.tokenKeys.size;
   }
 
+  /**
+   * Loads the keys of a page of a tenant's tokens that are not in memory yet, in one query (the
+   * tenant's data key is unwrapped once and cached): decrypting the page then needs no query per
+   * token. A token without a key is left out; decrypting it fails as it always did.
+   */
+  async loadTokenKeys(tenantId: string, tokenIds: readonly string[]): Promise<void> {
+    const missing = [...new Set(tokenIds)].filter((tokenId) => !this.tokenKeys.get(`${tenantId}/${tokenId}`));
+    if (missing.length < 2) return;
+    const result = await this.pool.query<{
+      token_id: string;
+      wrapped_key: string;
+      tenant_key_version: number;
+    }>(
+      `SELECT token_id, wrapped_key, tenant_key_version FROM token_keys
+       WHERE tenant_id = $1 AND token_id = ANY($2::text[])`,
+      [tenantId, missing],
+    );
+    if (result.rows.length === 0) return;
+    const { dataKeys } = await this.tenantKeys(tenantId);
+    for (const row of result.rows) {
+      const dataKey = dataKeys.get(row.tenant_key_version);
+      if (!dataKey) continue;
+      this.tokenKeys.set(
+        `${tenantId}/${row.token_id}`,
+        open(dataKey, row.wrapped_key, tokenKeyAd(tenantId, row.token_id)),
+      );
+    }
+  }
+
   private async tokenKey(tenantId: string, tokenId: string): Promise<Buffer> {
     const cacheKey = `${tenantId}/${tokenId}`;
     const cached = this.tokenKeys.get(cacheKey);

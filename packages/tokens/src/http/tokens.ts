@@ -32,7 +32,7 @@ import {
   updateTokenBody,
   usageReportSchema,
 } from '@tokenvault/contracts';
-import { openToken } from '../commands/open-token.ts';
+import { openTokens } from '../commands/open-token.ts';
 import { ReadAuditor } from '../commands/read-audit.ts';
 import { usageReport } from '../queries/usage.ts';
 import { TokenCommands } from '../commands/tokens.ts';
@@ -162,12 +162,8 @@ export function tokenRoutes(deps: TokenRouteDeps): RouteDefinition[] {
 
   /** Opens tokens for a reader; the reads are on record before the data leaves. */
   const withData = async (principal: Principal, rows: TokenRow[], requestId: string) => {
-    const tokens = await Promise.all(
-      rows.map(async (row) => ({
-        ...tokenFields(row),
-        data: await openToken({ store, vault }, row),
-      })),
-    );
+    const opened = await openTokens({ store, vault }, rows);
+    const tokens = rows.map((row, index) => ({ ...tokenFields(row), data: opened[index] }));
     await readAuditor.record(
       principal,
       rows.map((row) => ({ tokenId: row.id, type: row.type })),

@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     const reactors = runs('reactors') ? await measureReactors(stack) : undefined;
     const readModels = settings.readModels ? await measureReadModelsAtSize(stack) : [];
     // The HTTP servers are idle from here on; the appends run on the bare database.
-    const appends = runs('appends') ? await measureEventStoreAppends(stack.bareDatabaseUrl) : undefined;
+    const appends = runs('appends') ? await measureEventStoreAppends(stack.bareDatabaseUrl) : [];
     const sealAndVerify = runs('seal') ? await measureSealAndVerify(stack.bareDatabaseUrl) : [];
     const broker = await kafkaBroker;
     const kafka = broker ? await measureKafkaRelay(stack, broker) : [];
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
       getToken,
       getTokenWithSession,
       bareGet,
-      appends,
+      ...appends,
       projectionLag,
       reactors?.trivial,
       reactors?.cardToken,

@@ -7,6 +7,9 @@
 // BENCH_LOG_EVENTS (100000: events appended for the sealing and verify-log rates),
 // BENCH_GROUPS (all: a comma list of session, reactors, appends, seal to run besides the HTTP rows and the projection lag, which always run; `http` alone runs only those),
 // BENCH_COMPOSE (0: 1 adds two gateways against one behind the load balancer of the docker-compose stack, as `npm run bench:compose` measures alone).
+const benchGroups = ['session', 'reactors', 'appends', 'seal'] as const;
+export type BenchGroup = (typeof benchGroups)[number];
+
 export const settings = {
   durationS: positiveInt('BENCH_DURATION_S', 10),
   warmupS: positiveInt('BENCH_WARMUP_S', 2),
@@ -21,9 +24,6 @@ export const settings = {
   compose: process.env.BENCH_COMPOSE === '1',
   groups: groupsOf('BENCH_GROUPS'),
 };
-
-const benchGroups = ['session', 'reactors', 'appends', 'seal'] as const;
-export type BenchGroup = (typeof benchGroups)[number];
 
 function groupsOf(name: string): ReadonlySet<BenchGroup> {
   const raw = process.env[name];

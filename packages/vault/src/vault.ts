@@ -123,6 +123,8 @@ export class Vault {
   readonly ring: MasterKeyring;
   private readonly keys = new Map<string, Promise<TenantKeys>>();
   private readonly tokenKeys: LruCache<Buffer>;
+  /** The new token keys of sealToken, by ciphertext, until settleToken. */
+  private readonly unwrappedPendingKeys = new Map<string, Buffer>();
   private readonly pool: Pool;
   private readonly perTokenKeys: boolean;
 
@@ -197,6 +199,7 @@ export class Vault {
     const keys = await this.tenantKeys(tenantId);
     const tokenKey = randomBytes(32);
     const sealed = tokenKeyPrefix + seal(tokenKey, plaintextOf(value), ad);
+    this.unwrappedPendingKeys.set(sealed, tokenKey);
     pendingTokenKeys.set(sealed, {
       tenantId,
       tokenId,
@@ -207,9 +210,17 @@ export class Vault {
     return sealed;
   }
 
-  /** The append that carried the ciphertext is over (stored or refused): its pending key goes. */
-  settleToken(sealed: string): void {
+  /**
+   * The append that carried the ciphertext is over (stored or refused): its pending key goes. A
+   * stored new key stays in memory, so that reading the token back needs no query for its key.
+   */
+  settleToken(sealed: string, outcome: { stored: boolean } = { stored: false }): void {
+    const pending = pendingTokenKeys.get(sealed);
+    const unwrapped = this.unwrappedPendingKeys.get(sealed);
     pendingTokenKeys.delete(sealed);
+    this.unwrappedPendingKeys.delete(sealed);
+    if (outcome.stored && pending && unwrapped)
+      this.tokenKeys.set(`${pending.tenantId}/${pending.tokenId}`, unwrapped);
   }
 
   /** The key a pending ciphertext would store (the external-store composition stores it before its append). */

@@ -27,8 +27,16 @@ import { databaseUrl } from './support/databases.ts';
 import { startKafkaBroker } from './support/kafka-broker.ts';
 import { runBench } from './support/lifecycle.ts';
 import { log } from './support/log.ts';
-import { failureCount, machineInfo, p99Target, rateRatioTarget, renderReport } from './support/report.ts';
-import { settings } from './support/settings.ts';
+import { profileSummaries } from './support/cpu-profile.ts';
+import {
+  failureCount,
+  machineInfo,
+  p99Target,
+  rateRatioTarget,
+  renderProfiles,
+  renderReport,
+} from './support/report.ts';
+import { settings, type BenchGroup } from './support/settings.ts';
 import { startStack } from './support/stack.ts';
 
 async function main(): Promise<void> {
@@ -36,27 +44,31 @@ async function main(): Promise<void> {
   // Starts while the stack does; undefined with BENCH_KAFKA=0 or when no broker can run here.
   const kafkaBroker = startKafkaBroker();
   const stack = await startStack();
+  const runs = (group: BenchGroup) => settings.groups.has(group);
   try {
+    // The HTTP rows always run: the other groups load the ids and the windows they leave.
     const bareInsert = await measureBareInsert(stack);
     // Started before the warm-up so that it has seen every checkpoint up to the measured window.
     const projectionLagRecording = await startProjectionLagRecording(stack);
     const postTokens = await measurePostTokens(stack);
     const projectionLag = await projectionLagRecording.measure(postTokens.window);
-    const sealingLag = await measureSealingLag(stack, postTokens.window);
+    const sealingLag = runs('seal') ? await measureSealingLag(stack, postTokens.window) : undefined;
     const bareGet = (await measureBareGet(stack, bareInsert.ids)).row;
     const getToken = (await measureGetToken(stack, postTokens.ids)).row;
     // Right after the key's run, on the same ids: a session instead of a key.
-    const getTokenWithSession = (await measureGetTokenWithSession(stack, postTokens.ids)).row;
+    const getTokenWithSession = runs('session')
+      ? (await measureGetTokenWithSession(stack, postTokens.ids)).row
+      : undefined;
     // In the same run as the bare GET, with the sandbox alone beside.
-    const reactors = await measureReactors(stack);
+    const reactors = runs('reactors') ? await measureReactors(stack) : undefined;
     const readModels = settings.readModels ? await measureReadModelsAtSize(stack) : [];
     // The HTTP servers are idle from here on; the appends run on the bare database.
-    const appends = await measureEventStoreAppends(stack.bareDatabaseUrl);
-    const sealAndVerify = await measureSealAndVerify(stack.bareDatabaseUrl);
+    const appends = runs('appends') ? await measureEventStoreAppends(stack.bareDatabaseUrl) : [];
+    const sealAndVerify = runs('seal') ? await measureSealAndVerify(stack.bareDatabaseUrl) : [];
     const broker = await kafkaBroker;
     const kafka = broker ? await measureKafkaRelay(stack, broker) : [];
     // Last: it restarts the service (twice).
-    const sealing = await measurePostTokensWithAndWithoutSealing(stack);
+    const sealing = runs('seal') ? await measurePostTokensWithAndWithoutSealing(stack) : undefined;
     const compose = settings.compose ? await measureGatewaysOneVsTwo() : [];
 
     const rows = [
@@ -65,32 +77,34 @@ async function main(): Promise<void> {
       getToken,
       getTokenWithSession,
       bareGet,
-      appends,
+      ...appends,
       projectionLag,
-      reactors.trivial,
-      reactors.cardToken,
-      reactors.sandboxAlone,
+      reactors?.trivial,
+      reactors?.cardToken,
+      reactors?.sandboxAlone,
       ...readModels,
       ...kafka,
       sealingLag,
       ...sealAndVerify,
-      sealing.off.row,
-      sealing.on.row,
+      sealing?.off.row,
+      sealing?.on.row,
       ...compose,
-    ];
+    ].filter((row) => row !== undefined);
     const targets = [
       rateRatioTarget('POST /tokens ÷ bare INSERT (req/s)', postTokens.row, bareInsert.row, 50),
       rateRatioTarget('GET /tokens/{id} ÷ bare GET (req/s)', getToken, bareGet, 60),
-      rateRatioTarget('GET /tokens/{id}, session ÷ key (req/s)', getTokenWithSession, getToken, 90),
+      getTokenWithSession &&
+        rateRatioTarget('GET /tokens/{id}, session ÷ key (req/s)', getTokenWithSession, getToken, 90),
       p99Target(projectionLag, 50, 'projection lag p99'),
-      rateRatioTarget('trivial reactor ÷ bare GET (req/s)', reactors.trivial, bareGet, 30),
-      p99Target(reactors.trivial, 25),
-      p99Target(reactors.cardToken, 25),
+      reactors && rateRatioTarget('trivial reactor ÷ bare GET (req/s)', reactors.trivial, bareGet, 30),
+      reactors && p99Target(reactors.trivial, 25),
+      reactors && p99Target(reactors.cardToken, 25),
       ...readModels.map((row) => p99Target(row, 20)),
-      p99Target(sealingLag, 1_000, 'sealing lag p99'),
-      rateRatioTarget('POST /tokens sealing on ÷ off (req/s)', sealing.on.row, sealing.off.row, 95),
-    ];
-    process.stdout.write(renderReport(info, rows, targets));
+      sealingLag && p99Target(sealingLag, 1_000, 'sealing lag p99'),
+      sealing &&
+        rateRatioTarget('POST /tokens sealing on ÷ off (req/s)', sealing.on.row, sealing.off.row, 95),
+    ].filter((target) => target !== undefined);
+    process.stdout.write(renderReport(info, rows, targets) + renderProfiles(profileSummaries()));
     const serviceLogs = stack.service.output().trim();
     if (serviceLogs) log(`the service logged (warn and above, last lines):\n${serviceLogs.slice(-2_000)}`);
     if (failureCount(rows) > 0) process.exitCode = 1;

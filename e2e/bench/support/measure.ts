@@ -1,6 +1,7 @@
 // Load and measurement helpers: an autocannon run against one HTTP scenario, the warm-up +
 // measured pair that makes one report row, and percentiles for the rows measured by hand.
 import autocannon from 'autocannon';
+import { startProfile } from './cpu-profile.ts';
 import { log } from './log.ts';
 import type { Row } from './report.ts';
 import { settings } from './settings.ts';
@@ -81,9 +82,11 @@ export async function measureHttp(scenario: HttpScenario, options: MeasureOption
   await loadHttp(scenario, warmupS, connections);
   options.beforeMeasured?.();
   const transactionsBefore = await options.transactions?.();
+  const stopProfile = await startProfile(scenario.url, scenario.name);
   const fromMs = Date.now();
   const result = await loadHttp(scenario, durationS, connections);
   const toMs = Date.now();
+  await stopProfile();
   const completed = result['2xx'] + result.non2xx;
   const notes = [options.note?.() ?? ''];
   if (options.transactions && transactionsBefore !== undefined) {

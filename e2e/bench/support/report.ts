@@ -1,4 +1,5 @@
 // The markdown report on stdout: the machine, the table of rows, and the targets met or missed.
+import type { ProfileSummary } from './cpu-profile.ts';
 import os from 'node:os';
 import pg from 'pg';
 import { settings } from './settings.ts';
@@ -110,6 +111,22 @@ export function renderReport(info: string, rows: Row[], targets: Target[]): stri
     failures === 0
       ? 'All requests succeeded (0 non-2xx, 0 errors).'
       : `**${failures} failed requests: the run is not valid.**`,
+    '',
+  ].join('\n');
+}
+
+/** The top frames of each measured run's CPU profile (BENCH_CPU_PROFILE_DIR), as markdown. */
+export function renderProfiles(profiles: readonly ProfileSummary[]): string {
+  if (profiles.length === 0) return '';
+  return [
+    '',
+    '### CPU profiles (self time, share of all samples)',
+    '',
+    ...profiles.flatMap((profile) => [
+      `- **${profile.row}** (${profile.process}, main thread busy ${profile.busyPercent.toFixed(0)}%, \`${profile.file}\`): ${profile.top
+        .map((frame) => `${frame.frame} ${frame.selfPercent.toFixed(1)}%`)
+        .join('; ')}`,
+    ]),
     '',
   ].join('\n');
 }

@@ -1,11 +1,15 @@
 // The benchmark's knobs, read once from the environment:
 // BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS (16), BENCH_APPENDERS (16),
 // DATABASE_POOL_SIZE (10), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432),
-// BENCH_CPU_PROFILE_DIR (unset: when set, the service runs with --cpu-prof and writes its profile there),
+// BENCH_CPU_PROFILE_DIR (unset: when set, the service and the baseline run with --inspect and each measured HTTP run's CPU profile is saved there, see cpu-profile.ts),
 // BENCH_KAFKA (1: start a Kafka broker with infra/kafka and measure the relay; 0 skips it),
 // BENCH_READ_MODELS (1: the read models at size, 10,000 children, 1,000,000 log rows and 1,000,000 tokens; 0 skips them),
 // BENCH_LOG_EVENTS (100000: events appended for the sealing and verify-log rates),
+// BENCH_GROUPS (all: a comma list of session, reactors, appends, seal to run besides the HTTP rows and the projection lag, which always run; `http` alone runs only those),
 // BENCH_COMPOSE (0: 1 adds two gateways against one behind the load balancer of the docker-compose stack, as `npm run bench:compose` measures alone).
+const benchGroups = ['session', 'reactors', 'appends', 'seal'] as const;
+export type BenchGroup = (typeof benchGroups)[number];
+
 export const settings = {
   durationS: positiveInt('BENCH_DURATION_S', 10),
   warmupS: positiveInt('BENCH_WARMUP_S', 2),
@@ -18,7 +22,21 @@ export const settings = {
   readModels: process.env.BENCH_READ_MODELS !== '0',
   logEvents: positiveInt('BENCH_LOG_EVENTS', 100_000),
   compose: process.env.BENCH_COMPOSE === '1',
+  groups: groupsOf('BENCH_GROUPS'),
 };
+
+function groupsOf(name: string): ReadonlySet<BenchGroup> {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return new Set(benchGroups);
+  const groups = raw
+    .split(',')
+    .map((group) => group.trim())
+    .filter((group) => group !== '' && group !== 'http');
+  const unknown = groups.filter((group) => !(benchGroups as readonly string[]).includes(group));
+  if (unknown.length > 0)
+    throw new Error(`${name}: unknown group(s) ${unknown.join(', ')}; known: ${benchGroups.join(', ')}`);
+  return new Set(groups as BenchGroup[]);
+}
 
 function positiveInt(name: string, fallback: number): number {
   const raw = process.env[name];

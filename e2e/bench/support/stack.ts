@@ -6,7 +6,14 @@ import pg from 'pg';
 import { createDatabase, databaseUrl } from './databases.ts';
 import { log } from './log.ts';
 import { freePort, runToCompletion, startTsChild, waitForHttp, type Child } from './processes.ts';
+import { inspectOptions, registerProfiled } from './cpu-profile.ts';
 import { settings } from './settings.ts';
+
+/**
+ * How many processes serve the service's HTTP: the all-in-one serves it from one. The baseline
+ * runs as many (baseline-server.ts, BASELINE_PROCESSES), so that neither gets more cores.
+ */
+export const serviceProcesses = 1;
 
 export interface Stack {
   /** Random, shared by this run's database names (and its Kafka topics). */
@@ -57,23 +64,34 @@ export async function startStack(): Promise<Stack> {
     QUEUE_PREFIX: `tokenvault-bench-${runId}`,
   };
   const servicePort = await freePort();
+  const serviceInspectPort = await freePort();
   log(`starting the service on 127.0.0.1:${servicePort} (database ${serviceDb})`);
   const service = startTsChild(
     'service',
     'services/all-in-one/src/main.ts',
     { ...serviceEnv, PORT: String(servicePort) },
-    settings.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfileDir}`] : [],
+    inspectOptions(serviceInspectPort),
   );
   const serviceUrl = `http://127.0.0.1:${servicePort}`;
+  registerProfiled(serviceUrl, 'the service', serviceInspectPort);
 
+  // The same Node binary as the service (process.execPath), and as many serving processes.
   const baselinePort = await freePort();
-  const baseline = startTsChild('baseline', 'e2e/bench/support/baseline-server.ts', {
-    HOST: '127.0.0.1',
-    PORT: String(baselinePort),
-    DATABASE_URL: databaseUrl(bareDb),
-    DATABASE_POOL_SIZE: String(settings.poolSize),
-  });
+  const baselineInspectPort = await freePort();
+  const baseline = startTsChild(
+    'baseline',
+    'e2e/bench/support/baseline-server.ts',
+    {
+      HOST: '127.0.0.1',
+      PORT: String(baselinePort),
+      DATABASE_URL: databaseUrl(bareDb),
+      DATABASE_POOL_SIZE: String(settings.poolSize),
+      BASELINE_PROCESSES: String(serviceProcesses),
+    },
+    inspectOptions(baselineInspectPort),
+  );
   const baselineUrl = `http://127.0.0.1:${baselinePort}`;
+  registerProfiled(baselineUrl, 'the baseline', baselineInspectPort);
 
   await Promise.all([
     waitForHttp(`${serviceUrl}/readyz`, service),

@@ -123,6 +123,8 @@ export class Vault {
   readonly ring: MasterKeyring;
   private readonly keys = new Map<string, Promise<TenantKeys>>();
   private readonly tokenKeys: LruCache<Buffer>;
+  /** The new token keys of sealToken, by ciphertext, until settleToken. */
+  private readonly unwrappedPendingKeys = new Map<string, Buffer>();
   private readonly pool: Pool;
   private readonly perTokenKeys: boolean;
 
@@ -197,6 +199,7 @@ export class Vault {
     const keys = await this.tenantKeys(tenantId);
     const tokenKey = randomBytes(32);
     const sealed = tokenKeyPrefix + seal(tokenKey, plaintextOf(value), ad);
+    this.unwrappedPendingKeys.set(sealed, tokenKey);
     pendingTokenKeys.set(sealed, {
       tenantId,
       tokenId,
@@ -207,9 +210,17 @@ export class Vault {
     return sealed;
   }
 
-  /** The append that carried the ciphertext is over (stored or refused): its pending key goes. */
-  settleToken(sealed: string): void {
+  /**
+   * The append that carried the ciphertext is over (stored or refused): its pending key goes. A
+   * stored new key stays in memory, so that reading the token back needs no query for its key.
+   */
+  settleToken(sealed: string, outcome: { stored: boolean } = { stored: false }): void {
+    const pending = pendingTokenKeys.get(sealed);
+    const unwrapped = this.unwrappedPendingKeys.get(sealed);
     pendingTokenKeys.delete(sealed);
+    this.unwrappedPendingKeys.delete(sealed);
+    if (outcome.stored && pending && unwrapped)
+      this.tokenKeys.set(`${pending.tenantId}/${pending.tokenId}`, unwrapped);
   }
 
   /** The key a pending ciphertext would store (the external-store composition stores it before its append). */
@@ -265,6 +276,35 @@ export class Vault {
   /** How many unwrapped token keys this process holds (metrics, tests). */
   get cachedTokenKeys(): number {
     return this.tokenKeys.size;
+  }
+
+  /**
+   * Loads the keys of a page of a tenant's tokens that are not in memory yet, in one query (the
+   * tenant's data key is unwrapped once and cached): decrypting the page then needs no query per
+   * token. A token without a key is left out; decrypting it fails as it always did.
+   */
+  async loadTokenKeys(tenantId: string, tokenIds: readonly string[]): Promise<void> {
+    const missing = [...new Set(tokenIds)].filter((tokenId) => !this.tokenKeys.get(`${tenantId}/${tokenId}`));
+    if (missing.length < 2) return;
+    const result = await this.pool.query<{
+      token_id: string;
+      wrapped_key: string;
+      tenant_key_version: number;
+    }>(
+      `SELECT token_id, wrapped_key, tenant_key_version FROM token_keys
+       WHERE tenant_id = $1 AND token_id = ANY($2::text[])`,
+      [tenantId, missing],
+    );
+    if (result.rows.length === 0) return;
+    const { dataKeys } = await this.tenantKeys(tenantId);
+    for (const row of result.rows) {
+      const dataKey = dataKeys.get(row.tenant_key_version);
+      if (!dataKey) continue;
+      this.tokenKeys.set(
+        `${tenantId}/${row.token_id}`,
+        open(dataKey, row.wrapped_key, tokenKeyAd(tenantId, row.token_id)),
+      );
+    }
   }
 
   private async tokenKey(tenantId: string, tokenId: string): Promise<Buffer> {

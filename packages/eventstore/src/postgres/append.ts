@@ -1,5 +1,7 @@
 import type { Queryable } from '@tokenvault/platform';
 import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { refusals } from './schema.ts';
 import {
   WrongExpectedRevisionError,
   type AppendResult,
@@ -48,26 +50,40 @@ const streamLockNamespace = 0x6573;
 
 type StreamStep = keyof typeof streamSteps;
 
-// One statement, one round trip: the events are inserted only when the stream step returned a row.
+/**
+ * One statement, one round trip: the events are inserted only when the stream step returned a row.
+ * The refusing form raises ES001 instead of returning no row, so that the statements pipelined
+ * behind it in its transaction fail too (store.ts).
+ */
+const appendStatement = (step: StreamStep, refusing: boolean) =>
+  `WITH lock AS MATERIALIZED (
+     SELECT $1::text AS stream_id, pg_advisory_xact_lock(${streamLockNamespace}, hashtext($1::text))
+   ),
+   stream AS (${streamSteps[step]}),
+   appended AS (
+     INSERT INTO es_events (stream_id, stream_revision, event_id, event_type, data, metadata)
+     SELECT $1::text, stream.previous + e.ordinality, (e.event->>'event_id')::uuid, e.event->>'type',
+            e.event->'data', e.event->'metadata'
+     FROM stream CROSS JOIN jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(event, ordinality)
+     ORDER BY e.ordinality
+     RETURNING stream_revision, global_position, transaction_id, created_at
+   )
+   SELECT stream_revision, global_position::text AS global_position, transaction_id::text AS transaction_id,
+          created_at
+   FROM appended
+   ${
+     // An uncorrelated condition: evaluated once, before the first row, also when there is none.
+     refusing
+       ? `WHERE (SELECT es_refuse_unless(count(*) > 0, '${refusals.appendRefused}', $1::text) FROM appended)`
+       : ''
+   }
+   ORDER BY stream_revision`;
+
 const appendStatements = Object.fromEntries(
-  Object.entries(streamSteps).map(([step, sql]) => [
-    step,
-    `WITH lock AS MATERIALIZED (
-       SELECT $1::text AS stream_id, pg_advisory_xact_lock(${streamLockNamespace}, hashtext($1::text))
-     ),
-     stream AS (${sql}),
-     appended AS (
-       INSERT INTO es_events (stream_id, stream_revision, event_id, event_type, data, metadata)
-       SELECT $1::text, stream.previous + e.ordinality, (e.event->>'event_id')::uuid, e.event->>'type',
-              e.event->'data', e.event->'metadata'
-       FROM stream CROSS JOIN jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(event, ordinality)
-       ORDER BY e.ordinality
-       RETURNING stream_revision, global_position, transaction_id, created_at
-     )
-     SELECT stream_revision, global_position::text AS global_position, transaction_id::text AS transaction_id,
-            created_at
-     FROM appended ORDER BY stream_revision`,
-  ]),
+  Object.keys(streamSteps).map((step) => [step, appendStatement(step as StreamStep, false)]),
+) as Record<StreamStep, string>;
+const refusingAppendStatements = Object.fromEntries(
+  Object.keys(streamSteps).map((step) => [step, appendStatement(step as StreamStep, true)]),
 ) as Record<StreamStep, string>;
 
 export interface AppendStatement {
@@ -121,7 +137,7 @@ export function prepareAppend(
   return { stream, events: rows, step, values };
 }
 
-interface AppendRow {
+export interface AppendRow {
   stream_revision: number | string;
   global_position: string;
   transaction_id: string;
@@ -134,26 +150,24 @@ export interface Appended {
   recorded: RecordedEvent[];
 }
 
-/**
- * One append statement, in the caller's transaction or on a pool. Null when the stream step
- * refused: a wrong expected revision, or a younger transaction that wrote the stream first
- * (retrying the whole transaction resolves that case).
- */
-export async function appendOnce(db: Queryable, statement: AppendStatement): Promise<Appended | null> {
-  let rows: AppendRow[];
-  try {
-    ({ rows } = await db.query<AppendRow>({
-      name: `es_append_${statement.step}`,
-      text: appendStatements[statement.step],
-      values: statement.values,
-    }));
-  } catch (error) {
-    // Only reachable if es_streams and es_events disagree; still a concurrency conflict.
-    if (isUniqueViolation(error, 'es_events_stream_revision_unique')) return null;
-    throw error;
-  }
-  const last = rows.at(-1);
-  if (!last) return null;
+/** The append as a query; `refusing`: a refused append raises ES001 instead of returning no row. */
+export function appendQuery(statement: AppendStatement, refusing = false): pg.QueryConfig {
+  return refusing
+    ? {
+        name: `es_append_${statement.step}_refusing`,
+        text: refusingAppendStatements[statement.step],
+        values: statement.values,
+      }
+    : {
+        name: `es_append_${statement.step}`,
+        text: appendStatements[statement.step],
+        values: statement.values,
+      };
+}
+
+/** The append's outcome from its rows; null when it was refused. */
+export function appendedFrom(statement: AppendStatement, rows: readonly AppendRow[]): Appended | null {
+  if (rows.length === 0) return null;
   const recorded = rows.map((row, index): RecordedEvent => {
     const event = statement.events[index]!;
     return {
@@ -167,9 +181,32 @@ export async function appendOnce(db: Queryable, statement: AppendStatement): Pro
   return { result: { revision: recorded.at(-1)!.revision, position: recorded.at(-1)!.position }, recorded };
 }
 
-function isUniqueViolation(error: unknown, constraint: string): boolean {
+/**
+ * Whether an error of the append statement says it was refused: ES001 from the refusing form, or
+ * a duplicate stream revision (only reachable if es_streams and es_events disagree; still a
+ * concurrency conflict).
+ */
+export function isAppendRefusal(error: unknown): boolean {
   const details = error as { code?: unknown; constraint?: unknown } | null;
-  return details?.code === '23505' && details.constraint === constraint;
+  return (
+    details?.code === refusals.appendRefused ||
+    (details?.code === '23505' && details.constraint === 'es_events_stream_revision_unique')
+  );
+}
+
+/**
+ * One append statement, in the caller's transaction or on a pool. Null when the stream step
+ * refused: a wrong expected revision, or a younger transaction that wrote the stream first
+ * (retrying the whole transaction resolves that case).
+ */
+export async function appendOnce(db: Queryable, statement: AppendStatement): Promise<Appended | null> {
+  try {
+    const { rows } = await db.query<AppendRow>(appendQuery(statement));
+    return appendedFrom(statement, rows);
+  } catch (error) {
+    if (isAppendRefusal(error)) return null;
+    throw error;
+  }
 }
 
 /**

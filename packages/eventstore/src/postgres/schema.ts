@@ -3,6 +3,14 @@ import type { Migration } from '@tokenvault/platform';
 /** Subscribers LISTEN on it; an appending process notifies it after its appends commit. */
 export const eventsChannel = 'es_events';
 
+/** SQLSTATEs raised through es_refuse_unless (see eventstore/005_refusals). */
+export const refusals = {
+  /** The stream step refused: a wrong expected revision (or a younger writer of the stream). */
+  appendRefused: 'ES001',
+  /** A uniqueness claim's key has another holder; the error's detail names it. */
+  claimTaken: 'ES002',
+} as const;
+
 export const eventStoreMigrations: Migration[] = [
   {
     id: 'eventstore/001_events',
@@ -101,6 +109,24 @@ export const eventStoreMigrations: Migration[] = [
       );
       CREATE INDEX es_pending_appends_reserved_at ON es_pending_appends (reserved_at);
       GRANT SELECT, INSERT, UPDATE, DELETE ON es_pending_appends TO {{app_role}};
+    `,
+  },
+  {
+    id: 'eventstore/005_refusals',
+    sql: `
+      -- Lets a statement refuse with an error instead of returning no row: an append refused by its
+      -- expected revision, a uniqueness claim held by another. Store.ts sends an append with its
+      -- claims and inline projection rows in one pipelined batch, and an error is what makes the
+      -- statements behind it (and so the whole transaction) fail.
+      CREATE FUNCTION es_refuse_unless(ok boolean, code text, detail text) RETURNS boolean
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        IF ok THEN
+          RETURN true;
+        END IF;
+        RAISE EXCEPTION USING ERRCODE = code, MESSAGE = 'refused by the event store', DETAIL = detail;
+      END
+      $$;
     `,
   },
 ];

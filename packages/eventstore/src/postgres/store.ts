@@ -14,8 +14,18 @@ import {
   type UniquenessRules,
 } from '../port.ts';
 import { observeAppend } from '../metrics.ts';
-import { appendOnce, prepareAppend, type Appended, type AppendStatement } from './append.ts';
-import { applyClaimChanges, readClaimHolder } from './claims.ts';
+import {
+  appendedFrom,
+  appendOnce,
+  appendQuery,
+  isAppendRefusal,
+  prepareAppend,
+  type Appended,
+  type AppendRow,
+  type AppendStatement,
+} from './append.ts';
+import { applyClaimChanges, claimChangeQueries, claimTakenFrom, readClaimHolder } from './claims.ts';
+import { eventsAheadOfAppend, RecordingClient, sendInOneTransaction } from './pipeline.ts';
 import { assertLimit, readBatch, readHeadPosition, readStream } from './read.ts';
 import { eventsChannel } from './schema.ts';
 import { PostgresSubscription } from './subscription.ts';
@@ -28,6 +38,13 @@ import { PostgresSubscription } from './subscription.ts';
 export interface InlineProjection {
   /** Event types it handles; the others never reach apply. */
   handles: readonly string[];
+  /**
+   * Usually called before the append has run, with a client that only records its statements
+   * (store.ts, appendAhead): they are sent with the append in one round trip. Reading an event's
+   * revision, position or created_at, or a statement's result, makes the store call it again
+   * after the append, in an ordinary transaction. Either way its statements commit with the append
+   * or not at all.
+   */
   apply(events: readonly RecordedEvent[], tx: PoolClient): Promise<void>;
 }
 
@@ -131,7 +148,8 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * The append, its events' uniqueness claims and every inline projection, in one transaction;
-   * retried whole on a deadlock.
+   * retried whole on a deadlock. In one round trip when the projections can run ahead of the append
+   * (see appendAhead), in a transaction run statement by statement otherwise.
    */
   private async appendWithin(
     statement: AppendStatement,
@@ -139,16 +157,18 @@ export class PostgresEventStore implements EventStore {
   ): Promise<Appended | null> {
     for (let retry = 0; ; retry++) {
       try {
-        const appended = await withTransaction(this.pool, async (tx) => {
-          const stored = await appendOnce(tx, statement);
-          if (!stored) return null;
-          for (const changes of claims) if (changes) await applyClaimChanges(tx, changes);
-          for (const [projection, types] of this.inline) {
-            const handled = stored.recorded.filter((event) => types.has(event.type));
-            if (handled.length) await projection.apply(handled, tx);
-          }
-          return stored;
-        });
+        const appended =
+          (await this.appendAhead(statement, claims)) ??
+          (await withTransaction(this.pool, async (tx) => {
+            const stored = await appendOnce(tx, statement);
+            if (!stored) return null;
+            for (const changes of claims) if (changes) await applyClaimChanges(tx, changes);
+            for (const [projection, types] of this.inline) {
+              const handled = stored.recorded.filter((event) => types.has(event.type));
+              if (handled.length) await projection.apply(handled, tx);
+            }
+            return stored;
+          }));
         if (appended) {
           try {
             this.options.onCommitted?.(appended.recorded);
@@ -162,6 +182,40 @@ export class PostgresEventStore implements EventStore {
         if (!isDeadlock(error) || retry >= maxDeadlockRetries) throw error;
       }
     }
+  }
+
+  /**
+   * The common case in one round trip: the inline projections run first, against a client that
+   * records their statements (they write; they read neither results nor what only the stored
+   * events know), then the append (refusing with an error, ES001), the claims (ES002) and those
+   * statements go to PostgreSQL as one pipelined transaction. The first error in that order decides,
+   * as it would statement by statement: a refused append is null, a taken claim UniqueClaimTaken.
+   * Undefined when a projection could not run ahead (it needed the stored events or a result, or
+   * it threw): the caller then runs the transaction step by step, whose errors are the ones an
+   * append has always had.
+   */
+  private async appendAhead(
+    statement: AppendStatement,
+    claims: readonly (ClaimChanges | undefined)[],
+  ): Promise<Appended | null | undefined> {
+    const recording = new RecordingClient();
+    const ahead = eventsAheadOfAppend(statement);
+    try {
+      for (const [projection, types] of this.inline) {
+        const handled = ahead.filter((event) => types.has(event.type));
+        if (handled.length) await projection.apply(handled, recording.client);
+      }
+    } catch {
+      return undefined;
+    }
+    const claimQueries = claims.flatMap((changes) => (changes ? claimChangeQueries(changes) : []));
+    const queries = [appendQuery(statement, true), ...claimQueries, ...recording.queries];
+    const outcomes = await sendInOneTransaction(this.pool, queries);
+    const failed = outcomes.findIndex((outcome) => !outcome.ok);
+    const first = outcomes[failed === -1 ? 0 : failed]!;
+    if (first.ok) return appendedFrom(statement, first.result.rows as AppendRow[]);
+    if (failed === 0 && isAppendRefusal(first.error)) return null;
+    throw (failed <= claimQueries.length && claimTakenFrom(first.error, queries[failed]!)) || first.error;
   }
 
   /**

@@ -4,7 +4,7 @@ import type { Vault } from '@tokenvault/vault';
 import { allowedOnAll } from '../domain/access.ts';
 import { TokenQueries } from '../queries/tokens.ts';
 import { ReadAuditor } from './read-audit.ts';
-import { openToken } from './open-token.ts';
+import { openTokens } from './open-token.ts';
 
 /**
  * Opens tokens for code that runs on their data (a reactor): the caller needs the permission on
@@ -43,8 +43,8 @@ export class Detokenizer {
         `This API key lacks ${permission} on the containers of token ${denied.map((row) => row.id).join(', ')}.`,
       );
     }
-    const data = new Map<string, unknown>();
-    await Promise.all(rows.map(async (row) => data.set(row.id, await openToken(this.deps, row))));
+    const opened = await openTokens(this.deps, rows);
+    const data = new Map(rows.map((row, index) => [row.id, opened[index]]));
     await this.readAuditor.record(
       principal,
       rows.map((row) => ({ tokenId: row.id, type: row.type })),

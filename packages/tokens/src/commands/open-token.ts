@@ -33,3 +33,20 @@ export async function openToken(
   if (state.status !== 'live') throw new TokenKeyDestroyedError();
   return deps.vault.decrypt(row.tenant_id, row.id, state.token.data_ciphertext);
 }
+
+/**
+ * A page of one tenant's tokens opened: their keys are loaded in one query first (not one per
+ * token), then each opens as openToken does. In the order of the rows.
+ */
+export async function openTokens(
+  deps: { store: EventStore; vault: Vault },
+  rows: readonly { tenant_id: string; id: string; data_ciphertext: string }[],
+): Promise<unknown[]> {
+  const idsByTenant = new Map<string, string[]>();
+  for (const row of rows) {
+    if (!row.data_ciphertext.startsWith('tk:')) continue;
+    idsByTenant.set(row.tenant_id, [...(idsByTenant.get(row.tenant_id) ?? []), row.id]);
+  }
+  await Promise.all([...idsByTenant].map(([tenantId, ids]) => deps.vault.loadTokenKeys(tenantId, ids)));
+  return Promise.all(rows.map((row) => openToken(deps, row)));
+}

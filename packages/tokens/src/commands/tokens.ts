@@ -146,6 +146,7 @@ export class TokenCommands {
       ...(fields.claimTakenFrom ? { claim_taken_from: fields.claimTakenFrom } : {}),
     };
     let outcome;
+    let stored = false;
     try {
       outcome = await executeCommand(
         this.store,
@@ -155,8 +156,9 @@ export class TokenCommands {
         metadataOf(principal, correlationId),
         { newStream: true, conflictDetail: 'A token with this id exists.' },
       );
+      stored = outcome.position !== null;
     } finally {
-      this.vault.settleToken(token.data_ciphertext);
+      this.vault.settleToken(token.data_ciphertext, { stored });
     }
     return { created: true, token: responseOf(token), position: outcome.position };
   }

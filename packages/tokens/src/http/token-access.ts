@@ -2,7 +2,7 @@ import { forbidden, notFound, type Clock, type Pool, type Principal } from '@tok
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
-import { openToken } from '../commands/open-token.ts';
+import { openTokens } from '../commands/open-token.ts';
 import { ReadAuditor } from '../commands/read-audit.ts';
 import { TokenCommands } from '../commands/tokens.ts';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
@@ -54,12 +54,8 @@ export function tokenAccess(deps: TokenRouteDeps) {
 
   /** Opens tokens for a reader; the reads are on record before the data leaves. */
   const withData = async (principal: Principal, rows: TokenRow[], requestId: string) => {
-    const tokens = await Promise.all(
-      rows.map(async (row) => ({
-        ...tokenFields(row),
-        data: await openToken({ store, vault }, row),
-      })),
-    );
+    const opened = await openTokens({ store, vault }, rows);
+    const tokens = rows.map((row, index) => ({ ...tokenFields(row), data: opened[index] }));
     await readAuditor.record(
       principal,
       rows.map((row) => ({ tokenId: row.id, type: row.type })),

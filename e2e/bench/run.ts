@@ -98,7 +98,7 @@ async function main(): Promise<void> {
       p99Target(projectionLag, 50, 'projection lag p99'),
       reactors && rateRatioTarget('trivial reactor ÷ bare GET (req/s)', reactors.trivial, bareGet, 30),
       reactors && p99Target(reactors.trivial, 25),
-      reactors && p99Target(reactors.cardToken, 25),
+      reactors && p99Target(reactors.cardToken, 30),
       ...readModels.map((row) => p99Target(row, 20)),
       sealingLag && p99Target(sealingLag, 1_000, 'sealing lag p99'),
       sealing &&

@@ -1,0 +1,8 @@
+export { AddressAllowlist, embeddedIpv4, nonPublicKind } from './destination/addresses.ts';
+export {
+  resolveDestination,
+  systemResolver,
+  type Destination,
+  type Resolver,
+} from './destination/resolve.ts';
+export { sendToDestination, type DestinationResponse, type OutgoingRequest } from './destination/send.ts';

@@ -145,6 +145,8 @@ export const configSchema = z.object({
     ),
   /** How long a proxied call may take, end to end; past it the caller gets 408. */
   PROXY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
+  /** A PEM file of certificate authorities trusted for destinations besides the system's (internal CAs). */
+  PROXY_CA_FILE: z.string().min(1).optional(),
   /** Most bytes of a proxied request body (non-JSON types; JSON is capped by BODY_LIMIT): 413. */
   PROXY_MAX_REQUEST_BYTES: z.coerce
     .number()

@@ -6,3 +6,4 @@ export {
   type Resolver,
 } from './destination/resolve.ts';
 export { sendToDestination, type DestinationResponse, type OutgoingRequest } from './destination/send.ts';
+export { ProxyGateway, proxyUrlHeader, type ProxyConfig } from './http/invoke.ts';

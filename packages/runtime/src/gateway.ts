@@ -72,6 +72,8 @@ export function createGatewayApp(runtime: Runtime): express.Express {
       mountConsole(app);
       // Prometheus text (docs/metrics.md): open unless METRICS_TOKEN is set; never expose it publicly.
       app.get('/metrics', metricsHandler({ token: runtime.config.METRICS_TOKEN }));
+      // Any media type in and out (not a JSON route): docs/proxy in the OpenAPI document come from proxyRoutes.
+      app.use('/proxy', runtime.proxy.handle);
     },
   });
   mountRoutes(

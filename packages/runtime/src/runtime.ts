@@ -45,6 +45,7 @@ import {
   reactorRoutes,
   reactorsMigrations,
 } from '@tokenvault/reactors';
+import { ProxyGateway } from '@tokenvault/proxy';
 
 import { projectorProjections, readModelsProjectorName } from './projections.ts';
 import { connectEventStore, logSignerOf } from './subscribers.ts';
@@ -112,6 +113,8 @@ export interface Runtime {
   reactorRuns: ReactorRunQueue;
   /** Members' sign-in links and sessions. */
   sessions: Sessions;
+  /** `/proxy/**`: requests detokenized in flight to third parties. */
+  proxy: ProxyGateway;
   createProjector(): Projector;
   close(): Promise<void>;
 }
@@ -204,6 +207,12 @@ export async function createRuntime(
   const signInMailQueue = createSignInMailQueue(config);
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
+  const detokenizer = new Detokenizer({ store, appPool, vault, clock });
+  const authenticate = createCallerAuthenticator({
+    apiKeys: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
+    sessions,
+    publicUrl: config.PUBLIC_URL,
+  });
   return {
     config,
     logger,
@@ -213,11 +222,7 @@ export async function createRuntime(
     store,
     vault,
     consistency,
-    authenticate: createCallerAuthenticator({
-      apiKeys: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
-      sessions,
-      publicUrl: config.PUBLIC_URL,
-    }),
+    authenticate,
     routes: [
       ...sessionRoutes({
         sessions,
@@ -246,7 +251,7 @@ export async function createRuntime(
       ...reactorRoutes(reactorDeps),
       ...invocationRoutes({
         runs: reactorRuns,
-        detokenizer: new Detokenizer({ store, appPool, vault, clock }),
+        detokenizer,
         reactors: new ReactorQueries(appPool, applications, vault),
       }),
       ...logRoutes(deps),
@@ -256,6 +261,7 @@ export async function createRuntime(
     invitationLinks,
     reactorRuns,
     sessions,
+    proxy: new ProxyGateway({ config, authenticate, detokenizer }),
     createProjector() {
       const projector = new Projector({
         name: readModelsProjectorName,

@@ -2518,7 +2518,7 @@ export interface operations {
                             name: string;
                             /** @enum {string} */
                             type: "private" | "public" | "management";
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke")[];
                             rules: {
                                 container: string;
                                 permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
@@ -2622,7 +2622,7 @@ export interface operations {
                     /** @enum {string} */
                     type: "private" | "public" | "management";
                     /** @default [] */
-                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete")[];
+                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke")[];
                     rules?: {
                         /** @example /pci/high/ */
                         container: string;
@@ -2679,7 +2679,7 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke")[];
                         rules: {
                             container: string;
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
@@ -2805,7 +2805,7 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke")[];
                         rules: {
                             container: string;
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
@@ -2918,7 +2918,7 @@ export interface operations {
                 "application/json": {
                     name: string;
                     /** @default [] */
-                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete")[];
+                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke")[];
                     rules?: {
                         /** @example /pci/high/ */
                         container: string;
@@ -2974,7 +2974,7 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke")[];
                         rules: {
                             container: string;
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];

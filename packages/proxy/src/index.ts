@@ -7,3 +7,4 @@ export {
 } from './destination/resolve.ts';
 export { sendToDestination, type DestinationResponse, type OutgoingRequest } from './destination/send.ts';
 export { ProxyGateway, proxyUrlHeader, type ProxyConfig } from './http/invoke.ts';
+export { proxyOperations } from './http/operations.ts';

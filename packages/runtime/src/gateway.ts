@@ -11,6 +11,7 @@ import {
   mountRoutes,
 } from '@tokenvault/platform';
 import { mountConsole } from '@tokenvault/console';
+import { proxyOperations } from '@tokenvault/proxy';
 import { createRouteGuard, describeRouteGuard } from './guards/index.ts';
 import type { Runtime } from './runtime.ts';
 import { apiExamples } from './api-examples.ts';
@@ -23,7 +24,7 @@ export function apiDocument(runtime: Pick<Runtime, 'routes' | 'config'>) {
   return describeOperations(
     describeRouteGuard(
       hoistSchemaDefinitions(
-        buildOpenApiDocument(runtime.routes, {
+        buildOpenApiDocument([...runtime.routes, ...proxyOperations], {
           title: 'Tokenvault API',
           version: '0.1.0',
           serverUrl: runtime.config.PUBLIC_URL,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '@tokenvault/platform/testing';
+import { everyRedisValue } from './support/redis.ts';
 import { useStack } from './support/stack.ts';
 import {
   makeCertificate,
@@ -8,6 +9,16 @@ import {
   echoAnswer,
   type TestDestination,
 } from './support/destinations.ts';
+
+/** A Luhn-valid card number of this run only (Redis is shared by every test file). */
+function uniqueCardNumber(): string {
+  const body = `4${String(Date.now()).slice(-9)}${String(Math.floor(Math.random() * 1e5)).padStart(5, '0')}`;
+  const sum = [...body].reverse().reduce((total, digit, index) => {
+    const value = Number(digit) * (index % 2 === 0 ? 2 : 1);
+    return total + (value > 9 ? value - 9 : value);
+  }, 0);
+  return body + String((10 - (sum % 10)) % 10);
+}
 
 const card = { number: '4242424242424242', expiration_month: 4, expiration_year: 2029, cvc: '123' };
 
@@ -275,5 +286,32 @@ describe('the ephemeral proxy: /proxy/** with SVC-PROXY-URL', () => {
       expect(logs.body.data.map((row) => row.operation)).toContain('read');
     }, 30_000);
     expect(env.stack.logs.join('')).not.toContain(card.number);
+  });
+  it('leaves no detokenized value, and no destination answer, in Redis or the logs', async () => {
+    const number = uniqueCardNumber();
+    const token = await env.tenant.client.tokens.create({
+      type: 'card',
+      data: { ...card, number },
+    });
+    // The destination echoes what it got, card number included.
+    for (const [type, body] of [
+      ['application/json', JSON.stringify({ pan: `{{ ${token.id} | json: '$.number' }}` })],
+      ['application/x-www-form-urlencoded', `card[number]={{ ${token.id} | json: '$.number' }}`],
+      ['text/plain', `{{ ${token.id} | json: '$.number' }}`],
+    ] as const) {
+      const response = await proxy('/scan', {
+        headers: { 'content-type': type, 'x-pan': `{{ ${token.id} | json: '$.number' }}` },
+        body,
+      });
+      expect(response.status).toBe(201);
+      expect(await response.text()).toContain(number);
+    }
+    const failing = await proxy('/scan', {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pan: `{{ ${token.id} | json: '$.number' | to_boolean }}` }),
+    });
+    expect(failing.status).toBe(400);
+    expect((await everyRedisValue(env.stack.config.REDIS_URL)).join('\n')).not.toContain(number);
+    expect(env.stack.logs.join('')).not.toContain(number);
   });
 });

@@ -22,6 +22,7 @@ import {
 import { measureGatewaysOneVsTwo } from './scenarios/compose-gateways.ts';
 import { startProjectionLagRecording } from './scenarios/projection-lag.ts';
 import { measureReactors } from './scenarios/reactors.ts';
+import { addedP99Target, measureProxy } from './scenarios/proxy.ts';
 import { measureReadModelsAtSize } from './scenarios/read-models.ts';
 import { databaseUrl } from './support/databases.ts';
 import { startKafkaBroker } from './support/kafka-broker.ts';
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
     const getTokenWithSession = (await measureGetTokenWithSession(stack, postTokens.ids)).row;
     // In the same run as the bare GET, with the sandbox alone beside.
     const reactors = await measureReactors(stack);
+    const proxy = await measureProxy(stack);
     const readModels = settings.readModels ? await measureReadModelsAtSize(stack) : [];
     // The HTTP servers are idle from here on; the appends run on the bare database.
     const appends = await measureEventStoreAppends(stack.bareDatabaseUrl);
@@ -70,6 +72,8 @@ async function main(): Promise<void> {
       reactors.trivial,
       reactors.cardToken,
       reactors.sandboxAlone,
+      proxy.direct,
+      proxy.proxied,
       ...readModels,
       ...kafka,
       sealingLag,
@@ -86,6 +90,8 @@ async function main(): Promise<void> {
       rateRatioTarget('trivial reactor ÷ bare GET (req/s)', reactors.trivial, bareGet, 30),
       p99Target(reactors.trivial, 25),
       p99Target(reactors.cardToken, 25),
+      rateRatioTarget('proxy ÷ direct (req/s)', proxy.proxied, proxy.direct, 50),
+      addedP99Target(proxy.proxied, proxy.direct, 10),
       ...readModels.map((row) => p99Target(row, 20)),
       p99Target(sealingLag, 1_000, 'sealing lag p99'),
       rateRatioTarget('POST /tokens sealing on ÷ off (req/s)', sealing.on.row, sealing.off.row, 95),

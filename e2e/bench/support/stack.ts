@@ -53,6 +53,8 @@ export async function startStack(): Promise<Stack> {
     // The limiter still runs (its Redis round trip is part of what is measured) but never refuses.
     RATE_LIMIT_PER_MINUTE: '10000000',
     REACTOR_MAX_CONCURRENT_PER_TENANT: '10000',
+    // The proxy scenario's destination listens on loopback.
+    PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
   };
   const servicePort = await freePort();
   log(`starting the service on 127.0.0.1:${servicePort} (database ${serviceDb})`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
+import { problemOf } from '@tokenvault/platform/testing';
 import {
   findTokenIds,
   jsonPointer,
@@ -31,16 +31,6 @@ const opened: OpenedTokens = {
   ]),
   tokens: new Map<string, unknown>([['card-1', cardToken]]),
 };
-
-function problemOf(run: () => unknown): Problem {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof Problem) return error;
-    throw error;
-  }
-  throw new Error('expected a Problem');
-}
 
 /** One whole-value expression rendered (typed: what its last filter returns). */
 const value = (expression: string) => renderJson({ v: expression }, opened, jsonPointer) as { v: unknown };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { ensureDatabase, migrate, createPool, type Migration } from './db.ts';
+import { Problem } from './errors.ts';
 
 const serverUrl = process.env.TEST_DATABASE_SERVER_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const testAppRole = 'tokenvault_app';
@@ -51,4 +52,15 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000)
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
+}
+
+/** The Problem a call throws; anything else thrown is rethrown, and throwing nothing fails. */
+export function problemOf(run: () => unknown): Problem {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof Problem) return error;
+    throw error;
+  }
+  throw new Error('expected a Problem');
 }

@@ -238,6 +238,27 @@ describe('the ephemeral proxy: /proxy/** with SVC-PROXY-URL', () => {
     expect(destination.received).toHaveLength(1);
   });
 
+  it('counts against the key’s rate limit: 429 past it, nothing sent', async () => {
+    const limited = await env.tenant.client.request<{ key: string }>('POST', '/applications', {
+      body: {
+        name: 'limited proxy caller',
+        type: 'private',
+        permissions: ['proxy:invoke'],
+        rate_limit: { requests_per_minute: 2 },
+      },
+    });
+    expect(limited.status).toBe(201);
+    destination.received.length = 0;
+    const statuses: number[] = [];
+    for (let call = 0; call < 3; call++) {
+      const response = await proxy('/limited', { method: 'GET', apiKey: limited.body.key });
+      statuses.push(response.status);
+      if (call === 0) expect(response.headers.get('ratelimit')).toBeTruthy();
+    }
+    expect(statuses).toEqual([201, 201, 429]);
+    expect(destination.received).toHaveLength(2);
+  });
+
   it('another tenant’s token is unknown (400), and expression errors name their place, never the data', async () => {
     destination.received.length = 0;
     const other = await env.stack.createTenant('Other');

@@ -53,6 +53,7 @@ import { checkExternalEventStore } from './external-store.ts';
 import { checkProjectionMode, projectionModeMigrations } from './projection-mode.ts';
 import { startScrapeMetrics } from './metrics.ts';
 import { signInAllowance } from './sign-in-caps.ts';
+import { RateLimiter, takeRateLimit } from './guards/index.ts';
 
 /** In dependency order: infrastructure first, then each context's read models. */
 export const allMigrations = [
@@ -208,6 +209,11 @@ export async function createRuntime(
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   const detokenizer = new Detokenizer({ store, appPool, vault, clock });
+  // /proxy/** is not a JSON route (no route guard): the key's rate limit is taken here.
+  const proxyRateLimiter = new RateLimiter(redis, {
+    prefix: config.QUEUE_PREFIX,
+    defaultPerMinute: config.RATE_LIMIT_PER_MINUTE,
+  });
   const authenticate = createCallerAuthenticator({
     apiKeys: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
     sessions,
@@ -261,7 +267,12 @@ export async function createRuntime(
     invitationLinks,
     reactorRuns,
     sessions,
-    proxy: new ProxyGateway({ config, authenticate, detokenizer }),
+    proxy: new ProxyGateway({
+      config,
+      authenticate,
+      detokenizer,
+      admit: (principal, res) => takeRateLimit(proxyRateLimiter, principal, res),
+    }),
     createProjector() {
       const projector = new Projector({
         name: readModelsProjectorName,

@@ -41,6 +41,8 @@ export interface ProxyGatewayDeps {
   detokenizer: Detokenizer;
   /** How destination names are resolved (tests give their own). */
   resolver?: Resolver;
+  /** What every API-key call passes before it runs (the key's rate limit). */
+  admit?: (principal: Principal, res: Response) => Promise<void>;
 }
 
 export const proxyMethods = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -89,6 +91,7 @@ export class ProxyGateway {
       method: req.method,
       headers: req.headers,
     });
+    await this.deps.admit?.(principal, res);
     if (!holdsPermission(principal, 'proxy:invoke') && !holdsPermission(principal, 'token:use')) {
       throw forbidden('This API key lacks proxy:invoke.');
     }

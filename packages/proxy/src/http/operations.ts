@@ -8,14 +8,11 @@ const proxyPathParams = z.object({
     .meta({ description: 'The rest of the path, appended to the destination URL’s path (with the query).' }),
 });
 
-const anyBody = z.unknown().meta({
-  description:
-    'Any body: JSON, form-encoded and text bodies have their expressions rendered; other types pass as bytes.',
-});
-
 /**
  * `/proxy/**` in the OpenAPI document. The gateway serves these paths with ProxyGateway (any
- * media type in and out), mounted ahead of the JSON routes: these entries only describe them.
+ * media type in and out), mounted ahead of the JSON routes: these entries only describe them. No
+ * request body is declared: any body (or none) is forwarded, JSON, form-encoded and text ones
+ * with their expressions rendered, others as bytes.
  */
 export const proxyOperations: RouteDefinition[] = proxyMethods.map((method) =>
   defineRoute({
@@ -26,17 +23,6 @@ export const proxyOperations: RouteDefinition[] = proxyMethods.map((method) =>
     tag: 'Proxy',
     permission: 'proxy:invoke',
     params: proxyPathParams,
-    ...(method === 'get' || method === 'delete'
-      ? {}
-      : {
-          body: anyBody,
-          bodyMediaTypes: [
-            'application/json',
-            'application/x-www-form-urlencoded',
-            'text/plain',
-            'application/octet-stream',
-          ],
-        }),
     responses: {
       200: { description: 'The destination’s status, headers and body, as it answered' },
       408: { description: 'The destination did not answer within PROXY_TIMEOUT_MS' },

@@ -6855,14 +6855,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": unknown;
-                "application/x-www-form-urlencoded": unknown;
-                "text/plain": unknown;
-                "application/octet-stream": unknown;
-            };
-        };
+        requestBody?: never;
         responses: {
             /** @description The destination’s status, headers and body, as it answered */
             200: {
@@ -6983,14 +6976,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": unknown;
-                "application/x-www-form-urlencoded": unknown;
-                "text/plain": unknown;
-                "application/octet-stream": unknown;
-            };
-        };
+        requestBody?: never;
         responses: {
             /** @description The destination’s status, headers and body, as it answered */
             200: {
@@ -7216,14 +7202,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": unknown;
-                "application/x-www-form-urlencoded": unknown;
-                "text/plain": unknown;
-                "application/octet-stream": unknown;
-            };
-        };
+        requestBody?: never;
         responses: {
             /** @description The destination’s status, headers and body, as it answered */
             200: {

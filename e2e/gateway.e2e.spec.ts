@@ -64,6 +64,7 @@ describe('gateway', () => {
       '/logs',
       '/logs/entity-types',
       '/logs/{id}/proof',
+      '/proxy/{path}',
       '/reactor-formulas',
       '/reactor-formulas/{id}',
       '/reactors',

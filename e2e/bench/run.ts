@@ -22,6 +22,7 @@ import {
 import { measureGatewaysOneVsTwo } from './scenarios/compose-gateways.ts';
 import { startProjectionLagRecording } from './scenarios/projection-lag.ts';
 import { measureReactors } from './scenarios/reactors.ts';
+import { addedP99Target, measureProxy } from './scenarios/proxy.ts';
 import { measureReadModelsAtSize } from './scenarios/read-models.ts';
 import { databaseUrl } from './support/databases.ts';
 import { startKafkaBroker } from './support/kafka-broker.ts';
@@ -61,6 +62,7 @@ async function main(): Promise<void> {
       : undefined;
     // In the same run as the bare GET, with the sandbox alone beside.
     const reactors = runs('reactors') ? await measureReactors(stack) : undefined;
+    const proxy = runs('proxy') ? await measureProxy(stack) : undefined;
     const readModels = settings.readModels ? await measureReadModelsAtSize(stack) : [];
     // The HTTP servers are idle from here on; the appends run on the bare database.
     const appends = runs('appends') ? await measureEventStoreAppends(stack.bareDatabaseUrl) : [];
@@ -82,6 +84,8 @@ async function main(): Promise<void> {
       reactors?.trivial,
       reactors?.cardToken,
       reactors?.sandboxAlone,
+      proxy?.direct,
+      proxy?.proxied,
       ...readModels,
       ...kafka,
       sealingLag,
@@ -99,6 +103,8 @@ async function main(): Promise<void> {
       reactors && rateRatioTarget('trivial reactor ÷ bare GET (req/s)', reactors.trivial, bareGet, 30),
       reactors && p99Target(reactors.trivial, 25),
       reactors && p99Target(reactors.cardToken, 30),
+      proxy && rateRatioTarget('proxy ÷ direct (req/s)', proxy.proxied, proxy.direct, 50),
+      proxy && addedP99Target(proxy.proxied, proxy.direct, 10),
       ...readModels.map((row) => p99Target(row, 20)),
       sealingLag && p99Target(sealingLag, 1_000, 'sealing lag p99'),
       sealing &&

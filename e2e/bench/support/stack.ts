@@ -62,6 +62,8 @@ export async function startStack(): Promise<Stack> {
     REACTOR_MAX_CONCURRENT_PER_TENANT: '10000',
     // Its own queues and Redis keys: another service on this Redis must not take its reactor runs.
     QUEUE_PREFIX: `tokenvault-bench-${runId}`,
+    // The proxy scenario's destination listens on loopback.
+    PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
   };
   const servicePort = await freePort();
   const serviceInspectPort = await freePort();

@@ -30,6 +30,11 @@ export const permissions = [
   'reactor:read',
   'reactor:update',
   'reactor:delete',
+  'proxy:create',
+  'proxy:read',
+  'proxy:update',
+  'proxy:delete',
+  'proxy:invoke',
 ] as const;
 
 export type Permission = (typeof permissions)[number];

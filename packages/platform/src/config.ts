@@ -1,7 +1,18 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+
+/** An IPv4 or IPv6 address, optionally with a prefix length (`10.0.0.0/8`, `fd00::/8`). */
+function isAddressOrCidr(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = Number(prefix);
+  return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
+}
 
 const base64Key32 = z
   .string()
@@ -121,6 +132,35 @@ export const configSchema = z.object({
     .min(60)
     .max(30 * 24 * 3600)
     .default(24 * 3600),
+  /**
+   * Internal destinations the proxy may reach (comma-separated IPs or CIDRs, IPv4 or IPv6; empty:
+   * only public addresses over https). Plain http is allowed only to these.
+   */
+  PROXY_ALLOWED_PRIVATE_ADDRESSES: z
+    .string()
+    .default('')
+    .refine(
+      (value) => value.split(',').every((entry) => entry.trim() === '' || isAddressOrCidr(entry.trim())),
+      'IPs or CIDRs, comma-separated (e.g. 10.0.0.0/8,fd00::/8)',
+    ),
+  /** How long a proxied call may take, end to end; past it the caller gets 408. */
+  PROXY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
+  /** A PEM file of certificate authorities trusted for destinations besides the system's (internal CAs). */
+  PROXY_CA_FILE: z.string().min(1).optional(),
+  /** Most bytes of a proxied request body (non-JSON types; JSON is capped by BODY_LIMIT): 413. */
+  PROXY_MAX_REQUEST_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  /** Most bytes of a destination's response body: past it the caller gets 502. */
+  PROXY_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .max(256 * 1024 * 1024)
+    .default(10 * 1024 * 1024),
   /** When set, GET /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
   /** How long a completed response is kept (sealed) for replay under its Idempotency-Key. */

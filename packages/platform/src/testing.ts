@@ -64,3 +64,14 @@ export function problemWith(status: number, field?: string): (error: unknown) =>
     error.status === status &&
     (!field || Object.hasOwn(error.errors ?? {}, field));
 }
+
+/** The Problem a call throws; anything else thrown is rethrown, and throwing nothing fails. */
+export function problemOf(run: () => unknown): Problem {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof Problem) return error;
+    throw error;
+  }
+  throw new Error('expected a Problem');
+}

@@ -45,6 +45,7 @@ import {
   reactorRoutes,
   reactorsMigrations,
 } from '@tokenvault/reactors';
+import { ProxyGateway } from '@tokenvault/proxy';
 
 import { readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './event-log.ts';
@@ -53,6 +54,7 @@ import { checkExternalEventStore } from './external-store.ts';
 import { checkProjectionMode, projectionModeMigrations } from './projection-mode.ts';
 import { startScrapeMetrics } from './metrics.ts';
 import { signInAllowance } from './sign-in-caps.ts';
+import { RateLimiter, takeRateLimit } from './guards/index.ts';
 
 /** In dependency order: infrastructure first, then each context's read models. */
 export const allMigrations = [
@@ -127,6 +129,8 @@ export interface Runtime extends RuntimeBase {
   routes: RouteDefinition[];
   /** Reactor runs queued by this process (the gateway waits on async ones for the tenant's cap). */
   reactorRuns: ReactorRunQueue;
+  /** `/proxy/**`: requests detokenized in flight to third parties. */
+  proxy: ProxyGateway;
 }
 
 const contextDepsOf = (
@@ -258,14 +262,21 @@ export async function createRuntime(
   const signInMailQueue = createSignInMailQueue(config);
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
+  const detokenizer = new Detokenizer({ store, appPool, vault, clock });
+  // /proxy/** is not a JSON route (no route guard): the key's rate limit is taken here.
+  const proxyRateLimiter = new RateLimiter(redis, {
+    prefix: config.QUEUE_PREFIX,
+    defaultPerMinute: config.RATE_LIMIT_PER_MINUTE,
+  });
+  const authenticate = createCallerAuthenticator({
+    apiKeys: createAuthenticator(ownerPool, base.consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
+    sessions,
+    publicUrl: config.PUBLIC_URL,
+  });
   return {
     ...base,
     redis,
-    authenticate: createCallerAuthenticator({
-      apiKeys: createAuthenticator(ownerPool, base.consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
-      sessions,
-      publicUrl: config.PUBLIC_URL,
-    }),
+    authenticate,
     routes: [
       ...sessionRoutes({
         sessions,
@@ -294,13 +305,19 @@ export async function createRuntime(
       ...reactorRoutes(reactorDeps),
       ...invocationRoutes({
         runs: reactorRuns,
-        detokenizer: new Detokenizer({ store, appPool, vault, clock }),
+        detokenizer,
         reactors: new ReactorQueries(appPool, applications, vault),
       }),
       ...logRoutes(deps),
       ...logSealRoutes({ ...deps, ownerPool, signer: logSignerOf(config) }),
     ],
     reactorRuns,
+    proxy: new ProxyGateway({
+      config,
+      authenticate,
+      detokenizer,
+      admit: (principal, res) => takeRateLimit(proxyRateLimiter, principal, res),
+    }),
     async close() {
       await reactorRuns.close();
       await signInMailQueue.close();

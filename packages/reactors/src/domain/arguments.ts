@@ -2,85 +2,35 @@
 // detokenization rules"), as pure functions the invocation endpoint runs in this order:
 //   1. findTokenExpressions(args): the token ids to detokenize (at most 100);
 //   2. the caller detokenizes them (permissions per container: not here);
-//   3. substituteTokens(args, data): the expressions replaced by the tokens' data;
+//   3. substituteTokens(args, data, tokens): the expressions rendered (@tokenvault/expressions);
 //   4. prepareArguments(request_parameters, args): declared names only, nested, required, cast.
 import type { ParameterType, RequestParameterDeclaration } from '@tokenvault/contracts';
 import { badRequest, type FieldErrors } from '@tokenvault/platform';
+import { findTokenIds, maxTokensPerRequest, renderJson, stringsIn } from '@tokenvault/expressions';
 import { isPlainObject, typeMessage } from './values.ts';
 
 /** The most distinct tokens one invocation may detokenize. */
-export const maxTokensPerInvocation = 100;
-
-/** `{{ <token id> }}`, spaces allowed inside the braces; token ids as tokens allow them. */
-const expressionSource = String.raw`\{\{\s*([A-Za-z0-9][A-Za-z0-9._:~-]{0,199})\s*\}\}`;
-const anyExpression = () => new RegExp(expressionSource, 'g');
-const wholeExpression = new RegExp(`^${expressionSource}$`);
-
-/** Every string value in args, however deeply nested in objects and arrays (keys excluded). */
-function eachString(value: unknown, visit: (text: string) => void): void {
-  if (typeof value === 'string') visit(value);
-  else if (Array.isArray(value)) for (const item of value) eachString(item, visit);
-  else if (isPlainObject(value)) for (const item of Object.values(value)) eachString(item, visit);
-}
-
-/**
- * The distinct token ids of every `{{ <token_id> }}` expression in args' string values, in
- * order of first appearance. More than 100: a 400 naming `body.args`.
- */
-export function findTokenExpressions(args: unknown): string[] {
-  const ids = new Set<string>();
-  eachString(args, (text) => {
-    for (const match of text.matchAll(anyExpression())) ids.add(match[1]!);
-  });
-  if (ids.size > maxTokensPerInvocation) {
-    throw badRequest('Too many tokens in args.', {
-      'body.args': [`At most ${maxTokensPerInvocation} distinct tokens per invocation (found ${ids.size})`],
-    });
-  }
-  return [...ids];
-}
-
-/** How a token's data reads inside a longer string: text as it is, anything else as JSON. */
-const asText = (data: unknown) =>
-  typeof data === 'string'
-    ? data
-    : typeof data === 'number' || typeof data === 'boolean'
-      ? String(data)
-      : JSON.stringify(data);
+export const maxTokensPerInvocation = maxTokensPerRequest;
 
 const fieldOf = (path: readonly (string | number)[]) => ['body.args', ...path].join('.');
 
 /**
- * Args with each expression replaced by its token's data: a string that is exactly one
- * expression becomes the data itself (an object for card and bank tokens); an expression inside
- * a longer string is replaced by the data as text (strings, numbers and booleans as they read,
- * objects, arrays and null as JSON). A token missing from `tokenData`: a 400 naming the field.
+ * The distinct token ids of every expression in args' string values (`{{ <id> | … }}` and
+ * `{{ token: <id> | … }}`), in order of first appearance. More than 100: a 400 naming `body.args`.
  */
-export function substituteTokens(args: unknown, tokenData: ReadonlyMap<string, unknown>): unknown {
-  const errors: FieldErrors = {};
-  const dataOf = (id: string, path: readonly (string | number)[]) => {
-    if (tokenData.has(id)) return tokenData.get(id);
-    (errors[fieldOf(path)] ??= []).push(`Unknown token ${id}`);
-    return undefined;
-  };
-  const walk = (value: unknown, path: (string | number)[]): unknown => {
-    if (typeof value === 'string') {
-      const whole = wholeExpression.exec(value);
-      if (whole) return dataOf(whole[1]!, path);
-      return value.replace(anyExpression(), (_expression, id: string) => asText(dataOf(id, path)));
-    }
-    if (Array.isArray(value)) return value.map((item, index) => walk(item, [...path, index]));
-    if (isPlainObject(value)) {
-      return Object.fromEntries(
-        Object.entries(value).map(([key, item]) => [key, walk(item, [...path, key])]),
-      );
-    }
-    return value;
-  };
-  const substituted = walk(args, []);
-  if (Object.keys(errors).length > 0) throw badRequest('args name unknown tokens.', errors);
-  return substituted;
-}
+export const findTokenExpressions = (args: unknown): string[] => findTokenIds(stringsIn(args), 'body.args');
+
+/**
+ * Args with each expression rendered by the one expression engine (@tokenvault/expressions): a
+ * string that is exactly one filterless expression becomes the token's data itself (an object for
+ * card and bank tokens); an expression inside a longer string becomes text. An unknown token or
+ * a failing filter: a 400 naming the field (`body.args.<dotted path>`).
+ */
+export const substituteTokens = (
+  args: unknown,
+  tokenData: ReadonlyMap<string, unknown>,
+  wholeTokens?: ReadonlyMap<string, unknown>,
+): unknown => renderJson(args, { data: tokenData, ...(wholeTokens ? { tokens: wholeTokens } : {}) }, fieldOf);
 
 const numeric = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 

@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
+import { problemOf } from '@tokenvault/platform/testing';
 import type { RequestParameterDeclaration } from '@tokenvault/contracts';
 import { findTokenExpressions, prepareArguments, substituteTokens } from './arguments.ts';
-
-/** The 400 a call throws, with its field errors. */
-function problemOf(run: () => unknown): Problem {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof Problem) return error;
-    throw error;
-  }
-  throw new Error('expected a Problem');
-}
 
 const parameter = (
   name: string,

@@ -48,10 +48,19 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       );
     }
     const tokenIds = findTokenExpressions(args);
-    const tokenData = await deps.detokenizer.open(principal, tokenIds, 'token:use', requestId, 'body.args');
+    const opened = await deps.detokenizer.openTokens(
+      principal,
+      tokenIds,
+      'token:use',
+      requestId,
+      'body.args',
+    );
     return {
       code: reactor.formula.code,
-      args: prepareArguments(reactor.formula.request_parameters, substituteTokens(args, tokenData)),
+      args: prepareArguments(
+        reactor.formula.request_parameters,
+        substituteTokens(args, opened.data, opened.tokens),
+      ),
       configuration: reactor.configuration,
       application_id: reactor.application?.id ?? null,
       caller: principalData(principal),

@@ -1,11 +1,11 @@
 import type { Config, Redis, RouteGuard } from '@tokenvault/platform';
 import { Idempotency } from './idempotency.ts';
-import { RateLimiter, tooManyRequests } from './rate-limit.ts';
+import { RateLimiter, takeRateLimit, tooManyRequests } from './rate-limit.ts';
 import { TenantConcurrency } from './tenant-concurrency.ts';
 
 export { Idempotency, idempotencyHeaders, replayedHeader } from './idempotency.ts';
 export { describeRouteGuard } from './openapi.ts';
-export { RateLimiter } from './rate-limit.ts';
+export { RateLimiter, takeRateLimit } from './rate-limit.ts';
 export { TenantConcurrency } from './tenant-concurrency.ts';
 
 /** The routes whose calls count against REACTOR_MAX_CONCURRENT_PER_TENANT. */
@@ -55,13 +55,7 @@ export function createRouteGuard(
   });
   return async (call, run) => {
     const { route, res, principal } = call;
-    const limited = await limiter.take(principal);
-    if (limited) {
-      for (const [name, value] of Object.entries(limited.headers)) res.setHeader(name, value);
-      if (limited.retryAfter !== undefined) {
-        throw tooManyRequests('This API key has used its request quota; retry later.', limited.retryAfter);
-      }
-    }
+    await takeRateLimit(limiter, principal, res);
     // After the rate limit, so that a malformed key's 400 carries the RateLimit headers too.
     const key = idempotentMethods.has(route.method) ? Idempotency.keyOf(call) : undefined;
     let release: (() => Promise<void>) | undefined;

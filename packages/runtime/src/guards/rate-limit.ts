@@ -176,3 +176,17 @@ export const tooManyRequests = (detail: string, retryAfter: number) =>
   new Problem(429, 'too-many-requests', 'Too Many Requests', detail, undefined, {
     'retry-after': String(retryAfter),
   });
+
+/** The key's rate limit on one call: its headers on the answer, and a 429 past it. */
+export async function takeRateLimit(
+  limiter: RateLimiter,
+  principal: Principal,
+  res: { setHeader(name: string, value: string): unknown },
+): Promise<void> {
+  const limited = await limiter.take(principal);
+  if (!limited) return;
+  for (const [name, value] of Object.entries(limited.headers)) res.setHeader(name, value);
+  if (limited.retryAfter !== undefined) {
+    throw tooManyRequests('This API key has used its request quota; retry later.', limited.retryAfter);
+  }
+}

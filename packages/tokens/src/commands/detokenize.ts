@@ -2,7 +2,7 @@ import { badRequest, forbidden, type Clock, type Pool, type Principal } from '@t
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { allowedOnAll } from '../domain/access.ts';
-import { TokenQueries } from '../queries/tokens.ts';
+import { TokenQueries, tokenFields } from '../queries/tokens.ts';
 import { ReadAuditor } from './read-audit.ts';
 import { openTokens } from './open-token.ts';
 
@@ -22,6 +22,7 @@ export class Detokenizer {
     this.readAuditor = new ReadAuditor(deps.store, deps.clock);
   }
 
+  /** The tokens' data by id. */
   async open(
     principal: Principal,
     ids: readonly string[],
@@ -29,6 +30,20 @@ export class Detokenizer {
     requestId: string,
     field: string,
   ): Promise<Map<string, unknown>> {
+    return (await this.openTokens(principal, ids, permission, requestId, field)).data;
+  }
+
+  /**
+   * The tokens' data by id, and the whole tokens (response fields with their data) by id: what
+   * `{{ <id> }}` and `{{ token: <id> }}` expressions see.
+   */
+  async openTokens(
+    principal: Principal,
+    ids: readonly string[],
+    permission: string,
+    requestId: string,
+    field: string,
+  ): Promise<{ data: Map<string, unknown>; tokens: Map<string, unknown> }> {
     const rows = await this.queries.getMany(principal.tenantId, ids);
     const found = new Map(rows.map((row) => [row.id, row]));
     const missing = ids.filter((id) => !found.has(id));
@@ -45,11 +60,12 @@ export class Detokenizer {
     }
     const opened = await openTokens(this.deps, rows);
     const data = new Map(rows.map((row, index) => [row.id, opened[index]]));
+    const tokens = new Map(rows.map((row, index) => [row.id, { ...tokenFields(row), data: opened[index] }]));
     await this.readAuditor.record(
       principal,
       rows.map((row) => ({ tokenId: row.id, type: row.type })),
       requestId,
     );
-    return data;
+    return { data, tokens };
   }
 }

@@ -1,0 +1,84 @@
+// Proxy scenarios of the benchmark: a JSON POST with one card number, sent straight to a
+// destination on loopback, and the same through the ephemeral proxy with the number detokenized
+// from a card token (`{{ <id> | json: '$.number' }}`), in one run, so the proxy's cost is the
+// difference. The destination runs in the bench process and answers 200 with a small JSON body.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { measureHttp } from '../support/measure.ts';
+import type { Row, Target } from '../support/report.ts';
+import type { Stack } from '../support/stack.ts';
+
+const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
+
+export interface ProxyRows {
+  direct: Row;
+  proxied: Row;
+}
+
+async function startDestination(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"id":"ch_1","status":"succeeded"}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function measureProxy(stack: Stack): Promise<ProxyRows> {
+  const created = await fetch(`${stack.serviceUrl}/tokens`, {
+    method: 'POST',
+    headers: { ...stack.auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ type: 'card', data: card }),
+  });
+  if (created.status !== 201) throw new Error(`POST /tokens: ${created.status} ${await created.text()}`);
+  const { id } = (await created.json()) as { id: string };
+  const destination = await startDestination();
+  const connections = 8;
+  const json = { 'content-type': 'application/json' };
+  try {
+    const direct = await measureHttp(
+      {
+        name: 'POST straight to the destination (1 card number)',
+        url: `${destination.url}/v1/charges`,
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ amount: 1000, number: card.number }),
+      },
+      { connections, note: () => `${connections} connections; the bench process's own HTTP server` },
+    );
+    const proxied = await measureHttp(
+      {
+        name: 'POST /proxy/** (1 card token detokenized)',
+        url: `${stack.serviceUrl}/proxy/v1/charges`,
+        method: 'POST',
+        headers: { ...stack.auth, ...json, 'svc-proxy-url': destination.url },
+        body: JSON.stringify({ amount: 1000, number: `{{ ${id} | json: '$.number' }}` }),
+      },
+      { connections, note: () => `${connections} connections; a new connection to the destination each` },
+    );
+    return { direct: direct.row, proxied: proxied.row };
+  } finally {
+    await destination.close();
+  }
+}
+
+/** The proxy's added p99 over the direct request's, below `limitMs`. */
+export function addedP99Target(row: Row, baseline: Row, limitMs: number): Target {
+  const added = row.p99Ms - baseline.p99Ms;
+  return {
+    name: `${row.scenario}: p99 added`,
+    measured: `${added.toFixed(1)} ms`,
+    goal: `< ${limitMs} ms`,
+    met: added < limitMs,
+  };
+}

@@ -1,0 +1,197 @@
+// The one detokenization expression engine (reactor args, proxy bodies and header values).
+// An expression is `{{ <token id> | filter: arg | … }}` (filters see the token's data) or
+// `{{ token: <token id> | … }}` (filters see the whole token); the filters are Liquid's (liquidjs)
+// plus the anchor's (./filters.ts). Text outside the braces is kept as it is: no Liquid tags run,
+// so nothing can include files, loop or assign. Errors name where the expression is (a JSON
+// pointer, a dotted field or a header name), never a token's data.
+import { Liquid } from 'liquidjs';
+import { badRequest, type FieldErrors } from '@tokenvault/platform';
+import { customFilters, FilterError } from './filters.ts';
+
+/** The most distinct tokens one request may detokenize. */
+export const maxTokensPerRequest = 100;
+
+/** Characters one rendered text may reach. */
+export const maxRenderedLength = 1024 * 1024;
+
+const tokenId = '[A-Za-z0-9][A-Za-z0-9._:~-]{0,199}';
+/** Filters: `|` then anything but braces, quoted texts kept whole (they may hold braces). */
+const filterChain = String.raw`(?:\|(?:[^{}'"]|'[^']*'|"[^"]*")*)?`;
+const expressionSource = String.raw`\{\{\s*(token\s*:\s*)?(${tokenId})\s*(${filterChain})\}\}`;
+const anyExpression = () => new RegExp(expressionSource, 'g');
+const wholeExpression = new RegExp(`^${expressionSource}$`);
+
+const liquid = new Liquid({
+  strictFilters: true,
+  strictVariables: true,
+  ownPropertyOnly: true,
+  // Bounds on what standard filters may build (liquidjs counts string and array sizes).
+  memoryLimit: 8 * maxRenderedLength,
+  renderLimit: 1_000,
+  parseLimit: 100_000,
+  relativeReference: false,
+  root: [],
+  partials: [],
+  layouts: [],
+});
+for (const [name, filter] of Object.entries(customFilters)) liquid.registerFilter(name, filter);
+
+/** The tokens an expression may name, as the detokenizer opened them. */
+export interface OpenedTokens {
+  /** Token id → its data (what `{{ <id> }}` sees). */
+  data: ReadonlyMap<string, unknown>;
+  /** Token id → the whole token, data included (what `{{ token: <id> }}` sees). */
+  tokens?: ReadonlyMap<string, unknown>;
+}
+
+/** The distinct token ids named in these texts, in order of first appearance. */
+export function tokenIdsIn(texts: Iterable<string>): string[] {
+  const ids = new Set<string>();
+  for (const text of texts) {
+    if (!text.includes('{{')) continue;
+    for (const match of text.matchAll(anyExpression())) ids.add(match[2]!);
+  }
+  return [...ids];
+}
+
+/** Every string value of a JSON value, however deeply nested (keys excluded). */
+export function* stringsIn(value: unknown): Generator<string> {
+  if (typeof value === 'string') yield value;
+  else if (Array.isArray(value)) for (const item of value) yield* stringsIn(item);
+  else if (isPlainObject(value)) for (const item of Object.values(value)) yield* stringsIn(item);
+}
+
+/** tokenIdsIn, with the cap: more than 100 distinct tokens is a 400 naming `field`. */
+export function findTokenIds(texts: Iterable<string>, field: string): string[] {
+  const ids = tokenIdsIn(texts);
+  if (ids.length > maxTokensPerRequest) {
+    throw badRequest('Too many tokens in one request.', {
+      [field]: [`At most ${maxTokensPerRequest} distinct tokens per request (found ${ids.length})`],
+    });
+  }
+  return ids;
+}
+
+/** A failure at one place of the input, gathered so that every wrong place is named at once. */
+class ExpressionFailure extends Error {}
+
+/** What a filter's failure may say: its own message (never a value), or a neutral one. */
+function failureMessage(error: unknown): string {
+  const cause = (error as { originalError?: unknown }).originalError ?? error;
+  if (cause instanceof FilterError) return cause.message;
+  const message = cause instanceof Error ? cause.message : '';
+  const undefinedFilter = /^undefined filter: ([A-Za-z0-9_]+)/.exec(message);
+  if (undefinedFilter) return `Unknown filter ${undefinedFilter[1]}`;
+  if (/memory alloc limit exceeded/i.test(message)) return 'The expression’s result is too large';
+  return 'The expression could not be evaluated';
+}
+
+function evaluate(match: RegExpExecArray, tokens: OpenedTokens): unknown {
+  const [, wholeToken, id, filters] = match;
+  const source = wholeToken ? tokens.tokens : tokens.data;
+  if (id === undefined || !source?.has(id)) throw new ExpressionFailure(`Unknown token ${id}`);
+  const input = source.get(id);
+  if (!filters) return input;
+  try {
+    return liquid.evalValueSync(`input ${filters}`, { input }) ?? null;
+  } catch (error) {
+    throw new ExpressionFailure(failureMessage(error));
+  }
+}
+
+/** How a value reads inside a longer text: text as it is, anything else as JSON. */
+const asText = (value: unknown) =>
+  typeof value === 'string'
+    ? value
+    : typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : (JSON.stringify(value) ?? 'null');
+
+function renderString(text: string, tokens: OpenedTokens, whole: boolean): unknown {
+  if (!text.includes('{{')) return text;
+  if (whole) {
+    const single = wholeExpression.exec(text);
+    if (single) return evaluate(single, tokens);
+  }
+  let failure: ExpressionFailure | undefined;
+  let rendered = '';
+  let copied = 0;
+  for (const match of text.matchAll(anyExpression())) {
+    rendered += text.slice(copied, match.index);
+    copied = match.index + match[0].length;
+    try {
+      rendered += asText(evaluate(match, tokens));
+    } catch (error) {
+      if (!(error instanceof ExpressionFailure)) throw error;
+      failure ??= error;
+    }
+  }
+  rendered += text.slice(copied);
+  if (failure) throw failure;
+  if (rendered.length > maxRenderedLength) {
+    throw new ExpressionFailure(`The rendered text exceeds ${maxRenderedLength} characters`);
+  }
+  return rendered;
+}
+
+const expressionProblem = (errors: FieldErrors) =>
+  badRequest('Some detokenization expressions could not be rendered; see errors.', errors);
+
+function collect(errors: FieldErrors, location: string, error: unknown): void {
+  if (!(error instanceof ExpressionFailure)) throw error;
+  const messages = (errors[location] ??= []);
+  if (!messages.includes(error.message)) messages.push(error.message);
+}
+
+/**
+ * A JSON value with every expression rendered: a string that is exactly one expression becomes
+ * its value (no filter: the token's data itself, so a card stays an object; filters: what they
+ * return, so `to_number` gives a number); an expression inside a longer string becomes text.
+ * Every failure is a 400 naming its place through `locate(path)`.
+ */
+export function renderJson(
+  value: unknown,
+  tokens: OpenedTokens,
+  locate: (path: readonly (string | number)[]) => string,
+): unknown {
+  const errors: FieldErrors = {};
+  const walk = (item: unknown, path: (string | number)[]): unknown => {
+    if (typeof item === 'string') {
+      try {
+        return renderString(item, tokens, true);
+      } catch (error) {
+        collect(errors, locate(path), error);
+        return item;
+      }
+    }
+    if (Array.isArray(item)) return item.map((entry, index) => walk(entry, [...path, index]));
+    if (isPlainObject(item)) {
+      return Object.fromEntries(
+        Object.entries(item).map(([key, entry]) => [key, walk(entry, [...path, key])]),
+      );
+    }
+    return item;
+  };
+  const rendered = walk(value, []);
+  if (Object.keys(errors).length > 0) throw expressionProblem(errors);
+  return rendered;
+}
+
+/** A text with every expression rendered as text; a failure is a 400 naming `location`. */
+export function renderText(text: string, tokens: OpenedTokens, location: string): string {
+  try {
+    return renderString(text, tokens, false) as string;
+  } catch (error) {
+    const errors: FieldErrors = {};
+    collect(errors, location, error);
+    throw expressionProblem(errors);
+  }
+}
+
+/** RFC 6901: `/card/number`, `~` and `/` escaped; the whole document is ``. */
+export const jsonPointer = (path: readonly (string | number)[]): string =>
+  path.map((segment) => '/' + String(segment).replaceAll('~', '~0').replaceAll('/', '~1')).join('');
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

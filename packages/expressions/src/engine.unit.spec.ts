@@ -1,0 +1,206 @@
+import { describe, expect, it } from 'vitest';
+import { problemOf } from '@tokenvault/platform/testing';
+import {
+  findTokenIds,
+  jsonPointer,
+  maxTokensPerRequest,
+  renderJson,
+  renderText,
+  stringsIn,
+  tokenIdsIn,
+  type OpenedTokens,
+} from './index.ts';
+
+const card = { number: '4242424242424242', expiration_month: 4, expiration_year: 2029, cvc: '123' };
+const cardToken = {
+  id: 'card-1',
+  type: 'card',
+  containers: ['/pci/high/'],
+  metadata: { region: 'eu' },
+  data: card,
+};
+
+const opened: OpenedTokens = {
+  data: new Map<string, unknown>([
+    ['card-1', card],
+    ['amount', '12.50'],
+    ['flag', 'TRUE'],
+    ['name', 'ada lovelace'],
+    ['short', '42'],
+    ['amex', '378282246310005'],
+  ]),
+  tokens: new Map<string, unknown>([['card-1', cardToken]]),
+};
+
+/** One whole-value expression rendered (typed: what its last filter returns). */
+const value = (expression: string) => renderJson({ v: expression }, opened, jsonPointer) as { v: unknown };
+const one = (expression: string) => value(expression).v;
+
+describe('expressions: the two forms', () => {
+  it('{{ <id> }} alone as a JSON value injects the whole data: a card stays an object', () => {
+    expect(one('{{ card-1 }}')).toEqual(card);
+    expect(one('{{card-1}}')).toEqual(card);
+  });
+
+  it('{{ <id> }} inside a longer string reads as text (objects as JSON)', () => {
+    expect(one('Hello {{ name }}!')).toBe('Hello ada lovelace!');
+    expect(one('card={{ card-1 }}')).toBe(`card=${JSON.stringify(card)}`);
+  });
+
+  it('{{ token: <id> | … }} sees the whole token (metadata, type, containers and data)', () => {
+    expect(one("{{ token: card-1 | json: '$.metadata.region' }}")).toBe('eu');
+    expect(one("{{ token: card-1 | json: '$.data.number' | last4 }}")).toBe('4242');
+    expect(one('{{ token: card-1 }}')).toEqual(cardToken);
+    expect(one('type {{ token:card-1 | json: "$.type" }}')).toBe('type card');
+  });
+
+  it('text without expressions, numbers, booleans, null and keys are kept as they are', () => {
+    const input = { '{{ name }}': 'plain', n: 3, b: false, z: null, list: ['a', 1] };
+    expect(renderJson(input, opened, jsonPointer)).toEqual(input);
+  });
+});
+
+describe('expressions: standard Liquid filters', () => {
+  it('upcase, downcase, capitalize, append, prepend, slice, replace, size, default, split/join', () => {
+    expect(one('{{ name | upcase }}')).toBe('ADA LOVELACE');
+    expect(one('{{ flag | downcase }}')).toBe('true');
+    expect(one('{{ name | capitalize }}')).toBe('Ada lovelace');
+    expect(one("{{ name | append: '!' | prepend: '> ' }}")).toBe('> ada lovelace!');
+    expect(one('{{ name | slice: 0, 3 }}')).toBe('ada');
+    expect(one("{{ name | replace: 'ada', 'grace' }}")).toBe('grace lovelace');
+    expect(one('{{ name | size }}')).toBe(12);
+    expect(one("{{ card-1 | json: '$.missing' | default: 'none' }}")).toBe('none');
+    expect(one("{{ name | split: ' ' | join: '-' }}")).toBe('ada-lovelace');
+  });
+});
+
+describe('expressions: the anchor’s filters', () => {
+  it('json: a JSONPath into the data; several matches an array; none null', () => {
+    expect(one("{{ card-1 | json: '$.number' }}")).toBe('4242424242424242');
+    expect(one("{{ card-1 | json: '$.expiration_month' }}")).toBe(4);
+    expect(one("{{ card-1 | json: '$' }}")).toEqual(card);
+    expect(one("{{ card-1 | json: '$.[expiration_month,expiration_year]' }}")).toEqual([4, 2029]);
+    expect(one("{{ card-1 | json: '$.nothing' }}")).toBeNull();
+  });
+
+  it('json refuses script expressions and non-objects', () => {
+    expect(problemOf(() => one("{{ card-1 | json: '$[?(@.cvc)]' }}")).errors).toEqual({
+      '/v': ['json: the path $[?(@.cvc)] is not a valid JSONPath'],
+    });
+    expect(problemOf(() => one("{{ name | json: '$.a' }}")).errors).toEqual({
+      '/v': ['json expects an object or array'],
+    });
+  });
+
+  it('last4', () => {
+    expect(one("{{ card-1 | json: '$.number' | last4 }}")).toBe('4242');
+    expect(one('{{ short | last4 }}')).toBe('42');
+  });
+
+  it('card_bin: 8 digits of a 16-digit number, else 6', () => {
+    expect(one("{{ card-1 | json: '$.number' | card_bin }}")).toBe('42424242');
+    expect(one('{{ amex | card_bin }}')).toBe('378282');
+  });
+
+  it('card_exp: the card’s expiration in a format', () => {
+    expect(one("{{ card-1 | card_exp: 'MM/YY' }}")).toBe('04/29');
+    expect(one("{{ card-1 | card_exp: 'MM/YYYY' }}")).toBe('04/2029');
+    expect(one("{{ card-1 | card_exp: 'YYYY-MM' }}")).toBe('2029-04');
+    expect(one("{{ card-1 | card_exp: 'M-YY' }}")).toBe('4-29');
+    expect(one('{{ card-1 | card_exp }}')).toBe('04/29');
+    expect(problemOf(() => one("{{ name | card_exp: 'MM/YY' }}")).errors?.['/v']).toEqual([
+      'card_exp expects a card with expiration_month and expiration_year',
+    ]);
+  });
+
+  it('reveal_last: all but the last n characters masked (X, or a given character)', () => {
+    expect(one("{{ card-1 | json: '$.number' | reveal_last: 4 }}")).toBe('XXXXXXXXXXXX4242');
+    expect(one("{{ card-1 | json: '$.number' | reveal_last: 6, '*' }}")).toBe('**********424242');
+    expect(one('{{ short | reveal_last: 4 }}')).toBe('42');
+  });
+
+  it('pad_left: padded to a length with a character (default a space)', () => {
+    expect(one("{{ short | pad_left: 6, '0' }}")).toBe('000042');
+    expect(one('{{ short | pad_left: 4 }}')).toBe('  42');
+    expect(problemOf(() => one("{{ short | pad_left: 4, 'ab' }}")).errors?.['/v']).toEqual([
+      'pad_left expects one character',
+    ]);
+  });
+
+  it('stringify: any value as JSON text', () => {
+    expect(one('{{ card-1 | stringify }}')).toBe(JSON.stringify(card));
+    expect(one("{{ card-1 | json: '$.expiration_year' | stringify }}")).toBe('2029');
+  });
+
+  it('to_number, to_string, to_boolean keep the type of a whole-value expression', () => {
+    expect(one('{{ amount | to_number }}')).toBe(12.5);
+    expect(one("{{ card-1 | json: '$.expiration_year' | to_string }}")).toBe('2029');
+    expect(one('{{ flag | to_boolean }}')).toBe(true);
+    expect(problemOf(() => one('{{ name | to_number }}')).errors?.['/v']).toEqual([
+      'to_number expects a number or a numeric text',
+    ]);
+    expect(problemOf(() => one('{{ name | to_boolean }}')).errors?.['/v']).toEqual([
+      'to_boolean expects a boolean or the text true or false',
+    ]);
+  });
+});
+
+describe('expressions: the rules', () => {
+  it('finds each distinct id once, in order, in both forms', () => {
+    const body = { a: ['{{ x }}', { b: '{{y | last4}} and {{ token: x }}' }], k: '{{ }}', n: 5 };
+    expect(tokenIdsIn(stringsIn(body))).toEqual(['x', 'y']);
+  });
+
+  it(`at most ${maxTokensPerRequest} distinct tokens per request, a 400 naming the field`, () => {
+    const texts = Array.from({ length: maxTokensPerRequest }, (_, index) => `{{ t${index} }}`);
+    expect(findTokenIds([...texts, '{{ t0 }}'], 'body')).toHaveLength(maxTokensPerRequest);
+    const problem = problemOf(() => findTokenIds([...texts, '{{ t100 }}'], 'body'));
+    expect(problem.status).toBe(400);
+    expect(Object.keys(problem.errors ?? {})).toEqual(['body']);
+  });
+
+  it('an unknown token is a 400 naming every place (JSON pointer), never any data', () => {
+    const problem = problemOf(() =>
+      renderJson({ card: { 'a/b': '{{ nope }}' }, list: ['ok', 'x {{ other }}'] }, opened, jsonPointer),
+    );
+    expect(problem.status).toBe(400);
+    expect(problem.errors).toEqual({
+      '/card/a~1b': ['Unknown token nope'],
+      '/list/1': ['Unknown token other'],
+    });
+  });
+
+  it('a whole token asked for but not opened as one is unknown', () => {
+    const dataOnly: OpenedTokens = { data: opened.data };
+    expect(problemOf(() => renderJson('{{ token: card-1 }}', dataOnly, jsonPointer)).errors).toEqual({
+      '': ['Unknown token card-1'],
+    });
+  });
+
+  it('errors of texts name the header (or other location) given, never the data', () => {
+    expect(renderText("Bearer {{ card-1 | json: '$.number' }}", opened, 'authorization')).toBe(
+      'Bearer 4242424242424242',
+    );
+    const problem = problemOf(() => renderText('{{ card-1 | no_such_filter }}', opened, 'x-card'));
+    expect(problem.errors).toEqual({ 'x-card': ['Unknown filter no_such_filter'] });
+    expect(JSON.stringify(problem.toJSON())).not.toContain('4242');
+    const failing = problemOf(() =>
+      renderText("{{ card-1 | json: '$.number' | to_number | append }}", opened, 'h'),
+    );
+    expect(JSON.stringify(failing.toJSON())).not.toContain('4242');
+  });
+
+  it('no Liquid tags run: text outside {{ }} stays as it is (no include, no file system)', () => {
+    expect(renderText("{% include '/etc/passwd' %}{{ short }}", opened, 'body')).toBe(
+      "{% include '/etc/passwd' %}42",
+    );
+    expect(one("{% assign x = 'y' %}{{ short }}")).toBe("{% assign x = 'y' %}42");
+  });
+
+  it('rendering is bounded: a filter building a huge text is refused', () => {
+    const joiner = 'x'.repeat(200);
+    const huge = `{{ short | pad_left: 10000, '0' | split: '' | join: '${joiner}' }}`;
+    const problem = problemOf(() => renderText(huge, opened, 'body'));
+    expect(problem.errors?.body?.[0]).toMatch(/too large|exceeds/);
+  });
+});

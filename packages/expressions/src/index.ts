@@ -1,0 +1,12 @@
+export {
+  findTokenIds,
+  jsonPointer,
+  maxRenderedLength,
+  maxTokensPerRequest,
+  renderJson,
+  renderText,
+  stringsIn,
+  tokenIdsIn,
+  type OpenedTokens,
+} from './engine.ts';
+export { customFilters, FilterError } from './filters.ts';

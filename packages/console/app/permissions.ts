@@ -25,4 +25,9 @@ export const consolePermissions = [
   'reactor:read',
   'reactor:update',
   'reactor:delete',
+  'proxy:create',
+  'proxy:read',
+  'proxy:update',
+  'proxy:delete',
+  'proxy:invoke',
 ] as const;

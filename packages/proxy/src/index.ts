@@ -8,3 +8,4 @@ export {
 export { sendToDestination, type DestinationResponse, type OutgoingRequest } from './destination/send.ts';
 export { ProxyGateway, proxyUrlHeader, type ProxyConfig } from './http/invoke.ts';
 export { proxyOperations } from './http/operations.ts';
+export type { ConfiguredProxy, ProxyConfiguration, ProxyTransform } from './queries/configured-proxy.ts';

@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '@tokenvault/platform/testing';
 import { useStack } from './support/stack.ts';
 import { createReactor, echoArgs } from './support/reactors.ts';
+import { echoAnswer, startHttpDestination, type TestDestination } from './support/destinations.ts';
 
 interface Problem {
   status: number;
@@ -236,5 +237,106 @@ describe('pre-configured proxies: /proxies', () => {
     });
     expect(env.stack.logs.join('\n')).not.toContain(secret);
     expect(env.stack.logs.join('\n')).not.toContain(proxy.key);
+  });
+
+  describe('invoked through /proxy/** with its key', () => {
+    let destination: TestDestination;
+    let cardId: string;
+    beforeAll(async () => {
+      destination = await startHttpDestination('127.0.0.1');
+      cardId = (
+        await client().tokens.create({
+          type: 'card',
+          data: { number: '4242424242424242', expiration_month: 4, expiration_year: 2029 },
+        })
+      ).id;
+    });
+    afterAll(async () => destination?.close());
+
+    const invoke = (path: string, headers: Record<string, string>, body?: unknown) =>
+      fetch(`${env.stack.url}/proxy${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body ?? { number: `{{ ${cardId} | json: '$.number' }}` }),
+        redirect: 'manual',
+      });
+
+    it('with require_auth: the destination is the proxy’s, the caller’s key detokenizes, the proxy key is not sent', async () => {
+      const proxy = await create({ name: 'Outbound', destination_url: `${destination.url}/v1?fixed=1` });
+      destination.received.length = 0;
+      const response = await invoke(`/charges?amount=5&svc-proxy-key=${proxy.key}`, {
+        'svc-api-key': env.tenant.apiKey,
+      });
+      expect(response.status).toBe(201);
+      expect(destination.received).toHaveLength(1);
+      const received = destination.received[0]!;
+      expect(received.url).toBe('/v1/charges?fixed=1&amount=5');
+      expect(JSON.parse(received.body.toString('utf8'))).toEqual({ number: '4242424242424242' });
+      const viaHeader = await invoke('/charges', {
+        'svc-api-key': env.tenant.apiKey,
+        'svc-proxy-key': proxy.key,
+      });
+      expect(viaHeader.status).toBe(201);
+      const headers = JSON.stringify(destination.received.map((request) => request.headers));
+      expect(headers).not.toContain(proxy.key);
+      expect(headers).not.toContain(env.tenant.apiKey);
+      expect(received.url).not.toContain(proxy.key);
+
+      destination.received.length = 0;
+      // No API key, an unknown key, another tenant's API key: 401, nothing sent.
+      expect((await invoke('/x', { 'svc-proxy-key': proxy.key })).status).toBe(401);
+      expect((await invoke('/x', { 'svc-proxy-key': 'nope', 'svc-api-key': env.tenant.apiKey })).status).toBe(
+        401,
+      );
+      const other = await env.stack.createTenant('Caller elsewhere');
+      expect((await invoke('/x', { 'svc-proxy-key': proxy.key, 'svc-api-key': other.apiKey })).status).toBe(
+        401,
+      );
+      const noInvoke = await client().applications.create({
+        name: 'No invoke',
+        type: 'private',
+        permissions: ['token:read'],
+      });
+      expect((await invoke('/x', { 'svc-proxy-key': proxy.key, 'svc-api-key': noInvoke.key })).status).toBe(
+        403,
+      );
+      expect(destination.received).toEqual([]);
+    });
+
+    it('without require_auth: anyone with its key calls it, and nothing is detokenized', async () => {
+      const proxy = await create({
+        name: 'Inbound webhook',
+        destination_url: `${destination.url}/hooks`,
+        require_auth: false,
+      });
+      destination.received.length = 0;
+      const expression = `{{ ${cardId} | json: '$.number' }}`;
+      const response = await invoke('/card', { 'svc-proxy-key': proxy.key }, { number: expression });
+      expect(response.status).toBe(201);
+      expect(destination.received).toHaveLength(1);
+      expect(destination.received[0]!.url).toBe('/hooks/card');
+      expect(JSON.parse(destination.received[0]!.body.toString('utf8'))).toEqual({ number: expression });
+      // Deleted: its key invokes nothing any more.
+      expect((await client().request('DELETE', `/proxies/${proxy.id}`)).status).toBe(204);
+      expect((await invoke('/card', { 'svc-proxy-key': proxy.key })).status).toBe(401);
+    });
+
+    it('a proxy’s own timeout lowers PROXY_TIMEOUT_MS: 408', async () => {
+      const proxy = await create({
+        name: 'Slow',
+        destination_url: `${destination.url}/slow`,
+        require_auth: false,
+        timeout: 0.5,
+      });
+      destination.answer(() => {
+        /* never answers */
+      });
+      try {
+        const response = await invoke('', { 'svc-proxy-key': proxy.key });
+        expect(response.status).toBe(408);
+      } finally {
+        destination.answer(echoAnswer);
+      }
+    });
   });
 });

@@ -6,7 +6,14 @@ export {
   type Resolver,
 } from './destination/resolve.ts';
 export { sendToDestination, type DestinationResponse, type OutgoingRequest } from './destination/send.ts';
-export { ProxyGateway, proxyUrlHeader, type ProxyConfig } from './http/invoke.ts';
+export { ProxyGateway, type ProxyConfig } from './http/invoke.ts';
+export {
+  proxyKeyHeader,
+  proxyKeyParameter,
+  proxyUrlHeader,
+  resolveProxy,
+  type ProxyInvocation,
+} from './http/resolve-proxy.ts';
 export { proxyOperations } from './http/operations.ts';
 export type { ConfiguredProxy, ProxyConfiguration, ProxyTransform } from './queries/configured-proxy.ts';
 export { proxiesMigrations } from './migrations.ts';

@@ -320,6 +320,7 @@ export async function createRuntime(
       authenticate,
       detokenizer,
       admit: (principal, res) => takeRateLimit(proxyRateLimiter, principal, res),
+      proxyByKey: (key) => proxies.byKey(key),
     }),
     async close() {
       await reactorRuns.close();

@@ -122,7 +122,7 @@ export function proxyRoutes(deps: ProxyRouteDeps): RouteDefinition[] {
     defineRoute({
       method: 'patch',
       path: '/proxies/:id',
-      operationId: 'patchProxy',
+      operationId: 'updateProxyFields',
       summary: 'Change the settings named (null removes an optional one)',
       tag,
       permission: 'proxy:update',

@@ -634,7 +634,7 @@ export interface paths {
          * Change the settings named (null removes an optional one)
          * @description Permission: `proxy:update`
          */
-        patch: operations["patchProxy"];
+        patch: operations["updateProxyFields"];
         trace?: never;
     };
     "/logs": {
@@ -7147,7 +7147,7 @@ export interface operations {
             };
         };
     };
-    patchProxy: {
+    updateProxyFields: {
         parameters: {
             query?: never;
             header?: {

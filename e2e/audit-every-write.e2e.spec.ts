@@ -25,7 +25,8 @@ describe('audit log: one row per event, for every write the service offers', () 
 
   beforeAll(async () => {
     smtp = await startSmtpServer();
-    stack = await startStack({ SMTP_URL: smtp.url });
+    // 127.0.0.1 is allow-listed: a proxy's destination is checked when it is saved (never called here).
+    stack = await startStack({ SMTP_URL: smtp.url, PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1' });
     tenant = await stack.createTenant();
   });
   afterAll(async () => {
@@ -110,6 +111,16 @@ describe('audit log: one row per event, for every write the service offers', () 
     );
     await ok(client.request('DELETE', `/reactors/${reactor.id}`));
     await ok(client.request('DELETE', `/reactor-formulas/${formula.id}`));
+    const proxy = await ok(
+      client.request('POST', '/proxies', { body: { name: 'p', destination_url: 'http://127.0.0.1:9/' } }),
+    );
+    await ok(
+      client.request('PUT', `/proxies/${proxy.id}`, {
+        body: { name: 'q', destination_url: 'http://127.0.0.1:9/v2', configuration: { KEY: 'k' } },
+      }),
+    );
+    await ok(client.request('PATCH', `/proxies/${proxy.id}`, { body: { require_auth: false } }));
+    await ok(client.request('DELETE', `/proxies/${proxy.id}`));
 
     // An operator's key commands (npm run keys) are events and log rows too.
     const { KAFKA_BROKERS: _kafka, MASTER_KEY: _key, MASTER_KEYS: _keys, ...inherited } = process.env;

@@ -1,12 +1,82 @@
+import { BasisTheory } from '@basis-theory/basis-theory-js';
 import { BasisTheoryClient } from '@basis-theory/node-sdk';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '@tokenvault/platform/testing';
 import { useStack } from './support/stack.ts';
+import { startHttpDestination, type TestDestination } from './support/destinations.ts';
 
 const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
 
 describe('compatibility', () => {
-  const env = useStack({ LOG_LEVEL: 'warn' });
+  // 127.0.0.1 is allow-listed for the proxies' loopback destination.
+  const env = useStack({ LOG_LEVEL: 'warn', PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1' });
+  let destination: TestDestination;
+  beforeAll(async () => {
+    destination = await startHttpDestination('127.0.0.1');
+  });
+  afterAll(async () => destination?.close());
+
+  it('serves proxies.create/get/list/update/patch/delete as the anchor’s Node SDK calls them', async () => {
+    // The anchor's key header is BT-API-KEY; the service's is SVC-API-KEY (given as a header).
+    const sdk = new BasisTheoryClient({
+      baseUrl: env.stack.url,
+      headers: { 'SVC-API-KEY': env.tenant.apiKey },
+    });
+    const created = await sdk.proxies.create({
+      name: 'Processor',
+      destinationUrl: `${destination.url}/v1`,
+      configuration: { API_KEY: 'sk_test_sdk' },
+      requireAuth: true,
+    });
+    expect(created).toMatchObject({
+      name: 'Processor',
+      destinationUrl: `${destination.url}/v1`,
+      configuration: { API_KEY: 'sk_test_sdk' },
+      requireAuth: true,
+      tenantId: env.tenant.tenantId,
+    });
+    expect(created.key).toEqual(expect.any(String));
+    expect(await sdk.proxies.get(created.id!)).toMatchObject({ id: created.id, key: created.key });
+    const page = await sdk.proxies.list({ name: 'Processor' });
+    expect(page.data.map((proxy) => proxy.id)).toEqual([created.id]);
+    const updated = await sdk.proxies.update(created.id!, {
+      name: 'Processor v2',
+      destinationUrl: `${destination.url}/v2`,
+      requireAuth: false,
+    });
+    expect(updated).toMatchObject({ name: 'Processor v2', requireAuth: false, key: created.key });
+    // The anchor's PATCH answers no body (its SDK returns nothing): read it back.
+    await sdk.proxies.patch(created.id!, { name: 'Processor v3' });
+    expect(await sdk.proxies.get(created.id!)).toMatchObject({
+      name: 'Processor v3',
+      destinationUrl: `${destination.url}/v2`,
+    });
+    await sdk.proxies.delete(created.id!);
+    await expect(sdk.proxies.get(created.id!)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it('invokes a pre-configured proxy through basis-theory-js 4’s proxy.post', async () => {
+    const cardId = (await env.tenant.client.tokens.create({ type: 'card', data: card })).id;
+    const created = await env.tenant.client.request<{ key: string }>('POST', '/proxies', {
+      body: { name: 'Charges', destination_url: `${destination.url}/v1` },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    // basis-theory-js speaks http to localhost only; the service's header names are given as headers.
+    const bt = await new BasisTheory().init(undefined, {
+      apiBaseUrl: env.stack.url.replace('127.0.0.1', 'localhost'),
+    });
+    destination.received.length = 0;
+    const answer: unknown = await bt.proxy.post({
+      path: '/charges',
+      query: { amount: '10' },
+      headers: { 'SVC-API-KEY': env.tenant.apiKey, 'SVC-PROXY-KEY': created.body.key },
+      body: { number: `{{ ${cardId} | json: '$.number' }}` },
+    });
+    expect(destination.received).toHaveLength(1);
+    expect(destination.received[0]!.url).toBe('/v1/charges?amount=10');
+    expect(JSON.parse(destination.received[0]!.body.toString('utf8'))).toEqual({ number: card.number });
+    expect(answer).toMatchObject({ method: 'POST', url: '/v1/charges?amount=10' });
+  });
 
   it('accepts role ADMIN on an invitation, and names body.role for anything else', async () => {
     const admin = await env.tenant.client.request<{ status: string }>('POST', '/tenants/self/invitations', {

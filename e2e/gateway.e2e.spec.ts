@@ -64,6 +64,8 @@ describe('gateway', () => {
       '/logs',
       '/logs/entity-types',
       '/logs/{id}/proof',
+      '/proxies',
+      '/proxies/{id}',
       '/proxy/{path}',
       '/reactor-formulas',
       '/reactor-formulas/{id}',

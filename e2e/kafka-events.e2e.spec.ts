@@ -28,6 +28,7 @@ describe('events on Kafka', () => {
       KAFKA_BROKERS: brokers,
       KAFKA_TOPIC_PREFIX: prefix,
       KAFKA_TOPIC_PARTITIONS: '3',
+      PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
     });
     tenant = await stack.createTenant();
     await waitForTopics(brokers, prefix);
@@ -39,7 +40,7 @@ describe('events on Kafka', () => {
   });
 
   it('creates one topic per context with the configured partitions', async () => {
-    expect(await partitionCounts(brokers, prefix)).toEqual([3, 3, 3, 3]);
+    expect(await partitionCounts(brokers, prefix)).toEqual([3, 3, 3, 3, 3]);
   });
 
   it('delivers the CloudEvents of API operations, in order per entity, with no sensitive data', async () => {
@@ -66,6 +67,16 @@ describe('events on Kafka', () => {
     });
     expect(updated.status).toBe(200);
     expect((await api.request('DELETE', `/applications/${application.body.id}`)).status).toBe(204);
+    const proxy = await api.request<{ id: string; key: string }>('POST', '/proxies', {
+      body: {
+        name: 'Outbound',
+        destination_url: `http://127.0.0.1:9/v1?secret=${marker}`,
+        configuration: { API_KEY: marker },
+        request_transforms: [{ type: 'code', code: `module.exports = async () => ({ body: '${marker}' });` }],
+      },
+    });
+    expect(proxy.status).toBe(201);
+    expect((await api.request('DELETE', `/proxies/${proxy.body.id}`)).status).toBe(204);
 
     const stored = await allEvents(stack.service.runtime.ownerPool);
     await waitUntil('every event on Kafka', () => receivedAll(stored, received.events), 90_000);
@@ -96,6 +107,10 @@ describe('events on Kafka', () => {
       'tokenvault.tenancy.ApplicationDeleted',
     ]);
     expect(typesOf(t)).toContain('tokenvault.tenancy.TenantCreated');
+    expect(typesOf(`${t}/${proxy.body.id}`)).toEqual([
+      'tokenvault.proxies.ProxyCreated',
+      'tokenvault.proxies.ProxyDeleted',
+    ]);
     const created = received.events.find((delivery) => delivery.key === `${t}/${card.body.id}`);
     expect(created?.topic).toBe(`${prefix}.tokens`);
     expect(created?.event.data).toEqual({
@@ -109,10 +124,17 @@ describe('events on Kafka', () => {
 
     // No token data (the marker was in the data and the metadata), ciphertext, fingerprint, key,
     // key hash or e-mail address in any message key or value.
-    const secrets = [marker, '4242424242424242', tenant.apiKey, application.body.key];
+    const secrets = [marker, '4242424242424242', tenant.apiKey, application.body.key, proxy.body.key];
     for (const event of stored) {
       const data = event.data as Record<string, unknown>;
-      for (const field of ['data_ciphertext', 'fingerprint', 'key_hash', 'email'])
+      for (const field of [
+        'data_ciphertext',
+        'fingerprint',
+        'key_hash',
+        'email',
+        'key_ciphertext',
+        'configuration_ciphertext',
+      ])
         if (typeof data[field] === 'string') secrets.push(data[field]);
     }
     expect(secrets.length).toBeGreaterThan(6);

@@ -89,6 +89,9 @@ export const logMappings: Record<string, Mapping> = {
   ReactorCreated: entry('reactor', 'reactor_id', 'create', 'Reactor created'),
   ReactorUpdated: entry('reactor', 'reactor_id', 'update', 'Reactor updated'),
   ReactorDeleted: entry('reactor', 'reactor_id', 'delete', 'Reactor deleted'),
+  ProxyCreated: entry('proxy', 'proxy_id', 'create', 'Proxy created'),
+  ProxyUpdated: entry('proxy', 'proxy_id', 'update', 'Proxy updated'),
+  ProxyDeleted: entry('proxy', 'proxy_id', 'delete', 'Proxy deleted'),
 };
 
 /** Every entity type the log names, for GET /logs/entity-types. */
@@ -96,6 +99,7 @@ export const entityTypes = [
   { value: 'application', display_name: 'Application' },
   { value: 'bank', display_name: 'Bank' },
   { value: 'card', display_name: 'Card' },
+  { value: 'proxy', display_name: 'Proxy' },
   { value: 'reactor', display_name: 'Reactor' },
   { value: 'reactor_formula', display_name: 'Reactor Formula' },
   { value: 'tenant', display_name: 'Tenant' },

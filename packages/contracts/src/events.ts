@@ -15,7 +15,7 @@ import { tokenTypeSchema } from './tokens.ts';
 import { formulaTypes, parameterTypes } from './reactors.ts';
 
 /** One topic per bounded context: `<KAFKA_TOPIC_PREFIX>.<topic>`. */
-export const eventTopics = ['tokens', 'tenancy', 'reactors', 'audit'] as const;
+export const eventTopics = ['tokens', 'tenancy', 'reactors', 'proxies', 'audit'] as const;
 export type EventTopic = (typeof eventTopics)[number];
 
 export interface PublicEventContract<Schema extends z.ZodObject = z.ZodObject> {
@@ -79,6 +79,20 @@ const reactor = {
   tenant_id: tenantId,
   name: z.string().describe('The reactor name.'),
   application_id: id('The application whose key its runtime client uses, when it has one.').optional(),
+};
+
+/**
+ * A proxy without its secrets: its key, configuration (often credentials), transforms' code and
+ * destination URL (which may carry credentials in its query) are never published.
+ */
+const proxy = {
+  proxy_id: id('The proxy.'),
+  tenant_id: tenantId,
+  name: z.string().describe('The proxy name.'),
+  request_reactor_id: id('The reactor run on each request, when it has one.').optional(),
+  response_reactor_id: id('The reactor run on each response, when it has one.').optional(),
+  application_id: id('The application its transforms act as, when it has one.').optional(),
+  require_auth: z.boolean().describe('Whether an invocation needs an API key besides the proxy key.'),
 };
 
 /**
@@ -467,6 +481,34 @@ export const publicEvents: Record<string, PublicEventContract> = {
       reactor_id: id('The reactor.'),
       tenant_id: tenantId,
       formula_id: id('The formula it ran.'),
+      deleted_by: id('Who deleted it.'),
+      deleted_at: at('When'),
+    }),
+  }),
+  ProxyCreated: contract({
+    topic: 'proxies',
+    description:
+      'A pre-configured proxy was created. Its key, configuration, destination and transforms are never published.',
+    entity: 'proxy',
+    entityId: (data) => `${data.tenant_id}/${data.proxy_id}`,
+    schema: z.object({ ...proxy, created_by: id('Who created it.'), created_at: at('When') }),
+  }),
+  ProxyUpdated: contract({
+    topic: 'proxies',
+    description:
+      'A pre-configured proxy’s settings changed. Its key, configuration, destination and transforms are never published.',
+    entity: 'proxy',
+    entityId: (data) => `${data.tenant_id}/${data.proxy_id}`,
+    schema: z.object({ ...proxy, modified_by: id('Who changed it.'), modified_at: at('When') }),
+  }),
+  ProxyDeleted: contract({
+    topic: 'proxies',
+    description: 'A pre-configured proxy was deleted: its key no longer invokes anything.',
+    entity: 'proxy',
+    entityId: (data) => `${data.tenant_id}/${data.proxy_id}`,
+    schema: z.object({
+      proxy_id: id('The proxy.'),
+      tenant_id: tenantId,
       deleted_by: id('Who deleted it.'),
       deleted_at: at('When'),
     }),

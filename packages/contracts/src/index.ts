@@ -12,3 +12,4 @@ export * from './members.ts';
 export * from './invitations.ts';
 export * from './reactors.ts';
 export * from './sessions.ts';
+export * from './proxies.ts';

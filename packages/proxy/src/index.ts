@@ -6,5 +6,19 @@ export {
   type Resolver,
 } from './destination/resolve.ts';
 export { sendToDestination, type DestinationResponse, type OutgoingRequest } from './destination/send.ts';
-export { ProxyGateway, proxyUrlHeader, type ProxyConfig } from './http/invoke.ts';
+export { ProxyGateway, type ProxyConfig } from './http/invoke.ts';
+export {
+  proxyKeyHeader,
+  proxyKeyParameter,
+  proxyUrlHeader,
+  resolveProxy,
+  type ProxyInvocation,
+} from './http/resolve-proxy.ts';
 export { proxyOperations } from './http/operations.ts';
+export type { ConfiguredProxy, ProxyConfiguration, ProxyTransform } from './queries/configured-proxy.ts';
+export { proxiesMigrations } from './migrations.ts';
+export { proxiesProjection } from './projections/proxies.ts';
+export { proxyRoutes, type ProxyRouteDeps } from './http/proxies.ts';
+export { ProxyQueries } from './queries/proxies.ts';
+export { proxyDecider } from './domain/proxy.ts';
+export { streams as proxiesStreams, proxiesEventTypes, type ProxiesEvent } from './domain/events.ts';

@@ -16,5 +16,6 @@ export {
 export { streams as reactorsStreams, reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
 export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';
+export { namePattern } from './queries/name-filter.ts';
 export { ReactorRunQueue } from './runs/run-queue.ts';
 export { ReactorRunWorker } from './runs/run-worker.ts';

@@ -4,9 +4,16 @@ import { tenancyEventTypes } from '@tokenvault/tenancy';
 import { tokenEventTypes } from '@tokenvault/tokens';
 import { reactorsEventTypes } from '@tokenvault/reactors';
 import { vaultEventTypes } from '@tokenvault/vault';
+import { proxiesEventTypes } from '@tokenvault/proxy';
 
 /** Every event type of every context: a new context adds its list here. */
-const allEventTypes = [...tenancyEventTypes, ...tokenEventTypes, ...reactorsEventTypes, ...vaultEventTypes];
+const allEventTypes = [
+  ...tenancyEventTypes,
+  ...tokenEventTypes,
+  ...reactorsEventTypes,
+  ...vaultEventTypes,
+  ...proxiesEventTypes,
+];
 
 describe('every event type', () => {
   it('has exactly one audit log mapping', () => {

@@ -5,13 +5,19 @@ import { tenancyClaims, tenancyProjection, tenantKeyShredding } from '@tokenvaul
 import { tokenClaims, tokenKeyStore, tokensProjection, tokenUsageProjection } from '@tokenvault/tokens';
 import { auditProjection } from '@tokenvault/audit';
 import { reactorsProjection } from '@tokenvault/reactors';
+import { proxiesProjection } from '@tokenvault/proxy';
 
 /**
  * The read models a client reads back right after a write (tokens and associations, tenant,
  * applications and keys, users, members, invitations, formulas and reactors): with
  * PROJECTIONS=inline they are written in the append's own transaction.
  */
-export const consistentProjections: Projection[] = [tenancyProjection, tokensProjection, reactorsProjection];
+export const consistentProjections: Projection[] = [
+  tenancyProjection,
+  tokensProjection,
+  reactorsProjection,
+  proxiesProjection,
+];
 
 /** Read models that may trail the writes (usage counters, the audit log): always the projector's. */
 export const trailingProjections: Projection[] = [tokenUsageProjection, auditProjection];

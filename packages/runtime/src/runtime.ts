@@ -45,7 +45,7 @@ import {
   reactorRoutes,
   reactorsMigrations,
 } from '@tokenvault/reactors';
-import { ProxyGateway } from '@tokenvault/proxy';
+import { ProxyGateway, ProxyQueries, proxiesMigrations, proxyRoutes } from '@tokenvault/proxy';
 
 import { readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './event-log.ts';
@@ -64,6 +64,7 @@ export const allMigrations = [
   ...tenancyMigrations,
   ...tokensMigrations,
   ...reactorsMigrations,
+  ...proxiesMigrations,
   ...auditMigrations,
   ...projectionModeMigrations,
   ...logSealMigrations,
@@ -263,6 +264,7 @@ export async function createRuntime(
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   const detokenizer = new Detokenizer({ store, appPool, vault, clock });
+  const proxies = new ProxyQueries(appPool, vault);
   // /proxy/** is not a JSON route (no route guard): the key's rate limit is taken here.
   const proxyRateLimiter = new RateLimiter(redis, {
     prefix: config.QUEUE_PREFIX,
@@ -308,6 +310,7 @@ export async function createRuntime(
         detokenizer,
         reactors: new ReactorQueries(appPool, applications, vault),
       }),
+      ...proxyRoutes({ ...deps, applications, proxies, config }),
       ...logRoutes(deps),
       ...logSealRoutes({ ...deps, ownerPool, signer: logSignerOf(config) }),
     ],
@@ -317,6 +320,7 @@ export async function createRuntime(
       authenticate,
       detokenizer,
       admit: (principal, res) => takeRateLimit(proxyRateLimiter, principal, res),
+      proxyByKey: (key) => proxies.byKey(key),
     }),
     async close() {
       await reactorRuns.close();

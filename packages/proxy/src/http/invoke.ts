@@ -1,15 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import type { Request, Response } from 'express';
-import {
-  badRequest,
-  forbidden,
-  holdsPermission,
-  payloadTooLarge,
-  type Authenticate,
-  type Config,
-  type Principal,
-} from '@tokenvault/platform';
+import { payloadTooLarge, type Authenticate, type Config, type Principal } from '@tokenvault/platform';
 import type { Detokenizer } from '@tokenvault/tokens';
 import { AddressAllowlist } from '../destination/addresses.ts';
 import { resolveDestination, systemResolver, type Resolver } from '../destination/resolve.ts';
@@ -17,7 +9,6 @@ import { sendToDestination, type DestinationResponse, type SendLimits } from '..
 import {
   bodyKindOf,
   decodeBody,
-  destinationUrl,
   encodeBody,
   forwardedRequestHeaders,
   renderRequest,
@@ -25,6 +16,8 @@ import {
   returnedResponseHeaders,
   type ProxiedRequest,
 } from '../request/forwarding.ts';
+import type { ConfiguredProxy } from '../queries/configured-proxy.ts';
+import { resolveProxy, type ProxyInvocation } from './resolve-proxy.ts';
 
 export type ProxyConfig = Pick<
   Config,
@@ -43,12 +36,13 @@ export interface ProxyGatewayDeps {
   resolver?: Resolver;
   /** What every API-key call passes before it runs (the key's rate limit). */
   admit?: (principal: Principal, res: Response) => Promise<void>;
+  /** The pre-configured proxy a key invokes (undefined: none). */
+  proxyByKey: (key: string) => Promise<ConfiguredProxy | undefined>;
 }
 
 export const proxyMethods = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-/** The header naming an ephemeral proxy's destination. */
-export const proxyUrlHeader = 'SVC-PROXY-URL';
+export { proxyUrlHeader } from './resolve-proxy.ts';
 
 /** A raw body, at most `max` bytes (past it a 413, and nothing is sent anywhere). */
 async function readRaw(req: Request, max: number): Promise<Buffer> {
@@ -87,19 +81,13 @@ export class ProxyGateway {
   /** Express middleware for `app.use('/proxy', …)`. */
   readonly handle = async (req: Request, res: Response, next: () => void): Promise<void> => {
     if (!(proxyMethods as readonly string[]).includes(req.method.toLowerCase())) return next();
-    const principal = await this.deps.authenticate(req.get('svc-api-key') ?? undefined, {
-      method: req.method,
-      headers: req.headers,
+    const invocation = await resolveProxy(req, res, {
+      authenticate: this.deps.authenticate,
+      ...(this.deps.admit ? { admit: this.deps.admit } : {}),
+      proxyByKey: this.deps.proxyByKey,
+      timeoutMs: this.limits.timeoutMs,
     });
-    await this.deps.admit?.(principal, res);
-    if (!holdsPermission(principal, 'proxy:invoke') && !holdsPermission(principal, 'token:use')) {
-      throw forbidden('This API key lacks proxy:invoke.');
-    }
-    const base = req.get(proxyUrlHeader);
-    if (!base) throw badRequest('Say where to send the request.', { [proxyUrlHeader]: ['Required'] });
-    const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
-    const url = destinationUrl(base, req.path, search, proxyUrlHeader);
-    const answer = await this.forward(principal, req, url, proxyUrlHeader);
+    const answer = await this.forward(invocation, req);
     this.reply(res, answer);
   };
 
@@ -107,14 +95,11 @@ export class ProxyGateway {
    * The rules in order, each before anything is sent: the body read (413 past its cap), the
    * expressions found (at most 100), the tokens opened (400 unknown, 403 without token:use on a
    * container), every expression rendered (400 naming its place), the destination checked
-   * (400); then one request, and its whole answer.
+   * (400); then one request, and its whole answer. A call without auth detokenizes nothing: its
+   * expressions are sent as they are.
    */
-  private async forward(
-    principal: Principal,
-    req: Request,
-    url: URL,
-    urlField: string,
-  ): Promise<DestinationResponse> {
+  private async forward(invocation: ProxyInvocation, req: Request): Promise<DestinationResponse> {
+    const { principal, url, urlField } = invocation;
     const kind = bodyKindOf(req.get('content-type'));
     const raw = kind === 'json' ? undefined : await readRaw(req, this.deps.config.PROXY_MAX_REQUEST_BYTES);
     const parsed = kind === 'json' && !req.blankJsonBody ? (req.body as unknown) : undefined;
@@ -123,11 +108,12 @@ export class ProxyGateway {
       kind,
       body: decodeBody(kind, raw, parsed),
     };
-    const ids = requestTokenIds(request);
-    const opened = ids.length
-      ? await this.deps.detokenizer.openTokens(principal, ids, 'token:use', req.requestId, 'request')
-      : { data: new Map<string, unknown>(), tokens: new Map<string, unknown>() };
-    const rendered = renderRequest(request, opened);
+    const ids = invocation.detokenize ? requestTokenIds(request) : [];
+    const opened =
+      principal && ids.length
+        ? await this.deps.detokenizer.openTokens(principal, ids, 'token:use', req.requestId, 'request')
+        : { data: new Map<string, unknown>(), tokens: new Map<string, unknown>() };
+    const rendered = invocation.detokenize ? renderRequest(request, opened) : request;
     const destination = await resolveDestination(
       url,
       { allowlist: this.allowlist, resolver: this.deps.resolver ?? systemResolver },
@@ -136,7 +122,7 @@ export class ProxyGateway {
     return sendToDestination(
       destination,
       { method: req.method, headers: rendered.headers, body: encodeBody(kind, rendered.body) },
-      this.limits,
+      { ...this.limits, timeoutMs: invocation.timeoutMs },
     );
   }
 

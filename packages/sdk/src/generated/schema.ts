@@ -581,6 +581,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/proxies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List proxies (id repeatable; name: case-insensitive, * matches any run of characters)
+         * @description Permission: `proxy:read`
+         */
+        get: operations["listProxies"];
+        put?: never;
+        /**
+         * Create a pre-configured proxy (its key is generated)
+         * @description Permission: `proxy:create`
+         */
+        post: operations["createProxy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/proxies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a proxy
+         * @description Permission: `proxy:read`
+         */
+        get: operations["getProxy"];
+        /**
+         * Replace a proxy’s settings (its key never changes)
+         * @description Permission: `proxy:update`
+         */
+        put: operations["updateProxy"];
+        post?: never;
+        /**
+         * Delete a proxy (its key stops working)
+         * @description Permission: `proxy:delete`
+         */
+        delete: operations["deleteProxy"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the settings named (null removes an optional one)
+         * @description Permission: `proxy:update`
+         */
+        patch: operations["updateProxyFields"];
+        trace?: never;
+    };
     "/logs": {
         parameters: {
             query?: never;
@@ -6291,6 +6347,1013 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listProxies: {
+        parameters: {
+            query?: {
+                id?: string | string[];
+                name?: string;
+                page?: number;
+                size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of proxies */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pagination": {
+                     *         "total_items": -9007199254740991,
+                     *         "page_number": -9007199254740991,
+                     *         "page_size": -9007199254740991,
+                     *         "total_pages": -9007199254740991
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "key": "string",
+                     *           "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "name": "string",
+                     *           "destination_url": "string",
+                     *           "request_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "response_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "request_transforms": [
+                     *             {
+                     *               "type": "code",
+                     *               "code": "string"
+                     *             }
+                     *           ],
+                     *           "response_transforms": [
+                     *             {
+                     *               "type": "code",
+                     *               "code": "string"
+                     *             }
+                     *           ],
+                     *           "application_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "configuration": {},
+                     *           "require_auth": true,
+                     *           "timeout": 1,
+                     *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "created_at": "2030-01-01T12:00:00.000Z",
+                     *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "modified_at": "2030-01-01T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            total_items: number;
+                            page_number: number;
+                            page_size: number;
+                            total_pages: number;
+                        };
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            key: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            name: string;
+                            destination_url: string;
+                            /** Format: uuid */
+                            request_reactor_id?: string;
+                            /** Format: uuid */
+                            response_reactor_id?: string;
+                            request_transforms: {
+                                /** @constant */
+                                type: "code";
+                                code: string;
+                            }[];
+                            response_transforms: {
+                                /** @constant */
+                                type: "code";
+                                code: string;
+                            }[];
+                            /** Format: uuid */
+                            application_id?: string;
+                            configuration: {
+                                [key: string]: string;
+                            };
+                            require_auth: boolean;
+                            timeout?: number;
+                            /** Format: uuid */
+                            created_by?: string;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: uuid */
+                            modified_by?: string;
+                            /** Format: date-time */
+                            modified_at?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createProxy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default) and replayed, with `Idempotency-Replayed: true`, to the same request. The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "string",
+                 *       "destination_url": "string",
+                 *       "request_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                 *       "response_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                 *       "request_transforms": [],
+                 *       "response_transforms": [],
+                 *       "application": {
+                 *         "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11"
+                 *       },
+                 *       "configuration": {},
+                 *       "require_auth": true,
+                 *       "timeout": 1
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    destination_url: string;
+                    /** Format: uuid */
+                    request_reactor_id?: string;
+                    /** Format: uuid */
+                    response_reactor_id?: string;
+                    /** @default [] */
+                    request_transforms?: {
+                        /** @constant */
+                        type: "code";
+                        code: string;
+                    }[];
+                    /** @default [] */
+                    response_transforms?: {
+                        /** @constant */
+                        type: "code";
+                        code: string;
+                    }[];
+                    application?: {
+                        /** Format: uuid */
+                        id: string;
+                    };
+                    /** @default {} */
+                    configuration?: {
+                        [key: string]: string;
+                    };
+                    /** @default true */
+                    require_auth?: boolean;
+                    timeout?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "key": "string",
+                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "name": "string",
+                     *       "destination_url": "string",
+                     *       "request_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "response_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "request_transforms": [
+                     *         {
+                     *           "type": "code",
+                     *           "code": "string"
+                     *         }
+                     *       ],
+                     *       "response_transforms": [
+                     *         {
+                     *           "type": "code",
+                     *           "code": "string"
+                     *         }
+                     *       ],
+                     *       "application_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "configuration": {},
+                     *       "require_auth": true,
+                     *       "timeout": 1,
+                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        key: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        name: string;
+                        destination_url: string;
+                        /** Format: uuid */
+                        request_reactor_id?: string;
+                        /** Format: uuid */
+                        response_reactor_id?: string;
+                        request_transforms: {
+                            /** @constant */
+                            type: "code";
+                            code: string;
+                        }[];
+                        response_transforms: {
+                            /** @constant */
+                            type: "code";
+                            code: string;
+                        }[];
+                        /** Format: uuid */
+                        application_id?: string;
+                        configuration: {
+                            [key: string]: string;
+                        };
+                        require_auth: boolean;
+                        timeout?: number;
+                        /** Format: uuid */
+                        created_by?: string;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: uuid */
+                        modified_by?: string;
+                        /** Format: date-time */
+                        modified_at?: string;
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getProxy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The proxy */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "key": "string",
+                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "name": "string",
+                     *       "destination_url": "string",
+                     *       "request_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "response_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "request_transforms": [
+                     *         {
+                     *           "type": "code",
+                     *           "code": "string"
+                     *         }
+                     *       ],
+                     *       "response_transforms": [
+                     *         {
+                     *           "type": "code",
+                     *           "code": "string"
+                     *         }
+                     *       ],
+                     *       "application_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "configuration": {},
+                     *       "require_auth": true,
+                     *       "timeout": 1,
+                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        key: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        name: string;
+                        destination_url: string;
+                        /** Format: uuid */
+                        request_reactor_id?: string;
+                        /** Format: uuid */
+                        response_reactor_id?: string;
+                        request_transforms: {
+                            /** @constant */
+                            type: "code";
+                            code: string;
+                        }[];
+                        response_transforms: {
+                            /** @constant */
+                            type: "code";
+                            code: string;
+                        }[];
+                        /** Format: uuid */
+                        application_id?: string;
+                        configuration: {
+                            [key: string]: string;
+                        };
+                        require_auth: boolean;
+                        timeout?: number;
+                        /** Format: uuid */
+                        created_by?: string;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: uuid */
+                        modified_by?: string;
+                        /** Format: date-time */
+                        modified_at?: string;
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateProxy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default) and replayed, with `Idempotency-Replayed: true`, to the same request. The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "string",
+                 *       "destination_url": "string",
+                 *       "request_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                 *       "response_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                 *       "request_transforms": [],
+                 *       "response_transforms": [],
+                 *       "application": {
+                 *         "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11"
+                 *       },
+                 *       "configuration": {},
+                 *       "require_auth": true,
+                 *       "timeout": 1
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    destination_url: string;
+                    /** Format: uuid */
+                    request_reactor_id?: string;
+                    /** Format: uuid */
+                    response_reactor_id?: string;
+                    /** @default [] */
+                    request_transforms?: {
+                        /** @constant */
+                        type: "code";
+                        code: string;
+                    }[];
+                    /** @default [] */
+                    response_transforms?: {
+                        /** @constant */
+                        type: "code";
+                        code: string;
+                    }[];
+                    application?: {
+                        /** Format: uuid */
+                        id: string;
+                    };
+                    /** @default {} */
+                    configuration?: {
+                        [key: string]: string;
+                    };
+                    /** @default true */
+                    require_auth?: boolean;
+                    timeout?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The updated proxy */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "key": "string",
+                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "name": "string",
+                     *       "destination_url": "string",
+                     *       "request_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "response_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "request_transforms": [
+                     *         {
+                     *           "type": "code",
+                     *           "code": "string"
+                     *         }
+                     *       ],
+                     *       "response_transforms": [
+                     *         {
+                     *           "type": "code",
+                     *           "code": "string"
+                     *         }
+                     *       ],
+                     *       "application_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "configuration": {},
+                     *       "require_auth": true,
+                     *       "timeout": 1,
+                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        key: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        name: string;
+                        destination_url: string;
+                        /** Format: uuid */
+                        request_reactor_id?: string;
+                        /** Format: uuid */
+                        response_reactor_id?: string;
+                        request_transforms: {
+                            /** @constant */
+                            type: "code";
+                            code: string;
+                        }[];
+                        response_transforms: {
+                            /** @constant */
+                            type: "code";
+                            code: string;
+                        }[];
+                        /** Format: uuid */
+                        application_id?: string;
+                        configuration: {
+                            [key: string]: string;
+                        };
+                        require_auth: boolean;
+                        timeout?: number;
+                        /** Format: uuid */
+                        created_by?: string;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: uuid */
+                        modified_by?: string;
+                        /** Format: date-time */
+                        modified_at?: string;
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteProxy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateProxyFields: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default) and replayed, with `Idempotency-Replayed: true`, to the same request. The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "string",
+                 *       "destination_url": "string",
+                 *       "request_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                 *       "response_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                 *       "request_transforms": [
+                 *         {
+                 *           "type": "code",
+                 *           "code": "string"
+                 *         }
+                 *       ],
+                 *       "response_transforms": [
+                 *         {
+                 *           "type": "code",
+                 *           "code": "string"
+                 *         }
+                 *       ],
+                 *       "application": {
+                 *         "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11"
+                 *       },
+                 *       "configuration": {},
+                 *       "require_auth": true,
+                 *       "timeout": 1
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    destination_url?: string;
+                    request_reactor_id?: string | null;
+                    response_reactor_id?: string | null;
+                    request_transforms?: {
+                        /** @constant */
+                        type: "code";
+                        code: string;
+                    }[];
+                    response_transforms?: {
+                        /** @constant */
+                        type: "code";
+                        code: string;
+                    }[];
+                    application?: {
+                        /** Format: uuid */
+                        id: string;
+                    } | null;
+                    configuration?: {
+                        [key: string]: string;
+                    };
+                    require_auth?: boolean;
+                    timeout?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The updated proxy */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "key": "string",
+                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "name": "string",
+                     *       "destination_url": "string",
+                     *       "request_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "response_reactor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "request_transforms": [
+                     *         {
+                     *           "type": "code",
+                     *           "code": "string"
+                     *         }
+                     *       ],
+                     *       "response_transforms": [
+                     *         {
+                     *           "type": "code",
+                     *           "code": "string"
+                     *         }
+                     *       ],
+                     *       "application_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "configuration": {},
+                     *       "require_auth": true,
+                     *       "timeout": 1,
+                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        key: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        name: string;
+                        destination_url: string;
+                        /** Format: uuid */
+                        request_reactor_id?: string;
+                        /** Format: uuid */
+                        response_reactor_id?: string;
+                        request_transforms: {
+                            /** @constant */
+                            type: "code";
+                            code: string;
+                        }[];
+                        response_transforms: {
+                            /** @constant */
+                            type: "code";
+                            code: string;
+                        }[];
+                        /** Format: uuid */
+                        application_id?: string;
+                        configuration: {
+                            [key: string]: string;
+                        };
+                        require_auth: boolean;
+                        timeout?: number;
+                        /** Format: uuid */
+                        created_by?: string;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: uuid */
+                        modified_by?: string;
+                        /** Format: date-time */
+                        modified_at?: string;
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -1,0 +1,243 @@
+import type { Decider } from '@tokenvault/cqrs';
+import type { ApplicationType } from '@tokenvault/contracts';
+import { Problem, badRequest, conflict, notFound } from '@tokenvault/platform';
+import { grantsNotHeld } from '@tokenvault/tenancy';
+import type { ProxyTransform } from '../queries/configured-proxy.ts';
+import type { ProxiesEventOf } from './events.ts';
+
+export type ProxyEvent = ProxiesEventOf<'ProxyCreated' | 'ProxyUpdated' | 'ProxyDeleted'>;
+
+/** The proxy as decided (its configuration and key sealed). */
+export interface ProxyView {
+  id: string;
+  tenant_id: string;
+  name: string;
+  destination_url: string;
+  request_reactor_id?: string;
+  response_reactor_id?: string;
+  request_transforms: ProxyTransform[];
+  response_transforms: ProxyTransform[];
+  application_id?: string;
+  configuration_ciphertext: string;
+  key_ciphertext: string;
+  key_hash: string;
+  require_auth: boolean;
+  timeout?: number;
+  created_by: string;
+  created_at: string;
+  modified_by?: string;
+  modified_at?: string;
+}
+
+export type ProxyState =
+  { status: 'absent' } | { status: 'active'; proxy: ProxyView } | { status: 'deleted' };
+
+/** The application a proxy names, as tenancy reported it (undefined: none of this tenant). */
+export interface ApplicationFacts {
+  id: string;
+  type: ApplicationType;
+  permissions: readonly string[];
+  rules: readonly { container: string; permissions: readonly string[] }[];
+}
+
+/** What the caller holds: it may bind a proxy only to an application holding no more. */
+export interface CallerGrants {
+  permissions: readonly string[];
+  rules: readonly { container: string; permissions: readonly string[] }[];
+}
+
+/** A proxy's settings as the caller asked for them (after a patch: merged with the current ones). */
+export interface ProxySettings {
+  name: string;
+  /** Already checked against the destination rules by the command handler (it resolves names). */
+  destination_url: string;
+  request_reactor_id?: string;
+  response_reactor_id?: string;
+  request_transforms: ProxyTransform[];
+  response_transforms: ProxyTransform[];
+  require_auth: boolean;
+  timeout?: number;
+}
+
+interface Target {
+  proxyId: string;
+  tenantId: string;
+  actorId: string;
+  now: string;
+}
+
+interface Decision {
+  settings: ProxySettings;
+  /** The configuration, sealed by the command handler: the plaintext never reaches the decider. */
+  configurationCiphertext: string;
+  /** The application asked for, and what tenancy knows of it (undefined: not found). */
+  application?: { id: string; found: ApplicationFacts | undefined };
+  /** The reactors named (request and response) that are active reactors of the tenant. */
+  reactorsFound: readonly string[];
+  caller: CallerGrants;
+}
+
+export type ProxyCommand =
+  | ({ type: 'CreateProxy'; keyCiphertext: string; keyHash: string } & Decision & Target)
+  | ({ type: 'UpdateProxy' } & Decision & Target)
+  | ({ type: 'DeleteProxy' } & Target);
+
+export const proxyMissing = () => notFound('No proxy with this id.');
+
+/**
+ * Whoever holds a proxy's key (without auth: anyone) acts through its transforms as its
+ * application: binding one must not give the caller more than it holds.
+ */
+function checkDecision(decision: Decision): { application_id?: string } {
+  const { settings, application } = decision;
+  for (const field of ['request_reactor_id', 'response_reactor_id'] as const) {
+    const id = settings[field];
+    if (id !== undefined && !decision.reactorsFound.includes(id)) {
+      throw badRequest('The proxy names a reactor that does not exist.', {
+        [`body.${field}`]: ['No reactor with this id'],
+      });
+    }
+  }
+  if (!application) return {};
+  if (!application.found) {
+    throw badRequest('The proxy names an application that does not exist.', {
+      'body.application.id': ['No application with this id'],
+    });
+  }
+  if (application.found.type === 'management') {
+    throw badRequest('A proxy’s application must be of type public or private.', {
+      'body.application.id': ['Must be a public or private application (this one is management)'],
+    });
+  }
+  const notHeld = Object.values(
+    grantsNotHeld({ type: 'private', ...decision.caller }, application.found),
+  ).flat();
+  if (notHeld.length > 0) {
+    throw new Problem(
+      403,
+      'forbidden',
+      'Forbidden',
+      'A proxy’s application may hold nothing this API key does not hold itself.',
+      { 'body.application.id': notHeld },
+    );
+  }
+  return { application_id: application.id };
+}
+
+/** The optional settings, written out only when set. */
+const optionalSettings = (settings: ProxySettings) => ({
+  ...(settings.request_reactor_id === undefined ? {} : { request_reactor_id: settings.request_reactor_id }),
+  ...(settings.response_reactor_id === undefined
+    ? {}
+    : { response_reactor_id: settings.response_reactor_id }),
+  ...(settings.timeout === undefined ? {} : { timeout: settings.timeout }),
+});
+
+export const proxyDecider: Decider<ProxyState, ProxyCommand, ProxyEvent> = {
+  initialState: () => ({ status: 'absent' }),
+  evolve(state, event) {
+    switch (event.type) {
+      case 'ProxyCreated': {
+        const { proxy_id, ...rest } = event.data;
+        return { status: 'active', proxy: { id: proxy_id, ...rest } };
+      }
+      case 'ProxyUpdated': {
+        if (state.status !== 'active') return state;
+        const d = event.data;
+        const { id, tenant_id, key_ciphertext, key_hash, created_by, created_at } = state.proxy;
+        return {
+          status: 'active',
+          proxy: {
+            id,
+            tenant_id,
+            name: d.name,
+            destination_url: d.destination_url,
+            ...(d.request_reactor_id === undefined ? {} : { request_reactor_id: d.request_reactor_id }),
+            ...(d.response_reactor_id === undefined ? {} : { response_reactor_id: d.response_reactor_id }),
+            request_transforms: d.request_transforms,
+            response_transforms: d.response_transforms,
+            ...(d.application_id === undefined ? {} : { application_id: d.application_id }),
+            configuration_ciphertext: d.configuration_ciphertext,
+            key_ciphertext,
+            key_hash,
+            require_auth: d.require_auth,
+            ...(d.timeout === undefined ? {} : { timeout: d.timeout }),
+            created_by,
+            created_at,
+            modified_by: d.modified_by,
+            modified_at: d.modified_at,
+          },
+        };
+      }
+      case 'ProxyDeleted':
+        return { status: 'deleted' };
+    }
+  },
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateProxy': {
+        if (state.status !== 'absent') throw conflict('A proxy with this id exists.');
+        const application = checkDecision(command);
+        const s = command.settings;
+        return [
+          {
+            type: 'ProxyCreated',
+            data: {
+              proxy_id: command.proxyId,
+              tenant_id: command.tenantId,
+              name: s.name,
+              destination_url: s.destination_url,
+              request_transforms: s.request_transforms,
+              response_transforms: s.response_transforms,
+              ...optionalSettings(s),
+              ...application,
+              configuration_ciphertext: command.configurationCiphertext,
+              key_ciphertext: command.keyCiphertext,
+              key_hash: command.keyHash,
+              require_auth: s.require_auth,
+              created_by: command.actorId,
+              created_at: command.now,
+            },
+          },
+        ];
+      }
+      case 'UpdateProxy': {
+        if (state.status !== 'active') throw proxyMissing();
+        const application = checkDecision(command);
+        const s = command.settings;
+        return [
+          {
+            type: 'ProxyUpdated',
+            data: {
+              proxy_id: command.proxyId,
+              tenant_id: command.tenantId,
+              name: s.name,
+              destination_url: s.destination_url,
+              request_transforms: s.request_transforms,
+              response_transforms: s.response_transforms,
+              ...optionalSettings(s),
+              ...application,
+              configuration_ciphertext: command.configurationCiphertext,
+              require_auth: s.require_auth,
+              modified_by: command.actorId,
+              modified_at: command.now,
+            },
+          },
+        ];
+      }
+      case 'DeleteProxy':
+        if (state.status !== 'active') throw proxyMissing();
+        return [
+          {
+            type: 'ProxyDeleted',
+            data: {
+              proxy_id: command.proxyId,
+              tenant_id: command.tenantId,
+              deleted_by: command.actorId,
+              deleted_at: command.now,
+            },
+          },
+        ];
+    }
+  },
+};

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { deciderSpec } from '@tokenvault/cqrs/testing';
+import { fold } from '@tokenvault/cqrs';
+import { problemWith } from '@tokenvault/platform/testing';
+import { proxyDecider, type ProxyCommand, type ProxyEvent } from './proxy.ts';
+
+const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
+const actorId = '9d2f0a1e-0000-4000-8000-000000000003';
+const proxyId = '9d2f0a1e-0000-4000-8000-000000000004';
+const applicationId = '9d2f0a1e-0000-4000-8000-000000000005';
+const reactorId = '9d2f0a1e-0000-4000-8000-000000000006';
+const now = '2026-03-01T00:00:00.000Z';
+
+// The command handler seals the configuration and the key before deciding: opaque strings here.
+const settings = {
+  name: 'Stripe',
+  destination_url: 'https://api.example.com/v1',
+  request_reactor_id: reactorId,
+  request_transforms: [{ type: 'code' as const, code: 'module.exports = async (req) => req.args;' }],
+  response_transforms: [],
+  require_auth: true,
+  timeout: 5,
+};
+const application = {
+  id: applicationId,
+  found: { id: applicationId, type: 'private' as const, permissions: ['token:create'], rules: [] },
+};
+const caller = { permissions: ['token:create', 'proxy:create'], rules: [] };
+const target = { proxyId, tenantId, actorId, now };
+const create: ProxyCommand = {
+  type: 'CreateProxy',
+  settings,
+  configurationCiphertext: 'sealed:configuration',
+  keyCiphertext: 'sealed:key',
+  keyHash: 'hash',
+  application,
+  reactorsFound: [reactorId],
+  caller,
+  ...target,
+};
+const created: ProxyEvent = {
+  type: 'ProxyCreated',
+  data: {
+    proxy_id: proxyId,
+    tenant_id: tenantId,
+    name: 'Stripe',
+    destination_url: 'https://api.example.com/v1',
+    request_reactor_id: reactorId,
+    request_transforms: settings.request_transforms,
+    response_transforms: [],
+    application_id: applicationId,
+    configuration_ciphertext: 'sealed:configuration',
+    key_ciphertext: 'sealed:key',
+    key_hash: 'hash',
+    require_auth: true,
+    timeout: 5,
+    created_by: actorId,
+    created_at: now,
+  },
+};
+const update: ProxyCommand = {
+  type: 'UpdateProxy',
+  settings: { ...settings, name: 'Renamed', require_auth: false, request_reactor_id: undefined },
+  configurationCiphertext: 'sealed:again',
+  reactorsFound: [],
+  caller,
+  ...target,
+};
+const updated: ProxyEvent = {
+  type: 'ProxyUpdated',
+  data: {
+    proxy_id: proxyId,
+    tenant_id: tenantId,
+    name: 'Renamed',
+    destination_url: 'https://api.example.com/v1',
+    request_transforms: settings.request_transforms,
+    response_transforms: [],
+    configuration_ciphertext: 'sealed:again',
+    require_auth: false,
+    timeout: 5,
+    modified_by: actorId,
+    modified_at: now,
+  },
+};
+const deleted: ProxyEvent = {
+  type: 'ProxyDeleted',
+  data: { proxy_id: proxyId, tenant_id: tenantId, deleted_by: actorId, deleted_at: now },
+};
+const spec = deciderSpec(proxyDecider);
+
+describe('proxy decider', () => {
+  it('creates once', () => {
+    spec.given([]).when(create).then([created]);
+    spec.given([created]).when(create).thenThrows(problemWith(409));
+  });
+
+  it('updates an active proxy only; an update keeps the key and drops what it leaves out', () => {
+    spec.given([created]).when(update).then([updated]);
+    spec.given([]).when(update).thenThrows(problemWith(404));
+    spec.given([created, deleted]).when(update).thenThrows(problemWith(404));
+    const state = fold(proxyDecider, [created, updated]);
+    expect(state).toMatchObject({
+      status: 'active',
+      proxy: { key_hash: 'hash', key_ciphertext: 'sealed:key' },
+    });
+    if (state.status !== 'active') throw new Error('not active');
+    expect(state.proxy.request_reactor_id).toBeUndefined();
+    expect(state.proxy.application_id).toBeUndefined();
+  });
+
+  it('deletes once', () => {
+    spec
+      .given([created])
+      .when({ type: 'DeleteProxy', ...target })
+      .then([deleted]);
+    spec
+      .given([created, deleted])
+      .when({ type: 'DeleteProxy', ...target })
+      .thenThrows(problemWith(404));
+    spec
+      .given([])
+      .when({ type: 'DeleteProxy', ...target })
+      .thenThrows(problemWith(404));
+  });
+
+  it('refuses a reactor that is not one of the tenant’s (400 naming the field)', () => {
+    spec
+      .given([])
+      .when({ ...create, reactorsFound: [] })
+      .thenThrows(problemWith(400, 'body.request_reactor_id'));
+    spec
+      .given([])
+      .when({ ...create, settings: { ...settings, response_reactor_id: applicationId } })
+      .thenThrows(problemWith(400, 'body.response_reactor_id'));
+  });
+
+  it('refuses a missing or management application (400) and one holding more than the caller (403)', () => {
+    spec
+      .given([])
+      .when({ ...create, application: { id: applicationId, found: undefined } })
+      .thenThrows(problemWith(400, 'body.application.id'));
+    spec
+      .given([])
+      .when({
+        ...create,
+        application: { id: applicationId, found: { ...application.found, type: 'management' } },
+      })
+      .thenThrows(problemWith(400, 'body.application.id'));
+    spec
+      .given([])
+      .when({
+        ...create,
+        application: { id: applicationId, found: { ...application.found, permissions: ['token:use'] } },
+      })
+      .thenThrows(problemWith(403, 'body.application.id'));
+  });
+
+  it('puts only sealed secrets in its events', () => {
+    const events = proxyDecider.decide(create, proxyDecider.initialState());
+    const written = JSON.stringify(events);
+    expect(written).not.toMatch(/"configuration"|"key"/);
+  });
+});

@@ -8,3 +8,10 @@ export {
 export { sendToDestination, type DestinationResponse, type OutgoingRequest } from './destination/send.ts';
 export { ProxyGateway, proxyUrlHeader, type ProxyConfig } from './http/invoke.ts';
 export { proxyOperations } from './http/operations.ts';
+export {
+  ProxyPipeline,
+  type ProxyCodeTransform,
+  type ProxyPipelineDeps,
+  type ProxyStages,
+  type StagedProxy,
+} from './pipeline/pipeline.ts';

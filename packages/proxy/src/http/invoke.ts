@@ -25,6 +25,7 @@ import {
   returnedResponseHeaders,
   type ProxiedRequest,
 } from '../request/forwarding.ts';
+import type { ProxyPipeline, StagedProxy } from '../pipeline/pipeline.ts';
 
 export type ProxyConfig = Pick<
   Config,
@@ -39,6 +40,8 @@ export interface ProxyGatewayDeps {
   config: ProxyConfig;
   authenticate: Authenticate;
   detokenizer: Detokenizer;
+  /** A configured proxy's request and response stages (reactors, code transforms). */
+  pipeline: ProxyPipeline;
   /** How destination names are resolved (tests give their own). */
   resolver?: Resolver;
   /** What every API-key call passes before it runs (the key's rate limit). */
@@ -114,6 +117,7 @@ export class ProxyGateway {
     req: Request,
     url: URL,
     urlField: string,
+    staged?: StagedProxy,
   ): Promise<DestinationResponse> {
     const kind = bodyKindOf(req.get('content-type'));
     const raw = kind === 'json' ? undefined : await readRaw(req, this.deps.config.PROXY_MAX_REQUEST_BYTES);
@@ -127,17 +131,20 @@ export class ProxyGateway {
     const opened = ids.length
       ? await this.deps.detokenizer.openTokens(principal, ids, 'token:use', req.requestId, 'request')
       : { data: new Map<string, unknown>(), tokens: new Map<string, unknown>() };
-    const rendered = renderRequest(request, opened);
+    const stages = staged && { proxy: staged, caller: principal, requestId: req.requestId };
+    const detokenized = renderRequest(request, opened);
+    const rendered = stages ? await this.deps.pipeline.runRequestStage(stages, detokenized) : detokenized;
     const destination = await resolveDestination(
       url,
       { allowlist: this.allowlist, resolver: this.deps.resolver ?? systemResolver },
       urlField,
     );
-    return sendToDestination(
+    const answer = await sendToDestination(
       destination,
-      { method: req.method, headers: rendered.headers, body: encodeBody(kind, rendered.body) },
+      { method: req.method, headers: rendered.headers, body: encodeBody(rendered.kind, rendered.body) },
       this.limits,
     );
+    return stages ? this.deps.pipeline.runResponseStage(stages, answer) : answer;
   }
 
   private reply(res: Response, answer: DestinationResponse): void {

@@ -15,3 +15,4 @@ export {
   type ProxyStages,
   type StagedProxy,
 } from './pipeline/pipeline.ts';
+export { encodeBody, type BodyKind, type ProxiedRequest } from './request/forwarding.ts';

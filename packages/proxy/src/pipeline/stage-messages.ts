@@ -1,6 +1,5 @@
 // A proxied request or a destination's answer as a stage's code sees it (`args.body`,
 // `args.headers`) and back: pure conversions. Every value crosses the run queue sealed as JSON.
-import type { IncomingHttpHeaders } from 'node:http';
 import { Problem } from '@tokenvault/platform';
 import { isPlainObject } from '@tokenvault/reactors';
 import type { DestinationResponse } from '../destination/send.ts';
@@ -109,7 +108,7 @@ export function responseOfMessage(
   const body = bodyOfStage(kind, message.body);
   return {
     status,
-    headers: headersOfStage(message.headers, stage) as IncomingHttpHeaders,
+    headers: headersOfStage(message.headers, stage),
     body: encodeBody(body.kind, body.body) ?? Buffer.alloc(0),
   };
 }

@@ -52,7 +52,8 @@ describe('the proxy pipeline: request and response reactors, code transforms', (
   });
   afterAll(async () => destination?.close());
 
-  const proxyOf = (fields: Partial<StagedProxy>): ProxyStages => ({
+  /** A proxy's stages for one call (`anonymous`: a `require_auth: false` call, no caller). */
+  const proxyOf = (fields: Partial<StagedProxy>, anonymous = false): ProxyStages => ({
     proxy: {
       id: randomUUID(),
       tenant_id: env.tenant.tenantId,
@@ -62,7 +63,7 @@ describe('the proxy pipeline: request and response reactors, code transforms', (
       application_id: env.tenant.applicationId,
       ...fields,
     },
-    caller,
+    ...(anonymous ? {} : { caller }),
     requestId: randomUUID(),
   });
 
@@ -139,20 +140,23 @@ describe('the proxy pipeline: request and response reactors, code transforms', (
     expect(JSON.parse(answer.body.toString('utf8'))).toEqual({ upstream_method: 'POST' });
   });
 
-  it('a code transform tokenizes an inbound card: the destination gets a token id, never the number', async () => {
-    const stages = proxyOf({
-      configuration: { field: 'card' },
-      request_transforms: [
-        {
-          type: 'code',
-          code: `module.exports = async function (req) {
+  it('an inbound call without auth: a code transform tokenizes the card as the proxy’s application, the destination gets a token id', async () => {
+    const stages = proxyOf(
+      {
+        configuration: { field: 'card' },
+        request_transforms: [
+          {
+            type: 'code',
+            code: `module.exports = async function (req) {
             const field = req.configuration.field;
             const token = await req.svc.tokens.create({ type: 'card', data: req.args.body[field] });
             return { headers: req.args.headers, body: { ...req.args.body, [field]: token.id } };
           };`,
-        },
-      ],
-    });
+          },
+        ],
+      },
+      true,
+    );
     destination.received.length = 0;
     const card = { number: cardNumber, expiration_month: 4, expiration_year: 2031, cvc: '123' };
     const answer = await throughProxy(stages, jsonRequest({ event: 'payment', card }));
@@ -164,6 +168,50 @@ describe('the proxy pipeline: request and response reactors, code transforms', (
     expect(typeof tokenId).toBe('string');
     const token = await env.tenant.client.tokens.get(tokenId);
     expect((token.data as { number: string }).number).toBe(cardNumber);
+  });
+
+  it('a request reactor’s tokenize creates tokens as in a react call; without raw.body the tokens are forwarded', async () => {
+    const reactorId = await reactorOf(
+      `module.exports = async function (req) {
+        return { tokenize: { card: { type: 'card', data: req.args.body.card } } };
+      };`,
+    );
+    destination.received.length = 0;
+    const card = { number: cardNumber, expiration_month: 5, expiration_year: 2032 };
+    await throughProxy(proxyOf({ request_reactor_id: reactorId }), jsonRequest({ card }));
+    expect(destination.received[0]!.body.toString('utf8')).not.toContain(cardNumber);
+    const forwarded = received() as { card: { id: string; type: string } };
+    expect(forwarded.card.type).toBe('card');
+    const token = await env.tenant.client.tokens.get(forwarded.card.id);
+    expect((token.data as { number: string }).number).toBe(cardNumber);
+  });
+
+  it('an anonymous call’s stage without an application can tokenize nothing (403), and nothing is forwarded', async () => {
+    const stages = proxyOf(
+      {
+        application_id: undefined,
+        request_transforms: [
+          {
+            type: 'code',
+            code: 'module.exports = async (req) => ({ body: { svc: req.svc === null } });',
+          },
+        ],
+      },
+      true,
+    );
+    destination.received.length = 0;
+    await throughProxy(stages, jsonRequest({}));
+    expect(received()).toEqual({ svc: true });
+    const reactorId = await reactorOf(
+      "module.exports = async (req) => ({ tokenize: { t: { type: 'token', data: 'x' } } });",
+    );
+    destination.received.length = 0;
+    const failure = await throughProxy(
+      proxyOf({ request_reactor_id: reactorId }, true),
+      jsonRequest({}),
+    ).catch((error: unknown) => error);
+    expect((failure as Problem).status).toBe(403);
+    expect(destination.received).toHaveLength(0);
   });
 
   it('transforms run in order, each on the previous one’s answer, and a response transform rewrites the answer', async () => {

@@ -68,7 +68,7 @@ describe('a request as a stage sees it and back', () => {
           Connection: 'close',
           'X-Kept': 'yes',
           'x-n': 5,
-        },
+        } as unknown as Record<string, string>,
       },
       'stage',
     );

@@ -283,6 +283,30 @@ describe('the proxy pipeline: request and response reactors, code transforms', (
     expect((failure as Problem).status).toBe(500);
   });
 
+  it('a transform’s run in flight holds the card only sealed in Redis', async () => {
+    const stages = proxyOf({
+      request_transforms: [
+        {
+          type: 'code',
+          code: `module.exports = async (req) => {
+            const until = Date.now() + 800;
+            while (Date.now() < until) {}
+            return { body: { seen: req.args.body.card.length } };
+          };`,
+        },
+      ],
+    });
+    const running = throughProxy(stages, jsonRequest({ card: cardNumber }));
+    const inFlight = await eventually(async () => {
+      const values = await everyRedisValue(env.stack.config.REDIS_URL);
+      expect(values.some((value) => value.includes('proxy_id'))).toBe(true);
+      return values;
+    });
+    expect(inFlight.filter((value) => value.includes(cardNumber))).toEqual([]);
+    await running;
+    expect(received()).toEqual({ seen: cardNumber.length });
+  });
+
   it('leaves the card number nowhere in Redis (runs and their outcomes are sealed)', async () => {
     const values = await everyRedisValue(env.stack.config.REDIS_URL);
     expect(values.length).toBeGreaterThan(0);

@@ -293,6 +293,33 @@ describe('the proxy pipeline: request and response reactors, code transforms', (
     expect(destination.received).toHaveLength(0);
   });
 
+  it('a transform that answers no object, or a reactor that does not exist: a problem, nothing forwarded', async () => {
+    destination.received.length = 0;
+    const notAnObject = await throughProxy(
+      proxyOf({ request_transforms: [{ type: 'code', code: "module.exports = async () => 'body';" }] }),
+      jsonRequest({ card: cardNumber }),
+    ).catch((error: unknown) => error);
+    expect((notAnObject as Problem).status).toBe(500);
+    expect((notAnObject as Problem).detail).toMatch(/must return an object/);
+    const badHeaders = await throughProxy(
+      proxyOf({
+        request_transforms: [
+          { type: 'code', code: "module.exports = async () => ({ headers: { 'x-a': {} } });" },
+        ],
+      }),
+      jsonRequest({}),
+    ).catch((error: unknown) => error);
+    expect((badHeaders as Problem).status).toBe(422);
+    expect((badHeaders as Problem).detail).toContain('request_transforms[0]');
+    const noReactor = await throughProxy(
+      proxyOf({ request_reactor_id: randomUUID() }),
+      jsonRequest({ card: cardNumber }),
+    ).catch((error: unknown) => error);
+    expect((noReactor as Problem).status).toBe(400);
+    expect((noReactor as Problem).slug).toBe('invalid-proxy-configuration');
+    expect(destination.received).toHaveLength(0);
+  });
+
   it('a response transform that throws: the destination’s answer is not returned', async () => {
     const stages = proxyOf({
       response_transforms: [

@@ -22,3 +22,11 @@ export { proxyRoutes, type ProxyRouteDeps } from './http/proxies.ts';
 export { ProxyQueries } from './queries/proxies.ts';
 export { proxyDecider } from './domain/proxy.ts';
 export { streams as proxiesStreams, proxiesEventTypes, type ProxiesEvent } from './domain/events.ts';
+export {
+  ProxyPipeline,
+  type ProxyCodeTransform,
+  type ProxyPipelineDeps,
+  type ProxyStages,
+  type StagedProxy,
+} from './pipeline/pipeline.ts';
+export { encodeBody, type BodyKind, type ProxiedRequest } from './request/forwarding.ts';

@@ -17,5 +17,7 @@ export { streams as reactorsStreams, reactorsEventTypes, type ReactorsEvent } fr
 export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';
 export { namePattern } from './queries/name-filter.ts';
-export { ReactorRunQueue } from './runs/run-queue.ts';
+export { ReactorRunQueue, outcomeBody } from './runs/run-queue.ts';
+export { principalData, type ReactorRunOutcome, type ReactorRunRequest } from './runs/run-messages.ts';
 export { ReactorRunWorker } from './runs/run-worker.ts';
+export { isPlainObject } from './domain/values.ts';

@@ -45,7 +45,7 @@ import {
   reactorRoutes,
   reactorsMigrations,
 } from '@tokenvault/reactors';
-import { ProxyGateway, ProxyQueries, proxiesMigrations, proxyRoutes } from '@tokenvault/proxy';
+import { ProxyGateway, ProxyPipeline, ProxyQueries, proxiesMigrations, proxyRoutes } from '@tokenvault/proxy';
 
 import { readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './event-log.ts';
@@ -260,6 +260,7 @@ export async function createRuntime(
   const reactorDeps = { ...deps, ownerPool, lockPool, applications };
   // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
   const reactorRuns = new ReactorRunQueue(config, vault, logger);
+  const reactorQueries = new ReactorQueries(appPool, applications, vault);
   const signInMailQueue = createSignInMailQueue(config);
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
@@ -308,7 +309,7 @@ export async function createRuntime(
       ...invocationRoutes({
         runs: reactorRuns,
         detokenizer,
-        reactors: new ReactorQueries(appPool, applications, vault),
+        reactors: reactorQueries,
       }),
       ...proxyRoutes({ ...deps, applications, proxies, config }),
       ...logRoutes(deps),
@@ -319,6 +320,7 @@ export async function createRuntime(
       config,
       authenticate,
       detokenizer,
+      pipeline: new ProxyPipeline({ runs: reactorRuns, reactors: reactorQueries }),
       admit: (principal, res) => takeRateLimit(proxyRateLimiter, principal, res),
       proxyByKey: (key) => proxies.byKey(key),
     }),

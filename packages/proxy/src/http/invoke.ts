@@ -17,6 +17,7 @@ import {
   type ProxiedRequest,
 } from '../request/forwarding.ts';
 import type { ConfiguredProxy } from '../queries/configured-proxy.ts';
+import type { ProxyPipeline } from '../pipeline/pipeline.ts';
 import { resolveProxy, type ProxyInvocation } from './resolve-proxy.ts';
 
 export type ProxyConfig = Pick<
@@ -32,6 +33,8 @@ export interface ProxyGatewayDeps {
   config: ProxyConfig;
   authenticate: Authenticate;
   detokenizer: Detokenizer;
+  /** A configured proxy's request and response stages (reactors, code transforms). */
+  pipeline: ProxyPipeline;
   /** How destination names are resolved (tests give their own). */
   resolver?: Resolver;
   /** What every API-key call passes before it runs (the key's rate limit). */
@@ -113,17 +116,26 @@ export class ProxyGateway {
       principal && ids.length
         ? await this.deps.detokenizer.openTokens(principal, ids, 'token:use', req.requestId, 'request')
         : { data: new Map<string, unknown>(), tokens: new Map<string, unknown>() };
-    const rendered = invocation.detokenize ? renderRequest(request, opened) : request;
+    const detokenized = invocation.detokenize ? renderRequest(request, opened) : request;
+    // A pre-configured proxy's reactors and code transforms: on what is sent, then on the answer.
+    const stages = invocation.proxy && {
+      proxy: invocation.proxy,
+      ...(principal ? { caller: principal } : {}),
+      requestId: req.requestId,
+    };
+    const rendered = stages ? await this.deps.pipeline.runRequestStage(stages, detokenized) : detokenized;
     const destination = await resolveDestination(
       url,
       { allowlist: this.allowlist, resolver: this.deps.resolver ?? systemResolver },
       urlField,
     );
-    return sendToDestination(
+    const answer = await sendToDestination(
       destination,
-      { method: req.method, headers: rendered.headers, body: encodeBody(kind, rendered.body) },
+      // A stage may change the body's kind (a reactor answering JSON to a form, say).
+      { method: req.method, headers: rendered.headers, body: encodeBody(rendered.kind, rendered.body) },
       { ...this.limits, timeoutMs: invocation.timeoutMs },
     );
+    return stages ? this.deps.pipeline.runResponseStage(stages, answer) : answer;
   }
 
   private reply(res: Response, answer: DestinationResponse): void {

@@ -3,7 +3,10 @@ import { Problem, type ContainerRule, type FieldErrors, type Principal } from '@
 /** What Redis holds of a run: ids, and everything else sealed under the tenant's data key. */
 export interface ReactorRunJob {
   tenant_id: string;
+  /** The reactor run; empty for a proxy's code transform (which has `proxy_id`). */
   reactor_id: string;
+  /** A proxy's code transform: the proxy it belongs to (its code is in the sealed request). */
+  proxy_id?: string;
   /** Who invoked: only they may read an async run's result. */
   actor_id: string;
   /** AES-256-GCM (the tenant's data key), bound to the run id: a ReactorRunRequest. */
@@ -32,6 +35,11 @@ export interface ReactorRunRequest {
   /** Who invoked: `tokenize` creates tokens as this caller when the reactor has no application. */
   caller: PrincipalData;
   request_id: string;
+  /**
+   * What the code answers: a reactor's `{ raw, tokenize }` (the default), or a proxy transform's
+   * `{ headers, body }` (passed back as the outcome's `raw`, nothing tokenized).
+   */
+  answers?: 'reactor' | 'transform';
 }
 
 export interface ProblemData {

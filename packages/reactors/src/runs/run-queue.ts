@@ -100,10 +100,29 @@ export class ReactorRunQueue {
   /** A sync run: its outcome, or a 504 when it did not finish within the reactor timeout. */
   async run(tenantId: string, reactorId: string, request: ReactorRunRequest): Promise<ReactorRunOutcome> {
     const runId = randomUUID();
+    return this.runJob(runId, await this.jobOf(runId, tenantId, reactorId, request));
+  }
+
+  /**
+   * A proxy's code transform, run sync like a reactor (same queue, workers and sandbox): its
+   * outcome's `raw` is what the code answered (`{ headers, body }`).
+   */
+  async runTransform(
+    tenantId: string,
+    proxyId: string,
+    request: Omit<ReactorRunRequest, 'answers'>,
+  ): Promise<ReactorRunOutcome> {
+    const runId = randomUUID();
+    const job = await this.jobOf(runId, tenantId, '', { ...request, answers: 'transform' });
+    return this.runJob(runId, { ...job, proxy_id: proxyId });
+  }
+
+  private async runJob(runId: string, data: ReactorRunJob): Promise<ReactorRunOutcome> {
+    const tenantId = data.tenant_id;
     const replied = this.replies.expect(runId, this.config.REACTOR_TIMEOUT_MS + queueGraceMs);
     let job: Job<ReactorRunJob, string>;
     try {
-      job = await this.queue.add('run', await this.jobOf(runId, tenantId, reactorId, request), {
+      job = await this.queue.add('run', data, {
         jobId: runId,
         removeOnComplete: true,
         removeOnFail: true,

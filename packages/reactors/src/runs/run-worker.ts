@@ -201,6 +201,8 @@ export class ReactorRunWorker {
         (method, args) => this.services.invoke(method, args, application!, request.request_id),
       );
       if (!outcome.ok) return { ok: false, problem: reactorProblem(outcome) };
+      if (request.answers === 'transform')
+        return { ok: true, body: { raw: transformAnswer(outcome.result) } };
       return {
         ok: true,
         body: await this.responseOf(outcome.result, application ?? caller, request.request_id),
@@ -267,6 +269,20 @@ export class ReactorRunWorker {
     }
     return tokens;
   }
+}
+
+/** A proxy transform's `{ headers, body }`, as it answered them (anything else is its error). */
+function transformAnswer(result: unknown): { headers?: unknown; body?: unknown } {
+  if (!isPlainObject(result)) {
+    throw reactorRuntimeProblem('The transform must return an object ({ headers, body }).');
+  }
+  if (result.headers !== undefined && !isPlainObject(result.headers)) {
+    throw reactorRuntimeProblem('The transform’s headers must be an object.');
+  }
+  return {
+    ...(result.headers === undefined ? {} : { headers: result.headers }),
+    ...(result.body === undefined ? {} : { body: result.body }),
+  };
 }
 
 /** Levels of nested objects `tokenize` may have (its shape is names, not data). */

@@ -1,0 +1,122 @@
+// A proxied request or a destination's answer as a stage's code sees it (`args.body`,
+// `args.headers`) and back: pure conversions. Every value crosses the run queue sealed as JSON.
+import { Problem } from '@tokenvault/platform';
+import { isPlainObject } from '@tokenvault/reactors';
+import type { DestinationResponse } from '../destination/send.ts';
+import {
+  bodyKindOf,
+  decodeBody,
+  encodeBody,
+  forwardedRequestHeaders,
+  type BodyKind,
+  type ProxiedRequest,
+} from '../request/forwarding.ts';
+
+/** `args` of a stage: the body (JSON value, form fields as an object, text, bytes as base64). */
+export interface StageMessage {
+  headers: Record<string, string | string[]>;
+  body?: unknown;
+}
+
+/** What a stage answered: each part present replaces the message's. */
+export interface StageAnswer {
+  headers?: unknown;
+  body?: unknown;
+}
+
+function stageBody(kind: BodyKind, body: unknown): unknown {
+  if (body === undefined) return undefined;
+  if (kind === 'form') return Object.fromEntries(body as [string, string][]);
+  if (kind === 'bytes') return (body as Buffer).toString('base64');
+  return body;
+}
+
+/**
+ * A stage's body as a body of a kind: a string goes as it is (bytes as base64), an object to a
+ * form-encoded message as its fields, anything else as JSON.
+ */
+function bodyOfStage(kind: BodyKind, body: unknown): { kind: BodyKind; body: unknown } {
+  if (body === undefined || body === null) return { kind, body: undefined };
+  if (typeof body === 'string') {
+    return kind === 'bytes' ? { kind, body: Buffer.from(body, 'base64') } : { kind: 'text', body };
+  }
+  if (kind === 'form' && isPlainObject(body)) {
+    const fields = Object.entries(body).map(([name, value]) => [
+      name,
+      typeof value === 'string' ? value : JSON.stringify(value),
+    ]);
+    return { kind, body: fields };
+  }
+  return { kind: 'json', body };
+}
+
+/** A stage's headers, names lower-cased; a value that is not text is the stage's error. */
+function headersOfStage(headers: unknown, stage: string): Record<string, string | string[]> {
+  const invalid = (detail: string) =>
+    new Problem(422, 'invalid-proxy-stage-answer', 'Unprocessable Entity', detail);
+  if (!isPlainObject(headers)) throw invalid(`The ${stage} answered headers that are not an object.`);
+  const normalized: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || value === null) continue;
+    const text = (item: unknown) => {
+      if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean')
+        return String(item);
+      throw invalid(`The ${stage} answered a value of header ${name} that is not text.`);
+    };
+    normalized[name.toLowerCase()] = Array.isArray(value) ? value.map(text) : text(value);
+  }
+  return normalized;
+}
+
+export const requestMessage = (request: ProxiedRequest): StageMessage => ({
+  headers: request.headers,
+  body: stageBody(request.kind, request.body),
+});
+
+/** The message as the request forwarded: the service's own and hop-by-hop headers never go. */
+export function requestOfMessage(kind: BodyKind, message: StageMessage, stage: string): ProxiedRequest {
+  return {
+    headers: forwardedRequestHeaders(headersOfStage(message.headers, stage)),
+    ...bodyOfStage(kind, message.body),
+  };
+}
+
+/** The destination's answer as a message (a JSON body that does not parse is text). */
+export function responseMessage(response: DestinationResponse): { kind: BodyKind; message: StageMessage } {
+  let kind = bodyKindOf(response.headers['content-type']);
+  let parsed: unknown;
+  if (kind === 'json' && response.body.length > 0) {
+    try {
+      parsed = JSON.parse(response.body.toString('utf8'));
+    } catch {
+      kind = 'text';
+    }
+  }
+  const body = decodeBody(kind, response.body, parsed);
+  return {
+    kind,
+    message: { headers: headersOfStage(response.headers, 'destination'), body: stageBody(kind, body) },
+  };
+}
+
+export function responseOfMessage(
+  status: number,
+  kind: BodyKind,
+  message: StageMessage,
+  stage: string,
+): DestinationResponse {
+  const body = bodyOfStage(kind, message.body);
+  return {
+    status,
+    headers: headersOfStage(message.headers, stage),
+    body: encodeBody(body.kind, body.body) ?? Buffer.alloc(0),
+  };
+}
+
+/** A stage's answer applied to the message it was given. */
+export function answered(message: StageMessage, answer: StageAnswer, stage: string): StageMessage {
+  return {
+    headers: answer.headers === undefined ? message.headers : headersOfStage(answer.headers, stage),
+    body: Object.hasOwn(answer, 'body') ? answer.body : message.body,
+  };
+}

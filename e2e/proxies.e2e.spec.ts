@@ -321,6 +321,40 @@ describe('pre-configured proxies: /proxies', () => {
       expect((await invoke('/card', { 'svc-proxy-key': proxy.key })).status).toBe(401);
     });
 
+    it('an inbound webhook without auth: its code transform tokenizes the card as the proxy’s application before it is sent', async () => {
+      const application = await client().applications.create({
+        name: 'Inbound tokenizer',
+        type: 'private',
+        permissions: ['token:create'],
+      });
+      const proxy = await create({
+        name: 'Inbound card webhook',
+        destination_url: `${destination.url}/hooks`,
+        require_auth: false,
+        application: { id: application.id },
+        configuration: { field: 'card' },
+        request_transforms: [
+          {
+            type: 'code',
+            code: `module.exports = async function (req) {
+              const field = req.configuration.field;
+              const token = await req.svc.tokens.create({ type: 'card', data: req.args.body[field] });
+              return { headers: req.args.headers, body: { ...req.args.body, [field]: token.id } };
+            };`,
+          },
+        ],
+      });
+      destination.received.length = 0;
+      const card = { number: '4000056655665556', expiration_month: 7, expiration_year: 2031 };
+      const response = await invoke('/payments', { 'svc-proxy-key': proxy.key }, { event: 'paid', card });
+      expect(response.status).toBe(201);
+      expect(destination.received).toHaveLength(1);
+      const forwarded = destination.received[0]!.body.toString('utf8');
+      expect(forwarded).not.toContain(card.number);
+      const tokenId = (JSON.parse(forwarded) as { card: string }).card;
+      expect((await client().tokens.get(tokenId)).data).toEqual(card);
+    });
+
     it('a proxy’s own timeout lowers PROXY_TIMEOUT_MS: 408', async () => {
       const proxy = await create({
         name: 'Slow',

@@ -86,6 +86,7 @@ async function main(): Promise<void> {
       reactors?.sandboxAlone,
       proxy?.direct,
       proxy?.proxied,
+      proxy?.transformed,
       ...readModels,
       ...kafka,
       sealingLag,
@@ -105,6 +106,7 @@ async function main(): Promise<void> {
       reactors && p99Target(reactors.cardToken, 30),
       proxy && rateRatioTarget('proxy ÷ direct (req/s)', proxy.proxied, proxy.direct, 50),
       proxy && addedP99Target(proxy.proxied, proxy.direct, 10),
+      proxy && addedP99Target(proxy.transformed, proxy.direct, 25),
       ...readModels.map((row) => p99Target(row, 20)),
       sealingLag && p99Target(sealingLag, 1_000, 'sealing lag p99'),
       sealing &&

@@ -1,6 +1,7 @@
 // Proxy scenarios of the benchmark: a JSON POST with one card number, sent straight to a
-// destination on loopback, and the same through the ephemeral proxy with the number detokenized
-// from a card token (`{{ <id> | json: '$.number' }}`), in one run, so the proxy's cost is the
+// destination on loopback, the same through the ephemeral proxy with the number detokenized from a
+// card token (`{{ <id> | json: '$.number' }}`), and through a pre-configured proxy with one `code`
+// request transform (a sandbox run on the reactor queue), in one run, so each one's cost is the
 // difference. The destination runs in the bench process and answers 200 with a small JSON body.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,26 @@ const card = { number: '4242424242424242', expiration_month: 12, expiration_year
 export interface ProxyRows {
   direct: Row;
   proxied: Row;
+  transformed: Row;
+}
+
+/** A transform that touches the body (what a real one does), answering at once. */
+const transformCode = `module.exports = async function (req) {
+  return { headers: req.args.headers, body: { ...req.args.body, transformed: true } };
+};`;
+
+async function createTransformProxy(stack: Stack, destinationUrl: string): Promise<string> {
+  const response = await fetch(`${stack.serviceUrl}/proxies`, {
+    method: 'POST',
+    headers: { ...stack.auth, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'bench transform',
+      destination_url: destinationUrl,
+      request_transforms: [{ type: 'code', code: transformCode }],
+    }),
+  });
+  if (response.status !== 201) throw new Error(`POST /proxies: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { key: string }).key;
 }
 
 async function startDestination(): Promise<{ url: string; close(): Promise<void> }> {
@@ -66,7 +87,18 @@ export async function measureProxy(stack: Stack): Promise<ProxyRows> {
       },
       { connections, note: () => `${connections} connections; a new connection to the destination each` },
     );
-    return { direct: direct.row, proxied: proxied.row };
+    const proxyKey = await createTransformProxy(stack, destination.url);
+    const transformed = await measureHttp(
+      {
+        name: 'POST /proxy/** (1 card token, 1 code transform)',
+        url: `${stack.serviceUrl}/proxy/v1/charges`,
+        method: 'POST',
+        headers: { ...stack.auth, ...json, 'svc-proxy-key': proxyKey },
+        body: JSON.stringify({ amount: 1000, number: `{{ ${id} | json: '$.number' }}` }),
+      },
+      { connections, note: () => `${connections} connections; a sandbox run per request` },
+    );
+    return { direct: direct.row, proxied: proxied.row, transformed: transformed.row };
   } finally {
     await destination.close();
   }

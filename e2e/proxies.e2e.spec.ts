@@ -374,3 +374,31 @@ describe('pre-configured proxies: /proxies', () => {
     });
   });
 });
+
+describe('a proxy without require_auth: its own rate limit', () => {
+  // The service default (here 2 a minute) is what a keyless call counts against, per proxy.
+  const env = useStack({ PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '2' });
+  let destination: TestDestination;
+  beforeAll(async () => {
+    destination = await startHttpDestination('127.0.0.1');
+  });
+  afterAll(async () => destination?.close());
+
+  it('answers 429 past the default quota, counted per proxy, and sends nothing then', async () => {
+    const created = await env.tenant.client.request<Proxy>('POST', '/proxies', {
+      body: { name: 'Webhook', destination_url: `${destination.url}/hooks`, require_auth: false },
+    });
+    expect(created.status).toBe(201);
+    const call = () =>
+      fetch(`${env.stack.url}/proxy/event`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'svc-proxy-key': created.body.key },
+        body: '{"event":"paid"}',
+      });
+    const answers = [await call(), await call(), await call()];
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 429]);
+    expect(answers[2]!.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(answers[0]!.headers.get('ratelimit-policy')).toContain('"proxy"');
+    expect(destination.received).toHaveLength(2);
+  });
+});

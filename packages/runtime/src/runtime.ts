@@ -54,7 +54,7 @@ import { checkExternalEventStore } from './external-store.ts';
 import { checkProjectionMode, projectionModeMigrations } from './projection-mode.ts';
 import { startScrapeMetrics } from './metrics.ts';
 import { signInAllowance } from './sign-in-caps.ts';
-import { RateLimiter, takeRateLimit } from './guards/index.ts';
+import { RateLimiter, takeProxyRateLimit, takeRateLimit } from './guards/index.ts';
 
 /** In dependency order: infrastructure first, then each context's read models. */
 export const allMigrations = [
@@ -322,6 +322,7 @@ export async function createRuntime(
       detokenizer,
       pipeline: new ProxyPipeline({ runs: reactorRuns, reactors: reactorQueries }),
       admit: (principal, res) => takeRateLimit(proxyRateLimiter, principal, res),
+      admitKeyless: (proxy, res) => takeProxyRateLimit(proxyRateLimiter, proxy, res),
       proxyByKey: (key) => proxies.byKey(key),
     }),
     async close() {

@@ -39,6 +39,8 @@ export interface ProxyGatewayDeps {
   resolver?: Resolver;
   /** What every API-key call passes before it runs (the key's rate limit). */
   admit?: (principal: Principal, res: Response) => Promise<void>;
+  /** What a call without an API key passes (a `require_auth: false` proxy's own rate limit). */
+  admitKeyless?: (proxy: ConfiguredProxy, res: Response) => Promise<void>;
   /** The pre-configured proxy a key invokes (undefined: none). */
   proxyByKey: (key: string) => Promise<ConfiguredProxy | undefined>;
 }
@@ -87,6 +89,7 @@ export class ProxyGateway {
     const invocation = await resolveProxy(req, res, {
       authenticate: this.deps.authenticate,
       ...(this.deps.admit ? { admit: this.deps.admit } : {}),
+      ...(this.deps.admitKeyless ? { admitKeyless: this.deps.admitKeyless } : {}),
       proxyByKey: this.deps.proxyByKey,
       timeoutMs: this.limits.timeoutMs,
     });

@@ -20,6 +20,8 @@ export interface ResolveProxyDeps {
   authenticate: Authenticate;
   /** What every API-key call passes before it runs (the key's rate limit). */
   admit?: (principal: Principal, res: Response) => Promise<void>;
+  /** What a call without an API key passes (a `require_auth: false` proxy's own rate limit). */
+  admitKeyless?: (proxy: ConfiguredProxy, res: Response) => Promise<void>;
   /** The pre-configured proxy a key invokes (undefined: none). */
   proxyByKey: (key: string) => Promise<ConfiguredProxy | undefined>;
   /** PROXY_TIMEOUT_MS: a proxy's own timeout may lower it, never raise it. */
@@ -90,7 +92,10 @@ export async function resolveProxy(
   if (!proxy) throw invalidKey();
   const timeoutMs = Math.min(deps.timeoutMs, proxy.timeout ?? Infinity);
   const url = destinationUrl(proxy.destination, req.path, search, 'destination_url');
-  if (!proxy.require_auth) return { url, urlField: 'destination_url', detokenize: false, timeoutMs, proxy };
+  if (!proxy.require_auth) {
+    await deps.admitKeyless?.(proxy, res);
+    return { url, urlField: 'destination_url', detokenize: false, timeoutMs, proxy };
+  }
   const principal = await invoker(req, res, deps);
   if (principal.tenantId !== proxy.tenant_id) throw invalidKey();
   return { url, urlField: 'destination_url', principal, detokenize: true, timeoutMs, proxy };

@@ -5,7 +5,7 @@ import { TenantConcurrency } from './tenant-concurrency.ts';
 
 export { Idempotency, idempotencyHeaders, replayedHeader } from './idempotency.ts';
 export { describeRouteGuard } from './openapi.ts';
-export { RateLimiter, takeRateLimit } from './rate-limit.ts';
+export { RateLimiter, takeProxyRateLimit, takeRateLimit } from './rate-limit.ts';
 export { TenantConcurrency } from './tenant-concurrency.ts';
 
 /** The routes whose calls count against REACTOR_MAX_CONCURRENT_PER_TENANT. */

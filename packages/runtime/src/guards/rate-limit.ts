@@ -89,6 +89,16 @@ export class RateLimiter {
     return this.takeFrom(`rate-limit:${principal.tenantId}:${principal.actorId}`, name, quota, 60);
   }
 
+  /**
+   * Counts a call that carries no API key: a pre-configured proxy with `require_auth: false`
+   * (a third party's webhook). The service default applies, counted per proxy, so a leaked or
+   * abused key cannot call the destination (or run its transforms) without bound.
+   */
+  async takeForProxy(tenantId: string, proxyId: string): Promise<RateLimitOutcome | undefined> {
+    if (this.defaultPerMinute <= 0) return undefined;
+    return this.takeFrom(`rate-limit:${tenantId}:proxy:${proxyId}`, 'proxy', this.defaultPerMinute, 60);
+  }
+
   /** Counts one request against any named allowance (quota per window, GCRA like the keys'). */
   async takeFrom(
     keySuffix: string,
@@ -177,16 +187,36 @@ export const tooManyRequests = (detail: string, retryAfter: number) =>
     'retry-after': String(retryAfter),
   });
 
+type HeaderSink = { setHeader(name: string, value: string): unknown };
+
 /** The key's rate limit on one call: its headers on the answer, and a 429 past it. */
 export async function takeRateLimit(
   limiter: RateLimiter,
   principal: Principal,
-  res: { setHeader(name: string, value: string): unknown },
+  res: HeaderSink,
 ): Promise<void> {
-  const limited = await limiter.take(principal);
+  answerRateLimit(
+    await limiter.take(principal),
+    res,
+    'This API key has used its request quota; retry later.',
+  );
+}
+
+/** A keyless proxy call's rate limit (per proxy): its headers on the answer, and a 429 past it. */
+export async function takeProxyRateLimit(
+  limiter: RateLimiter,
+  proxy: { tenant_id: string; id: string },
+  res: HeaderSink,
+): Promise<void> {
+  answerRateLimit(
+    await limiter.takeForProxy(proxy.tenant_id, proxy.id),
+    res,
+    'This proxy has used its request quota; retry later.',
+  );
+}
+
+function answerRateLimit(limited: RateLimitOutcome | undefined, res: HeaderSink, refusal: string): void {
   if (!limited) return;
   for (const [name, value] of Object.entries(limited.headers)) res.setHeader(name, value);
-  if (limited.retryAfter !== undefined) {
-    throw tooManyRequests('This API key has used its request quota; retry later.', limited.retryAfter);
-  }
+  if (limited.retryAfter !== undefined) throw tooManyRequests(refusal, limited.retryAfter);
 }

@@ -13,7 +13,15 @@ export {
   tenantOfKeysInvalidation,
 } from './projections/tenancy.ts';
 export { applicationDecider } from './domain/application.ts';
-export { grantsNotHeld, type ApplicationGrants } from './domain/grant-rule.ts';
+export {
+  actingGrantsNotHeld,
+  actingGrantsNotHeldProblem,
+  assertActingApplication,
+  grantsNotHeld,
+  type ActingApplication,
+  type ApplicationGrants,
+  type CallerGrants,
+} from './domain/grant-rule.ts';
 export { generateApiKey, hashApiKey } from './domain/api-key.ts';
 export { streams as tenancyStreams, tenancyEventTypes, type TenancyEvent } from './domain/events.ts';
 export { memberRoutes } from './http/members.ts';

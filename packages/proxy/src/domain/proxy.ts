@@ -1,7 +1,6 @@
 import type { Decider } from '@tokenvault/cqrs';
-import type { ApplicationType } from '@tokenvault/contracts';
-import { Problem, badRequest, conflict, notFound } from '@tokenvault/platform';
-import { grantsNotHeld } from '@tokenvault/tenancy';
+import { badRequest, conflict, notFound } from '@tokenvault/platform';
+import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
 import type { ProxyTransform } from '../queries/configured-proxy.ts';
 import type { ProxiesEventOf } from './events.ts';
 
@@ -32,20 +31,6 @@ export interface ProxyView {
 export type ProxyState =
   { status: 'absent' } | { status: 'active'; proxy: ProxyView } | { status: 'deleted' };
 
-/** The application a proxy names, as tenancy reported it (undefined: none of this tenant). */
-export interface ApplicationFacts {
-  id: string;
-  type: ApplicationType;
-  permissions: readonly string[];
-  rules: readonly { container: string; permissions: readonly string[] }[];
-}
-
-/** What the caller holds: it may bind a proxy only to an application holding no more. */
-export interface CallerGrants {
-  permissions: readonly string[];
-  rules: readonly { container: string; permissions: readonly string[] }[];
-}
-
 /** A proxy's settings as the caller asked for them (after a patch: merged with the current ones). */
 export interface ProxySettings {
   name: string;
@@ -71,7 +56,7 @@ interface Decision {
   /** The configuration, sealed by the command handler: the plaintext never reaches the decider. */
   configurationCiphertext: string;
   /** The application asked for, and what tenancy knows of it (undefined: not found). */
-  application?: { id: string; found: ApplicationFacts | undefined };
+  application?: { id: string; found: ActingApplication | undefined };
   /** The reactors named (request and response) that are active reactors of the tenant. */
   reactorsFound: readonly string[];
   caller: CallerGrants;
@@ -104,23 +89,7 @@ function checkDecision(decision: Decision): { application_id?: string } {
       'body.application.id': ['No application with this id'],
     });
   }
-  if (application.found.type === 'management') {
-    throw badRequest('A proxy’s application must be of type public or private.', {
-      'body.application.id': ['Must be a public or private application (this one is management)'],
-    });
-  }
-  const notHeld = Object.values(
-    grantsNotHeld({ type: 'private', ...decision.caller }, application.found),
-  ).flat();
-  if (notHeld.length > 0) {
-    throw new Problem(
-      403,
-      'forbidden',
-      'Forbidden',
-      'A proxy’s application may hold nothing this API key does not hold itself.',
-      { 'body.application.id': notHeld },
-    );
-  }
+  assertActingApplication('proxy', decision.caller, application.found, 'body.application.id');
   return { application_id: application.id };
 }
 

@@ -6,8 +6,11 @@ import type { ReactorFormulaBody } from '@tokenvault/contracts';
 import { streams } from '../domain/events.ts';
 import { formulaDecider, type FormulaEvent, type FormulaState, type FormulaView } from '../domain/formula.ts';
 import type { ReactorQueries } from '../queries/reactors.ts';
-import type { ApplicationQueries } from '@tokenvault/tenancy';
-import { applicationGrantsNotHeld, applicationNotHeldProblem } from '../domain/reactor.ts';
+import {
+  actingGrantsNotHeld,
+  actingGrantsNotHeldProblem,
+  type ApplicationQueries,
+} from '@tokenvault/tenancy';
 
 /**
  * Creating a reactor on a formula and deleting the formula run one at a time under this lock, so
@@ -78,10 +81,8 @@ export class FormulaCommands {
       await this.deps.reactors.applicationIdsUsingFormula(tenantId, formulaId),
     );
     const caller = { permissions: [...principal.permissions], rules: principal.rules };
-    const notHeld = [
-      ...new Set(bound.flatMap((application) => applicationGrantsNotHeld(caller, application))),
-    ];
-    if (notHeld.length > 0) throw applicationNotHeldProblem('path.id', notHeld);
+    const notHeld = [...new Set(bound.flatMap((application) => actingGrantsNotHeld(caller, application)))];
+    if (notHeld.length > 0) throw actingGrantsNotHeldProblem('reactor', 'path.id', notHeld);
     const outcome = await executeCommand(
       this.deps.store,
       streams.formula(principal.tenantId, formulaId),

@@ -1,7 +1,6 @@
-import { Problem, badRequest, conflict, notFound } from '@tokenvault/platform';
-import { grantsNotHeld } from '@tokenvault/tenancy';
+import { conflict, notFound } from '@tokenvault/platform';
+import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
 import type { Decider } from '@tokenvault/cqrs';
-import type { ApplicationType } from '@tokenvault/contracts';
 import { assertConfiguration } from './configuration.ts';
 import type { ReactorConfiguration, ReactorsEventOf } from './events.ts';
 import { formulaMissing, type FormulaState } from './formula.ts';
@@ -28,39 +27,6 @@ export interface ReactorView {
 export type ReactorState =
   { status: 'absent' } | { status: 'active'; reactor: ReactorView } | { status: 'deleted' };
 
-/** The application a reactor names, as its context reported it (undefined: none of this tenant). */
-export interface ApplicationFacts {
-  id: string;
-  type: ApplicationType;
-  permissions: readonly string[];
-  rules: readonly { container: string; permissions: readonly string[] }[];
-}
-
-/** What the caller holds: it may bind a reactor only to an application holding no more. */
-export interface CallerGrants {
-  permissions: readonly string[];
-  rules: readonly { container: string; permissions: readonly string[] }[];
-}
-
-/**
- * What a (public or private) application holds that the caller does not: whoever may invoke a
- * reactor acts as its application through `svc`, so binding one, or changing the code that runs
- * as one, must not give the caller more than it holds.
- */
-export function applicationGrantsNotHeld(caller: CallerGrants, application: ApplicationFacts): string[] {
-  // A reactor's application is public or private; the caller ranks as private: only grants count.
-  return Object.values(grantsNotHeld({ type: 'private', ...caller }, application)).flat();
-}
-
-export const applicationNotHeldProblem = (field: string, notHeld: string[]) =>
-  new Problem(
-    403,
-    'forbidden',
-    'Forbidden',
-    'A reactor’s application may hold nothing this API key does not hold itself.',
-    { [field]: notHeld },
-  );
-
 interface Target {
   reactorId: string;
   tenantId: string;
@@ -75,7 +41,7 @@ interface Settings {
   /** The same, sealed by the command handler before deciding: what the event holds. */
   configurationCiphertext: string;
   /** The application asked for, and what its context knows of it (undefined: not found). */
-  application?: { id: string; found: ApplicationFacts | undefined };
+  application?: { id: string; found: ActingApplication | undefined };
   /** The reactor's formula, folded from its own stream. */
   formula: FormulaState;
   caller: CallerGrants;
@@ -98,13 +64,7 @@ function checkSettings(settings: Settings): { application_id?: string } {
   const application = settings.application;
   if (application) {
     if (!application.found) throw notFound('No application with this id.');
-    if (application.found.type === 'management') {
-      throw badRequest('A reactor’s application must be of type public or private.', {
-        'body.application.id': ['Must be a public or private application (this one is management)'],
-      });
-    }
-    const notHeld = applicationGrantsNotHeld(settings.caller, application.found);
-    if (notHeld.length > 0) throw applicationNotHeldProblem('body.application.id', notHeld);
+    assertActingApplication('reactor', settings.caller, application.found, 'body.application.id');
   }
   assertConfiguration(settings.formula.formula.configuration, settings.configuration);
   return application ? { application_id: application.id } : {};

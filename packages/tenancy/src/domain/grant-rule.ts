@@ -1,4 +1,4 @@
-import { Problem, type FieldErrors } from '@tokenvault/platform';
+import { Problem, badRequest, type FieldErrors } from '@tokenvault/platform';
 import { permissions as everyPermission, type ApplicationType, type RateLimit } from '@tokenvault/contracts';
 
 /** An application's type and grants: what a caller holds, or what it asks an application to hold. */
@@ -103,4 +103,48 @@ export function grantsNotHeldProblem(errors: FieldErrors): Problem {
     'This API key cannot grant a type, permission or rule it does not hold itself; see errors.',
     errors,
   );
+}
+
+/** An application that code runs as (a reactor's, a proxy's), as tenancy reported it. */
+export interface ActingApplication extends ApplicationGrants {
+  id: string;
+}
+
+/** What a caller holds when it binds code to an application (its type does not count). */
+export type CallerGrants = Omit<ApplicationGrants, 'type'>;
+
+/**
+ * What a (public or private) application holds that the caller does not. Whoever may run code
+ * bound to an application acts as it (through `svc`), so binding one, or changing the code that
+ * runs as one, must not give the caller more than it holds.
+ */
+export function actingGrantsNotHeld(caller: CallerGrants, application: ApplicationGrants): string[] {
+  // The bound application is public or private; the caller ranks as private: only grants count.
+  return Object.values(grantsNotHeld({ type: 'private', ...caller }, application)).flat();
+}
+
+/** 403: the application a `subject` (reactor, proxy) runs as holds what the caller does not. */
+export const actingGrantsNotHeldProblem = (subject: string, field: string, notHeld: string[]): Problem =>
+  new Problem(
+    403,
+    'forbidden',
+    'Forbidden',
+    `A ${subject}’s application may hold nothing this API key does not hold itself.`,
+    { [field]: notHeld },
+  );
+
+/** The application a `subject` runs as: public or private (400), holding nothing the caller does not (403). */
+export function assertActingApplication(
+  subject: string,
+  caller: CallerGrants,
+  application: ApplicationGrants,
+  field: string,
+): void {
+  if (application.type === 'management') {
+    throw badRequest(`A ${subject}’s application must be of type public or private.`, {
+      [field]: ['Must be a public or private application (this one is management)'],
+    });
+  }
+  const notHeld = actingGrantsNotHeld(caller, application);
+  if (notHeld.length > 0) throw actingGrantsNotHeldProblem(subject, field, notHeld);
 }

@@ -34,6 +34,7 @@ const eventOf = (type: string, tenantId = tenant, metadata = withActor(tenantId)
       type: 'card',
       formula_id: id,
       reactor_id: id,
+      proxy_id: id,
       version: 2,
       master_key_version: 'b',
     },
@@ -103,6 +104,9 @@ const expectedEntries: Record<string, { entity_type: string; operation: string; 
   ReactorCreated: { entity_type: 'reactor', operation: 'create', message: 'Reactor created' },
   ReactorUpdated: { entity_type: 'reactor', operation: 'update', message: 'Reactor updated' },
   ReactorDeleted: { entity_type: 'reactor', operation: 'delete', message: 'Reactor deleted' },
+  ProxyCreated: { entity_type: 'proxy', operation: 'create', message: 'Proxy created' },
+  ProxyUpdated: { entity_type: 'proxy', operation: 'update', message: 'Proxy updated' },
+  ProxyDeleted: { entity_type: 'proxy', operation: 'delete', message: 'Proxy deleted' },
   TokenReencrypted: {
     entity_type: 'card',
     operation: 'update',

@@ -92,9 +92,11 @@ beforeAll(async () => {
     '--owner-email',
     'owner@example.com',
   ]).stdout;
-  const bootstrapped = JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as Bootstrapped;
+  // The JSON line the command prints (its logs go to stderr).
+  const line = output.split('\n').find((printed) => printed.includes('"api_key"'));
+  const bootstrapped = JSON.parse(line ?? '{}') as Bootstrapped;
   apiKey = bootstrapped.api_key;
-  expect(apiKey).toMatch(/\S{20,}/);
+  expect(apiKey, `bootstrap printed: ${output}`).toMatch(/\S{20,}/);
   client = new TokenvaultClient(stack.url, apiKey);
   console.log(
     `compose tier: images ready in ${stack.buildSeconds} s, stack up and bootstrapped in ${Math.round((Date.now() - started) / 1000)} s`,

@@ -24,7 +24,8 @@ if (!input.success) {
 }
 
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-const logger = createLogger(config.LOG_LEVEL);
+// Logs go to stderr: stdout is the one JSON line scripts read.
+const logger = createLogger(config.LOG_LEVEL, 'tokenvault-bootstrap', process.stderr);
 await prepareDatabase(config, logger);
 const runtime = await createRuntime(config, logger);
 try {

@@ -6,27 +6,12 @@ import type { ProxiesEventOf } from './events.ts';
 
 export type ProxyEvent = ProxiesEventOf<'ProxyCreated' | 'ProxyUpdated' | 'ProxyDeleted'>;
 
-/** The proxy as decided (its configuration and key sealed). */
-export interface ProxyView {
+/** The proxy as decided (its configuration and key sealed): the created fact, and its last update. */
+export type ProxyView = Omit<ProxiesEventOf<'ProxyCreated'>['data'], 'proxy_id'> & {
   id: string;
-  tenant_id: string;
-  name: string;
-  destination_url: string;
-  request_reactor_id?: string;
-  response_reactor_id?: string;
-  request_transforms: ProxyTransform[];
-  response_transforms: ProxyTransform[];
-  application_id?: string;
-  configuration_ciphertext: string;
-  key_ciphertext: string;
-  key_hash: string;
-  require_auth: boolean;
-  timeout?: number;
-  created_by: string;
-  created_at: string;
   modified_by?: string;
   modified_at?: string;
-}
+};
 
 export type ProxyState =
   { status: 'absent' } | { status: 'active'; proxy: ProxyView } | { status: 'deleted' };

@@ -22,13 +22,16 @@ const readStreamSql = `SELECT ${eventColumns} FROM es_events e WHERE e.stream_id
  * The snapshot fence: only transactions older than the oldest one still running are read, so a
  * transaction that took its ids early and commits late is never passed over. held_back tells that
  * committed rows exist beyond the fence (some other transaction is still open), so the caller
- * should look again soon rather than wait for a notification that has already come.
+ * should look again soon rather than wait for a notification that has already come. It compares
+ * the newest transaction id (one step down the commit-order index) with the fence: "EXISTS a row
+ * at or past the fence" is planned as a sequential scan, which grows with the log (3 ms per poll
+ * at 15,000 events).
  */
-const readAllSql = `
+export const readAllSql = `
   WITH fence AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
   batch AS (
-    SELECT e.* FROM es_events e, fence
-    WHERE e.transaction_id < fence.xmin
+    SELECT e.* FROM es_events e
+    WHERE e.transaction_id < (SELECT xmin FROM fence)
       AND (e.transaction_id, e.global_position) > ($1::xid8, $2::bigint)
       AND ($3::text[] IS NULL OR EXISTS (
         SELECT 1 FROM unnest($3::text[]) AS p(prefix) WHERE starts_with(e.stream_id, p.prefix)))
@@ -36,7 +39,9 @@ const readAllSql = `
     LIMIT $4
   )
   SELECT held.held_back, ${eventColumns}
-  FROM (SELECT EXISTS (SELECT 1 FROM es_events h, fence WHERE h.transaction_id >= fence.xmin) AS held_back) held
+  FROM (SELECT coalesce(
+    (SELECT h.transaction_id FROM es_events h ORDER BY h.transaction_id DESC LIMIT 1) >= (SELECT xmin FROM fence),
+    false) AS held_back) held
   LEFT JOIN batch e ON true
   ORDER BY e.transaction_id, e.global_position`;
 

@@ -1,4 +1,5 @@
-import { open, seal } from './crypto.ts';
+import type { KeyObject } from 'node:crypto';
+import { open, seal, secretKeyOf } from './crypto.ts';
 
 /**
  * The master keys (key-encryption keys, KEKs) that wrap tenant keys: a versioned ring, in the
@@ -32,7 +33,7 @@ export class LocalKeyring implements MasterKeyring {
   readonly provider = 'local' as const;
   readonly primary: string;
   readonly versions: readonly string[];
-  private readonly keys: ReadonlyMap<string, Buffer>;
+  private readonly keys: ReadonlyMap<string, KeyObject>;
 
   constructor(keys: readonly (readonly [version: string, base64: string])[]) {
     if (keys.length === 0) throw new Error('the master keyring is empty');
@@ -40,7 +41,7 @@ export class LocalKeyring implements MasterKeyring {
       keys.map(([version, base64]) => {
         const key = Buffer.from(base64, 'base64');
         if (key.length !== 32) throw new Error(`master key ${version} must be 32 bytes`);
-        return [version, key] as const;
+        return [version, secretKeyOf(key)] as const;
       }),
     );
     this.versions = keys.map(([version]) => version);
@@ -60,7 +61,7 @@ export class LocalKeyring implements MasterKeyring {
     return Promise.resolve();
   }
 
-  private key(version: string): Buffer {
+  private key(version: string): KeyObject {
     const key = this.keys.get(version);
     if (!key) throw new MissingMasterKeyError(version);
     return key;

@@ -106,7 +106,11 @@ export async function addTenantKeyVersion(
         version,
         ring.primary,
         await ring.wrap(ring.primary, randomBytes(32), tenantKeyAd.data(tenantId, version)),
-        await ring.wrap(ring.primary, keys.fingerprintKey, tenantKeyAd.fingerprint(tenantId, version)),
+        await ring.wrap(
+          ring.primary,
+          keys.fingerprintKey.export(),
+          tenantKeyAd.fingerprint(tenantId, version),
+        ),
       ],
     );
     return { version, previous: keys.current };

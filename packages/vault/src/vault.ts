@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import { ConfigError, Problem, type Migration, type Pool, type Queryable } from '@tokenvault/platform';
-import { canonicalJson, hmac, open, seal } from './crypto.ts';
+import { canonicalJson, hmac, open, seal, secretKeyOf } from './crypto.ts';
 import type { MasterKeyring } from './keyring.ts';
 import { LruCache } from './lru.ts';
 import { pendingTokenKeys, type StoredTokenKey } from './token-keys.ts';
@@ -99,8 +99,8 @@ export interface TenantKeyRow {
 interface TenantKeys {
   /** The version that wraps new token keys. */
   current: number;
-  dataKeys: Map<number, Buffer>;
-  fingerprintKey: Buffer;
+  dataKeys: Map<number, KeyObject>;
+  fingerprintKey: KeyObject;
 }
 
 export interface VaultOptions {
@@ -122,9 +122,9 @@ export interface VaultOptions {
 export class Vault {
   readonly ring: MasterKeyring;
   private readonly keys = new Map<string, Promise<TenantKeys>>();
-  private readonly tokenKeys: LruCache<Buffer>;
+  private readonly tokenKeys: LruCache<KeyObject>;
   /** The new token keys of sealToken, by ciphertext, until settleToken. */
-  private readonly unwrappedPendingKeys = new Map<string, Buffer>();
+  private readonly unwrappedPendingKeys = new Map<string, KeyObject>();
   private readonly pool: Pool;
   private readonly perTokenKeys: boolean;
 
@@ -197,13 +197,14 @@ export class Vault {
       return tokenKeyPrefix + seal(await this.tokenKey(tenantId, tokenId), plaintextOf(value), ad);
     }
     const keys = await this.tenantKeys(tenantId);
-    const tokenKey = randomBytes(32);
+    const tokenKeyBytes = randomBytes(32);
+    const tokenKey = secretKeyOf(tokenKeyBytes);
     const sealed = tokenKeyPrefix + seal(tokenKey, plaintextOf(value), ad);
     this.unwrappedPendingKeys.set(sealed, tokenKey);
     pendingTokenKeys.set(sealed, {
       tenantId,
       tokenId,
-      wrappedKey: seal(keys.dataKeys.get(keys.current)!, tokenKey, tokenKeyAd(tenantId, tokenId)),
+      wrappedKey: seal(keys.dataKeys.get(keys.current)!, tokenKeyBytes, tokenKeyAd(tenantId, tokenId)),
       tenantKeyVersion: keys.current,
       expiresAt: options.expiresAt ?? null,
     });
@@ -302,12 +303,12 @@ export class Vault {
       if (!dataKey) continue;
       this.tokenKeys.set(
         `${tenantId}/${row.token_id}`,
-        open(dataKey, row.wrapped_key, tokenKeyAd(tenantId, row.token_id)),
+        secretKeyOf(open(dataKey, row.wrapped_key, tokenKeyAd(tenantId, row.token_id))),
       );
     }
   }
 
-  private async tokenKey(tenantId: string, tokenId: string): Promise<Buffer> {
+  private async tokenKey(tenantId: string, tokenId: string): Promise<KeyObject> {
     const cacheKey = `${tenantId}/${tokenId}`;
     const cached = this.tokenKeys.get(cacheKey);
     if (cached) return cached;
@@ -319,7 +320,7 @@ export class Vault {
     if (!row) throw new TokenKeyDestroyedError();
     const dataKey = (await this.tenantKeys(tenantId)).dataKeys.get(row.tenant_key_version);
     if (!dataKey) throw new TenantKeysUnavailableError(tenantId);
-    const key = open(dataKey, row.wrapped_key, tokenKeyAd(tenantId, tokenId));
+    const key = secretKeyOf(open(dataKey, row.wrapped_key, tokenKeyAd(tenantId, tokenId)));
     this.tokenKeys.set(cacheKey, key);
     return key;
   }
@@ -352,11 +353,11 @@ export async function unwrapTenantKeys(
   tenantId: string,
   rows: readonly TenantKeyRow[],
 ): Promise<TenantKeys> {
-  const dataKeys = new Map<number, Buffer>();
+  const dataKeys = new Map<number, KeyObject>();
   for (const row of rows) {
     dataKeys.set(
       row.version,
-      await ring.unwrap(row.kek_id, row.wrapped_data_key, dataKeyAd(tenantId, row.version)),
+      secretKeyOf(await ring.unwrap(row.kek_id, row.wrapped_data_key, dataKeyAd(tenantId, row.version))),
     );
   }
   const live = rows.filter((row) => row.retired_at === null);
@@ -365,10 +366,12 @@ export async function unwrapTenantKeys(
   return {
     current,
     dataKeys,
-    fingerprintKey: await ring.unwrap(
-      currentRow.kek_id,
-      currentRow.wrapped_fingerprint_key,
-      fingerprintKeyAd(tenantId, current),
+    fingerprintKey: secretKeyOf(
+      await ring.unwrap(
+        currentRow.kek_id,
+        currentRow.wrapped_fingerprint_key,
+        fingerprintKeyAd(tenantId, current),
+      ),
     ),
   };
 }

@@ -3,7 +3,9 @@ import {
   createDecipheriv,
   createHash,
   createHmac,
+  createSecretKey,
   hkdfSync,
+  type KeyObject,
   randomBytes,
   randomUUID,
 } from 'node:crypto';
@@ -63,15 +65,15 @@ return 1`;
 export class Idempotency {
   private readonly redis: Redis;
   private readonly options: IdempotencyOptions;
-  private readonly sealKey: Buffer;
-  private readonly macKey: Buffer;
+  private readonly sealKey: KeyObject;
+  private readonly macKey: KeyObject;
 
   constructor(redis: Redis, options: IdempotencyOptions) {
     this.redis = redis;
     this.options = options;
     const master = Buffer.from(options.masterKey, 'base64');
     const derive = (info: string) =>
-      Buffer.from(hkdfSync('sha256', master, 'tokenvault/idempotency', info, 32));
+      createSecretKey(Buffer.from(hkdfSync('sha256', master, 'tokenvault/idempotency', info, 32)));
     this.sealKey = derive('response seal v1');
     this.macKey = derive('key and fingerprint mac v1');
   }

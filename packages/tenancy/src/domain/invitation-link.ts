@@ -1,4 +1,11 @@
-import { createHash, createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import {
+  createHash,
+  createHmac,
+  createSecretKey,
+  hkdfSync,
+  type KeyObject,
+  timingSafeEqual,
+} from 'node:crypto';
 
 /** The fixed HKDF label: the link key is used for nothing else. */
 const linkKeyLabel = 'tokenvault/invitation-link/v1';
@@ -21,11 +28,13 @@ export interface LinkIdentity {
  * version: every earlier link then names a stale version.
  */
 export class InvitationLinks {
-  private readonly key: Buffer;
+  private readonly key: KeyObject;
 
   constructor(masterKeyBase64: string) {
-    this.key = Buffer.from(
-      hkdfSync('sha256', Buffer.from(masterKeyBase64, 'base64'), Buffer.alloc(0), linkKeyLabel, 32),
+    this.key = createSecretKey(
+      Buffer.from(
+        hkdfSync('sha256', Buffer.from(masterKeyBase64, 'base64'), Buffer.alloc(0), linkKeyLabel, 32),
+      ),
     );
   }
 

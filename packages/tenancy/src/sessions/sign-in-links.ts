@@ -1,4 +1,12 @@
-import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createHash,
+  createHmac,
+  createSecretKey,
+  hkdfSync,
+  type KeyObject,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 /** The fixed HKDF label: the sign-in link key is used for nothing else. */
 const linkKeyLabel = 'tokenvault/sign-in-link/v1';
@@ -11,11 +19,13 @@ const tokenPattern = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
  * so no queue payload ever holds it.
  */
 export class SignInLinks {
-  private readonly key: Buffer;
+  private readonly key: KeyObject;
 
   constructor(masterKeyBase64: string) {
-    this.key = Buffer.from(
-      hkdfSync('sha256', Buffer.from(masterKeyBase64, 'base64'), Buffer.alloc(0), linkKeyLabel, 32),
+    this.key = createSecretKey(
+      Buffer.from(
+        hkdfSync('sha256', Buffer.from(masterKeyBase64, 'base64'), Buffer.alloc(0), linkKeyLabel, 32),
+      ),
     );
   }
 

@@ -26,13 +26,14 @@ export interface StoredTokenKey {
 
 /** Stores a token's key; an existing key of the token is replaced, that is destroyed (re-encryption). */
 export async function storeTokenKey(db: Queryable, key: StoredTokenKey): Promise<void> {
-  await db.query(
-    `INSERT INTO token_keys (tenant_id, token_id, wrapped_key, tenant_key_version, expires_at)
+  await db.query({
+    name: 'token_keys_store',
+    text: `INSERT INTO token_keys (tenant_id, token_id, wrapped_key, tenant_key_version, expires_at)
      VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (tenant_id, token_id) DO UPDATE SET wrapped_key = EXCLUDED.wrapped_key,
        tenant_key_version = EXCLUDED.tenant_key_version, expires_at = EXCLUDED.expires_at, created_at = now()`,
-    [key.tenantId, key.tokenId, key.wrappedKey, key.tenantKeyVersion, key.expiresAt],
-  );
+    values: [key.tenantId, key.tokenId, key.wrappedKey, key.tenantKeyVersion, key.expiresAt],
+  });
 }
 
 /**

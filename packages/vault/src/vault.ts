@@ -312,10 +312,11 @@ export class Vault {
     const cacheKey = `${tenantId}/${tokenId}`;
     const cached = this.tokenKeys.get(cacheKey);
     if (cached) return cached;
-    const result = await this.pool.query<{ wrapped_key: string; tenant_key_version: number }>(
-      'SELECT wrapped_key, tenant_key_version FROM token_keys WHERE tenant_id = $1 AND token_id = $2',
-      [tenantId, tokenId],
-    );
+    const result = await this.pool.query<{ wrapped_key: string; tenant_key_version: number }>({
+      name: 'token_keys_by_id',
+      text: 'SELECT wrapped_key, tenant_key_version FROM token_keys WHERE tenant_id = $1 AND token_id = $2',
+      values: [tenantId, tokenId],
+    });
     const row = result.rows[0];
     if (!row) throw new TokenKeyDestroyedError();
     const dataKey = (await this.tenantKeys(tenantId)).dataKeys.get(row.tenant_key_version);

@@ -19,8 +19,9 @@ const insertMetadataFrom = (cte: string) =>
 
 async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promise<void> {
   // The token rows and their metadata entries in one statement (a replayed event inserts neither).
-  await tx.query(
-    `WITH inserted AS (
+  await tx.query({
+    name: 'tokens_created',
+    text: `WITH inserted AS (
        INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
                            expires_at, created_by, created_at)
        SELECT t.tenant_id, t.token_id, t.type, t.data_ciphertext, t.containers, t.metadata, t.fingerprint,
@@ -31,8 +32,8 @@ async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promis
        ON CONFLICT DO NOTHING
        RETURNING tenant_id, id, metadata, created_at)
      ${insertMetadataFrom('inserted')}`,
-    [json(events)],
-  );
+    values: [json(events)],
+  });
   await insertAssociations(
     tx,
     events.flatMap((event) =>

@@ -49,10 +49,11 @@ export class TokenQueries {
   /** A live token (not deleted, not expired), or undefined. */
   async get(tenantId: string, id: string): Promise<TokenRow | undefined> {
     return withTenant(this.appPool, tenantId, async (client) => {
-      const result = await client.query<TokenRow>(
-        `SELECT * FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${liveAt('$3')}`,
-        [tenantId, id, this.clock.now()],
-      );
+      const result = await client.query<TokenRow>({
+        name: 'tokens_live_by_id',
+        text: `SELECT * FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${liveAt('$3')}`,
+        values: [tenantId, id, this.clock.now()],
+      });
       return result.rows[0];
     });
   }

@@ -23,7 +23,7 @@ export async function startAllInOne(
   const logger = createLogger(config.LOG_LEVEL, 'tokenvault', options.logDestination);
   await prepareDatabase(config, logger);
   const runtime = await createRuntime(config, logger, options.clock ? { clock: options.clock } : {});
-  const projector = await startProjectorThread(config);
+  const projector = await startProjectorThread(config, options.logDestination);
   const worker = await startWorker(config, { runtime });
   const relay = config.KAFKA_BROKERS
     ? await startRelay(config, { eventLog: { store: runtime.store, pool: runtime.ownerPool }, logger })

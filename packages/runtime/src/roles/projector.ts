@@ -12,9 +12,9 @@ import type { StartedRole } from './role.ts';
  */
 export async function startProjector(
   config: Config,
-  options: { databasePrepared?: boolean } = {},
+  options: { databasePrepared?: boolean; logDestination?: NodeJS.WritableStream } = {},
 ): Promise<StartedRole> {
-  const logger = createLogger(config.LOG_LEVEL, 'tokenvault-projector');
+  const logger = createLogger(config.LOG_LEVEL, 'tokenvault-projector', options.logDestination);
   if (!options.databasePrepared) await prepareDatabase(config, logger);
   // Read models are rebuilt from the events, and the checkpoint commits with them: a commit lost
   // in a crash is replayed, so the projector need not wait for its WAL flush.

@@ -14,6 +14,7 @@ import {
   type SubscriptionOptions,
   type UniquenessRules,
 } from '../port.ts';
+import { claimReleaseQueries } from '../postgres/claims.ts';
 
 /** An event about to be appended: its id is fixed before the append, so a repair can look for it. */
 export type PendingEvent = Required<Pick<NewEvent, 'event_id' | 'type' | 'data' | 'metadata'>>;
@@ -237,23 +238,10 @@ export class ExternalEventStore implements EventStore {
    * another holder came) cannot undo the stored event: it is reported, not thrown.
    */
   private async applySettled(tx: PoolClient, changes: ClaimChanges): Promise<void> {
-    if (changes.releaseTenant) {
-      await tx.query({
-        name: 'es_release_tenant_claims',
-        text: 'DELETE FROM es_unique_claims WHERE tenant_id = $1',
-        values: [changes.releaseTenant],
-      });
-    }
-    for (const release of changes.releaseHeldBy ?? []) {
-      await tx.query({
-        name: 'es_release_claims',
-        text: 'DELETE FROM es_unique_claims WHERE scope = $1 AND holder = $2',
-        values: [release.scope, release.holder],
-      });
-    }
+    for (const release of claimReleaseQueries(changes)) await tx.query(release);
     for (const claim of changes.claim ?? []) {
       const { rows } = await tx.query<{ holder: string }>({
-        name: 'es_claim',
+        name: 'es_claim_settled',
         text: `INSERT INTO es_unique_claims AS c (scope, key, holder, tenant_id) VALUES ($1, $2, $3, $4)
                ON CONFLICT (scope, key) DO UPDATE SET holder = c.holder RETURNING c.holder`,
         values: [claim.scope, claim.key, claim.holder, claim.tenant_id ?? null],

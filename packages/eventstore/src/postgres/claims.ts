@@ -12,6 +12,26 @@ import { UniqueClaimTaken, type ClaimChanges } from '../port.ts';
  */
 export function claimChangeQueries(changes: ClaimChanges): pg.QueryConfig[] {
   return [
+    ...claimReleaseQueries(changes),
+    ...(changes.claim ?? []).map((claim) => ({
+      // Its own name: node-postgres binds a statement name to one text per connection, and the
+      // external store's settling claim (which must not raise) is a different text.
+      name: 'es_claim_refusing',
+      // DO UPDATE (to itself) returns the holder of a conflicting row, even one committed after
+      // this statement began, which a plain SELECT here could not see.
+      text: `WITH claimed AS (
+               INSERT INTO es_unique_claims AS c (scope, key, holder, tenant_id) VALUES ($1, $2, $3, $4)
+               ON CONFLICT (scope, key) DO UPDATE SET holder = c.holder RETURNING c.holder
+             )
+             SELECT holder FROM claimed WHERE es_refuse_unless(holder = $3, '${refusals.claimTaken}', holder)`,
+      values: [claim.scope, claim.key, claim.holder, claim.tenant_id ?? null],
+    })),
+  ];
+}
+
+/** The releases of an event's claim changes: the tenant's claims, then those of each holder. */
+export function claimReleaseQueries(changes: ClaimChanges): pg.QueryConfig[] {
+  return [
     ...(changes.releaseTenant
       ? [
           {
@@ -25,17 +45,6 @@ export function claimChangeQueries(changes: ClaimChanges): pg.QueryConfig[] {
       name: 'es_release_claims',
       text: 'DELETE FROM es_unique_claims WHERE scope = $1 AND holder = $2',
       values: [release.scope, release.holder],
-    })),
-    ...(changes.claim ?? []).map((claim) => ({
-      name: 'es_claim',
-      // DO UPDATE (to itself) returns the holder of a conflicting row, even one committed after
-      // this statement began, which a plain SELECT here could not see.
-      text: `WITH claimed AS (
-               INSERT INTO es_unique_claims AS c (scope, key, holder, tenant_id) VALUES ($1, $2, $3, $4)
-               ON CONFLICT (scope, key) DO UPDATE SET holder = c.holder RETURNING c.holder
-             )
-             SELECT holder FROM claimed WHERE es_refuse_unless(holder = $3, '${refusals.claimTaken}', holder)`,
-      values: [claim.scope, claim.key, claim.holder, claim.tenant_id ?? null],
     })),
   ];
 }

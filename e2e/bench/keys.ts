@@ -5,7 +5,7 @@
 // - rewrap throughput (tenant keys/s) with the local ring and with SoftHSM2 (PKCS#11);
 // - rotate-tenant on BENCH_KEYS_TOKENS token keys (default 100,000): token keys re-wrapped per second.
 // Knobs: BENCH_KEYS_SECONDS (measured seconds per HTTP row, default 5), BENCH_KEYS_TENANTS (2,000).
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createSecretKey, randomBytes, randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { createPool, type Pool } from '@tokenvault/platform';
 import { allMigrations } from '@tokenvault/runtime';
@@ -138,7 +138,9 @@ async function rotateTenantRow() {
     await vault.createTenantKeys(tenantId);
     // The tenant's version-1 data key, to wrap the seeded token keys as the service does.
     const row = await pool.query<{ wrapped_data_key: string }>('SELECT wrapped_data_key FROM tenant_keys');
-    const dataKey = await ring.unwrap('default', row.rows[0]!.wrapped_data_key, `data-key:${tenantId}`);
+    const dataKey = createSecretKey(
+      await ring.unwrap('default', row.rows[0]!.wrapped_data_key, `data-key:${tenantId}`),
+    );
     log(`seeding ${tokenCount} token keys`);
     for (let offset = 0; offset < tokenCount; offset += 10_000) {
       const ids = Array.from({ length: Math.min(10_000, tokenCount - offset) }, () => randomUUID());

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createSecretKey, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
@@ -87,7 +87,7 @@ async function everyKey(): Promise<Buffer[]> {
     for (const master of masters) {
       for (const ad of [`data-key:${row.tenant_id}`, `data-key:${row.tenant_id}:${row.version}`]) {
         try {
-          tenantKeys.push(open(master, row.wrapped_data_key, ad));
+          tenantKeys.push(open(createSecretKey(master), row.wrapped_data_key, ad));
         } catch {
           // not this master key
         }
@@ -101,7 +101,9 @@ async function everyKey(): Promise<Buffer[]> {
   for (const row of tokenRows.rows) {
     for (const tenantKey of tenantKeys) {
       try {
-        tokenKeys.push(open(tenantKey, row.wrapped_key, `token-key:${row.tenant_id}:${row.token_id}`));
+        tokenKeys.push(
+          open(createSecretKey(tenantKey), row.wrapped_key, `token-key:${row.tenant_id}:${row.token_id}`),
+        );
       } catch {
         // not this tenant key
       }
@@ -128,7 +130,9 @@ async function expectUnrecoverable(tokenId: string) {
   expect(keys.rowCount).toBe(0);
   const candidates = await everyKey();
   for (const key of candidates) {
-    expect(() => open(key, sealed.slice(3), `${tenantId}:${tokenId}`)).toThrow(DecryptionError);
+    expect(() => open(createSecretKey(key), sealed.slice(3), `${tenantId}:${tokenId}`)).toThrow(
+      DecryptionError,
+    );
   }
   // A process that never saw the token, with the whole ring: nothing either.
   const fresh = await createRuntime(configFor(database.url));

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { Queryable } from '@tokenvault/platform';
 
 /**
@@ -132,7 +133,12 @@ export async function orphanTokenKeys(
  * the PostgreSQL write-side step stores the one its event's ciphertext names, inside the append's
  * transaction (the event itself never holds a key, wrapped or not).
  */
-export const pendingTokenKeys = new Map<string, StoredTokenKey>();
+export const pendingTokenKeys = new Map<string, PendingTokenKey>();
+
+/** A pending key: its row, and (for the vault that made it) the key itself, cached once stored. */
+export interface PendingTokenKey extends StoredTokenKey {
+  unwrappedKey?: KeyObject;
+}
 
 /** The invalidation every process's vault forgets a token's unwrapped key at. */
 export const tokenKeyInvalidation = (tenantId: string, tokenId: string) => `token-key:${tenantId}/${tokenId}`;

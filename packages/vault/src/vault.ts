@@ -123,8 +123,6 @@ export class Vault {
   readonly ring: MasterKeyring;
   private readonly keys = new Map<string, Promise<TenantKeys>>();
   private readonly tokenKeys: LruCache<KeyObject>;
-  /** The new token keys of sealToken, by ciphertext, until settleToken. */
-  private readonly unwrappedPendingKeys = new Map<string, KeyObject>();
   private readonly pool: Pool;
   private readonly perTokenKeys: boolean;
 
@@ -200,13 +198,13 @@ export class Vault {
     const tokenKeyBytes = randomBytes(32);
     const tokenKey = secretKeyOf(tokenKeyBytes);
     const sealed = tokenKeyPrefix + seal(tokenKey, plaintextOf(value), ad);
-    this.unwrappedPendingKeys.set(sealed, tokenKey);
     pendingTokenKeys.set(sealed, {
       tenantId,
       tokenId,
       wrappedKey: seal(keys.dataKeys.get(keys.current)!, tokenKeyBytes, tokenKeyAd(tenantId, tokenId)),
       tenantKeyVersion: keys.current,
       expiresAt: options.expiresAt ?? null,
+      unwrappedKey: tokenKey,
     });
     return sealed;
   }
@@ -217,11 +215,10 @@ export class Vault {
    */
   settleToken(sealed: string, outcome: { stored: boolean } = { stored: false }): void {
     const pending = pendingTokenKeys.get(sealed);
-    const unwrapped = this.unwrappedPendingKeys.get(sealed);
     pendingTokenKeys.delete(sealed);
-    this.unwrappedPendingKeys.delete(sealed);
-    if (outcome.stored && pending && unwrapped)
-      this.tokenKeys.set(`${pending.tenantId}/${pending.tokenId}`, unwrapped);
+    if (outcome.stored && pending?.unwrappedKey) {
+      this.tokenKeys.set(tokenCacheKey(pending.tenantId, pending.tokenId), pending.unwrappedKey);
+    }
   }
 
   /** The key a pending ciphertext would store (the external-store composition stores it before its append). */
@@ -233,7 +230,7 @@ export class Vault {
     const ad = `${tenantId}:${subjectId}`;
     if (sealed.startsWith(tokenKeyPrefix)) {
       const body = sealed.slice(tokenKeyPrefix.length);
-      const cached = this.tokenKeys.get(`${tenantId}/${subjectId}`);
+      const cached = this.tokenKeys.get(tokenCacheKey(tenantId, subjectId));
       if (cached) {
         try {
           return JSON.parse(open(cached, body, ad).toString('utf8'));
@@ -265,13 +262,13 @@ export class Vault {
       this.tokenKeys.clear();
     } else {
       this.keys.delete(tenantId);
-      this.tokenKeys.deletePrefix(`${tenantId}/`);
+      this.tokenKeys.deletePrefix(tokenCacheKey(tenantId, ''));
     }
   }
 
   /** Forgets a token's unwrapped key: its key was destroyed or replaced. */
   forgetToken(tenantId: string, tokenId: string): void {
-    this.tokenKeys.delete(`${tenantId}/${tokenId}`);
+    this.tokenKeys.delete(tokenCacheKey(tenantId, tokenId));
   }
 
   /** How many unwrapped token keys this process holds (metrics, tests). */
@@ -285,7 +282,9 @@ export class Vault {
    * token. A token without a key is left out; decrypting it fails as it always did.
    */
   async loadTokenKeys(tenantId: string, tokenIds: readonly string[]): Promise<void> {
-    const missing = [...new Set(tokenIds)].filter((tokenId) => !this.tokenKeys.get(`${tenantId}/${tokenId}`));
+    const missing = [...new Set(tokenIds)].filter(
+      (tokenId) => !this.tokenKeys.get(tokenCacheKey(tenantId, tokenId)),
+    );
     if (missing.length < 2) return;
     const result = await this.pool.query<{
       token_id: string;
@@ -300,17 +299,12 @@ export class Vault {
     const { dataKeys } = await this.tenantKeys(tenantId);
     for (const row of result.rows) {
       const dataKey = dataKeys.get(row.tenant_key_version);
-      if (!dataKey) continue;
-      this.tokenKeys.set(
-        `${tenantId}/${row.token_id}`,
-        secretKeyOf(open(dataKey, row.wrapped_key, tokenKeyAd(tenantId, row.token_id))),
-      );
+      if (dataKey) this.unwrapTokenKey(dataKey, tenantId, row.token_id, row.wrapped_key);
     }
   }
 
   private async tokenKey(tenantId: string, tokenId: string): Promise<KeyObject> {
-    const cacheKey = `${tenantId}/${tokenId}`;
-    const cached = this.tokenKeys.get(cacheKey);
+    const cached = this.tokenKeys.get(tokenCacheKey(tenantId, tokenId));
     if (cached) return cached;
     const result = await this.pool.query<{ wrapped_key: string; tenant_key_version: number }>({
       name: 'token_keys_by_id',
@@ -321,8 +315,18 @@ export class Vault {
     if (!row) throw new TokenKeyDestroyedError();
     const dataKey = (await this.tenantKeys(tenantId)).dataKeys.get(row.tenant_key_version);
     if (!dataKey) throw new TenantKeysUnavailableError(tenantId);
-    const key = secretKeyOf(open(dataKey, row.wrapped_key, tokenKeyAd(tenantId, tokenId)));
-    this.tokenKeys.set(cacheKey, key);
+    return this.unwrapTokenKey(dataKey, tenantId, tokenId, row.wrapped_key);
+  }
+
+  /** A stored token key unwrapped by its tenant data key, and kept in memory. */
+  private unwrapTokenKey(
+    dataKey: KeyObject,
+    tenantId: string,
+    tokenId: string,
+    wrappedKey: string,
+  ): KeyObject {
+    const key = secretKeyOf(open(dataKey, wrappedKey, tokenKeyAd(tenantId, tokenId)));
+    this.tokenKeys.set(tokenCacheKey(tenantId, tokenId), key);
     return key;
   }
 
@@ -345,6 +349,9 @@ export class Vault {
     return unwrapTenantKeys(this.ring, tenantId, result.rows);
   }
 }
+
+/** A token's entry in the cache of unwrapped token keys; a tenant's entries share its prefix (forget). */
+const tokenCacheKey = (tenantId: string, tokenId: string) => `${tenantId}/${tokenId}`;
 
 const plaintextOf = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
 

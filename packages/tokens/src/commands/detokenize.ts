@@ -2,9 +2,9 @@ import { badRequest, forbidden, type Clock, type Pool, type Principal } from '@t
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { allowedOnAll } from '../domain/access.ts';
-import { TokenQueries, tokenFields } from '../queries/tokens.ts';
+import { TokenQueries } from '../queries/tokens.ts';
 import { ReadAuditor } from './read-audit.ts';
-import { openTokens } from './open-token.ts';
+import { openForReader } from './open-token.ts';
 
 /**
  * Opens tokens for code that runs on their data (a reactor): the caller needs the permission on
@@ -20,17 +20,6 @@ export class Detokenizer {
     this.deps = deps;
     this.queries = new TokenQueries(deps.appPool, deps.clock);
     this.readAuditor = new ReadAuditor(deps.store, deps.clock);
-  }
-
-  /** The tokens' data by id. */
-  async open(
-    principal: Principal,
-    ids: readonly string[],
-    permission: string,
-    requestId: string,
-    field: string,
-  ): Promise<Map<string, unknown>> {
-    return (await this.openTokens(principal, ids, permission, requestId, field)).data;
   }
 
   /**
@@ -58,14 +47,14 @@ export class Detokenizer {
         `This API key lacks ${permission} on the containers of token ${denied.map((row) => row.id).join(', ')}.`,
       );
     }
-    const opened = await openTokens(this.deps, rows);
-    const data = new Map(rows.map((row, index) => [row.id, opened[index]]));
-    const tokens = new Map(rows.map((row, index) => [row.id, { ...tokenFields(row), data: opened[index] }]));
-    await this.readAuditor.record(
+    const opened = await openForReader(
+      { ...this.deps, readAuditor: this.readAuditor },
       principal,
-      rows.map((row) => ({ tokenId: row.id, type: row.type })),
+      rows,
       requestId,
     );
+    const data = new Map(opened.map((token) => [token.id, token.data]));
+    const tokens = new Map(opened.map((token) => [token.id, token]));
     return { data, tokens };
   }
 }

@@ -1,8 +1,11 @@
 import { aggregateStream } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
+import type { Principal } from '@tokenvault/platform';
 import { DecryptionError, TokenKeyDestroyedError, type Vault } from '@tokenvault/vault';
 import { tokenStream } from '../domain/events.ts';
 import { tokenDecider } from '../domain/token.ts';
+import { tokenFields, type TokenRow } from '../queries/tokens.ts';
+import type { ReadAuditor } from './read-audit.ts';
 
 /**
  * A token's data from its read-model row. The row can trail a re-encryption (the projector has not
@@ -49,4 +52,24 @@ export async function openTokens(
   }
   await Promise.all([...idsByTenant].map(([tenantId, ids]) => deps.vault.loadTokenKeys(tenantId, ids)));
   return Promise.all(rows.map((row) => openToken(deps, row)));
+}
+
+/**
+ * Tokens opened for a reader: their response fields with their data, in the order of the rows.
+ * The reads are on record before the data leaves.
+ */
+export async function openForReader(
+  deps: { store: EventStore; vault: Vault; readAuditor: ReadAuditor },
+  principal: Principal,
+  rows: readonly TokenRow[],
+  requestId: string,
+) {
+  const opened = await openTokens(deps, rows);
+  const tokens = rows.map((row, index) => ({ ...tokenFields(row), data: opened[index] }));
+  await deps.readAuditor.record(
+    principal,
+    rows.map((row) => ({ tokenId: row.id, type: row.type })),
+    requestId,
+  );
+  return tokens;
 }

@@ -2,11 +2,11 @@ import { forbidden, notFound, type Clock, type Pool, type Principal } from '@tok
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
-import { openTokens } from '../commands/open-token.ts';
+import { openForReader } from '../commands/open-token.ts';
 import { ReadAuditor } from '../commands/read-audit.ts';
 import { TokenCommands } from '../commands/tokens.ts';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
-import { TokenQueries, tokenFields, type TokenRow } from '../queries/tokens.ts';
+import { TokenQueries, type TokenRow } from '../queries/tokens.ts';
 
 // What the token routes of every resource share: one set of queries and commands, the check that
 // a token is the caller's and allowed, and the opening of tokens for a reader (on record first).
@@ -53,15 +53,7 @@ export function tokenAccess(deps: TokenRouteDeps) {
   };
 
   /** Opens tokens for a reader; the reads are on record before the data leaves. */
-  const withData = async (principal: Principal, rows: TokenRow[], requestId: string) => {
-    const opened = await openTokens({ store, vault }, rows);
-    const tokens = rows.map((row, index) => ({ ...tokenFields(row), data: opened[index] }));
-    await readAuditor.record(
-      principal,
-      rows.map((row) => ({ tokenId: row.id, type: row.type })),
-      requestId,
-    );
-    return tokens;
-  };
+  const withData = (principal: Principal, rows: TokenRow[], requestId: string) =>
+    openForReader({ store, vault, readAuditor }, principal, rows, requestId);
   return { queries, commands, tokenFor, withData };
 }

@@ -96,9 +96,10 @@ export async function prepareDatabase(
 }
 
 /**
- * What the roles that run commands share (the gateway and the worker): the owner's event store
- * and its LISTEN connection, the app-role pool, the vault, read-model consistency and the caches
- * it invalidates. No Redis, no queues: those are the gateway's (createRuntime) and the worker's.
+ * What the roles that run commands share (the gateway, the worker and the admin commands): the
+ * owner's event store and its LISTEN connection, the app-role pool, the vault, read-model
+ * consistency and the caches it invalidates. No Redis, no queues: those are the gateway's
+ * (createRuntime) and the worker's.
  */
 export interface RuntimeBase {
   config: Config;

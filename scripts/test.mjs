@@ -32,7 +32,7 @@ if (tier === undefined) {
   run('npx', ['eslint', '.']);
   run('npx', ['prettier', '--check', '.']);
   run(process.execPath, ['scripts/openapi-lint.mjs']);
-  run('npx', ['depcruise', '--config', '.dependency-cruiser.mjs', 'packages', 'services', 'e2e', 'scripts']);
+  run('npm', ['run', '--silent', 'check:architecture']);
 }
 
 /** One vitest run; its counts (a file that failed outside any test counts as one failure). */

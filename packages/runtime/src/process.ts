@@ -1,12 +1,13 @@
 import { ConfigError } from '@tokenvault/platform';
 import { EventStoreUnavailableError } from '@tokenvault/eventstore';
+import type { StartedRole } from './roles/role.ts';
 
 /**
  * Starts a service and stops it gracefully on SIGINT or SIGTERM: in-flight requests and
  * projection batches finish, connections close. A bad configuration exits 2 with its reasons.
  */
-export async function runUntilSignalled(start: () => Promise<{ close(): Promise<void> }>): Promise<void> {
-  let service: { close(): Promise<void> };
+export async function runUntilSignalled(start: () => Promise<StartedRole>): Promise<void> {
+  let service: StartedRole;
   try {
     service = await start();
   } catch (error) {

@@ -96,9 +96,10 @@ export async function prepareDatabase(
 }
 
 /**
- * What the roles that run commands share (the gateway and the worker): the owner's event store
- * and its LISTEN connection, the app-role pool, the vault, read-model consistency and the caches
- * it invalidates. No Redis, no queues: those are the gateway's (createRuntime) and the worker's.
+ * What the roles that run commands share (the gateway, the worker and the admin commands): the
+ * owner's event store and its LISTEN connection, the app-role pool, the vault, read-model
+ * consistency and the caches it invalidates. No Redis, no queues: those are the gateway's
+ * (createRuntime) and the worker's.
  */
 export interface RuntimeBase {
   config: Config;
@@ -132,6 +133,11 @@ export interface Runtime extends RuntimeBase {
   reactorRuns: ReactorRunQueue;
   /** `/proxy/**`: requests detokenized in flight to third parties. */
   proxy: ProxyGateway;
+  /**
+   * The process's one rate limiter (it holds leases per key): the route guard's, /proxy's and
+   * the sign-in caps' allowances.
+   */
+  rateLimiter: RateLimiter;
 }
 
 const contextDepsOf = (
@@ -266,8 +272,7 @@ export async function createRuntime(
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   const detokenizer = new Detokenizer({ store, appPool, vault, clock });
   const proxies = new ProxyQueries(appPool, vault);
-  // /proxy/** is not a JSON route (no route guard): the key's rate limit is taken here.
-  const proxyRateLimiter = new RateLimiter(redis, {
+  const rateLimiter = new RateLimiter(redis, {
     prefix: config.QUEUE_PREFIX,
     defaultPerMinute: config.RATE_LIMIT_PER_MINUTE,
   });
@@ -285,7 +290,7 @@ export async function createRuntime(
         sessions,
         publicUrl: config.PUBLIC_URL,
         absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
-        takeSignInAllowance: signInAllowance(redis, config),
+        takeSignInAllowance: signInAllowance(rateLimiter, config),
         enqueueSignInMail: (linkId) => enqueueSignInMail(signInMailQueue, linkId),
         logger,
       }),
@@ -321,10 +326,12 @@ export async function createRuntime(
       authenticate,
       detokenizer,
       pipeline: new ProxyPipeline({ runs: reactorRuns, reactors: reactorQueries }),
-      admit: (principal, res) => takeRateLimit(proxyRateLimiter, principal, res),
-      admitKeyless: (proxy, res) => takeProxyRateLimit(proxyRateLimiter, proxy, res),
+      // /proxy/** is not a JSON route (no route guard): the key's rate limit is taken here.
+      admit: (principal, res) => takeRateLimit(rateLimiter, principal, res),
+      admitKeyless: (proxy, res) => takeProxyRateLimit(rateLimiter, proxy, res),
       proxyByKey: (key) => proxies.byKey(key),
     }),
+    rateLimiter,
     async close() {
       await reactorRuns.close();
       await signInMailQueue.close();

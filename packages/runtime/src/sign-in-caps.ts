@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Config, Redis } from '@tokenvault/platform';
-import { RateLimiter, tooManyRequests } from './guards/rate-limit.ts';
+import type { Config } from '@tokenvault/platform';
+import { tooManyRequests, type RateLimiter } from './guards/rate-limit.ts';
 
 /**
  * The caps of POST /sessions/email, per address and per client address (GCRA in Redis, shared by
@@ -8,13 +8,9 @@ import { RateLimiter, tooManyRequests } from './guards/rate-limit.ts';
  * answers 429 exactly like a capped user's. Addresses are keys only as a SHA-256.
  */
 export function signInAllowance(
-  redis: Redis,
-  config: Pick<
-    Config,
-    'QUEUE_PREFIX' | 'SIGN_IN_EMAILS_PER_ADDRESS_PER_HOUR' | 'SIGN_IN_EMAILS_PER_CLIENT_PER_HOUR'
-  >,
+  limiter: RateLimiter,
+  config: Pick<Config, 'SIGN_IN_EMAILS_PER_ADDRESS_PER_HOUR' | 'SIGN_IN_EMAILS_PER_CLIENT_PER_HOUR'>,
 ) {
-  const limiter = new RateLimiter(redis, { prefix: config.QUEUE_PREFIX, defaultPerMinute: 0 });
   const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
   return async (email: string, clientAddress: string | undefined): Promise<void> => {
     const [byAddress, byClient] = await Promise.all([

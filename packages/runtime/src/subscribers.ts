@@ -22,18 +22,18 @@ export function readModelsProjector(
   });
 }
 
-/** The Kafka relay as configured, or undefined without KAFKA_BROKERS. */
+/** The Kafka relay to `brokers` (KAFKA_BROKERS), its topics as configured. */
 export function relayFor(
-  config: Config,
+  brokers: string,
+  config: Pick<Config, 'KAFKA_TOPIC_PREFIX' | 'KAFKA_TOPIC_PARTITIONS'>,
   connection: { store: EventStore; pool: Pool },
   logger: Logger,
-): KafkaRelay | undefined {
-  if (!config.KAFKA_BROKERS) return undefined;
+): KafkaRelay {
   return new KafkaRelay({
     store: connection.store,
     pool: connection.pool,
     logger,
-    brokers: config.KAFKA_BROKERS,
+    brokers,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     partitions: config.KAFKA_TOPIC_PARTITIONS,
   });

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { displayName } from '@tokenvault/contracts';
 import { createLogger, loadConfig } from '@tokenvault/platform';
 import { bootstrapTenant } from '@tokenvault/tenancy';
-import { createRuntime, prepareDatabase } from '@tokenvault/runtime';
+import { openRuntimeBase, prepareDatabase } from '@tokenvault/runtime';
 
 const { values } = parseArgs({
   options: { 'tenant-name': { type: 'string' }, 'owner-email': { type: 'string' } },
@@ -27,7 +27,7 @@ const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 
 // Logs go to stderr: stdout is the one JSON line scripts read.
 const logger = createLogger(config.LOG_LEVEL, 'tokenvault-bootstrap', process.stderr);
 await prepareDatabase(config, logger);
-const runtime = await createRuntime(config, logger);
+const runtime = await openRuntimeBase(config, logger);
 try {
   const result = await bootstrapTenant(runtime.store, runtime.vault, {
     tenantName: input.data['tenant-name'],

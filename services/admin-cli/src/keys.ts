@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, createLogger, loadConfig } from '@tokenvault/platform';
 import { notifyInvalidation } from '@tokenvault/cqrs';
-import { createRuntime, prepareDatabase, type Runtime } from '@tokenvault/runtime';
+import { openRuntimeBase, prepareDatabase, type RuntimeBase } from '@tokenvault/runtime';
 import { keysOfTenant } from '@tokenvault/tenancy';
 import { reencryptToken } from '@tokenvault/tokens';
 import {
@@ -40,7 +40,7 @@ function progress(label: string, total: number) {
   };
 }
 
-async function tellEveryProcess(runtime: Runtime, tenantId: string) {
+async function tellEveryProcess(runtime: RuntimeBase, tenantId: string) {
   const client = await runtime.ownerPool.connect();
   try {
     await notifyInvalidation(client, keysOfTenant(tenantId));
@@ -49,7 +49,7 @@ async function tellEveryProcess(runtime: Runtime, tenantId: string) {
   }
 }
 
-async function rewrap(runtime: Runtime) {
+async function rewrap(runtime: RuntimeBase) {
   const { ring } = runtime.vault;
   const started = Date.now();
   const total = await tenantKeysToRewrap(runtime.ownerPool, ring);
@@ -89,7 +89,7 @@ async function rewrap(runtime: Runtime) {
   };
 }
 
-async function rotateTenant(runtime: Runtime, tenantId: string) {
+async function rotateTenant(runtime: RuntimeBase, tenantId: string) {
   const { ring } = runtime.vault;
   const rotated = await addTenantKeyVersion(runtime.ownerPool, ring, tenantId);
   if (!rotated) throw new ConfigError([`tenant ${tenantId}: no keys (no such tenant, or deleted)`]);
@@ -135,7 +135,7 @@ async function main(args: string[]) {
   const logger = createLogger(config.LOG_LEVEL, 'tokenvault-keys');
   await prepareDatabase(config, logger);
   // rewrap is how a ring stops needing an old version: it must run with every version stored keys need.
-  const runtime = await createRuntime(config, logger);
+  const runtime = await openRuntimeBase(config, logger);
   try {
     switch (command) {
       case 'status':

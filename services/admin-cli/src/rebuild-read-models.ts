@@ -7,7 +7,7 @@ import { createLogger, loadConfig } from '@tokenvault/platform';
 import { comparePositions } from '@tokenvault/eventstore';
 import { Checkpoint, rebuildReadModels } from '@tokenvault/cqrs';
 import {
-  createRuntime,
+  openRuntimeBase,
   inlineProjections,
   prepareDatabase,
   projectorProjections,
@@ -18,7 +18,7 @@ import {
 const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
 const logger = createLogger(config.LOG_LEVEL);
 await prepareDatabase(config, logger, { forRebuild: true });
-const runtime = await createRuntime(config, logger);
+const runtime = await openRuntimeBase(config, logger);
 try {
   await rebuildReadModels(runtime.ownerPool, readModelsProjectorName, {
     inline: inlineProjections(config),

@@ -1,6 +1,6 @@
 import type { Config, Redis, RouteGuard } from '@tokenvault/platform';
 import { Idempotency } from './idempotency.ts';
-import { RateLimiter, takeRateLimit, tooManyRequests } from './rate-limit.ts';
+import { takeRateLimit, tooManyRequests, type RateLimiter } from './rate-limit.ts';
 import { TenantConcurrency } from './tenant-concurrency.ts';
 
 export { Idempotency, idempotencyHeaders, replayedHeader } from './idempotency.ts';
@@ -25,20 +25,19 @@ const idempotentMethods = new Set(['post', 'put', 'patch']);
  */
 export function createRouteGuard(
   redis: Redis,
+  limiter: RateLimiter,
   config: Pick<
     Config,
     | 'QUEUE_PREFIX'
     | 'MASTER_KEY'
     | 'IDEMPOTENCY_TTL_SECONDS'
     | 'IDEMPOTENCY_LOCK_TTL_MS'
-    | 'RATE_LIMIT_PER_MINUTE'
     | 'REACTOR_MAX_CONCURRENT_PER_TENANT'
     | 'REACTOR_TIMEOUT_MS'
   >,
   options: RouteGuardOptions = {},
 ): RouteGuard {
   const prefix = config.QUEUE_PREFIX;
-  const limiter = new RateLimiter(redis, { prefix, defaultPerMinute: config.RATE_LIMIT_PER_MINUTE });
   // Past the longest a sync invocation can take (the reactor timeout plus the queue's grace).
   const slotTtlMs = 2 * config.REACTOR_TIMEOUT_MS + 30_000;
   const reactors = new TenantConcurrency(redis, {

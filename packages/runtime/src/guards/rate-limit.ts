@@ -115,10 +115,11 @@ export class RateLimiter {
       allowance = { unused: 0, lapsesAt: 0, fullAt: 0, admitted: 0, refusedUntil: 0 };
       this.allowances.set(key, allowance);
     }
-    const headers = (now: number) => {
-      // The quota as this process last saw it, its own unused lease counted as still there.
+    const headers = (now: number, { refused = false } = {}) => {
+      // The quota as this process last saw it, its own unused lease counted as still there; a
+      // refused request has none left, whatever the local view says.
       const fullInMs = Math.max(0, allowance.fullAt - allowance.unused * intervalMs - now);
-      const remaining = Math.max(0, Math.floor((windowMs - fullInMs) / intervalMs));
+      const remaining = refused ? 0 : Math.max(0, Math.floor((windowMs - fullInMs) / intervalMs));
       return {
         'ratelimit-policy': `"${name}";q=${quota};w=${windowSeconds}`,
         ratelimit: `"${name}";r=${remaining};t=${Math.ceil(fullInMs / 1_000)}`,
@@ -132,9 +133,8 @@ export class RateLimiter {
         return { headers: headers(now) };
       }
       if (now < allowance.refusedUntil) {
-        const refused = headers(now);
         return {
-          headers: { ...refused, ratelimit: refused.ratelimit.replace(/;r=\d+;/, ';r=0;') },
+          headers: headers(now, { refused: true }),
           retryAfter: Math.max(1, Math.ceil((allowance.refusedUntil - now) / 1_000)),
         };
       }

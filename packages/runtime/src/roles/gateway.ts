@@ -6,7 +6,6 @@ import type { StartedRole } from './role.ts';
 
 export interface RunningGateway extends StartedRole {
   url: string;
-  runtime: Runtime;
 }
 
 /**
@@ -25,7 +24,6 @@ export async function startGateway(config: Config, shared?: { runtime: Runtime }
   logger.info({ port }, 'api-gateway listening');
   return {
     url: `http://127.0.0.1:${port}`,
-    runtime,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

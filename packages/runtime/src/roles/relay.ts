@@ -14,19 +14,21 @@ export async function startRelay(
   config: Config,
   shared?: { eventLog: { store: EventStore; pool: Pool }; logger: Logger },
 ): Promise<StartedRole> {
-  if (!config.KAFKA_BROKERS) throw new ConfigError(['KAFKA_BROKERS: required by the relay']);
+  const brokers = config.KAFKA_BROKERS;
+  if (!brokers) throw new ConfigError(['KAFKA_BROKERS: required by the relay']);
   const logger = shared?.logger ?? createLogger(config.LOG_LEVEL, 'tokenvault-relay');
   if (!shared) await prepareDatabase(config, logger);
-  const connection = shared
-    ? undefined
+  // A shared event log stays open at close: the all-in-one process closes it.
+  const eventLog = shared
+    ? { ...shared.eventLog, close: async () => {} }
     : await connectEventStore(config, logger, { applicationName: 'tokenvault-relay', max: 2 });
-  const relay = relayFor(config, shared?.eventLog ?? connection!, logger)!;
+  const relay = relayFor(brokers, config, eventLog, logger);
   // Kafka is downstream: the relay connects in the background and never holds up the start.
   await relay.start();
   return {
     async close() {
       await relay.stop();
-      await connection?.close();
+      await eventLog.close();
     },
   };
 }

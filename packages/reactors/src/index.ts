@@ -5,7 +5,7 @@ export { reactorRoutes } from './http/reactors.ts';
 export { formulaDecider } from './domain/formula.ts';
 export { reactorDecider } from './domain/reactor.ts';
 export { checkFormulaSyntax } from './domain/syntax.ts';
-export { configurationErrors, assertConfiguration } from './domain/configuration.ts';
+export { assertConfiguration } from './domain/configuration.ts';
 export {
   castTo,
   findTokenExpressions,
@@ -18,6 +18,11 @@ export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';
 export { namePattern } from './queries/name-filter.ts';
 export { ReactorRunQueue, outcomeBody } from './runs/run-queue.ts';
-export { principalData, type ReactorRunOutcome, type ReactorRunRequest } from './runs/run-messages.ts';
+export {
+  principalData,
+  reactorRunBase,
+  type ReactorRunOutcome,
+  type ReactorRunRequest,
+} from './runs/run-messages.ts';
 export { ReactorRunWorker } from './runs/run-worker.ts';
 export { isPlainObject } from './domain/values.ts';

@@ -1,9 +1,9 @@
 import { Problem, type Principal } from '@tokenvault/platform';
 import {
-  configurationErrors,
   isPlainObject,
   outcomeBody,
   principalData,
+  reactorRunBase,
   type ReactorQueries,
   type ReactorRunQueue,
   type ReactorRunRequest,
@@ -127,21 +127,9 @@ export class ProxyPipeline {
         `The proxy’s ${direction} reactor no longer exists.`,
       );
     }
-    const misconfigured = configurationErrors(reactor.formula.configuration, reactor.configuration);
-    if (Object.keys(misconfigured).length > 0) {
-      throw new Problem(
-        400,
-        'invalid-reactor-configuration',
-        'Bad Request',
-        `The proxy’s ${direction} reactor’s configuration no longer satisfies its formula; update the reactor.`,
-        misconfigured,
-      );
-    }
     const outcome = await this.deps.runs.run(proxy.tenant_id, reactorId, {
       ...this.runBase(stages, message),
-      code: reactor.formula.code,
-      configuration: reactor.configuration,
-      application_id: reactor.application?.id ?? null,
+      ...reactorRunBase(reactor),
     });
     const { raw, tokens } = outcomeBody(outcome);
     const answer: StageAnswer = isPlainObject(raw) ? { ...raw } : {};

@@ -159,8 +159,8 @@ export class ProxyPipeline {
       configuration: proxy.configuration,
       application_id: proxy.application_id ?? null,
     });
-    const { raw } = outcomeBody(outcome);
-    return isPlainObject(raw) ? raw : {};
+    // The worker answers a transform's run with the object it returned, or fails the run.
+    return outcomeBody(outcome).raw as StageAnswer;
   }
 
   private runBase(

@@ -3,7 +3,7 @@ export { reactorsProjection } from './projections/reactors.ts';
 export { formulaRoutes, type ReactorRouteDeps } from './http/formulas.ts';
 export { reactorRoutes } from './http/reactors.ts';
 export { formulaDecider } from './domain/formula.ts';
-export { reactorDecider } from './domain/reactor.ts';
+export { isActiveReactor } from './commands/reactors.ts';
 export { checkFormulaSyntax } from './domain/syntax.ts';
 export { assertConfiguration } from './domain/configuration.ts';
 export {
@@ -13,7 +13,7 @@ export {
   prepareArguments,
   substituteTokens,
 } from './domain/arguments.ts';
-export { streams as reactorsStreams, reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
+export { reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
 export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';
 export { namePattern } from './queries/name-filter.ts';

@@ -3,7 +3,7 @@ import { aggregateStream, executeCommand, metadataOf, type CommandOutcome } from
 import type { EventStore } from '@tokenvault/eventstore';
 import { badRequest, type Clock, type Principal } from '@tokenvault/platform';
 import type { PatchProxyBody, ProxyBody } from '@tokenvault/contracts';
-import { reactorDecider, reactorsStreams } from '@tokenvault/reactors';
+import { isActiveReactor } from '@tokenvault/reactors';
 import type { ApplicationQueries } from '@tokenvault/tenancy';
 import type { Vault } from '@tokenvault/vault';
 import { AddressAllowlist } from '../destination/addresses.ts';
@@ -94,14 +94,7 @@ export class ProxyCommands {
   private async reactorsFound(tenantId: string, settings: ProxySettings): Promise<string[]> {
     const ids = [settings.request_reactor_id, settings.response_reactor_id].flatMap((id) => (id ? [id] : []));
     const found = await Promise.all(
-      ids.map(async (id) => {
-        const { state } = await aggregateStream(
-          this.deps.store,
-          reactorsStreams.reactor(tenantId, id),
-          reactorDecider,
-        );
-        return state.status === 'active' ? [id] : [];
-      }),
+      ids.map(async (id) => ((await isActiveReactor(this.deps.store, tenantId, id)) ? [id] : [])),
     );
     return found.flat();
   }

@@ -9,6 +9,7 @@ import {
   type ReactorRunRequest,
 } from '@tokenvault/reactors';
 import type { DestinationResponse } from '../destination/send.ts';
+import type { ConfiguredProxy, ProxyTransform } from '../queries/configured-proxy.ts';
 import type { ProxiedRequest } from '../request/forwarding.ts';
 import {
   answered,
@@ -20,24 +21,18 @@ import {
   type StageMessage,
 } from './stage-messages.ts';
 
-export interface ProxyCodeTransform {
-  type: 'code';
-  code: string;
-}
-
-/** The fields of a pre-configured proxy its stages need (a part of the loaded proxy). */
-export interface StagedProxy {
-  id: string;
-  tenant_id: string;
-  request_reactor_id?: string;
-  response_reactor_id?: string;
-  request_transforms: readonly ProxyCodeTransform[];
-  response_transforms: readonly ProxyCodeTransform[];
-  /** Decrypted: what a transform gets as `req.configuration`. */
-  configuration: Record<string, string>;
-  /** What a transform's `svc` acts as (none: `svc` is null). */
-  application_id?: string;
-}
+/** The fields of a pre-configured proxy its stages need. */
+export type StagedProxy = Pick<
+  ConfiguredProxy,
+  | 'id'
+  | 'tenant_id'
+  | 'request_reactor_id'
+  | 'response_reactor_id'
+  | 'request_transforms'
+  | 'response_transforms'
+  | 'configuration'
+  | 'application_id'
+>;
 
 /** One invocation of a proxy: the proxy, who invoked (none for `require_auth: false`), the request id. */
 export interface ProxyStages {
@@ -140,7 +135,7 @@ export class ProxyPipeline {
   /** A `code` transform, with the proxy's configuration and application. */
   private async runTransform(
     stages: ProxyStages,
-    transform: ProxyCodeTransform,
+    transform: ProxyTransform,
     message: StageMessage,
     where: string,
   ): Promise<StageAnswer> {

@@ -25,4 +25,3 @@ export {
   type ReactorRunRequest,
 } from './runs/run-messages.ts';
 export { ReactorRunWorker } from './runs/run-worker.ts';
-export { isPlainObject } from './domain/values.ts';

@@ -1,6 +1,6 @@
 import { Problem, type Principal } from '@tokenvault/platform';
+import { isPlainObject } from '@tokenvault/expressions';
 import {
-  isPlainObject,
   outcomeBody,
   principalData,
   reactorRunBase,

@@ -6,8 +6,14 @@
 //   4. prepareArguments(request_parameters, args): declared names only, nested, required, cast.
 import type { ParameterType, RequestParameterDeclaration } from '@tokenvault/contracts';
 import { badRequest, type FieldErrors } from '@tokenvault/platform';
-import { findTokenIds, maxTokensPerRequest, renderJson, stringsIn } from '@tokenvault/expressions';
-import { isPlainObject, typeMessage } from './values.ts';
+import {
+  findTokenIds,
+  isPlainObject,
+  maxTokensPerRequest,
+  renderJson,
+  stringsIn,
+} from '@tokenvault/expressions';
+import { typeMessage } from './values.ts';
 
 /** The most distinct tokens one invocation may detokenize. */
 export const maxTokensPerInvocation = maxTokensPerRequest;

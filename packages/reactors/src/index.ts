@@ -6,13 +6,7 @@ export { formulaDecider } from './domain/formula.ts';
 export { isActiveReactor } from './commands/reactors.ts';
 export { checkFormulaSyntax } from './domain/syntax.ts';
 export { assertConfiguration } from './domain/configuration.ts';
-export {
-  castTo,
-  findTokenExpressions,
-  maxTokensPerInvocation,
-  prepareArguments,
-  substituteTokens,
-} from './domain/arguments.ts';
+export { castTo, findTokenExpressions, prepareArguments, substituteTokens } from './domain/arguments.ts';
 export { reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
 export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';

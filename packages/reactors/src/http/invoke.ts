@@ -52,10 +52,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
     );
     return {
       ...base,
-      args: prepareArguments(
-        reactor.formula.request_parameters,
-        substituteTokens(args, opened.data, opened.tokens),
-      ),
+      args: prepareArguments(reactor.formula.request_parameters, substituteTokens(args, opened)),
       caller: principalData(principal),
       request_id: requestId,
     };

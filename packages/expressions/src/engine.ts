@@ -6,7 +6,7 @@
 // pointer, a dotted field or a header name), never a token's data.
 import { Liquid } from 'liquidjs';
 import { badRequest, type FieldErrors } from '@tokenvault/platform';
-import { customFilters, FilterError } from './filters.ts';
+import { customFilters, FilterError, isPlainObject, to_string } from './filters.ts';
 
 /** The most distinct tokens one request may detokenize. */
 export const maxTokensPerRequest = 100;
@@ -99,14 +99,6 @@ function evaluate(match: RegExpExecArray, tokens: OpenedTokens): unknown {
   }
 }
 
-/** How a value reads inside a longer text: text as it is, anything else as JSON. */
-const asText = (value: unknown) =>
-  typeof value === 'string'
-    ? value
-    : typeof value === 'number' || typeof value === 'boolean'
-      ? String(value)
-      : (JSON.stringify(value) ?? 'null');
-
 function renderString(text: string, tokens: OpenedTokens, whole: boolean): unknown {
   if (!text.includes('{{')) return text;
   if (whole) {
@@ -120,7 +112,7 @@ function renderString(text: string, tokens: OpenedTokens, whole: boolean): unkno
     rendered += text.slice(copied, match.index);
     copied = match.index + match[0].length;
     try {
-      rendered += asText(evaluate(match, tokens));
+      rendered += to_string(evaluate(match, tokens));
     } catch (error) {
       if (!(error instanceof ExpressionFailure)) throw error;
       failure ??= error;
@@ -191,7 +183,3 @@ export function renderText(text: string, tokens: OpenedTokens, location: string)
 /** RFC 6901: `/card/number`, `~` and `/` escaped; the whole document is ``. */
 export const jsonPointer = (path: readonly (string | number)[]): string =>
   path.map((segment) => '/' + String(segment).replaceAll('~', '~0').replaceAll('/', '~1')).join('');
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

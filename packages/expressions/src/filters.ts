@@ -9,7 +9,8 @@ export class FilterError extends Error {
   }
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+/** A JSON object that is not an array (the shape a `{...}` value or a card token's data has). */
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function textOf(filter: string, value: unknown): string {

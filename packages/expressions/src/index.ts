@@ -9,4 +9,4 @@ export {
   tokenIdsIn,
   type OpenedTokens,
 } from './engine.ts';
-export { customFilters, FilterError } from './filters.ts';
+export { customFilters, FilterError, isPlainObject } from './filters.ts';

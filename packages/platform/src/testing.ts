@@ -75,3 +75,14 @@ export function problemOf(run: () => unknown): Problem {
   }
   throw new Error('expected a Problem');
 }
+
+/** The Problem an async call rejects with; as problemOf. */
+export async function problemOfAsync(run: () => Promise<unknown>): Promise<Problem> {
+  try {
+    await run();
+  } catch (error) {
+    if (error instanceof Problem) return error;
+    throw error;
+  }
+  throw new Error('expected a Problem');
+}

@@ -24,7 +24,6 @@ export { proxyDecider } from './domain/proxy.ts';
 export { streams as proxiesStreams, proxiesEventTypes, type ProxiesEvent } from './domain/events.ts';
 export {
   ProxyPipeline,
-  type ProxyCodeTransform,
   type ProxyPipelineDeps,
   type ProxyStages,
   type StagedProxy,

@@ -3,21 +3,19 @@ export { reactorsProjection } from './projections/reactors.ts';
 export { formulaRoutes, type ReactorRouteDeps } from './http/formulas.ts';
 export { reactorRoutes } from './http/reactors.ts';
 export { formulaDecider } from './domain/formula.ts';
-export { reactorDecider } from './domain/reactor.ts';
+export { isActiveReactor } from './commands/reactors.ts';
 export { checkFormulaSyntax } from './domain/syntax.ts';
-export { configurationErrors, assertConfiguration } from './domain/configuration.ts';
-export {
-  castTo,
-  findTokenExpressions,
-  maxTokensPerInvocation,
-  prepareArguments,
-  substituteTokens,
-} from './domain/arguments.ts';
-export { streams as reactorsStreams, reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
+export { assertConfiguration } from './domain/configuration.ts';
+export { castTo, findTokenExpressions, prepareArguments, substituteTokens } from './domain/arguments.ts';
+export { reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
 export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';
 export { namePattern } from './queries/name-filter.ts';
 export { ReactorRunQueue, outcomeBody } from './runs/run-queue.ts';
-export { principalData, type ReactorRunOutcome, type ReactorRunRequest } from './runs/run-messages.ts';
+export {
+  principalData,
+  reactorRunBase,
+  type ReactorRunOutcome,
+  type ReactorRunRequest,
+} from './runs/run-messages.ts';
 export { ReactorRunWorker } from './runs/run-worker.ts';
-export { isPlainObject } from './domain/values.ts';

@@ -1,9 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { aggregateStream, executeCommand, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
-import { badRequest, type Clock, type Principal } from '@tokenvault/platform';
+import type { Clock, Principal } from '@tokenvault/platform';
 import type { PatchProxyBody, ProxyBody } from '@tokenvault/contracts';
-import { reactorDecider, reactorsStreams } from '@tokenvault/reactors';
+import { isActiveReactor } from '@tokenvault/reactors';
 import type { ApplicationQueries } from '@tokenvault/tenancy';
 import type { Vault } from '@tokenvault/vault';
 import { AddressAllowlist } from '../destination/addresses.ts';
@@ -19,6 +19,7 @@ import {
 } from '../domain/proxy.ts';
 import type { ProxyConfiguration } from '../queries/configured-proxy.ts';
 import { proxyKeyHash, type ProxyRow } from '../queries/proxies.ts';
+import { destinationUrl } from '../request/forwarding.ts';
 
 export interface ProxyCommandDeps {
   store: EventStore;
@@ -69,16 +70,8 @@ export class ProxyCommands {
 
   /** The destination rules, before anything is decided: https unless allow-listed, public addresses. */
   private async checkDestination(destination: string): Promise<void> {
-    let url: URL;
-    try {
-      url = new URL(destination);
-    } catch {
-      throw badRequest('The destination is not allowed.', {
-        [destinationField]: ['Must be an absolute URL'],
-      });
-    }
     await resolveDestination(
-      url,
+      destinationUrl(destination, '', '', destinationField),
       { allowlist: this.deps.allowlist, resolver: this.deps.resolver ?? systemResolver },
       destinationField,
     );
@@ -94,14 +87,7 @@ export class ProxyCommands {
   private async reactorsFound(tenantId: string, settings: ProxySettings): Promise<string[]> {
     const ids = [settings.request_reactor_id, settings.response_reactor_id].flatMap((id) => (id ? [id] : []));
     const found = await Promise.all(
-      ids.map(async (id) => {
-        const { state } = await aggregateStream(
-          this.deps.store,
-          reactorsStreams.reactor(tenantId, id),
-          reactorDecider,
-        );
-        return state.status === 'active' ? [id] : [];
-      }),
+      ids.map(async (id) => ((await isActiveReactor(this.deps.store, tenantId, id)) ? [id] : [])),
     );
     return found.flat();
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
+import { problemOfAsync } from '@tokenvault/platform/testing';
 import { AddressAllowlist, embeddedIpv4, nonPublicKind } from './addresses.ts';
 import { resolveDestination, type Resolver } from './resolve.ts';
 
@@ -98,16 +98,6 @@ describe('the operator’s allowlist', () => {
   });
 });
 
-async function refusal(run: () => Promise<unknown>): Promise<Problem> {
-  try {
-    await run();
-  } catch (error) {
-    if (error instanceof Problem) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal');
-}
-
 describe('resolving a destination', () => {
   const none = new AddressAllowlist('');
   const resolverOf = (...answers: string[][]): Resolver & { calls: number } => {
@@ -138,7 +128,7 @@ describe('resolving a destination', () => {
 
   it('refuses a name with any private address among its answers (public first, private next)', async () => {
     const resolver = resolverOf(['93.184.216.34', '10.0.0.5']);
-    const problem = await refusal(() =>
+    const problem = await problemOfAsync(() =>
       resolveDestination(new URL('https://mixed.example/'), { allowlist: none, resolver }, 'SVC-PROXY-URL'),
     );
     expect(problem.status).toBe(400);
@@ -156,7 +146,8 @@ describe('resolving a destination', () => {
       'https://169.254.169.254/',
     ]) {
       expect(
-        (await refusal(() => resolveDestination(new URL(url), { allowlist: none, resolver }, 'u'))).status,
+        (await problemOfAsync(() => resolveDestination(new URL(url), { allowlist: none, resolver }, 'u')))
+          .status,
       ).toBe(400);
     }
     expect(resolver.calls).toBe(0);
@@ -164,15 +155,15 @@ describe('resolving a destination', () => {
 
   it('https only, unless the address is on the allowlist; never other schemes or credentials', async () => {
     const resolver = resolverOf(['93.184.216.34']);
-    const plain = await refusal(() =>
+    const plain = await problemOfAsync(() =>
       resolveDestination(new URL('http://public.example/'), { allowlist: none, resolver }, 'u'),
     );
     expect(plain.errors).toEqual({ u: ['Must be an https URL'] });
-    const ftp = await refusal(() =>
+    const ftp = await problemOfAsync(() =>
       resolveDestination(new URL('ftp://public.example/'), { allowlist: none, resolver }, 'u'),
     );
     expect(ftp.errors).toEqual({ u: ['Must be an https URL'] });
-    const credentials = await refusal(() =>
+    const credentials = await problemOfAsync(() =>
       resolveDestination(new URL('https://a:b@public.example/'), { allowlist: none, resolver }, 'u'),
     );
     expect(credentials.errors).toEqual({ u: ['Must not carry credentials'] });
@@ -188,7 +179,7 @@ describe('resolving a destination', () => {
     const resolver: Resolver = async () => {
       throw new Error('ENOTFOUND');
     };
-    const problem = await refusal(() =>
+    const problem = await problemOfAsync(() =>
       resolveDestination(new URL('https://nowhere.example/'), { allowlist: none, resolver }, 'u'),
     );
     expect(problem.errors).toEqual({ u: ['The host name does not resolve'] });

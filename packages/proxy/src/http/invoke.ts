@@ -86,13 +86,7 @@ export class ProxyGateway {
   /** Express middleware for `app.use('/proxy', …)`. */
   readonly handle = async (req: Request, res: Response, next: () => void): Promise<void> => {
     if (!(proxyMethods as readonly string[]).includes(req.method.toLowerCase())) return next();
-    const invocation = await resolveProxy(req, res, {
-      authenticate: this.deps.authenticate,
-      ...(this.deps.admit ? { admit: this.deps.admit } : {}),
-      ...(this.deps.admitKeyless ? { admitKeyless: this.deps.admitKeyless } : {}),
-      proxyByKey: this.deps.proxyByKey,
-      timeoutMs: this.limits.timeoutMs,
-    });
+    const invocation = await resolveProxy(req, res, { ...this.deps, timeoutMs: this.limits.timeoutMs });
     const answer = await this.forward(invocation, req);
     this.reply(res, answer);
   };
@@ -114,12 +108,12 @@ export class ProxyGateway {
       kind,
       body: decodeBody(kind, raw, parsed),
     };
-    const ids = invocation.detokenize ? requestTokenIds(request) : [];
+    const ids = principal ? requestTokenIds(request) : [];
     const opened =
       principal && ids.length
         ? await this.deps.detokenizer.openTokens(principal, ids, 'token:use', req.requestId, 'request')
         : { data: new Map<string, unknown>(), tokens: new Map<string, unknown>() };
-    const detokenized = invocation.detokenize ? renderRequest(request, opened) : request;
+    const detokenized = principal ? renderRequest(request, opened) : request;
     // A pre-configured proxy's reactors and code transforms: on what is sent, then on the answer.
     const stages = invocation.proxy && {
       proxy: invocation.proxy,

@@ -3,7 +3,6 @@ import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import {
   defineRoute,
-  notFound,
   pageQuery,
   paginated,
   repeatable,
@@ -24,6 +23,7 @@ import type { Vault } from '@tokenvault/vault';
 import { ProxyCommands } from '../commands/proxies.ts';
 import { AddressAllowlist } from '../destination/addresses.ts';
 import type { Resolver } from '../destination/resolve.ts';
+import { proxyMissing } from '../domain/proxy.ts';
 import { ProxyQueries } from '../queries/proxies.ts';
 import type { ProxyConfig } from './invoke.ts';
 
@@ -39,8 +39,6 @@ export interface ProxyRouteDeps {
   /** How destination names are resolved (tests give their own). */
   resolver?: Resolver;
 }
-
-const missing = () => notFound('No proxy with this id.');
 
 export function proxyRoutes(deps: ProxyRouteDeps): RouteDefinition[] {
   const { consistency, proxies } = deps;
@@ -101,7 +99,7 @@ export function proxyRoutes(deps: ProxyRouteDeps): RouteDefinition[] {
       responses: { 200: { description: 'The proxy', schema: proxySchema } },
       async handle({ principal, params }) {
         const proxy = await proxies.get(principal.tenantId, params.id);
-        if (!proxy) throw missing();
+        if (!proxy) throw proxyMissing();
         return { status: 200, body: proxy };
       },
     }),

@@ -33,10 +33,11 @@ export interface ProxyInvocation {
   url: URL;
   /** Where a refused destination is reported. */
   urlField: string;
-  /** The caller's API key; absent for a pre-configured proxy without auth (anyone with its key). */
+  /**
+   * The caller's API key, whose token:use renders the expressions; absent for a pre-configured
+   * proxy without auth (anyone with its key), whose call detokenizes nothing.
+   */
   principal?: Principal;
-  /** Expressions are rendered with the caller's token:use; a call without auth detokenizes nothing. */
-  detokenize: boolean;
   timeoutMs: number;
   /** The pre-configured proxy invoked, when it is one. */
   proxy?: ConfiguredProxy;
@@ -83,7 +84,6 @@ export async function resolveProxy(
       url: destinationUrl(base, req.path, search, proxyUrlHeader),
       urlField: proxyUrlHeader,
       principal,
-      detokenize: true,
       timeoutMs: deps.timeoutMs,
     };
   }
@@ -94,9 +94,9 @@ export async function resolveProxy(
   const url = destinationUrl(proxy.destination, req.path, search, 'destination_url');
   if (!proxy.require_auth) {
     await deps.admitKeyless?.(proxy, res);
-    return { url, urlField: 'destination_url', detokenize: false, timeoutMs, proxy };
+    return { url, urlField: 'destination_url', timeoutMs, proxy };
   }
   const principal = await invoker(req, res, deps);
   if (principal.tenantId !== proxy.tenant_id) throw invalidKey();
-  return { url, urlField: 'destination_url', principal, detokenize: true, timeoutMs, proxy };
+  return { url, urlField: 'destination_url', principal, timeoutMs, proxy };
 }

@@ -1,14 +1,15 @@
 import { Problem, type Principal } from '@tokenvault/platform';
+import { isPlainObject } from '@tokenvault/expressions';
 import {
-  configurationErrors,
-  isPlainObject,
   outcomeBody,
   principalData,
+  reactorRunBase,
   type ReactorQueries,
   type ReactorRunQueue,
   type ReactorRunRequest,
 } from '@tokenvault/reactors';
 import type { DestinationResponse } from '../destination/send.ts';
+import type { ConfiguredProxy, ProxyTransform } from '../queries/configured-proxy.ts';
 import type { ProxiedRequest } from '../request/forwarding.ts';
 import {
   answered,
@@ -20,24 +21,18 @@ import {
   type StageMessage,
 } from './stage-messages.ts';
 
-export interface ProxyCodeTransform {
-  type: 'code';
-  code: string;
-}
-
-/** The fields of a pre-configured proxy its stages need (a part of the loaded proxy). */
-export interface StagedProxy {
-  id: string;
-  tenant_id: string;
-  request_reactor_id?: string;
-  response_reactor_id?: string;
-  request_transforms: readonly ProxyCodeTransform[];
-  response_transforms: readonly ProxyCodeTransform[];
-  /** Decrypted: what a transform gets as `req.configuration`. */
-  configuration: Record<string, string>;
-  /** What a transform's `svc` acts as (none: `svc` is null). */
-  application_id?: string;
-}
+/** The fields of a pre-configured proxy its stages need. */
+export type StagedProxy = Pick<
+  ConfiguredProxy,
+  | 'id'
+  | 'tenant_id'
+  | 'request_reactor_id'
+  | 'response_reactor_id'
+  | 'request_transforms'
+  | 'response_transforms'
+  | 'configuration'
+  | 'application_id'
+>;
 
 /** One invocation of a proxy: the proxy, who invoked (none for `require_auth: false`), the request id. */
 export interface ProxyStages {
@@ -127,21 +122,9 @@ export class ProxyPipeline {
         `The proxy’s ${direction} reactor no longer exists.`,
       );
     }
-    const misconfigured = configurationErrors(reactor.formula.configuration, reactor.configuration);
-    if (Object.keys(misconfigured).length > 0) {
-      throw new Problem(
-        400,
-        'invalid-reactor-configuration',
-        'Bad Request',
-        `The proxy’s ${direction} reactor’s configuration no longer satisfies its formula; update the reactor.`,
-        misconfigured,
-      );
-    }
     const outcome = await this.deps.runs.run(proxy.tenant_id, reactorId, {
       ...this.runBase(stages, message),
-      code: reactor.formula.code,
-      configuration: reactor.configuration,
-      application_id: reactor.application?.id ?? null,
+      ...reactorRunBase(reactor),
     });
     const { raw, tokens } = outcomeBody(outcome);
     const answer: StageAnswer = isPlainObject(raw) ? { ...raw } : {};
@@ -152,7 +135,7 @@ export class ProxyPipeline {
   /** A `code` transform, with the proxy's configuration and application. */
   private async runTransform(
     stages: ProxyStages,
-    transform: ProxyCodeTransform,
+    transform: ProxyTransform,
     message: StageMessage,
     where: string,
   ): Promise<StageAnswer> {
@@ -171,8 +154,8 @@ export class ProxyPipeline {
       configuration: proxy.configuration,
       application_id: proxy.application_id ?? null,
     });
-    const { raw } = outcomeBody(outcome);
-    return isPlainObject(raw) ? raw : {};
+    // The worker answers a transform's run with the object it returned, or fails the run.
+    return outcomeBody(outcome).raw as StageAnswer;
   }
 
   private runBase(

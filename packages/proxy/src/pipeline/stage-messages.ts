@@ -1,7 +1,7 @@
 // A proxied request or a destination's answer as a stage's code sees it (`args.body`,
 // `args.headers`) and back: pure conversions. Every value crosses the run queue sealed as JSON.
 import { Problem } from '@tokenvault/platform';
-import { isPlainObject } from '@tokenvault/reactors';
+import { isPlainObject } from '@tokenvault/expressions';
 import type { DestinationResponse } from '../destination/send.ts';
 import {
   bodyKindOf,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
+import { problemOf } from '@tokenvault/platform/testing';
 import {
   answered,
   requestMessage,
@@ -76,21 +76,16 @@ describe('a request as a stage sees it and back', () => {
   });
 
   it('refuses headers that are not text with a 422 naming the stage and the header', () => {
-    const refused = (() => {
-      try {
-        requestOfMessage(
-          'json',
-          { headers: { 'x-object': { a: 1 } as unknown as string } },
-          'request_transforms[0]',
-        );
-      } catch (error) {
-        return error;
-      }
-    })();
-    expect(refused).toBeInstanceOf(Problem);
-    expect((refused as Problem).status).toBe(422);
-    expect((refused as Problem).detail).toContain('request_transforms[0]');
-    expect((refused as Problem).detail).toContain('x-object');
+    const refused = problemOf(() =>
+      requestOfMessage(
+        'json',
+        { headers: { 'x-object': { a: 1 } as unknown as string } },
+        'request_transforms[0]',
+      ),
+    );
+    expect(refused.status).toBe(422);
+    expect(refused.detail).toContain('request_transforms[0]');
+    expect(refused.detail).toContain('x-object');
   });
 });
 

@@ -130,11 +130,23 @@ describe('proxiesProjection', () => {
       });
   });
 
-  it('ProxyDeleted removes the proxy and its key; TenantDeleted removes only that tenant’s', async () => {
+  it('ProxyDeleted removes the proxy and its key, and no other', async () => {
     const [gone, kept, foreign] = [randomUUID(), randomUUID(), randomUUID()];
+    const ids = (rows: Record<string, unknown>[], column: string) => rows.map((row) => row[column]).sort();
     await spec()
       .given([proxyCreated(gone), proxyCreated(kept), proxyCreated(foreign, otherTenant)])
-      .when([proxyDeleted(gone), tenantDeleted(tenant)])
+      .when([proxyDeleted(gone)])
+      .then(async (tx) => {
+        expect(ids(await proxies(tx), 'id')).toEqual([kept, foreign].sort());
+        expect(ids(await keys(tx), 'proxy_id')).toEqual([kept, foreign].sort());
+      });
+  });
+
+  it('TenantDeleted removes only that tenant’s proxies and keys', async () => {
+    const [kept, foreign] = [randomUUID(), randomUUID()];
+    await spec()
+      .given([proxyCreated(kept), proxyCreated(foreign, otherTenant)])
+      .when([tenantDeleted(tenant)])
       .then(async (tx) => {
         expect((await proxies(tx)).map((row) => row.id)).toEqual([foreign]);
         expect((await keys(tx)).map((row) => row.proxy_id)).toEqual([foreign]);

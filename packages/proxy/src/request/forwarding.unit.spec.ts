@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
+import { problemOf } from '@tokenvault/platform/testing';
 import {
   bodyKindOf,
   decodeBody,
@@ -55,12 +55,9 @@ describe('what a proxied request forwards', () => {
       'https://api.example/v1/c?x=2&y=3',
     );
     expect(destinationUrl('https://api.example', '/', '', 'h').href).toBe('https://api.example/');
-    try {
-      destinationUrl('api.example', '/', '', 'SVC-PROXY-URL');
-      expect.unreachable();
-    } catch (error) {
-      expect((error as Problem).errors).toEqual({ 'SVC-PROXY-URL': ['Must be an absolute URL'] });
-    }
+    expect(problemOf(() => destinationUrl('api.example', '/', '', 'SVC-PROXY-URL')).errors).toEqual({
+      'SVC-PROXY-URL': ['Must be an absolute URL'],
+    });
   });
 
   it.each([

@@ -21,6 +21,19 @@ import type { FormulaState } from '../domain/formula.ts';
 import { reactorDecider, reactorMissing, type ReactorEvent, type ReactorState } from '../domain/reactor.ts';
 import { formulaLock, loadFormula } from './formulas.ts';
 
+/**
+ * Whether the reactor is active as its own stream says (not the read model, which may lag): what
+ * another context's commands decide on.
+ */
+export async function isActiveReactor(
+  store: EventStore,
+  tenantId: string,
+  reactorId: string,
+): Promise<boolean> {
+  const { state } = await aggregateStream(store, streams.reactor(tenantId, reactorId), reactorDecider);
+  return state.status === 'active';
+}
+
 export interface ReactorCommandDeps {
   store: EventStore;
   ownerPool: Pool;

@@ -2,15 +2,18 @@
 // detokenization rules"), as pure functions the invocation endpoint runs in this order:
 //   1. findTokenExpressions(args): the token ids to detokenize (at most 100);
 //   2. the caller detokenizes them (permissions per container: not here);
-//   3. substituteTokens(args, data, tokens): the expressions rendered (@tokenvault/expressions);
+//   3. substituteTokens(args, opened): the expressions rendered (@tokenvault/expressions);
 //   4. prepareArguments(request_parameters, args): declared names only, nested, required, cast.
 import type { ParameterType, RequestParameterDeclaration } from '@tokenvault/contracts';
 import { badRequest, type FieldErrors } from '@tokenvault/platform';
-import { findTokenIds, maxTokensPerRequest, renderJson, stringsIn } from '@tokenvault/expressions';
-import { isPlainObject, typeMessage } from './values.ts';
-
-/** The most distinct tokens one invocation may detokenize. */
-export const maxTokensPerInvocation = maxTokensPerRequest;
+import {
+  findTokenIds,
+  isPlainObject,
+  renderJson,
+  type OpenedTokens,
+  stringsIn,
+} from '@tokenvault/expressions';
+import { typeMessage } from './values.ts';
 
 const fieldOf = (path: readonly (string | number)[]) => ['body.args', ...path].join('.');
 
@@ -26,11 +29,8 @@ export const findTokenExpressions = (args: unknown): string[] => findTokenIds(st
  * card and bank tokens); an expression inside a longer string becomes text. An unknown token or
  * a failing filter: a 400 naming the field (`body.args.<dotted path>`).
  */
-export const substituteTokens = (
-  args: unknown,
-  tokenData: ReadonlyMap<string, unknown>,
-  wholeTokens?: ReadonlyMap<string, unknown>,
-): unknown => renderJson(args, { data: tokenData, ...(wholeTokens ? { tokens: wholeTokens } : {}) }, fieldOf);
+export const substituteTokens = (args: unknown, opened: OpenedTokens): unknown =>
+  renderJson(args, opened, fieldOf);
 
 const numeric = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 

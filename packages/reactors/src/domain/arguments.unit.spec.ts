@@ -80,7 +80,7 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
       ['name-1', 'Ada'],
       ['card_1', { last4: '4242' }],
     ]);
-    expect(substituteTokens(args, data)).toEqual({
+    expect(substituteTokens(args, { data })).toEqual({
       greeting: 'Hello Ada, card {"last4":"4242"}!',
       plain: 'no tokens',
       n: 3,
@@ -90,9 +90,11 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
       'y',
     ]);
     // A token the caller could not resolve is a 400 naming where it was.
-    expect(problemOf(() => substituteTokens({ a: { b: '{{ gone }}' } }, new Map())).errors).toEqual({
-      'body.args.a.b': ['Unknown token gone'],
-    });
+    expect(problemOf(() => substituteTokens({ a: { b: '{{ gone }}' } }, { data: new Map() })).errors).toEqual(
+      {
+        'body.args.a.b': ['Unknown token gone'],
+      },
+    );
   });
 
   it('rule 7: a complex token is injected whole and can supply several nested parameters', () => {
@@ -101,7 +103,10 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
       parameter('card.expiration_month', 'number'),
       parameter('card.expiration_year', 'number'),
     ];
-    const substituted = substituteTokens({ card: '{{ card-token }}' }, new Map([['card-token', card]]));
+    const substituted = substituteTokens(
+      { card: '{{ card-token }}' },
+      { data: new Map([['card-token', card]]) },
+    );
     expect(substituted).toEqual({ card });
     expect(prepareArguments(declared, substituted)).toEqual({
       card: { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 },
@@ -117,7 +122,7 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
     ]);
     // Before substitution the expressions are not numbers; after it they cast.
     expect(problemOf(() => prepareArguments(declared, args)).errors).toHaveProperty(['body.args.amount']);
-    expect(prepareArguments(declared, substituteTokens(args, data))).toEqual({
+    expect(prepareArguments(declared, substituteTokens(args, { data }))).toEqual({
       amount: 1250,
       approved: true,
     });
@@ -125,7 +130,9 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
       ['amount-token', 'a lot'],
       ['flag-token', true],
     ]);
-    expect(problemOf(() => prepareArguments(declared, substituteTokens(args, wrong))).errors).toEqual({
+    expect(
+      problemOf(() => prepareArguments(declared, substituteTokens(args, { data: wrong }))).errors,
+    ).toEqual({
       'body.args.amount': ['Must be a number'],
     });
   });

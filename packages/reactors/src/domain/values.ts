@@ -1,8 +1,5 @@
 import type { ParameterType } from '@tokenvault/contracts';
-
-/** A JSON object that is not an array (the shape a `{...}` value or a card token's data has). */
-export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+import { isPlainObject } from '@tokenvault/expressions';
 
 /** Whether a value already is of the declared type (no cast). */
 export function hasType(value: unknown, type: ParameterType): boolean {

@@ -1,4 +1,4 @@
-import { defineRoute, notFound, Problem, type Principal, type RouteDefinition } from '@tokenvault/platform';
+import { defineRoute, notFound, type Principal, type RouteDefinition } from '@tokenvault/platform';
 import type { Detokenizer } from '@tokenvault/tokens';
 import {
   asyncReactorRequestSchema,
@@ -9,10 +9,14 @@ import {
   reactorRunResponseSchema,
 } from '@tokenvault/contracts';
 import { findTokenExpressions, prepareArguments, substituteTokens } from '../domain/arguments.ts';
-import { configurationErrors } from '../domain/configuration.ts';
 import type { ReactorQueries } from '../queries/reactors.ts';
 import { outcomeBody, type ReactorRunQueue } from '../runs/run-queue.ts';
-import { principalData, problemFromData, type ReactorRunRequest } from '../runs/run-messages.ts';
+import {
+  principalData,
+  problemFromData,
+  reactorRunBase,
+  type ReactorRunRequest,
+} from '../runs/run-messages.ts';
 
 export interface InvocationRouteDeps {
   runs: ReactorRunQueue;
@@ -37,16 +41,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
   ): Promise<ReactorRunRequest> => {
     const reactor = await deps.reactors.get(principal.tenantId, reactorId);
     if (!reactor) throw notFound('No reactor with this id.');
-    const misconfigured = configurationErrors(reactor.formula.configuration, reactor.configuration);
-    if (Object.keys(misconfigured).length > 0) {
-      throw new Problem(
-        400,
-        'invalid-reactor-configuration',
-        'Bad Request',
-        'The reactor’s configuration no longer satisfies its formula; update the reactor.',
-        misconfigured,
-      );
-    }
+    const base = reactorRunBase(reactor);
     const tokenIds = findTokenExpressions(args);
     const opened = await deps.detokenizer.openTokens(
       principal,
@@ -56,13 +51,8 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       'body.args',
     );
     return {
-      code: reactor.formula.code,
-      args: prepareArguments(
-        reactor.formula.request_parameters,
-        substituteTokens(args, opened.data, opened.tokens),
-      ),
-      configuration: reactor.configuration,
-      application_id: reactor.application?.id ?? null,
+      ...base,
+      args: prepareArguments(reactor.formula.request_parameters, substituteTokens(args, opened)),
       caller: principalData(principal),
       request_id: requestId,
     };

@@ -1,4 +1,6 @@
 import { Problem, type ContainerRule, type FieldErrors, type Principal } from '@tokenvault/platform';
+import type { ReactorResponse } from '@tokenvault/contracts';
+import { configurationErrors } from '../domain/configuration.ts';
 
 /** What Redis holds of a run: ids, and everything else sealed under the tenant's data key. */
 export interface ReactorRunJob {
@@ -80,6 +82,30 @@ export function principalData(principal: Principal): PrincipalData {
     permissions: [...principal.permissions],
     rules: [...principal.rules],
     tenantSettings: { ...principal.tenantSettings },
+  };
+}
+
+/**
+ * What a run of this reactor takes from it (its code, its configuration, its application), or a
+ * 400 when its configuration no longer satisfies its formula (the formula changed since).
+ */
+export function reactorRunBase(
+  reactor: ReactorResponse,
+): Pick<ReactorRunRequest, 'code' | 'configuration' | 'application_id'> {
+  const misconfigured = configurationErrors(reactor.formula.configuration, reactor.configuration);
+  if (Object.keys(misconfigured).length > 0) {
+    throw new Problem(
+      400,
+      'invalid-reactor-configuration',
+      'Bad Request',
+      'The reactor’s configuration no longer satisfies its formula; update the reactor.',
+      misconfigured,
+    );
+  }
+  return {
+    code: reactor.formula.code,
+    configuration: reactor.configuration,
+    application_id: reactor.application?.id ?? null,
   };
 }
 

@@ -28,7 +28,7 @@ import {
   type ReactorRunRequest,
   runFailure,
 } from './run-messages.ts';
-import { isPlainObject } from '../domain/values.ts';
+import { isPlainObject } from '@tokenvault/expressions';
 import { ServiceClient, serviceMethodNames } from './service-client.ts';
 import { replyListPrefix, sendRunReply, type RunReply } from './run-replies.ts';
 

@@ -7,7 +7,7 @@ import {
   type RouteDefinition,
   type RouteInput,
 } from '@tokenvault/platform';
-import { isPlainObject } from '../domain/values.ts';
+import { isPlainObject } from '@tokenvault/expressions';
 
 /**
  * The methods of a reactor's `svc` client, named as the hosted anchor's SDK names them, each one

@@ -3,7 +3,7 @@
 // database's appended events), and POST /tokens with the sealer off and on.
 import { projectorMigrations } from '@tokenvault/cqrs';
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore, type NewEvent } from '@tokenvault/eventstore';
+import { PostgresEventStore, eventStoreMigrations, type NewEvent } from '@tokenvault/eventstore';
 import { createLogSealer, logSealMigrations, verifyLog } from '@tokenvault/log-seal';
 import { createLogger, createPool, migrate } from '@tokenvault/platform';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -88,7 +88,12 @@ export async function measureSealAndVerify(connectionString: string): Promise<Ro
   const pool = createPool({ connectionString, max: 4, applicationName: 'bench-log-seal' });
   const store = new PostgresEventStore(pool);
   try {
-    await migrate(pool, [...projectorMigrations, ...logSealMigrations], 'tokenvault_app');
+    // The event store's own too: the appends group, which also migrates it, may not have run.
+    await migrate(
+      pool,
+      [...eventStoreMigrations, ...projectorMigrations, ...logSealMigrations],
+      'tokenvault_app',
+    );
     log(`appending ${settings.logEvents} token-like events to seal`);
     await appendTokenEvents(store, settings.logEvents);
     const { rows } = await pool.query<{ events: number }>('SELECT count(*)::int AS events FROM es_events');

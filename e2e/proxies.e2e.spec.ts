@@ -366,8 +366,11 @@ describe('pre-configured proxies: /proxies', () => {
         /* never answers */
       });
       try {
+        const started = performance.now();
         const response = await invoke('', { 'svc-proxy-key': proxy.key });
         expect(response.status).toBe(408);
+        // The stack keeps PROXY_TIMEOUT_MS at its 30 s default: only the proxy's 0.5 s answers this soon.
+        expect(performance.now() - started).toBeLessThan(5_000);
       } finally {
         destination.answer(echoAnswer);
       }

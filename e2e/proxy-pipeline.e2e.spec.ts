@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { Problem, type Principal } from '@tokenvault/platform';
 import { eventually } from '@tokenvault/platform/testing';
 import {
@@ -17,39 +16,11 @@ import {
 } from '@tokenvault/proxy';
 import { ReactorQueries } from '@tokenvault/reactors';
 import { ApplicationQueries } from '@tokenvault/tenancy';
+import { uniqueCardNumber } from './support/cards.ts';
 import { createReactor } from './support/reactors.ts';
 import { everyRedisValue } from './support/redis.ts';
 import { useStack } from './support/stack.ts';
 import { startHttpDestination, type TestDestination } from './support/destinations.ts';
-
-/** The data of every job queued under this prefix. */
-async function queuedJobData(url: string, prefix: string): Promise<string[]> {
-  const redis = new Redis(url);
-  try {
-    const data: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) {
-        if ((await redis.type(key)) === 'hash') data.push((await redis.hget(key, 'data')) ?? '');
-      }
-    } while (cursor !== '0');
-    return data;
-  } finally {
-    redis.disconnect();
-  }
-}
-
-/** A Luhn-valid card number of this run only (Redis is shared by every test file). */
-function uniqueCardNumber(): string {
-  const body = `4${String(Date.now()).slice(-9)}${String(Math.floor(Math.random() * 1e5)).padStart(5, '0')}`;
-  const sum = [...body].reverse().reduce((total, digit, index) => {
-    const value = Number(digit) * (index % 2 === 0 ? 2 : 1);
-    return total + (value > 9 ? value - 9 : value);
-  }, 0);
-  return body + String((10 - (sum % 10)) % 10);
-}
 
 /**
  * A configured proxy's stages, run as the gateway runs them (the real reactor run queue, BullMQ
@@ -346,9 +317,9 @@ describe('the proxy pipeline: request and response reactors, code transforms', (
     const running = throughProxy(stages, jsonRequest({ card: cardNumber }));
     // This stack's queue jobs only (Redis is shared: a scan of all of it may outlast the run).
     const inFlight = await eventually(async () => {
-      const jobs = await queuedJobData(env.stack.config.REDIS_URL, env.stack.config.QUEUE_PREFIX);
-      expect(jobs.some((data) => data.includes('proxy_id'))).toBe(true);
-      return jobs;
+      const values = await everyRedisValue(env.stack.config.REDIS_URL, `${env.stack.config.QUEUE_PREFIX}:*`);
+      expect(values.some((value) => value.includes('proxy_id'))).toBe(true);
+      return values;
     });
     expect(inFlight.filter((value) => value.includes(cardNumber))).toEqual([]);
     await running;

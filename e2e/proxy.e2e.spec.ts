@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '@tokenvault/platform/testing';
+import { uniqueCardNumber } from './support/cards.ts';
 import { everyRedisValue } from './support/redis.ts';
 import { useStack } from './support/stack.ts';
 import {
@@ -9,16 +10,6 @@ import {
   echoAnswer,
   type TestDestination,
 } from './support/destinations.ts';
-
-/** A Luhn-valid card number of this run only (Redis is shared by every test file). */
-function uniqueCardNumber(): string {
-  const body = `4${String(Date.now()).slice(-9)}${String(Math.floor(Math.random() * 1e5)).padStart(5, '0')}`;
-  const sum = [...body].reverse().reduce((total, digit, index) => {
-    const value = Number(digit) * (index % 2 === 0 ? 2 : 1);
-    return total + (value > 9 ? value - 9 : value);
-  }, 0);
-  return body + String((10 - (sum % 10)) % 10);
-}
 
 const card = { number: '4242424242424242', expiration_month: 4, expiration_year: 2029, cvc: '123' };
 

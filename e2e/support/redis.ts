@@ -1,16 +1,19 @@
 import { Redis } from 'ioredis';
 
 /**
- * Every key and value in the Redis database, read by type (DUMP's serialisation may compress a
- * long string, which would hide a marker from a plain search).
+ * Every key and value in the Redis database (or only of the keys matching a SCAN MATCH pattern),
+ * read by type (DUMP's serialisation may compress a long string, which would hide a marker from a
+ * plain search).
  */
-export async function everyRedisValue(url: string): Promise<string[]> {
+export async function everyRedisValue(url: string, match?: string): Promise<string[]> {
   const redis = new Redis(url);
   try {
     const values: string[] = [];
     let cursor = '0';
     do {
-      const [next, keys] = await redis.scan(cursor, 'COUNT', 1000);
+      const [next, keys] = match
+        ? await redis.scan(cursor, 'MATCH', match, 'COUNT', 1000)
+        : await redis.scan(cursor, 'COUNT', 1000);
       cursor = next;
       for (const key of keys) {
         values.push(key);

@@ -51,11 +51,11 @@ export async function measureBareInsert(stack: Stack): Promise<MeasuredWrites> {
 }
 
 /** Responses flagged with the read-model lag header (the read-your-writes wait timed out) are counted. */
-export async function measurePostTokens(stack: Stack): Promise<MeasuredWrites> {
+export async function measurePostTokens(stack: Stack, scenario = 'POST /tokens'): Promise<MeasuredWrites> {
   const ids: string[] = [];
   let lagging = 0;
   const measured = await measureHttp(
-    postTokensScenario(stack, 'POST /tokens', (status, body, headers) => {
+    postTokensScenario(stack, scenario, (status, body, headers) => {
       const id = status === 201 ? createdId(body) : undefined;
       if (id) ids.push(id);
       if (Object.keys(headers).some((name) => name.toLowerCase() === readModelLagHeader)) lagging++;

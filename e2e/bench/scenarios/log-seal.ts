@@ -3,16 +3,16 @@
 // database's appended events), and POST /tokens with the sealer off and on.
 import { projectorMigrations } from '@tokenvault/cqrs';
 import { randomUUID } from 'node:crypto';
-import { PostgresEventStore, type NewEvent } from '@tokenvault/eventstore';
+import { PostgresEventStore, eventStoreMigrations, type NewEvent } from '@tokenvault/eventstore';
 import { createLogSealer, logSealMigrations, verifyLog } from '@tokenvault/log-seal';
 import { createLogger, createPool, migrate } from '@tokenvault/platform';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { log } from '../support/log.ts';
 import type { TimeWindow } from '../support/measure.ts';
-import { freePort, startTsChild, stopChild, waitForHttp } from '../support/processes.ts';
+import { stopChild, waitForHttp } from '../support/processes.ts';
 import type { Row } from '../support/report.ts';
 import { settings } from '../support/settings.ts';
-import type { Stack } from '../support/stack.ts';
+import { startService, type Stack } from '../support/stack.ts';
 import { measurePostTokens, type MeasuredWrites } from './http-vs-baseline.ts';
 
 /** From an event's commit to its seal's, for the events written in the window (all sealed first). */
@@ -88,7 +88,12 @@ export async function measureSealAndVerify(connectionString: string): Promise<Ro
   const pool = createPool({ connectionString, max: 4, applicationName: 'bench-log-seal' });
   const store = new PostgresEventStore(pool);
   try {
-    await migrate(pool, [...projectorMigrations, ...logSealMigrations], 'tokenvault_app');
+    // The event store's own too: the appends group, which also migrates it, may not have run.
+    await migrate(
+      pool,
+      [...eventStoreMigrations, ...projectorMigrations, ...logSealMigrations],
+      'tokenvault_app',
+    );
     log(`appending ${settings.logEvents} token-like events to seal`);
     await appendTokenEvents(store, settings.logEvents);
     const { rows } = await pool.query<{ events: number }>('SELECT count(*)::int AS events FROM es_events');
@@ -145,22 +150,19 @@ export async function measurePostTokensWithAndWithoutSealing(
 ): Promise<{ off: MeasuredWrites; on: MeasuredWrites }> {
   const restartWith = async (sealing: 'on' | 'off'): Promise<Stack> => {
     await stopChild(stack.service);
-    const port = await freePort();
-    log(`restarting the service with LOG_SEALING=${sealing} on 127.0.0.1:${port}`);
-    const service = startTsChild(`service-sealing-${sealing}`, 'services/all-in-one/src/main.ts', {
+    log(`restarting the service with LOG_SEALING=${sealing}`);
+    const { service, serviceUrl } = await startService(`service-sealing-${sealing}`, {
       ...stack.serviceEnv,
-      PORT: String(port),
       LOG_SEALING: sealing,
     });
-    const serviceUrl = `http://127.0.0.1:${port}`;
     await waitForHttp(`${serviceUrl}/readyz`, service);
     stack = { ...stack, service, serviceUrl };
     return stack;
   };
-  const off = await measurePostTokens(await restartWith('off'));
-  const on = await measurePostTokens(await restartWith('on'));
-  return {
-    off: { ...off, row: { ...off.row, scenario: 'POST /tokens, LOG_SEALING=off' } },
-    on: { ...on, row: { ...on.row, scenario: 'POST /tokens, LOG_SEALING=on (run right after)' } },
-  };
+  const off = await measurePostTokens(await restartWith('off'), 'POST /tokens, LOG_SEALING=off');
+  const on = await measurePostTokens(
+    await restartWith('on'),
+    'POST /tokens, LOG_SEALING=on (run right after)',
+  );
+  return { off, on };
 }

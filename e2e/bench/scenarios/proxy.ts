@@ -7,6 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { measureHttp } from '../support/measure.ts';
 import type { Row, Target } from '../support/report.ts';
+import { postCreated } from '../support/service-api.ts';
 import type { Stack } from '../support/stack.ts';
 
 const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
@@ -23,17 +24,12 @@ const transformCode = `module.exports = async function (req) {
 };`;
 
 async function createTransformProxy(stack: Stack, destinationUrl: string): Promise<string> {
-  const response = await fetch(`${stack.serviceUrl}/proxies`, {
-    method: 'POST',
-    headers: { ...stack.auth, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      name: 'bench transform',
-      destination_url: destinationUrl,
-      request_transforms: [{ type: 'code', code: transformCode }],
-    }),
+  const proxy = await postCreated<{ key: string }>(stack.serviceUrl, stack.apiKey, '/proxies', {
+    name: 'bench transform',
+    destination_url: destinationUrl,
+    request_transforms: [{ type: 'code', code: transformCode }],
   });
-  if (response.status !== 201) throw new Error(`POST /proxies: ${response.status} ${await response.text()}`);
-  return ((await response.json()) as { key: string }).key;
+  return proxy.key;
 }
 
 async function startDestination(): Promise<{ url: string; close(): Promise<void> }> {
@@ -56,13 +52,7 @@ async function startDestination(): Promise<{ url: string; close(): Promise<void>
 }
 
 export async function measureProxy(stack: Stack): Promise<ProxyRows> {
-  const created = await fetch(`${stack.serviceUrl}/tokens`, {
-    method: 'POST',
-    headers: { ...stack.auth, 'content-type': 'application/json' },
-    body: JSON.stringify({ type: 'card', data: card }),
-  });
-  if (created.status !== 201) throw new Error(`POST /tokens: ${created.status} ${await created.text()}`);
-  const { id } = (await created.json()) as { id: string };
+  const { id } = await postCreated(stack.serviceUrl, stack.apiKey, '/tokens', { type: 'card', data: card });
   const destination = await startDestination();
   const connections = 8;
   const json = { 'content-type': 'application/json' };

@@ -6,24 +6,10 @@ import { createSandboxPool } from '@tokenvault/sandbox';
 import { log } from '../support/log.ts';
 import { measureHttp, percentile } from '../support/measure.ts';
 import type { Row } from '../support/report.ts';
+import { postCreated } from '../support/service-api.ts';
 import type { Stack } from '../support/stack.ts';
 
 const echoCode = 'module.exports = async function (req) { return { raw: req.args }; };';
-
-async function post(
-  serviceUrl: string,
-  apiKey: string,
-  path: string,
-  body: unknown,
-): Promise<{ id: string }> {
-  const response = await fetch(`${serviceUrl}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'svc-api-key': apiKey },
-    body: JSON.stringify(body),
-  });
-  if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as { id: string };
-}
 
 /** One invocation scenario: POST `body` to `path`. */
 interface Invocation {
@@ -37,7 +23,7 @@ async function seedReactors(
   serviceUrl: string,
   apiKey: string,
 ): Promise<{ trivial: Invocation; cardToken: Invocation }> {
-  const formula = await post(serviceUrl, apiKey, '/reactor-formulas', {
+  const formula = await postCreated(serviceUrl, apiKey, '/reactor-formulas', {
     name: 'echo',
     type: 'private',
     code: echoCode,
@@ -48,12 +34,12 @@ async function seedReactors(
       { name: 'card.expiration_month', type: 'number', optional: true },
     ],
   });
-  const reactor = await post(serviceUrl, apiKey, '/reactors', {
+  const reactor = await postCreated(serviceUrl, apiKey, '/reactors', {
     name: 'echo',
     configuration: {},
     formula: { id: formula.id },
   });
-  const card = await post(serviceUrl, apiKey, '/tokens', {
+  const card = await postCreated(serviceUrl, apiKey, '/tokens', {
     type: 'card',
     data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 },
   });

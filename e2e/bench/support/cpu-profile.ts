@@ -115,17 +115,20 @@ export async function startProfile(url: string, row: string): Promise<() => Prom
     const summary = summarize(row, target.process, file, profile);
     summaries.push(summary);
     log(
-      `${row}: ${target.process} busy ${summary.busyPercent.toFixed(0)}%, top frames: ${summary.top
-        .map((frame) => `${frame.frame} ${frame.selfPercent.toFixed(1)}%`)
-        .join('; ')} (${file})`,
+      `${row}: ${target.process} busy ${summary.busyPercent.toFixed(0)}%, top frames: ${formatTopFrames(summary)} (${file})`,
     );
   };
+}
+
+/** A profile's top frames on one line: `frame 12.3%; frame 4.5%; …`. */
+export function formatTopFrames(summary: ProfileSummary): string {
+  return summary.top.map((frame) => `${frame.frame} ${frame.selfPercent.toFixed(1)}%`).join('; ');
 }
 
 const topFrameCount = 12;
 
 /** Self time per frame (function, file and line), as a share of all samples. */
-export function summarize(row: string, process: string, file: string, profile: CpuProfile): ProfileSummary {
+function summarize(row: string, process: string, file: string, profile: CpuProfile): ProfileSummary {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];

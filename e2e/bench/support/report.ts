@@ -1,5 +1,5 @@
 // The markdown report on stdout: the machine, the table of rows, and the targets met or missed.
-import type { ProfileSummary } from './cpu-profile.ts';
+import { formatTopFrames, type ProfileSummary } from './cpu-profile.ts';
 import os from 'node:os';
 import pg from 'pg';
 import { settings } from './settings.ts';
@@ -123,9 +123,7 @@ export function renderProfiles(profiles: readonly ProfileSummary[]): string {
     '### CPU profiles (self time, share of all samples)',
     '',
     ...profiles.flatMap((profile) => [
-      `- **${profile.row}** (${profile.process}, main thread busy ${profile.busyPercent.toFixed(0)}%, \`${profile.file}\`): ${profile.top
-        .map((frame) => `${frame.frame} ${frame.selfPercent.toFixed(1)}%`)
-        .join('; ')}`,
+      `- **${profile.row}** (${profile.process}, main thread busy ${profile.busyPercent.toFixed(0)}%, \`${profile.file}\`): ${formatTopFrames(profile)}`,
     ]),
     '',
   ].join('\n');

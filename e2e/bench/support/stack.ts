@@ -65,17 +65,8 @@ export async function startStack(): Promise<Stack> {
     // The proxy scenario's destination listens on loopback.
     PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
   };
-  const servicePort = await freePort();
-  const serviceInspectPort = await freePort();
-  log(`starting the service on 127.0.0.1:${servicePort} (database ${serviceDb})`);
-  const service = startTsChild(
-    'service',
-    'services/all-in-one/src/main.ts',
-    { ...serviceEnv, PORT: String(servicePort) },
-    inspectOptions(serviceInspectPort),
-  );
-  const serviceUrl = `http://127.0.0.1:${servicePort}`;
-  registerProfiled(serviceUrl, 'the service', serviceInspectPort);
+  log(`the service's database: ${serviceDb}`);
+  const { service, serviceUrl } = await startService('service', serviceEnv);
 
   // The same Node binary as the service (process.execPath), and as many serving processes.
   const baselinePort = await freePort();
@@ -143,6 +134,28 @@ export async function startStack(): Promise<Stack> {
       await statsPool.end().catch(() => {});
     },
   };
+}
+
+/**
+ * Starts the service (services/all-in-one) with `env` on a free port, registered for CPU profiles
+ * (BENCH_CPU_PROFILE_DIR); the caller waits for its /readyz.
+ */
+export async function startService(
+  name: string,
+  env: Readonly<Record<string, string>>,
+): Promise<{ service: Child; serviceUrl: string }> {
+  const port = await freePort();
+  const inspectPort = await freePort();
+  log(`starting ${name} on 127.0.0.1:${port}`);
+  const service = startTsChild(
+    name,
+    'services/all-in-one/src/main.ts',
+    { ...env, PORT: String(port) },
+    inspectOptions(inspectPort),
+  );
+  const serviceUrl = `http://127.0.0.1:${port}`;
+  registerProfiled(serviceUrl, 'the service', inspectPort);
+  return { service, serviceUrl };
 }
 
 /**

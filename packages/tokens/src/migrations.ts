@@ -141,4 +141,78 @@ export const tokensMigrations: Migration[] = [
       DROP INDEX token_associations_by_parent;
     `,
   },
+  {
+    id: 'tokens/008_child_counts',
+    // A child page's total without counting every child: the number of a parent's children by
+    // type that never expire, kept by triggers on token_associations in the writing transaction
+    // (so every write path, the tenant's deletion and a rebuild's replay keep it exact). Children
+    // with an expiry are counted live (few, along the partial index), since time expires them.
+    // Each parent and type has up to 16 rows (slots, by a hash of the child id), so that children
+    // created at once under one parent do not all wait for one row lock; a total sums them.
+    sql: `
+      CREATE TABLE token_child_counts (
+        tenant_id uuid NOT NULL,
+        parent_id text NOT NULL,
+        type text NOT NULL,
+        slot smallint NOT NULL,
+        children integer NOT NULL,
+        PRIMARY KEY (tenant_id, parent_id, type, slot)
+      );
+      ALTER TABLE token_child_counts ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON token_child_counts
+        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
+      GRANT SELECT ON token_child_counts TO {{app_role}};
+      CREATE INDEX token_associations_expiring ON token_associations (tenant_id, parent_id, type)
+        WHERE expires_at IS NOT NULL;
+      -- A page of one type walks only that type's rows, in page order and index-only (a deep page
+      -- walks every row before it): it replaces the same key without the filtered fields.
+      CREATE INDEX token_associations_type_page ON token_associations (tenant_id, parent_id, type, associated_at, child_id)
+        INCLUDE (containers, expires_at);
+      DROP INDEX token_associations_by_parent_and_type;
+
+      -- md5, not hashtext: a slot must not change with the server's version (a child's removal
+      -- has to find the slot its addition counted in).
+      CREATE FUNCTION token_child_count_slot(child_id text) RETURNS smallint
+        IMMUTABLE LANGUAGE sql AS $$ SELECT (get_byte(decode(md5(child_id), 'hex'), 0) % 16)::smallint $$;
+
+      -- +1 for each new row that never expires, -1 for each old one, summed by slot and applied in
+      -- slot order (concurrent writers lock count rows in one order); slots back at zero are
+      -- removed, so no trace of a deleted parent stays. One statement's rows at a time.
+      CREATE FUNCTION token_child_counts_follow() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          INSERT INTO token_child_counts AS c (tenant_id, parent_id, type, slot, children)
+            SELECT tenant_id, parent_id, type, token_child_count_slot(child_id), count(*)
+            FROM new_rows WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+          ON CONFLICT (tenant_id, parent_id, type, slot) DO UPDATE SET children = c.children + excluded.children;
+          RETURN NULL;
+        ELSIF TG_OP = 'DELETE' THEN
+          INSERT INTO token_child_counts AS c (tenant_id, parent_id, type, slot, children)
+            SELECT tenant_id, parent_id, type, token_child_count_slot(child_id), -count(*)
+            FROM old_rows WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+          ON CONFLICT (tenant_id, parent_id, type, slot) DO UPDATE SET children = c.children + excluded.children;
+        ELSE
+          INSERT INTO token_child_counts AS c (tenant_id, parent_id, type, slot, children)
+            SELECT tenant_id, parent_id, type, token_child_count_slot(child_id), sum(change)
+            FROM (SELECT *, 1 AS change FROM new_rows UNION ALL SELECT *, -1 FROM old_rows) AS changed
+            WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4 HAVING sum(change) <> 0 ORDER BY 1, 2, 3, 4
+          ON CONFLICT (tenant_id, parent_id, type, slot) DO UPDATE SET children = c.children + excluded.children;
+        END IF;
+        DELETE FROM token_child_counts c USING (SELECT DISTINCT tenant_id, parent_id FROM old_rows) AS o
+          WHERE c.tenant_id = o.tenant_id AND c.parent_id = o.parent_id AND c.children = 0;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER token_child_counts_on_insert AFTER INSERT ON token_associations
+        REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION token_child_counts_follow();
+      CREATE TRIGGER token_child_counts_on_update AFTER UPDATE ON token_associations
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+        FOR EACH STATEMENT EXECUTE FUNCTION token_child_counts_follow();
+      CREATE TRIGGER token_child_counts_on_delete AFTER DELETE ON token_associations
+        REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION token_child_counts_follow();
+
+      INSERT INTO token_child_counts (tenant_id, parent_id, type, slot, children)
+        SELECT tenant_id, parent_id, type, token_child_count_slot(child_id), count(*)
+        FROM token_associations WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4;
+    `,
+  },
 ];

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { TokenRow } from '../queries/tokens.ts';
-import { type PoolClient } from '@tokenvault/platform';
+import { TokenQueries, type TokenRow } from '../queries/tokens.ts';
+import { type Pool, type PoolClient } from '@tokenvault/platform';
 import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import { tokensMigrations } from '../migrations.ts';
 import { tokenStream, type TokenEvent } from '../domain/events.ts';
@@ -130,6 +130,32 @@ const metadataEntries = async (tx: PoolClient) => {
   expect(lookup).toEqual(derived);
   return lookup.map((entry) => entry.slice(0, entry.indexOf('@')));
 };
+/**
+ * The kept child counts (token_child_counts) summed over their slots, as `tenant/parent:type=n`.
+ * They must equal the same counted from the association rows that never expire, with no slot
+ * left at zero or below.
+ */
+const childCounts = async (tx: PoolClient) => {
+  const entries = async (sql: string) =>
+    (await tx.query<{ entry: string }>(`SELECT entry FROM (${sql}) e ORDER BY entry`)).rows.map(
+      (row) => row.entry,
+    );
+  const kept = await entries(
+    `SELECT tenant_id || '/' || parent_id || ':' || type || '=' || sum(children) AS entry
+     FROM token_child_counts GROUP BY tenant_id, parent_id, type`,
+  );
+  const derived = await entries(
+    `SELECT tenant_id || '/' || parent_id || ':' || type || '=' || count(*) AS entry
+     FROM token_associations WHERE expires_at IS NULL GROUP BY tenant_id, parent_id, type`,
+  );
+  expect(kept).toEqual(derived);
+  const spent = await tx.query('SELECT 1 FROM token_child_counts WHERE children <= 0');
+  expect(spent.rowCount).toBe(0);
+  return kept;
+};
+/** The spec's transaction as the pool a query reads through, so that it sees the given rows. */
+const poolOn = (tx: PoolClient) =>
+  ({ connect: async () => ({ query: tx.query.bind(tx), release: () => undefined }) }) as unknown as Pool;
 /** Associations as `parent>child`, of one tenant. */
 const pairs = async (tx: PoolClient, tenantId = tenant) =>
   (await associations(tx))
@@ -522,6 +548,147 @@ describe('tokensProjection', () => {
         .when([tenantDeleted(tenant)])
         .then(async (tx) => {
           expect(await metadataEntries(tx)).toEqual([`${otherTenant}/tok-1:a=1`]);
+        });
+    });
+  });
+  describe('kept child counts (token_child_counts)', () => {
+    const count = (entry: string) => `${tenant}/${entry}`;
+
+    it('counts a parent’s children that never expire, by type, once even when the events come again', async () => {
+      const events = [
+        created('parent'),
+        created('c1', { parent_id: 'parent' }),
+        created('c2', { parent_id: 'parent', type: 'card' }),
+        created('c3'),
+        associated('parent', 'c3'),
+        created('c4', { parent_id: 'parent', expires_at: '2027-01-01T00:00:00.000Z' }),
+      ];
+      await spec()
+        .given(events)
+        .when(events)
+        .then(async (tx) => {
+          expect(await childCounts(tx)).toEqual([count('parent:card=1'), count('parent:token=2')]);
+        });
+    });
+
+    it('spreads one parent’s children over several rows (slots) and sums them', async () => {
+      const children = Array.from({ length: 40 }, (_, index) =>
+        created(`c${index}`, { parent_id: 'parent' }),
+      );
+      await spec()
+        .given([created('parent')])
+        .when(children)
+        .then(async (tx) => {
+          expect(await childCounts(tx)).toEqual([count('parent:token=40')]);
+          const slots = await tx.query('SELECT DISTINCT slot FROM token_child_counts');
+          expect(slots.rowCount).toBeGreaterThan(1);
+        });
+    });
+
+    it('follows dissociations and deletions, and keeps no row for a parent left without children', async () => {
+      await spec()
+        .given([
+          created('parent'),
+          created('other-parent'),
+          created('c1', { parent_id: 'parent' }),
+          created('c2', { parent_id: 'parent' }),
+          associated('other-parent', 'c1'),
+        ])
+        .when([
+          dissociated('parent', 'c1'),
+          deleted('c2', { parent_ids: ['parent'] }),
+          deleted('other-parent', { child_ids: ['c1'] }),
+        ])
+        .then(async (tx) => {
+          expect(await childCounts(tx)).toEqual([]);
+          expect((await tx.query('SELECT 1 FROM token_child_counts')).rowCount).toBe(0);
+        });
+    });
+
+    it('takes a child out of its parents’ counts when an update gives it an expiry', async () => {
+      await spec()
+        .given([created('parent'), created('child', { parent_id: 'parent' })])
+        .when([updated('child', { expires_at: '2027-01-01T00:00:00.000Z' })])
+        .then(async (tx) => expect(await childCounts(tx)).toEqual([]));
+    });
+
+    it('counts the child again when an update removes its expiry', async () => {
+      await spec()
+        .given([
+          created('parent'),
+          created('child', { parent_id: 'parent', expires_at: '2027-01-01T00:00:00.000Z' }),
+        ])
+        .when([updated('child')])
+        .then(async (tx) => expect(await childCounts(tx)).toEqual([count('parent:token=1')]));
+    });
+
+    it('drops a deleted tenant’s counts, and no other tenant’s', async () => {
+      await spec()
+        .given([
+          created('parent'),
+          created('child', { parent_id: 'parent' }),
+          created('parent', { tenant_id: otherTenant }),
+          created('child', { tenant_id: otherTenant, parent_id: 'parent' }),
+        ])
+        .when([tenantDeleted(tenant)])
+        .then(async (tx) => {
+          expect(await childCounts(tx)).toEqual([`${otherTenant}/parent:token=1`]);
+        });
+    });
+  });
+
+  describe('child page totals (TokenQueries.children, on the rows above)', () => {
+    const clock = { now: () => new Date('2026-06-01T00:00:00.000Z') };
+    const family = [
+      created('parent'),
+      created('c1', { parent_id: 'parent' }),
+      created('c2', { parent_id: 'parent', expires_at: '2027-01-01T00:00:00.000Z' }),
+      created('c3', { parent_id: 'parent', expires_at: '2026-03-01T00:00:00.000Z' }),
+      created('c4', { parent_id: 'parent', type: 'card' }),
+      created('c5', { parent_id: 'parent', type: 'card', containers: ['/pci/'] }),
+      created('c6', { tenant_id: otherTenant, parent_id: 'parent' }),
+    ];
+    type ChildFilter = Parameters<TokenQueries['children']>[2];
+    const page: ChildFilter = { ids: [], types: [], readableUnder: null, page: 1, size: 10 };
+    const listed = async (tx: PoolClient, filter: Partial<ChildFilter>) => {
+      const { rows, total } = await new TokenQueries(poolOn(tx), clock).children(tenant, 'parent', {
+        ...page,
+        ...filter,
+      });
+      return { ids: rows.map((row) => row.id), total };
+    };
+
+    it('counts live children only: kept counts plus the unexpired children with an expiry', async () => {
+      await spec()
+        .given(family)
+        .when([])
+        .then(async (tx) => {
+          expect(await listed(tx, {})).toEqual({ ids: ['c1', 'c2', 'c4', 'c5'], total: 4 });
+          expect(await listed(tx, { types: ['token'] })).toEqual({ ids: ['c1', 'c2'], total: 2 });
+          expect(await listed(tx, { types: ['card', 'token'] })).toEqual({
+            ids: ['c1', 'c2', 'c4', 'c5'],
+            total: 4,
+          });
+        });
+    });
+
+    it('counts the matching rows when ids or the key’s containers filter them', async () => {
+      await spec()
+        .given(family)
+        .when([])
+        .then(async (tx) => {
+          expect(await listed(tx, { ids: ['c1', 'c3', 'c4'] })).toEqual({ ids: ['c1', 'c4'], total: 2 });
+          expect(await listed(tx, { readableUnder: ['/pci/'] })).toEqual({ ids: ['c5'], total: 1 });
+        });
+    });
+
+    it('gives the total with an empty page past the last one', async () => {
+      await spec()
+        .given(family)
+        .when([])
+        .then(async (tx) => {
+          expect(await listed(tx, { page: 3, size: 2 })).toEqual({ ids: [], total: 4 });
+          expect(await listed(tx, { types: ['card'], page: 2, size: 2 })).toEqual({ ids: [], total: 2 });
         });
     });
   });

@@ -119,7 +119,7 @@ async function deleted(tx: PoolClient, events: DataOf<'TokenDeleted'>[]): Promis
   );
 }
 
-const ownedTables = ['tokens', 'token_associations', 'token_metadata'] as const;
+const ownedTables = ['tokens', 'token_associations', 'token_metadata', 'token_child_counts'] as const;
 
 /** A deleted tenant's tokens go with it (its data key is destroyed by tenancy). */
 async function tenantDeleted(tx: PoolClient, events: DataOf<'TenantDeleted'>[]): Promise<void> {

@@ -83,9 +83,11 @@ export class TokenQueries {
 
   /**
    * A page of a parent's live children, by association time then id. `readableUnder` limits them
-   * to tokens with a container under one of these paths; null means every container. Filtering,
-   * counting and paging read the association rows only; the page's children are then fetched by
-   * primary key.
+   * to tokens with a container under one of these paths; null means every container. Filtering
+   * and paging read the association rows only; the page's children are then fetched by primary
+   * key. The total comes with the page: without an id or container filter, from the kept counts
+   * of children that never expire plus a live count of those with an expiry (see migration
+   * tokens/008), otherwise by counting the matching association rows.
    */
   async children(
     tenantId: string,
@@ -98,8 +100,16 @@ export class TokenQueries {
       values.push(value);
       conditions.push(sql(`$${values.length}`));
     };
+    let keptTypes = '';
     if (filter.ids.length) add((p) => `a.child_id = ANY(${p}::text[])`, filter.ids);
-    if (filter.types.length) add((p) => `a.type = ANY(${p}::text[])`, filter.types);
+    if (filter.types.length === 1) {
+      // Equality, not = ANY: only then does the type-led index give the page order.
+      add((p) => `a.type = ${p}::text`, filter.types[0]);
+      keptTypes = ` AND c.type = $${values.length}::text`;
+    } else if (filter.types.length) {
+      add((p) => `a.type = ANY(${p}::text[])`, filter.types);
+      keptTypes = ` AND c.type = ANY($${values.length}::text[])`;
+    }
     if (filter.readableUnder) {
       add(
         (p) =>
@@ -108,24 +118,26 @@ export class TokenQueries {
       );
     }
     const where = conditions.join(' AND ');
+    const total =
+      filter.ids.length || filter.readableUnder
+        ? `(SELECT count(*) FROM token_associations a WHERE ${where})`
+        : `(SELECT coalesce(sum(c.children), 0) FROM token_child_counts c
+             WHERE c.tenant_id = $1 AND c.parent_id = $2${keptTypes})
+           + (SELECT count(*) FROM token_associations a WHERE ${where} AND a.expires_at IS NOT NULL)`;
     return withTenant(this.appPool, tenantId, async (client) => {
-      // The total rides along with the page (one round trip); an empty page needs its own count.
       const page = await client.query<TokenRow & { total: number }>(
         `WITH page AS (
-           SELECT a.child_id, a.associated_at, count(*) OVER () AS total
-           FROM token_associations a WHERE ${where}
+           SELECT a.child_id, a.associated_at FROM token_associations a WHERE ${where}
            ORDER BY a.associated_at, a.child_id
            LIMIT ${filter.size} OFFSET ${(filter.page - 1) * filter.size})
-         SELECT t.*, page.total::int AS total
+         SELECT t.*, (${total})::int AS total
          FROM page JOIN tokens t ON t.tenant_id = $1 AND t.id = page.child_id
          ORDER BY page.associated_at, page.child_id`,
         values,
       );
       if (page.rows.length > 0) return { rows: page.rows, total: page.rows[0]!.total };
-      const count = await client.query<{ total: number }>(
-        `SELECT count(*)::int AS total FROM token_associations a WHERE ${where}`,
-        values,
-      );
+      // Past the last page: the total alone.
+      const count = await client.query<{ total: number }>(`SELECT (${total})::int AS total`, values);
       return { rows: [], total: count.rows[0]?.total ?? 0 };
     });
   }

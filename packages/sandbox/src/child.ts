@@ -284,7 +284,11 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
     const { script, cached } = await compile(slot, isolate, message.code);
     codeCached = cached;
     stage = 'evaluate';
-    await script.run(context, { timeout: limits.cpuTimeMs });
+    // Its completion value (often the exported function) comes back as a Reference, released
+    // below: an unreleased one keeps the whole context alive in the isolate until this process
+    // happens to collect the handle (the isolate's heap then grows by every run's context, and
+    // its mark-compacts stall runs for 10-30 ms).
+    handles.push(await script.run(context, { timeout: limits.cpuTimeMs, reference: true }));
     stage = 'run';
     const remaining = Math.max(1, limits.cpuTimeMs - Math.floor(Number(readCpu()) / 1e6));
     // Returns once the reactor's synchronous part is done; the outcome comes through `host`

@@ -444,6 +444,34 @@ describe('sandbox: hostile code', () => {
     }
   });
 
+  it('lets every run’s context go: one isolate serves many runs without outgrowing its heap', async () => {
+    // The isolate is replaced once its heap passes half the memory limit (32 of 64 MB), and a
+    // replaced isolate compiles the code again (codeCached false). Each run's context holds an
+    // 800 KB array: contexts kept alive after their runs would pass 32 MB within about 40 runs.
+    const onePool = await createSandboxPool({
+      limits: { ...LIMITS, memoryMb: 64 },
+      concurrencyPerProcess: 1,
+      maxRunsPerIsolate: 10_000,
+    });
+    const code = `
+      const ballast = new Array(100000).fill(1);
+      module.exports = async (req) => ({ raw: req.args.n + ballast.length });`;
+    try {
+      const cached: (boolean | undefined)[] = [];
+      for (let run = 0; run < 150; run++) {
+        const outcome = await onePool.run(
+          { code, args: { n: run }, configuration: {}, serviceMethods: null },
+          noService,
+        );
+        expect(outcome).toMatchObject({ ok: true, result: { raw: run + 100_000 } });
+        cached.push(outcome.codeCached);
+      }
+      expect(cached.indexOf(false, 1)).toBe(-1);
+    } finally {
+      await onePool.close();
+    }
+  });
+
   it('stops a service-call flood', async () => {
     let calls = 0;
     const outcome = await runCode(

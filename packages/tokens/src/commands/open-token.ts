@@ -12,7 +12,7 @@ import type { ReadAuditor } from './read-audit.ts';
  * applied TokenReencrypted yet, or this process still holds the replaced key): its ciphertext no
  * longer opens, and the token's stream, which has the current one, answers instead.
  */
-export async function openToken(
+async function openToken(
   deps: { store: EventStore; vault: Vault },
   row: { tenant_id: string; id: string; data_ciphertext: string },
 ): Promise<unknown> {
@@ -41,7 +41,7 @@ export async function openToken(
  * A page of one tenant's tokens opened: their keys are loaded in one query first (not one per
  * token), then each opens as openToken does. In the order of the rows.
  */
-export async function openTokens(
+async function openTokens(
   deps: { store: EventStore; vault: Vault },
   rows: readonly { tenant_id: string; id: string; data_ciphertext: string }[],
 ): Promise<unknown[]> {

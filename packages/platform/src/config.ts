@@ -30,6 +30,8 @@ export const configSchema = z.object({
     .regex(/^[a-z_][a-z0-9_]*$/, 'must be a plain lower-case PostgreSQL role name')
     .default('tokenvault_app'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(200).default(10),
+  /** The query pool's planner cost of a random page read (PostgreSQL's `random_page_cost`). */
+  DATABASE_RANDOM_PAGE_COST: z.coerce.number().min(0.1).max(100).default(1.1),
   REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
   MASTER_KEY: base64Key32.optional(),
   MASTER_KEY_FILE: z.string().min(1).default('.data/master.key'),

@@ -16,7 +16,7 @@ export interface PoolOptions {
   /** When set, every connection switches to this non-owner role, so row-level security applies. */
   role?: string;
   /** Session settings applied at connection start-up, e.g. `{ synchronous_commit: 'off' }`. */
-  settings?: Record<string, string>;
+  settings?: Record<string, string | number>;
   applicationName?: string;
   /** An idle connection failed (server restart, terminated backend): the pool replaces it. */
   onIdleClientError?: (error: Error) => void;
@@ -27,8 +27,9 @@ export interface PoolOptions {
 export function createPool(options: PoolOptions): pg.Pool {
   const settings = { ...options.settings, ...(options.role ? { role: options.role } : {}) };
   for (const [name, value] of Object.entries(settings)) {
-    if (!/^[a-z_][a-z0-9_]*$/.test(name) || !/^[a-z_][a-z0-9_]*$/.test(value)) {
-      throw new Error(`the setting ${name} must be a plain lower-case identifier`);
+    const plain = typeof value === 'number' ? Number.isFinite(value) : /^[a-z_][a-z0-9_]*$/.test(value);
+    if (!/^[a-z_][a-z0-9_]*$/.test(name) || !plain) {
+      throw new Error(`the setting ${name} must be a finite number or a plain lower-case identifier`);
     }
   }
   const startupOptions = Object.entries(settings)

@@ -16,7 +16,7 @@ import {
   tokenSchema,
   tokenTypeSchema,
 } from '@tokenvault/contracts';
-import { readableUnder, type TokenAccess, type TokenRouteDeps } from './token-access.ts';
+import { checkTokenAccess, readableUnder, type TokenAccess, type TokenRouteDeps } from './token-access.ts';
 
 /** A token's children: associate and dissociate, create a child, list them. */
 export function childTokenRoutes(
@@ -111,17 +111,23 @@ export function childTokenRoutes(
       }),
       responses: { 200: { description: 'A page of child tokens', schema: paginatedSchema(tokenSchema) } },
       async handle({ principal, params, query, requestId }) {
-        await tokenFor(principal, params.parent_id, 'token:read');
-        const { rows, total } = await queries.children(principal.tenantId, params.parent_id, {
+        // The parent comes with the page (one query); nothing is opened before it is checked.
+        const page = await queries.children(principal.tenantId, params.parent_id, {
           ids: query.id,
           types: query.type,
           readableUnder: readableUnder(principal),
           page: query.page,
           size: query.size,
         });
+        checkTokenAccess(principal, params.parent_id, page?.parent, 'token:read');
         return {
           status: 200,
-          body: paginated(await withData(principal, rows, requestId), query.page, query.size, total),
+          body: paginated(
+            await withData(principal, page.rows, requestId),
+            query.page,
+            query.size,
+            page.total,
+          ),
         };
       },
     }),

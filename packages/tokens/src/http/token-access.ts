@@ -30,6 +30,24 @@ export const readableUnder = (principal: Principal) =>
 
 export type TokenAccess = ReturnType<typeof tokenAccess>;
 
+/**
+ * 404 unless the token (as its tenant's read model has it, or undefined) is live, 403 unless the
+ * caller holds the permission on any (or all) of its containers.
+ */
+export function checkTokenAccess(
+  principal: Principal,
+  id: string,
+  token: Pick<TokenRow, 'containers'> | undefined,
+  permission: string,
+  mode: 'any' | 'all' = 'any',
+): asserts token {
+  if (!token) throw notFound('No token with this id.');
+  const allowed = mode === 'any' ? allowedOnAny : allowedOnAll;
+  if (!allowed(principal, permission, token.containers)) {
+    throw forbidden(`This API key lacks ${permission} on the containers of token ${id}.`);
+  }
+}
+
 export function tokenAccess(deps: TokenRouteDeps) {
   const { store, appPool, vault, clock } = deps;
   const queries = new TokenQueries(appPool, clock);
@@ -44,11 +62,7 @@ export function tokenAccess(deps: TokenRouteDeps) {
     mode: 'any' | 'all' = 'any',
   ) => {
     const row = await queries.get(principal.tenantId, id);
-    if (!row) throw notFound('No token with this id.');
-    const allowed = mode === 'any' ? allowedOnAny : allowedOnAll;
-    if (!allowed(principal, permission, row.containers)) {
-      throw forbidden(`This API key lacks ${permission} on the containers of token ${id}.`);
-    }
+    checkTokenAccess(principal, id, row, permission, mode);
     return row;
   };
 

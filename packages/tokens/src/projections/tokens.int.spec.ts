@@ -637,11 +637,10 @@ describe('tokensProjection', () => {
     ];
     type ChildFilter = Parameters<TokenQueries['children']>[2];
     const page: ChildFilter = { ids: [], types: [], readableUnder: null, page: 1, size: 10 };
+    const childPage = (tx: PoolClient, parentId: string, filter: Partial<ChildFilter> = {}) =>
+      new TokenQueries(poolOn(tx), clock).children(tenant, parentId, { ...page, ...filter });
     const listed = async (tx: PoolClient, filter: Partial<ChildFilter>) => {
-      const { rows, total } = await new TokenQueries(poolOn(tx), clock).children(tenant, 'parent', {
-        ...page,
-        ...filter,
-      });
+      const { rows, total } = (await childPage(tx, 'parent', filter))!;
       return { ids: rows.map((row) => row.id), total };
     };
 
@@ -666,6 +665,32 @@ describe('tokensProjection', () => {
         .then(async (tx) => {
           expect(await listed(tx, { ids: ['c1', 'c3', 'c4'] })).toEqual({ ids: ['c1', 'c4'], total: 2 });
           expect(await listed(tx, { readableUnder: ['/pci/'] })).toEqual({ ids: ['c5'], total: 1 });
+        });
+    });
+
+    it('comes with the parent’s containers, and is no page at all without a live parent', async () => {
+      await spec()
+        .given([
+          ...family,
+          created('pci-parent', { containers: ['/pci/', '/general/'] }),
+          created('childless'),
+          created('expired-parent', { expires_at: '2026-03-01T00:00:00.000Z' }),
+          created('c7', { parent_id: 'expired-parent' }),
+          created('other-tenants-parent', { tenant_id: otherTenant }),
+          created('c8', { tenant_id: otherTenant, parent_id: 'other-tenants-parent' }),
+        ])
+        .when([])
+        .then(async (tx) => {
+          expect((await childPage(tx, 'parent'))?.parent).toEqual({ containers: ['/general/'] });
+          expect((await childPage(tx, 'pci-parent'))?.parent).toEqual({ containers: ['/pci/', '/general/'] });
+          expect(await childPage(tx, 'childless')).toEqual({
+            parent: { containers: ['/general/'] },
+            rows: [],
+            total: 0,
+          });
+          expect(await childPage(tx, 'expired-parent')).toBeUndefined();
+          expect(await childPage(tx, 'other-tenants-parent')).toBeUndefined();
+          expect(await childPage(tx, 'no-such-token')).toBeUndefined();
         });
     });
 

@@ -82,18 +82,21 @@ export class TokenQueries {
   }
 
   /**
-   * A page of a parent's live children, by association time then id. `readableUnder` limits them
-   * to tokens with a container under one of these paths; null means every container. Filtering
-   * and paging read the association rows only; the page's children are then fetched by primary
-   * key. The total comes with the page: without an id or container filter, from the kept counts
-   * of children that never expire plus a live count of those with an expiry (see migration
-   * tokens/008), otherwise by counting the matching association rows.
+   * A page of a live parent's live children, by association time then id, with the parent's
+   * containers (for the caller's permission check) in the same statement; undefined when the
+   * parent is not a live token of the tenant. `readableUnder` limits the children to tokens with
+   * a container under one of these paths; null means every container. Filtering and paging read
+   * the association rows only; the page's children are then fetched by primary key, one lookup
+   * each (a lateral join: with a plain join and stale statistics the planner hashed the tenant's
+   * whole tokens table). The total: without an id or container filter, the kept counts of
+   * children that never expire plus a live count of those with an expiry (see migration
+   * tokens/008), otherwise a count of the matching association rows.
    */
   async children(
     tenantId: string,
     parentId: string,
     filter: { ids: string[]; types: string[]; readableUnder: string[] | null; page: number; size: number },
-  ): Promise<{ rows: TokenRow[]; total: number }> {
+  ): Promise<{ parent: { containers: string[] }; rows: TokenRow[]; total: number } | undefined> {
     const conditions = ['a.tenant_id = $1', 'a.parent_id = $2', liveAt('$3', 'a.')];
     const values: unknown[] = [tenantId, parentId, this.clock.now()];
     const add = (sql: (placeholder: string) => string, value: unknown) => {
@@ -124,21 +127,27 @@ export class TokenQueries {
         : `(SELECT coalesce(sum(c.children), 0) FROM token_child_counts c
              WHERE c.tenant_id = $1 AND c.parent_id = $2${keptTypes})
            + (SELECT count(*) FROM token_associations a WHERE ${where} AND a.expires_at IS NOT NULL)`;
+    // One row per child, or one row of nulls past the last page; none without a live parent.
+    type PageRow = TokenRow & { parent_containers: string[]; total: number };
     return withTenant(this.appPool, tenantId, async (client) => {
-      const page = await client.query<TokenRow & { total: number }>(
-        `WITH page AS (
-           SELECT a.child_id, a.associated_at FROM token_associations a WHERE ${where}
-           ORDER BY a.associated_at, a.child_id
-           LIMIT ${filter.size} OFFSET ${(filter.page - 1) * filter.size})
-         SELECT t.*, (${total})::int AS total
-         FROM page JOIN tokens t ON t.tenant_id = $1 AND t.id = page.child_id
-         ORDER BY page.associated_at, page.child_id`,
+      const result = await client.query<PageRow>(
+        `SELECT parent.containers AS parent_containers, child.*, (${total})::int AS total
+         FROM (SELECT containers FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${liveAt('$3')}) parent
+         LEFT JOIN LATERAL (
+           SELECT t.*, page.associated_at AS page_associated_at
+           FROM (SELECT a.child_id, a.associated_at FROM token_associations a WHERE ${where}
+                 ORDER BY a.associated_at, a.child_id
+                 LIMIT ${filter.size} OFFSET ${(filter.page - 1) * filter.size}) page
+           CROSS JOIN LATERAL (
+             SELECT * FROM tokens t WHERE t.tenant_id = $1 AND t.id = page.child_id LIMIT 1) t
+         ) child ON true
+         ORDER BY child.page_associated_at, child.id`,
         values,
       );
-      if (page.rows.length > 0) return { rows: page.rows, total: page.rows[0]!.total };
-      // Past the last page: the total alone.
-      const count = await client.query<{ total: number }>(`SELECT (${total})::int AS total`, values);
-      return { rows: [], total: count.rows[0]?.total ?? 0 };
+      const first = result.rows[0];
+      if (!first) return undefined;
+      const rows = first.id === null ? [] : result.rows;
+      return { parent: { containers: first.parent_containers }, rows, total: first.total };
     });
   }
 

@@ -27,6 +27,12 @@ export interface ProcessorOptions {
   logger: Logger;
   /** Only streams whose names start with one of these. */
   streamPrefixes?: string[];
+  /**
+   * Only events of these types reach the handler. The checkpoint still moves past the others,
+   * but a batch with none of them costs no transaction: its position is saved with the next
+   * handled batch, or within `checkpointCheckIntervalMs` (a restart may read such events again).
+   */
+  eventTypes?: ReadonlySet<string>;
   batchSize?: number;
   /** A channel told `<name>:<commit>:<prepare>` when the checkpoint moves, at its commit. */
   announceOn?: string;
@@ -48,7 +54,12 @@ const firstBackoffMs = 250;
  */
 export class Processor {
   private subscription: Subscription | null = null;
+  /** Where processing is: every event up to here was handled or passed over. */
   private position: Position = origin;
+  /** Where the stored checkpoint is (behind `position` while passed-over events are unsaved). */
+  private savedPosition: Position = origin;
+  /** The save of passed-over events in flight: the next batch waits for it (it never rejects). */
+  private saving: Promise<void> = Promise.resolve();
   private readonly checkpoint: Checkpoint;
   private stopped = true;
   private handling = false;
@@ -103,12 +114,15 @@ export class Processor {
     this.checkpointWatch = null;
     await this.running;
     await this.halt();
+    // Best effort: unsaved, they are passed over again after the next start.
+    await this.saving;
+    await this.savePassedOver().catch(() => {});
   }
 
   private async run(): Promise<void> {
     await this.options.handler.open?.();
     if (this.stopped) return this.halt();
-    this.position = await this.checkpoint.load();
+    this.position = this.savedPosition = await this.checkpoint.load();
     if (this.stopped) return this.halt();
     this.subscription = this.options.store.subscribeAll({
       after: this.position,
@@ -131,14 +145,21 @@ export class Processor {
   private async handle(events: RecordedEvent[]): Promise<void> {
     const last = events.at(-1);
     if (!last) return;
+    const { eventTypes } = this.options;
+    const handled = eventTypes ? events.filter((event) => eventTypes.has(event.type)) : events;
     this.handling = true;
     try {
+      await this.saving;
+      if (handled.length === 0) {
+        this.position = last.position;
+        return;
+      }
       await withTransaction(this.options.pool, async (tx) => {
-        await this.options.handler.handle(events, tx);
+        await this.options.handler.handle(handled, tx);
         const channel = this.options.announceOn;
         const moved = await this.checkpoint.move(
           tx,
-          this.position,
+          this.savedPosition,
           last.position,
           channel
             ? { channel, payload: `${this.options.name}:${last.position.commit}:${last.position.prepare}` }
@@ -146,7 +167,7 @@ export class Processor {
         );
         if (!moved) throw new CheckpointMovedError(this.options.name);
       });
-      this.position = last.position;
+      this.position = this.savedPosition = last.position;
       this.failures = 0;
     } finally {
       this.handling = false;
@@ -181,9 +202,32 @@ export class Processor {
     }, delay);
   }
 
-  /** A rebuild resets the checkpoint while this processor may have nothing new to handle. */
+  /** Saves the position of passed-over events (one statement, no transaction). */
+  private savePassedOver(): Promise<void> {
+    const from = this.savedPosition;
+    const to = this.position;
+    if (Checkpoint.same(from, to)) return Promise.resolve();
+    const save = (async () => {
+      if (!(await this.checkpoint.move(this.options.pool, from, to))) {
+        throw new CheckpointMovedError(this.options.name);
+      }
+      this.savedPosition = to;
+    })();
+    // A failed save restarts the processor (its caller's business); the next batch only waits.
+    this.saving = save.catch(() => {});
+    return save;
+  }
+
+  /**
+   * Saves passed-over events; and, when there are none, checks the checkpoint (a rebuild resets
+   * it while this processor may have nothing new to handle).
+   */
   private async checkCheckpoint(): Promise<void> {
     if (this.handling || this.retryTimer || this.restarting || this.stopped || !this.subscription) return;
+    if (!Checkpoint.same(this.savedPosition, this.position)) {
+      await this.savePassedOver().catch((error: unknown) => this.fail(error));
+      return;
+    }
     const expected = this.position;
     const stored = await this.checkpoint.read();
     // A batch that committed meanwhile moved both: only a difference from what we had then counts.

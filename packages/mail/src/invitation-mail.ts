@@ -53,24 +53,25 @@ export class InvitationMailEnqueuer {
       store: options.store,
       pool: options.pool,
       logger: options.logger,
-      // Every event, filtered here: with a stream filter, a subscription with nothing to enqueue
-      // never moves its checkpoint and reads the whole log again at every poll.
+      // Every stream (with a stream filter, a subscription with nothing to enqueue never moves
+      // its checkpoint and reads the whole log again at every poll), but only these events reach
+      // the handler: the others cost no transaction each.
+      eventTypes: new Set(['InvitationCreated', 'InvitationResent']),
       batchSize: 500,
       handler: {
         async handle(events) {
-          const jobs = events.flatMap((event) => {
-            if (event.type !== 'InvitationCreated' && event.type !== 'InvitationResent') return [];
+          const jobs = events.map((event) => {
             const data = event.data as { tenant_id: string; invitation_id: string; link_version: number };
             const job: InvitationMailJob = {
               tenant_id: data.tenant_id,
               invitation_id: data.invitation_id,
               link_version: data.link_version,
             };
-            return [{ name: 'send', data: job, opts: { jobId: invitationMailJobId(job) } }];
+            return { name: 'send', data: job, opts: { jobId: invitationMailJobId(job) } };
           });
           // Added before the checkpoint moves; added again after a crash, and dropped by BullMQ
           // then (the job id is already there).
-          if (jobs.length) await options.queue.addBulk(jobs);
+          await options.queue.addBulk(jobs);
         },
       },
     });

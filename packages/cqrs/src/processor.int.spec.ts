@@ -39,7 +39,11 @@ describe('Processor with eventTypes', () => {
     ).rows[0]!.moves;
   const stored = (name: string) => new Checkpoint(pool, name).read();
 
-  const startProcessor = async (name: string, checkpointCheckIntervalMs: number) => {
+  const startProcessor = async (
+    name: string,
+    checkpointCheckIntervalMs: number,
+    options: { batchWindowMs?: number; batchSize?: number; eventTypes?: ReadonlySet<string> } = {},
+  ) => {
     const handled: RecordedEvent[][] = [];
     const processor = new Processor({
       name,
@@ -48,6 +52,7 @@ describe('Processor with eventTypes', () => {
       logger: createLogger('silent'),
       eventTypes: new Set(['Wanted']),
       checkpointCheckIntervalMs,
+      ...options,
       handler: {
         handle(events) {
           handled.push([...events]);
@@ -130,5 +135,77 @@ describe('Processor with eventTypes', () => {
     } finally {
       await processor.stop();
     }
+  });
+});
+
+describe('Processor with batchWindowMs', () => {
+  let database: TestDatabase;
+  let pool: Pool;
+  let store: PostgresEventStore;
+  const metadata = { tenant_id: randomUUID() };
+  const append = (count: number) =>
+    Promise.all(
+      Array.from({ length: count }, () =>
+        store.append(`test-${randomUUID()}`, [{ type: 'Any', data: {}, metadata }], {
+          expectedRevision: 'no_stream',
+        }),
+      ),
+    );
+
+  beforeAll(async () => {
+    database = await createTestDatabase([...eventStoreMigrations, ...projectorMigrations]);
+    pool = createPool({ connectionString: database.url, max: 4 });
+    store = new PostgresEventStore(pool);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await pool?.end();
+    await database?.drop();
+  });
+
+  const processorWith = (name: string, batchWindowMs: number, sizes: number[]) =>
+    new Processor({
+      name,
+      store,
+      pool,
+      logger: createLogger('silent'),
+      batchSize: 5,
+      batchWindowMs,
+      handler: {
+        handle(events) {
+          sizes.push(events.length);
+          return Promise.resolve();
+        },
+      },
+    });
+
+  it('takes what is appended during the window after a partial batch as one batch', async () => {
+    const sizes: number[] = [];
+    const processor = processorWith('windowed', 1_000, sizes);
+    await processor.start();
+    await processor.ready();
+    try {
+      await append(1);
+      await eventually(() => Promise.resolve(expect(sizes).toEqual([1])));
+      // Three commits one after the other, inside the window the first batch opened.
+      for (let index = 0; index < 3; index++) await append(1);
+      await eventually(() => Promise.resolve(expect(sizes).toEqual([1, 3])));
+    } finally {
+      await processor.stop();
+    }
+  });
+
+  it('takes full batches at once, and stops without waiting out the window', async () => {
+    const sizes: number[] = [];
+    await append(12);
+    const processor = processorWith('backlog', 60_000, sizes);
+    await processor.start();
+    await eventually(
+      () => Promise.resolve(expect(sizes.reduce((sum, size) => sum + size, 0)).toBeGreaterThanOrEqual(12)),
+      5_000,
+    );
+    const stopping = performance.now();
+    await processor.stop();
+    expect(performance.now() - stopping).toBeLessThan(5_000);
   });
 });

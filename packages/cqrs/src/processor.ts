@@ -34,6 +34,12 @@ export interface ProcessorOptions {
    */
   eventTypes?: ReadonlySet<string>;
   batchSize?: number;
+  /**
+   * After a batch that was not full (the processor has caught up), wait this long before taking
+   * the next one, so that what is appended meanwhile comes as one batch (one read, one
+   * transaction): for a consumer that may trail the log by this much. Default 0: at once.
+   */
+  batchWindowMs?: number;
   /** A channel told `<name>:<commit>:<prepare>` when the checkpoint moves, at its commit. */
   announceOn?: string;
   /** How often an idle processor checks that nobody reset or moved its checkpoint. Default 1 s. */
@@ -69,6 +75,8 @@ export class Processor {
   /** A restart is under way: a failure reported meanwhile must not start a second one. */
   private restarting = false;
   private checkpointWatch: NodeJS.Timeout | null = null;
+  /** Ends the batch window early (a stop). */
+  private endWindow: (() => void) | null = null;
   private readonly subscribed = new Set<() => void>();
 
   protected readonly options: ProcessorOptions;
@@ -108,6 +116,7 @@ export class Processor {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.endWindow?.();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     if (this.checkpointWatch) clearInterval(this.checkpointWatch);
@@ -124,11 +133,15 @@ export class Processor {
     if (this.stopped) return this.halt();
     this.position = this.savedPosition = await this.checkpoint.load();
     if (this.stopped) return this.halt();
+    const batchSize = this.options.batchSize ?? 500;
     this.subscription = this.options.store.subscribeAll({
       after: this.position,
       ...(this.options.streamPrefixes ? { streamPrefixes: this.options.streamPrefixes } : {}),
-      batchSize: this.options.batchSize ?? 500,
-      onEvents: (events) => this.handle(events),
+      batchSize,
+      onEvents: async (events) => {
+        await this.handle(events);
+        if (events.length < batchSize) await this.batchWindow();
+      },
       onError: (error) => this.fail(error),
     });
     for (const resolve of this.subscribed) resolve();
@@ -200,6 +213,19 @@ export class Processor {
         }
       })().catch((restartError: unknown) => this.fail(restartError));
     }, delay);
+  }
+
+  private batchWindow(): Promise<void> {
+    const windowMs = this.options.batchWindowMs ?? 0;
+    if (windowMs <= 0 || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.endWindow?.(), windowMs);
+      this.endWindow = () => {
+        clearTimeout(timer);
+        this.endWindow = null;
+        resolve();
+      };
+    });
   }
 
   /** Saves the position of passed-over events (one statement, no transaction). */

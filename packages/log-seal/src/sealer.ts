@@ -74,6 +74,8 @@ export function createLogSealer(options: {
   pool: Pool;
   logger: Logger;
   batchSize: number;
+  /** Shortest time between two seals (fewer, larger seals under load). */
+  intervalMs: number;
   signer?: SealSigner;
 }): Processor {
   return new Processor({
@@ -82,6 +84,7 @@ export function createLogSealer(options: {
     pool: options.pool,
     logger: options.logger,
     batchSize: options.batchSize,
+    batchWindowMs: options.intervalMs,
     handler: logSealHandler(options.signer ? { signer: options.signer } : {}),
   });
 }

@@ -57,7 +57,14 @@ describe('verifyLog', () => {
     pool = createPool({ connectionString: database.url, max: 6 });
     store = new PostgresEventStore(pool);
     await appendStreams(store, streams);
-    const sealer = createLogSealer({ store, pool, logger: createLogger('warn'), batchSize: 40, signer });
+    const sealer = createLogSealer({
+      store,
+      pool,
+      logger: createLogger('warn'),
+      batchSize: 40,
+      intervalMs: 0,
+      signer,
+    });
     await sealer.start();
     try {
       await waitUntil(async () => (await sealedCount(pool)) === total, 'every event to be sealed');
@@ -251,7 +258,13 @@ describe('the sealing processor killed (SIGKILL) mid-batch', () => {
     expect(atCrash).toBeGreaterThanOrEqual(200);
     expect(atCrash).toBeLessThan(crashTotal);
 
-    const sealer = createLogSealer({ store, pool, logger: createLogger('warn'), batchSize: 25 });
+    const sealer = createLogSealer({
+      store,
+      pool,
+      logger: createLogger('warn'),
+      batchSize: 25,
+      intervalMs: 0,
+    });
     await sealer.start();
     try {
       await waitUntil(

@@ -57,6 +57,9 @@ export class InvitationMailEnqueuer {
       // its checkpoint and reads the whole log again at every poll), but only these events reach
       // the handler: the others cost no transaction each.
       eventTypes: new Set(['InvitationCreated', 'InvitationResent']),
+      // An e-mail may leave a quarter of a second later; the log is read a few times a second
+      // instead of after every append.
+      batchWindowMs: 250,
       batchSize: 500,
       handler: {
         async handle(events) {

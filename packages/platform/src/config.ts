@@ -187,6 +187,8 @@ export const configSchema = z.object({
   LOG_SEALING: z.enum(['on', 'off']).default('on'),
   /** Most events one seal covers (fewer when fewer are waiting). */
   LOG_SEAL_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(1_000),
+  /** Shortest time between two seals: what is appended meanwhile goes into the next one. */
+  LOG_SEAL_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(100),
   /** Ed25519 key that signs the seals: base64 of a 32-byte seed or of PKCS#8 DER. Never logged. */
   LOG_SIGNING_KEY: z
     .string()

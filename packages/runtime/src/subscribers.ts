@@ -55,6 +55,7 @@ export function logSealerFor(
     pool: connection.pool,
     logger,
     batchSize: config.LOG_SEAL_BATCH_SIZE,
+    intervalMs: config.LOG_SEAL_INTERVAL_MS,
     ...(config.LOG_SIGNING_KEY ? { signer: logSignerOf(config)! } : {}),
   });
 }

@@ -75,7 +75,7 @@ export async function measureProxy(stack: Stack): Promise<ProxyRows> {
         headers: { ...stack.auth, ...json, 'svc-proxy-url': destination.url },
         body: JSON.stringify({ amount: 1000, number: `{{ ${id} | json: '$.number' }}` }),
       },
-      { connections, note: () => `${connections} connections; a new connection to the destination each` },
+      { connections, note: () => `${connections} connections; kept-alive connections to the destination` },
     );
     const proxyKey = await createTransformProxy(stack, destination.url);
     const transformed = await measureHttp(

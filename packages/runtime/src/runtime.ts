@@ -285,6 +285,16 @@ export async function createRuntime(
     sessions,
     publicUrl: config.PUBLIC_URL,
   });
+  const proxy = new ProxyGateway({
+    config,
+    authenticate,
+    detokenizer,
+    pipeline: new ProxyPipeline({ runs: reactorRuns, reactors: reactorQueries }),
+    // /proxy/** is not a JSON route (no route guard): the key's rate limit is taken here.
+    admit: (principal, res) => takeRateLimit(rateLimiter, principal, res),
+    admitKeyless: (proxy, res) => takeProxyRateLimit(rateLimiter, proxy, res),
+    proxyByKey: (key) => proxies.byKey(key),
+  });
   return {
     ...base,
     redis,
@@ -325,18 +335,10 @@ export async function createRuntime(
       ...logSealRoutes({ ...deps, ownerPool, signer: logSignerOf(config) }),
     ],
     reactorRuns,
-    proxy: new ProxyGateway({
-      config,
-      authenticate,
-      detokenizer,
-      pipeline: new ProxyPipeline({ runs: reactorRuns, reactors: reactorQueries }),
-      // /proxy/** is not a JSON route (no route guard): the key's rate limit is taken here.
-      admit: (principal, res) => takeRateLimit(rateLimiter, principal, res),
-      admitKeyless: (proxy, res) => takeProxyRateLimit(rateLimiter, proxy, res),
-      proxyByKey: (key) => proxies.byKey(key),
-    }),
+    proxy,
     rateLimiter,
     async close() {
+      proxy.close();
       await reactorRuns.close();
       await signInMailQueue.close();
       await scrapeMetrics.close();

@@ -1,4 +1,9 @@
-import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http';
+import {
+  request as httpRequest,
+  type Agent,
+  type IncomingHttpHeaders,
+  type OutgoingHttpHeaders,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Problem } from '@tokenvault/platform';
@@ -32,12 +37,15 @@ export const badGateway = (detail: string) => new Problem(502, 'bad-gateway', 'B
 /**
  * Sends one request to the checked destination and reads its whole answer. The connection goes
  * to `destination.address` (the address checked), while TLS (SNI, certificate) and `Host` use
- * the URL's host name. Redirects are answers like any other: never followed.
+ * the URL's host name. Redirects are answers like any other: never followed. With `pool`, the
+ * connection comes from it and goes back to it (DestinationConnections.poolFor, for this very
+ * destination); without, a new connection is opened and closed.
  */
 export function sendToDestination(
   destination: Destination,
   outgoing: OutgoingRequest,
   limits: SendLimits,
+  pool?: Agent,
 ): Promise<DestinationResponse> {
   const { url, address, family } = destination;
   const pinned: LookupFunction = (_hostname, options, callback) => {
@@ -57,7 +65,7 @@ export function sendToDestination(
         headers: outgoing.headers,
         lookup: pinned,
         signal,
-        agent: false,
+        agent: pool ?? false,
         ...(limits.ca ? { ca: limits.ca } : {}),
       },
       (response) => {

@@ -12,9 +12,7 @@ import { Checkpoint } from './checkpoint.ts';
 import { Processor } from './processor.ts';
 import { projectorMigrations } from './projector.ts';
 
-// A processor with `eventTypes` hands the handler only those events, and passes over the others
-// without a transaction each; its checkpoint still ends past them.
-describe('Processor with eventTypes', () => {
+describe('Processor', () => {
   let database: TestDatabase;
   let pool: Pool;
   let store: PostgresEventStore;
@@ -87,125 +85,105 @@ describe('Processor with eventTypes', () => {
     await database?.drop();
   });
 
-  it('hands only its types to the handler and moves the checkpoint past the rest in a few saves', async () => {
-    const name = 'only-wanted';
-    const { processor, handled, types } = await startProcessor(name, 100);
-    try {
-      await appendOneByOne(Array.from({ length: 30 }, () => 'Other'));
-      await appendOneByOne(['Wanted']);
-      const last = await appendOneByOne(Array.from({ length: 30 }, () => 'Other'));
-      await eventually(async () => expect(await stored(name)).toEqual(last));
-      expect(types()).toEqual(['Wanted']);
-      expect(handled).toHaveLength(1);
-      // One move for the handled batch, and one per check interval for the passed-over events
-      // (60 of them, appended one by one), not one per batch.
-      expect(await checkpointMoves(name)).toBeLessThan(15);
-    } finally {
-      await processor.stop();
-    }
-  });
-
-  it('saves the position of passed-over events when it stops', async () => {
-    const name = 'saved-on-stop';
-    const { processor } = await startProcessor(name, 60_000);
-    await appendOneByOne(['Wanted']);
-    const last = await appendOneByOne(['Other', 'Other', 'Other']);
-    // Nothing to observe until the stop: the events reach the processor in process, at once.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    await processor.stop();
-    expect(await stored(name)).toEqual(last);
-  });
-
-  it('starts again from a reset checkpoint instead of saving over it', async () => {
-    const name = 'reset-while-passing-over';
-    const { processor, types } = await startProcessor(name, 100);
-    try {
-      await appendOneByOne(['Wanted']);
-      const last = await appendOneByOne(['Other']);
-      await eventually(async () => expect(await stored(name)).toEqual(last));
-      const wantedSoFar = types().length;
-      await appendOneByOne(['Other']);
-      // As a rebuild does: back to the origin, while this processor has unsaved passed-over events.
-      await pool.query(
-        "UPDATE projection_checkpoints SET commit_position = '0', prepare_position = 0 WHERE name = $1",
-        [name],
-      );
-      // Every Wanted event so far is handed over again from the origin.
-      await eventually(async () => expect(types().length).toBeGreaterThan(wantedSoFar));
-    } finally {
-      await processor.stop();
-    }
-  });
-});
-
-describe('Processor with batchWindowMs', () => {
-  let database: TestDatabase;
-  let pool: Pool;
-  let store: PostgresEventStore;
-  const metadata = { tenant_id: randomUUID() };
-  const append = (count: number) =>
-    Promise.all(
-      Array.from({ length: count }, () =>
-        store.append(`test-${randomUUID()}`, [{ type: 'Any', data: {}, metadata }], {
-          expectedRevision: 'no_stream',
-        }),
-      ),
-    );
-
-  beforeAll(async () => {
-    database = await createTestDatabase([...eventStoreMigrations, ...projectorMigrations]);
-    pool = createPool({ connectionString: database.url, max: 4 });
-    store = new PostgresEventStore(pool);
-  });
-  afterAll(async () => {
-    await store?.close();
-    await pool?.end();
-    await database?.drop();
-  });
-
-  const processorWith = (name: string, batchWindowMs: number, sizes: number[]) =>
-    new Processor({
-      name,
-      store,
-      pool,
-      logger: createLogger('silent'),
-      batchSize: 5,
-      batchWindowMs,
-      handler: {
-        handle(events) {
-          sizes.push(events.length);
-          return Promise.resolve();
-        },
-      },
+  // With `eventTypes` it hands the handler only those events, and passes over the others without
+  // a transaction each; its checkpoint still ends past them.
+  describe('with eventTypes', () => {
+    it('hands only its types to the handler and moves the checkpoint past the rest in a few saves', async () => {
+      const name = 'only-wanted';
+      const { processor, handled, types } = await startProcessor(name, 100);
+      try {
+        await appendOneByOne(Array.from({ length: 30 }, () => 'Other'));
+        await appendOneByOne(['Wanted']);
+        const last = await appendOneByOne(Array.from({ length: 30 }, () => 'Other'));
+        await eventually(async () => expect(await stored(name)).toEqual(last));
+        expect(types()).toEqual(['Wanted']);
+        expect(handled).toHaveLength(1);
+        // One move for the handled batch, and one per check interval for the passed-over events
+        // (60 of them, appended one by one), not one per batch.
+        expect(await checkpointMoves(name)).toBeLessThan(15);
+      } finally {
+        await processor.stop();
+      }
     });
 
-  it('takes what is appended during the window after a partial batch as one batch', async () => {
-    const sizes: number[] = [];
-    const processor = processorWith('windowed', 1_000, sizes);
-    await processor.start();
-    await processor.ready();
-    try {
-      await append(1);
-      await eventually(() => Promise.resolve(expect(sizes).toEqual([1])));
-      // Three commits one after the other, inside the window the first batch opened.
-      for (let index = 0; index < 3; index++) await append(1);
-      await eventually(() => Promise.resolve(expect(sizes).toEqual([1, 3])));
-    } finally {
+    it('saves the position of passed-over events when it stops', async () => {
+      const name = 'saved-on-stop';
+      const { processor } = await startProcessor(name, 60_000);
+      await appendOneByOne(['Wanted']);
+      const last = await appendOneByOne(['Other', 'Other', 'Other']);
+      // Nothing to observe until the stop: the events reach the processor in process, at once.
+      await new Promise((resolve) => setTimeout(resolve, 500));
       await processor.stop();
-    }
+      expect(await stored(name)).toEqual(last);
+    });
+
+    it('starts again from a reset checkpoint instead of saving over it', async () => {
+      const name = 'reset-while-passing-over';
+      const { processor, types } = await startProcessor(name, 100);
+      try {
+        await appendOneByOne(['Wanted']);
+        const last = await appendOneByOne(['Other']);
+        await eventually(async () => expect(await stored(name)).toEqual(last));
+        const wantedSoFar = types().length;
+        await appendOneByOne(['Other']);
+        // As a rebuild does: back to the origin, while this processor has unsaved passed-over events.
+        await pool.query(
+          "UPDATE projection_checkpoints SET commit_position = '0', prepare_position = 0 WHERE name = $1",
+          [name],
+        );
+        // Every Wanted event so far is handed over again from the origin.
+        await eventually(async () => expect(types().length).toBeGreaterThan(wantedSoFar));
+      } finally {
+        await processor.stop();
+      }
+    });
   });
 
-  it('takes full batches at once, and stops without waiting out the window', async () => {
-    const sizes: number[] = [];
-    await append(12);
-    const processor = processorWith('backlog', 60_000, sizes);
-    await processor.start();
-    await eventually(
-      () => Promise.resolve(expect(sizes.reduce((sum, size) => sum + size, 0)).toBeGreaterThanOrEqual(12)),
-      5_000,
-    );
-    const stopping = performance.now();
-    await processor.stop();
-    expect(performance.now() - stopping).toBeLessThan(5_000);
+  describe('with batchWindowMs', () => {
+    const processorWith = (name: string, batchWindowMs: number, sizes: number[]) =>
+      new Processor({
+        name,
+        store,
+        pool,
+        logger: createLogger('silent'),
+        batchSize: 5,
+        batchWindowMs,
+        handler: {
+          handle(events) {
+            sizes.push(events.length);
+            return Promise.resolve();
+          },
+        },
+      });
+
+    it('takes what is appended during the window after a partial batch as one batch', async () => {
+      const sizes: number[] = [];
+      const processor = processorWith('windowed', 1_000, sizes);
+      await processor.start();
+      await processor.ready();
+      try {
+        await appendOneByOne(['Any']);
+        await eventually(() => Promise.resolve(expect(sizes).toEqual([1])));
+        // Three commits one after the other, inside the window the first batch opened.
+        for (let index = 0; index < 3; index++) await appendOneByOne(['Any']);
+        await eventually(() => Promise.resolve(expect(sizes).toEqual([1, 3])));
+      } finally {
+        await processor.stop();
+      }
+    });
+
+    it('takes full batches at once, and stops without waiting out the window', async () => {
+      const sizes: number[] = [];
+      await appendOneByOne(Array.from({ length: 12 }, () => 'Any'));
+      const processor = processorWith('backlog', 60_000, sizes);
+      await processor.start();
+      await eventually(
+        () => Promise.resolve(expect(sizes.reduce((sum, size) => sum + size, 0)).toBeGreaterThanOrEqual(12)),
+        5_000,
+      );
+      const stopping = performance.now();
+      await processor.stop();
+      expect(performance.now() - stopping).toBeLessThan(5_000);
+    });
   });
 });

@@ -34,19 +34,23 @@ describe('DestinationConnections', () => {
   });
   const send = (pools: DestinationConnections, tenantId: string, target = destination()) =>
     sendToDestination(target, { method: 'GET', headers: {} }, limits, pools.poolFor(tenantId, target));
+  /** Runs `work` with pools of its own, closed after it. */
+  const withPools = async (maxPools: number, work: (pools: DestinationConnections) => Promise<void>) => {
+    const pools = new DestinationConnections({ maxPools, maxIdleSocketsPerPool: 4, idleTimeoutMs: 30_000 });
+    try {
+      await work(pools);
+    } finally {
+      pools.close();
+    }
+  };
   const opened = async (work: () => Promise<unknown>) => {
     const before = connections.length;
     await work();
     return connections.length - before;
   };
 
-  it('reuses one connection for a tenant’s requests to one destination, one after the other', async () => {
-    const pools = new DestinationConnections({
-      maxPools: 8,
-      maxIdleSocketsPerPool: 4,
-      idleTimeoutMs: 30_000,
-    });
-    try {
+  it('reuses one connection for a tenant’s requests to one destination, one after the other', () =>
+    withPools(8, async (pools) => {
       expect(
         await opened(async () => {
           for (let request = 0; request < 5; request++) {
@@ -54,18 +58,10 @@ describe('DestinationConnections', () => {
           }
         }),
       ).toBe(1);
-    } finally {
-      pools.close();
-    }
-  });
+    }));
 
-  it('never shares a connection between tenants, nor between checked addresses of one name', async () => {
-    const pools = new DestinationConnections({
-      maxPools: 8,
-      maxIdleSocketsPerPool: 4,
-      idleTimeoutMs: 30_000,
-    });
-    try {
+  it('never shares a connection between tenants, nor between checked addresses of one name', () =>
+    withPools(8, async (pools) => {
       expect(
         await opened(async () => {
           await send(pools, 'tenant-a');
@@ -80,18 +76,10 @@ describe('DestinationConnections', () => {
       expect(pools.poolFor('tenant-a', destination('/one'))).toBe(
         pools.poolFor('tenant-a', destination('/two')),
       );
-    } finally {
-      pools.close();
-    }
-  });
+    }));
 
-  it('closes the least recently used pool past maxPools, and a connection whose answer was too large', async () => {
-    const pools = new DestinationConnections({
-      maxPools: 2,
-      maxIdleSocketsPerPool: 4,
-      idleTimeoutMs: 30_000,
-    });
-    try {
+  it('closes the least recently used pool past maxPools, and a connection whose answer was too large', () =>
+    withPools(2, async (pools) => {
       await send(pools, 'tenant-a');
       const tenantAConnection = connections.at(-1)!;
       await send(pools, 'tenant-b');
@@ -105,8 +93,5 @@ describe('DestinationConnections', () => {
         status: 502,
       });
       expect(await opened(() => send(pools, 'tenant-a'))).toBe(1);
-    } finally {
-      pools.close();
-    }
-  });
+    }));
 });

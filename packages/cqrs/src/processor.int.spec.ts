@@ -19,12 +19,16 @@ describe('Processor', () => {
   const metadata = { tenant_id: randomUUID() };
 
   /** Appends one event per call, each its own commit (so each can be its own batch). */
-  const appendOneByOne = async (types: string[]): Promise<Position> => {
+  const appendOneByOne = async (types: string[], streamPrefix = 'test-'): Promise<Position> => {
     let last: Position | undefined;
     for (const type of types) {
-      ({ position: last } = await store.append(`test-${randomUUID()}`, [{ type, data: {}, metadata }], {
-        expectedRevision: 'no_stream',
-      }));
+      ({ position: last } = await store.append(
+        `${streamPrefix}${randomUUID()}`,
+        [{ type, data: {}, metadata }],
+        {
+          expectedRevision: 'no_stream',
+        },
+      ));
     }
     return last!;
   };
@@ -140,12 +144,14 @@ describe('Processor', () => {
   });
 
   describe('with batchWindowMs', () => {
+    // Each on streams of its own (`<name>-…`), apart from the events the other cases appended.
     const processorWith = (name: string, batchWindowMs: number, sizes: number[]) =>
       new Processor({
         name,
         store,
         pool,
         logger: createLogger('silent'),
+        streamPrefixes: [`${name}-`],
         batchSize: 5,
         batchWindowMs,
         handler: {
@@ -162,10 +168,10 @@ describe('Processor', () => {
       await processor.start();
       await processor.ready();
       try {
-        await appendOneByOne(['Any']);
+        await appendOneByOne(['Any'], 'windowed-');
         await eventually(() => Promise.resolve(expect(sizes).toEqual([1])));
         // Three commits one after the other, inside the window the first batch opened.
-        for (let index = 0; index < 3; index++) await appendOneByOne(['Any']);
+        await appendOneByOne(['Any', 'Any', 'Any'], 'windowed-');
         await eventually(() => Promise.resolve(expect(sizes).toEqual([1, 3])));
       } finally {
         await processor.stop();
@@ -174,7 +180,10 @@ describe('Processor', () => {
 
     it('takes full batches at once, and stops without waiting out the window', async () => {
       const sizes: number[] = [];
-      await appendOneByOne(Array.from({ length: 12 }, () => 'Any'));
+      await appendOneByOne(
+        Array.from({ length: 12 }, () => 'Any'),
+        'backlog-',
+      );
       const processor = processorWith('backlog', 60_000, sizes);
       await processor.start();
       await eventually(

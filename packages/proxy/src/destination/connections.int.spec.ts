@@ -15,8 +15,9 @@ describe('DestinationConnections', () => {
 
   beforeAll(async () => {
     server = createServer((req, res) => {
-      const size = Number(new URL(req.url!, 'http://x').searchParams.get('size') ?? 2);
-      res.end('x'.repeat(size));
+      const query = new URL(req.url!, 'http://x').searchParams;
+      const answer = () => res.end('x'.repeat(Number(query.get('size') ?? 2)));
+      setTimeout(answer, Number(query.get('delay') ?? 0));
     });
     server.on('connection', (socket: Socket) => connections.push(socket));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -93,5 +94,17 @@ describe('DestinationConnections', () => {
         status: 502,
       });
       expect(await opened(() => send(pools, 'tenant-a'))).toBe(1);
+    }));
+
+  it('lets a request in flight on a pool closed past maxPools finish, then closes its connection', () =>
+    withPools(1, async (pools) => {
+      const slow = send(pools, 'tenant-a', destination('/?delay=300'));
+      await expect.poll(() => connections.at(-1)?.bytesRead ?? 0).toBeGreaterThan(0);
+      const slowConnection = connections.at(-1)!;
+      await send(pools, 'tenant-b');
+      expect((await slow).body.toString()).toBe('xx');
+      await expect
+        .poll(() => slowConnection.destroyed || slowConnection.readableEnded, { timeout: 5_000 })
+        .toBe(true);
     }));
 });

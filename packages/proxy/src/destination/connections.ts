@@ -3,7 +3,10 @@ import { Agent as HttpsAgent } from 'node:https';
 import type { Destination } from './resolve.ts';
 
 export interface DestinationConnectionLimits {
-  /** Pools kept at once (one per tenant and destination); past it the least recently used closes. */
+  /**
+   * Pools kept at once (one per tenant and destination). Past it the least recently used closes
+   * its idle connections at once, and its busy ones when their request is done.
+   */
   maxPools: number;
   /** Idle connections one pool keeps open. */
   maxIdleSocketsPerPool: number;
@@ -49,14 +52,20 @@ export class DestinationConnections {
     for (const [oldest, oldestPool] of this.pools) {
       if (this.pools.size <= this.limits.maxPools) break;
       this.pools.delete(oldest);
-      oldestPool.destroy();
+      retire(oldestPool);
     }
     return pool;
   }
 
-  /** Closes every connection (requests in flight fail). */
+  /** Closes every connection (requests in flight fail): the process is stopping. */
   close(): void {
     for (const pool of this.pools.values()) pool.destroy();
     this.pools.clear();
   }
+}
+
+/** A pool no longer handed out: its idle connections close now, its busy ones once free. */
+function retire(pool: HttpAgent): void {
+  pool.maxFreeSockets = 0;
+  for (const sockets of Object.values(pool.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
 }

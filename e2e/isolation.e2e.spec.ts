@@ -71,8 +71,13 @@ describe('tenant isolation', () => {
         'SELECT DISTINCT tenant_id FROM applications',
       );
       const tenants = await client.query<{ id: string }>('SELECT id FROM tenants');
+      const tokenKeys = await client.query<{ tenant_id: string }>(
+        'SELECT DISTINCT tenant_id FROM token_keys',
+      );
+      expect(tokenKeys.rows).toHaveLength(1);
       return [
         ...tokens.rows.map((row) => row.tenant_id),
+        ...tokenKeys.rows.map((row) => row.tenant_id),
         ...applications.rows.map((row) => row.tenant_id),
         ...tenants.rows.map((row) => row.id),
       ];
@@ -87,6 +92,9 @@ describe('tenant isolation', () => {
     try {
       expect((await fresh.query('SELECT count(*)::int AS count FROM tokens')).rows[0]).toEqual({ count: 0 });
       expect((await fresh.query('SELECT count(*)::int AS count FROM applications')).rows[0]).toEqual({
+        count: 0,
+      });
+      expect((await fresh.query('SELECT count(*)::int AS count FROM token_keys')).rows[0]).toEqual({
         count: 0,
       });
       await expect(fresh.query('SELECT * FROM api_keys')).rejects.toThrow(/permission denied/);

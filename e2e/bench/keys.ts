@@ -154,10 +154,11 @@ async function rotateTenantRow() {
     const started = performance.now();
     await addTenantKeyVersion(pool, ring, tenantId);
     let done = 0;
-    for (;;) {
-      const count = await rewrapTokenKeysBatch(pool, ring, tenantId, 500);
-      if (count === 0) break;
-      done += count;
+    let next: string | undefined = '';
+    while (next !== undefined) {
+      const batch = await rewrapTokenKeysBatch(pool, ring, tenantId, 500, next);
+      done += batch.rewrapped;
+      next = batch.next;
     }
     const elapsed = (performance.now() - started) / 1000;
     rows.push({

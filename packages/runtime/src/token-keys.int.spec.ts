@@ -1,15 +1,17 @@
 import { createSecretKey, randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Writable } from 'node:stream';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { loadConfig } from '@tokenvault/platform';
 import { bootstrapTenant } from '@tokenvault/tenancy';
 import { sweepExpiredTokenKeys, sweepOrphanTokenKeys, tokenStream } from '@tokenvault/tokens';
 import {
+  addTenantKeyVersion,
   DecryptionError,
   LocalKeyring,
   TokenKeyDestroyedError,
   open,
+  rewrapTokenKeysBatch,
   storeTokenKey,
 } from '@tokenvault/vault';
 import { allMigrations, createRuntime, type Runtime } from './runtime.ts';
@@ -159,6 +161,37 @@ describe('per-token keys', () => {
     });
   });
 
+  it('a token whose key is not in memory opens with the key its row came with: no query of its own, one page or one token', async () => {
+    const ids: string[] = [];
+    for (const data of ['first', 'second', 'third']) {
+      ids.push(
+        String((await call('POST', '/tokens', { type: 'token', data, metadata: { batch: 'cold' } })).body.id),
+      );
+    }
+    for (const id of ids) service.runtime.vault.forgetToken(tenantId, id);
+    // Watched, not replaced: every statement still runs on the real pool.
+    const spy = vi.spyOn(service.runtime.ownerPool, 'query');
+    let statements: string[];
+    try {
+      expect((await call('GET', `/tokens/${ids[0]}`)).body.data).toBe('first');
+      service.runtime.vault.forgetToken(tenantId, ids[0]!);
+      const page = await call('GET', '/tokens?metadata.batch=cold');
+      // One clock instant: the page orders the three by id.
+      expect((page.body.data as { data: unknown }[]).map((token) => token.data).sort()).toEqual([
+        'first',
+        'second',
+        'third',
+      ]);
+      statements = spy.mock.calls.map(([config]: unknown[]) =>
+        typeof config === 'string' ? config : (config as { text: string }).text,
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    expect(statements.filter((text) => text.includes('token_keys'))).toEqual([]);
+    expect(service.runtime.vault.cachedTokenKeys).toBeGreaterThanOrEqual(3);
+  });
+
   it('a deleted token’s ciphertext is still in es_events and opens with no key the service holds', async () => {
     const created = await call('POST', '/tokens', { type: 'token', data: { pan: '4111111111111111' } });
     const id = String(created.body.id);
@@ -281,6 +314,41 @@ describe('per-token keys', () => {
       [tenantId, [orphanId, kept.body.id]],
     );
     expect(left.rows.map((row) => row.token_id)).toEqual([kept.body.id]);
+  });
+
+  it('rotation re-wraps the tenant’s token keys in batches along the primary key: each once, and they all read after', async () => {
+    const ids: string[] = [];
+    for (const data of ['r1', 'r2', 'r3', 'r4', 'r5']) {
+      ids.push(String((await call('POST', '/tokens', { type: 'token', data })).body.id));
+    }
+    const pool = service.runtime.ownerPool;
+    const versions = async () =>
+      (
+        await pool.query<{ tenant_key_version: number; count: number }>(
+          `SELECT tenant_key_version, count(*)::int AS count FROM token_keys WHERE tenant_id = $1
+           GROUP BY tenant_key_version ORDER BY tenant_key_version`,
+          [tenantId],
+        )
+      ).rows;
+    const [before] = await versions();
+    const rotated = await addTenantKeyVersion(pool, service.runtime.vault.ring, tenantId);
+    const batches: number[] = [];
+    let next: string | undefined = '';
+    while (next !== undefined) {
+      const batch = await rewrapTokenKeysBatch(pool, service.runtime.vault.ring, tenantId, 2, next);
+      if (batch.rewrapped) batches.push(batch.rewrapped);
+      next = batch.next;
+    }
+    expect(batches.reduce((sum, count) => sum + count, 0)).toBe(before!.count);
+    expect(batches.every((count) => count <= 2)).toBe(true);
+    expect(await versions()).toEqual([{ tenant_key_version: rotated!.version, count: before!.count }]);
+    expect(await rewrapTokenKeysBatch(pool, service.runtime.vault.ring, tenantId, 2)).toEqual({
+      rewrapped: 0,
+    });
+    service.runtime.vault.forget(tenantId);
+    for (const [index, id] of ids.entries()) {
+      expect((await call('GET', `/tokens/${id}`)).body.data).toBe(`r${index + 1}`);
+    }
   });
 
   it('no key material in the logs', async () => {

@@ -21,6 +21,7 @@ export {
   tokenKeyInvalidation,
   tokenOfKeyInvalidation,
   type StoredTokenKey,
+  type WrappedTokenKey,
 } from './token-keys.ts';
 export {
   addTenantKeyVersion,

@@ -119,28 +119,33 @@ export async function addTenantKeyVersion(
 
 /**
  * Re-wraps up to `limit` of the tenant's token keys still wrapped by an older data key version
- * under its current one, in one transaction. Returns how many (0: none left).
+ * under its current one, in one transaction, the next ones by token id after `after` (a pass walks
+ * the primary key once: no index on the version, which would compete with the primary key for
+ * the read path's lookups). Returns how many, and the cursor of the next batch (none: pass done).
+ * A key being written meanwhile is waited for, not skipped, so a pass misses none.
  */
 export async function rewrapTokenKeysBatch(
   pool: Pool,
   ring: MasterKeyring,
   tenantId: string,
   limit: number,
-): Promise<number> {
+  after = '',
+): Promise<{ rewrapped: number; next?: string }> {
   return withTransaction(pool, async (tx) => {
     const tenantRows = await tx.query<TenantKeyRow>(
       'SELECT * FROM tenant_keys WHERE tenant_id = $1 ORDER BY version',
       [tenantId],
     );
-    if (tenantRows.rows.length === 0) return 0;
+    if (tenantRows.rows.length === 0) return { rewrapped: 0 };
     const keys = await unwrapTenantKeys(ring, tenantId, tenantRows.rows);
     const current = keys.dataKeys.get(keys.current)!;
     const rows = await tx.query<{ token_id: string; wrapped_key: string; tenant_key_version: number }>(
       `SELECT token_id, wrapped_key, tenant_key_version FROM token_keys
-       WHERE tenant_id = $1 AND tenant_key_version <> $2 LIMIT $3 FOR UPDATE SKIP LOCKED`,
-      [tenantId, keys.current, limit],
+       WHERE tenant_id = $1 AND token_id > $4 AND tenant_key_version <> $2
+       ORDER BY token_id LIMIT $3 FOR UPDATE`,
+      [tenantId, keys.current, limit, after],
     );
-    if (rows.rows.length === 0) return 0;
+    if (rows.rows.length === 0) return { rewrapped: 0 };
     const ids: string[] = [];
     const wrapped: string[] = [];
     for (const row of rows.rows) {
@@ -154,7 +159,7 @@ export async function rewrapTokenKeysBatch(
        WHERE token_keys.tenant_id = $1 AND token_keys.token_id = batch.token_id`,
       [tenantId, keys.current, ids, wrapped],
     );
-    return rows.rows.length;
+    return { rewrapped: rows.rows.length, next: ids.at(-1)! };
   });
 }
 

@@ -15,14 +15,18 @@ import type { Queryable } from '@tokenvault/platform';
  *   token (an orphan, which `orphanTokenKeys` finds and the sweep removes) or a deleted token's
  *   key that outlives it until the delete is retried; never a token without its key.
  */
-export interface StoredTokenKey {
+export interface StoredTokenKey extends WrappedTokenKey {
   tenantId: string;
   tokenId: string;
+  /** The token's expiry: the sweep destroys the key once it has passed. */
+  expiresAt: string | null;
+}
+
+/** A token's key as `token_keys` holds it. */
+export interface WrappedTokenKey {
   /** The token key sealed by the tenant data key version below. */
   wrappedKey: string;
   tenantKeyVersion: number;
-  /** The token's expiry: the sweep destroys the key once it has passed. */
-  expiresAt: string | null;
 }
 
 /** Stores a token's key; an existing key of the token is replaced, that is destroyed (re-encryption). */

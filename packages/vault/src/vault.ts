@@ -3,7 +3,7 @@ import { ConfigError, Problem, type Migration, type Pool, type Queryable } from 
 import { canonicalJson, hmac, open, seal, secretKeyOf } from './crypto.ts';
 import type { MasterKeyring } from './keyring.ts';
 import { LruCache } from './lru.ts';
-import { pendingTokenKeys, type StoredTokenKey } from './token-keys.ts';
+import { pendingTokenKeys, type StoredTokenKey, type WrappedTokenKey } from './token-keys.ts';
 
 export const vaultMigrations: Migration[] = [
   {
@@ -42,6 +42,23 @@ export const vaultMigrations: Migration[] = [
       CREATE INDEX token_keys_expiry ON token_keys (expires_at) WHERE expires_at IS NOT NULL;
       CREATE INDEX token_keys_version ON token_keys (tenant_id, tenant_key_version);
       REVOKE ALL ON token_keys FROM PUBLIC;
+    `,
+  },
+  {
+    id: 'vault/003_token_keys_read_with_their_tokens',
+    // The app role reads its tenant's wrapped token keys with the token rows, so opening a token
+    // needs no query of its own. A wrapped key is ciphertext under a tenant data key, which stays
+    // in tenant_keys (owner role only) wrapped by the master key: the app role still holds no key
+    // that opens anything. Writes and the sweep stay the owner role's (it owns the table, so the
+    // policy does not apply to it). The version index goes: on a table not analyzed yet the
+    // planner took it, as cheap as the primary key, for the join's lookups (a scan of the
+    // tenant's keys per token); rotation walks the primary key instead.
+    sql: `
+      DROP INDEX token_keys_version;
+      ALTER TABLE token_keys ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON token_keys
+        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
+      GRANT SELECT (tenant_id, token_id, wrapped_key, tenant_key_version) ON token_keys TO {{app_role}};
     `,
   },
 ];
@@ -226,7 +243,16 @@ export class Vault {
     return pendingTokenKeys.get(sealed);
   }
 
-  async decrypt(tenantId: string, subjectId: string, sealed: string): Promise<unknown> {
+  /**
+   * `storedKey`: the token's key as its read-model row came with it (null: the row had none, the
+   * key is destroyed), so that a key not in memory needs no query; without it, the key is read.
+   */
+  async decrypt(
+    tenantId: string,
+    subjectId: string,
+    sealed: string,
+    storedKey?: WrappedTokenKey | null,
+  ): Promise<unknown> {
     const ad = `${tenantId}:${subjectId}`;
     if (sealed.startsWith(tokenKeyPrefix)) {
       const body = sealed.slice(tokenKeyPrefix.length);
@@ -239,7 +265,11 @@ export class Vault {
           this.forgetToken(tenantId, subjectId);
         }
       }
-      return JSON.parse(open(await this.tokenKey(tenantId, subjectId), body, ad).toString('utf8'));
+      const key =
+        storedKey === undefined
+          ? await this.tokenKey(tenantId, subjectId)
+          : await this.unwrapStoredTokenKey(tenantId, subjectId, storedKey);
+      return JSON.parse(open(key, body, ad).toString('utf8'));
     }
     const match = versionPrefix.exec(sealed);
     const version = match ? Number(match[1]) : 1;
@@ -276,33 +306,6 @@ export class Vault {
     return this.tokenKeys.size;
   }
 
-  /**
-   * Loads the keys of a page of a tenant's tokens that are not in memory yet, in one query (the
-   * tenant's data key is unwrapped once and cached): decrypting the page then needs no query per
-   * token. A token without a key is left out; decrypting it fails as it always did.
-   */
-  async loadTokenKeys(tenantId: string, tokenIds: readonly string[]): Promise<void> {
-    const missing = [...new Set(tokenIds)].filter(
-      (tokenId) => !this.tokenKeys.get(tokenCacheKey(tenantId, tokenId)),
-    );
-    if (missing.length < 2) return;
-    const result = await this.pool.query<{
-      token_id: string;
-      wrapped_key: string;
-      tenant_key_version: number;
-    }>(
-      `SELECT token_id, wrapped_key, tenant_key_version FROM token_keys
-       WHERE tenant_id = $1 AND token_id = ANY($2::text[])`,
-      [tenantId, missing],
-    );
-    if (result.rows.length === 0) return;
-    const { dataKeys } = await this.tenantKeys(tenantId);
-    for (const row of result.rows) {
-      const dataKey = dataKeys.get(row.tenant_key_version);
-      if (dataKey) this.unwrapTokenKey(dataKey, tenantId, row.token_id, row.wrapped_key);
-    }
-  }
-
   private async tokenKey(tenantId: string, tokenId: string): Promise<KeyObject> {
     const cached = this.tokenKeys.get(tokenCacheKey(tenantId, tokenId));
     if (cached) return cached;
@@ -312,20 +315,23 @@ export class Vault {
       values: [tenantId, tokenId],
     });
     const row = result.rows[0];
-    if (!row) throw new TokenKeyDestroyedError();
-    const dataKey = (await this.tenantKeys(tenantId)).dataKeys.get(row.tenant_key_version);
-    if (!dataKey) throw new TenantKeysUnavailableError(tenantId);
-    return this.unwrapTokenKey(dataKey, tenantId, tokenId, row.wrapped_key);
+    return this.unwrapStoredTokenKey(
+      tenantId,
+      tokenId,
+      row ? { wrappedKey: row.wrapped_key, tenantKeyVersion: row.tenant_key_version } : null,
+    );
   }
 
   /** A stored token key unwrapped by its tenant data key, and kept in memory. */
-  private unwrapTokenKey(
-    dataKey: KeyObject,
+  private async unwrapStoredTokenKey(
     tenantId: string,
     tokenId: string,
-    wrappedKey: string,
-  ): KeyObject {
-    const key = secretKeyOf(open(dataKey, wrappedKey, tokenKeyAd(tenantId, tokenId)));
+    stored: WrappedTokenKey | null,
+  ): Promise<KeyObject> {
+    if (!stored) throw new TokenKeyDestroyedError();
+    const dataKey = (await this.tenantKeys(tenantId)).dataKeys.get(stored.tenantKeyVersion);
+    if (!dataKey) throw new TenantKeysUnavailableError(tenantId);
+    const key = secretKeyOf(open(dataKey, stored.wrappedKey, tokenKeyAd(tenantId, tokenId)));
     this.tokenKeys.set(tokenCacheKey(tenantId, tokenId), key);
     return key;
   }

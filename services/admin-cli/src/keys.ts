@@ -98,10 +98,11 @@ async function rotateTenant(runtime: RuntimeBase, tenantId: string) {
   await tellEveryProcess(runtime, tenantId);
   let rewrapped = 0;
   for (let pass = 0; pass < 2; pass++) {
-    for (;;) {
-      const count = await rewrapTokenKeysBatch(runtime.ownerPool, ring, tenantId, batchSize);
-      if (count === 0) break;
-      rewrapped += count;
+    let next: string | undefined = '';
+    while (next !== undefined) {
+      const batch = await rewrapTokenKeysBatch(runtime.ownerPool, ring, tenantId, batchSize, next);
+      rewrapped += batch.rewrapped;
+      next = batch.next;
     }
     if (pass === 0) await sleep(1_000);
   }

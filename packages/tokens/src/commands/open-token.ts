@@ -8,17 +8,19 @@ import { tokenFields, type TokenRow } from '../queries/tokens.ts';
 import type { ReadAuditor } from './read-audit.ts';
 
 /**
- * A token's data from its read-model row. The row can trail a re-encryption (the projector has not
+ * A token's data from its read-model row, opened with the key the row came with (no query when
+ * that key is not in memory yet). The row can trail a re-encryption (the projector has not
  * applied TokenReencrypted yet, or this process still holds the replaced key): its ciphertext no
  * longer opens, and the token's stream, which has the current one, answers instead.
  */
-async function openToken(
-  deps: { store: EventStore; vault: Vault },
-  row: { tenant_id: string; id: string; data_ciphertext: string },
-): Promise<unknown> {
+async function openToken(deps: { store: EventStore; vault: Vault }, row: TokenRow): Promise<unknown> {
   let failure: unknown;
   try {
-    return await deps.vault.decrypt(row.tenant_id, row.id, row.data_ciphertext);
+    const storedKey =
+      row.wrapped_key === null || row.tenant_key_version === null
+        ? null
+        : { wrappedKey: row.wrapped_key, tenantKeyVersion: row.tenant_key_version };
+    return await deps.vault.decrypt(row.tenant_id, row.id, row.data_ciphertext, storedKey);
   } catch (error) {
     if (!(error instanceof DecryptionError) || !row.data_ciphertext.startsWith('tk:')) throw error;
     failure = error;
@@ -38,23 +40,6 @@ async function openToken(
 }
 
 /**
- * A page of one tenant's tokens opened: their keys are loaded in one query first (not one per
- * token), then each opens as openToken does. In the order of the rows.
- */
-async function openTokens(
-  deps: { store: EventStore; vault: Vault },
-  rows: readonly { tenant_id: string; id: string; data_ciphertext: string }[],
-): Promise<unknown[]> {
-  const idsByTenant = new Map<string, string[]>();
-  for (const row of rows) {
-    if (!row.data_ciphertext.startsWith('tk:')) continue;
-    idsByTenant.set(row.tenant_id, [...(idsByTenant.get(row.tenant_id) ?? []), row.id]);
-  }
-  await Promise.all([...idsByTenant].map(([tenantId, ids]) => deps.vault.loadTokenKeys(tenantId, ids)));
-  return Promise.all(rows.map((row) => openToken(deps, row)));
-}
-
-/**
  * Tokens opened for a reader: their response fields with their data, in the order of the rows.
  * The reads are on record before the data leaves.
  */
@@ -64,7 +49,7 @@ export async function openForReader(
   rows: readonly TokenRow[],
   requestId: string,
 ) {
-  const opened = await openTokens(deps, rows);
+  const opened = await Promise.all(rows.map((row) => openToken(deps, row)));
   const tokens = rows.map((row, index) => ({ ...tokenFields(row), data: opened[index] }));
   await deps.readAuditor.record(
     principal,

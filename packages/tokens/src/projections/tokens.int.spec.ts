@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { TokenQueries, type TokenRow } from '../queries/tokens.ts';
 import { type Pool, type PoolClient } from '@tokenvault/platform';
 import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
+import { vaultMigrations } from '@tokenvault/vault';
 import { tokensMigrations } from '../migrations.ts';
 import { tokenStream, type TokenEvent } from '../domain/events.ts';
 import { tokensProjection } from './tokens.ts';
@@ -163,7 +164,7 @@ const pairs = async (tx: PoolClient, tenantId = tenant) =>
     .map((row) => `${row.parent_id}>${row.child_id}`);
 
 describe('tokensProjection', () => {
-  const db = useTestPool(tokensMigrations);
+  const db = useTestPool([...vaultMigrations, ...tokensMigrations]);
   const spec = () => projectionSpec(tokensProjection, db.pool);
 
   describe('TokenCreated', () => {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { type PoolClient } from '@tokenvault/platform';
 import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import type { TokenType } from '@tokenvault/contracts';
+import { vaultMigrations } from '@tokenvault/vault';
 import { tokensMigrations } from '../migrations.ts';
 import { tokenReadsStream, tokenStream, type TokensContextEvent } from '../domain/events.ts';
 import { tokenUsageProjection } from './usage.ts';
@@ -115,7 +116,7 @@ const monthlyActivity = async (tx: PoolClient, tenantId = tenant) => {
 };
 
 describe('tokenUsageProjection', () => {
-  const db = useTestPool(tokensMigrations);
+  const db = useTestPool([...vaultMigrations, ...tokensMigrations]);
   // A session far from UTC: months are calendar months in UTC whatever the connection's zone.
   const spec = () =>
     projectionSpec(tokenUsageProjection, db.pool, { settings: { TimeZone: 'Pacific/Kiritimati' } });

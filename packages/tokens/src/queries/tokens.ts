@@ -14,14 +14,27 @@ export interface TokenRow {
   created_at: Date;
   modified_by: string | null;
   modified_at: Date | null;
+  /** The token's key as `token_keys` holds it (null: destroyed, or a token sealed before token keys). */
+  wrapped_key: string | null;
+  tenant_key_version: number | null;
 }
+
+/**
+ * A token row with its wrapped key (`withKeyOf` joins it): opening the token then needs no query
+ * of its own. Row-level security limits token_keys to the tenant as it does tokens.
+ */
+const tokenWithKey = (alias: string) => `${alias}.*, k.wrapped_key, k.tenant_key_version`;
+const withKeyOf = (alias: string) =>
+  `LEFT JOIN token_keys k ON k.tenant_id = ${alias}.tenant_id AND k.token_id = ${alias}.id`;
 
 /** Not expired at `placeholder` (the clock's now: every expiry check reads the one clock). */
 const liveAt = (placeholder: string, table = '') =>
   `(${table}expires_at IS NULL OR ${table}expires_at > ${placeholder}::timestamptz)`;
 
 /** The response fields of a token; `data` is added only by callers that opened it for a reader. */
-export function tokenFields(row: Omit<TokenRow, 'data_ciphertext'>): TokenResponse {
+export function tokenFields(
+  row: Omit<TokenRow, 'data_ciphertext' | 'wrapped_key' | 'tenant_key_version'>,
+): TokenResponse {
   return {
     id: row.id,
     tenant_id: row.tenant_id,
@@ -51,7 +64,8 @@ export class TokenQueries {
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<TokenRow>({
         name: 'tokens_live_by_id',
-        text: `SELECT * FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${liveAt('$3')}`,
+        text: `SELECT ${tokenWithKey('t')} FROM tokens t ${withKeyOf('t')}
+               WHERE t.tenant_id = $1 AND t.id = $2 AND ${liveAt('$3', 't.')}`,
         values: [tenantId, id, this.clock.now()],
       });
       return result.rows[0];
@@ -63,7 +77,8 @@ export class TokenQueries {
     if (ids.length === 0) return [];
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<TokenRow>(
-        `SELECT * FROM tokens WHERE tenant_id = $1 AND id = ANY($2::text[]) AND ${liveAt('$3')}`,
+        `SELECT ${tokenWithKey('t')} FROM tokens t ${withKeyOf('t')}
+         WHERE t.tenant_id = $1 AND t.id = ANY($2::text[]) AND ${liveAt('$3', 't.')}`,
         [tenantId, ids, this.clock.now()],
       );
       return result.rows;
@@ -134,12 +149,13 @@ export class TokenQueries {
         `SELECT parent.containers AS parent_containers, child.*, (${total})::int AS total
          FROM (SELECT containers FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${liveAt('$3')}) parent
          LEFT JOIN LATERAL (
-           SELECT t.*, page.associated_at AS page_associated_at
+           SELECT ${tokenWithKey('t')}, page.associated_at AS page_associated_at
            FROM (SELECT a.child_id, a.associated_at FROM token_associations a WHERE ${where}
                  ORDER BY a.associated_at, a.child_id
                  LIMIT ${filter.size} OFFSET ${(filter.page - 1) * filter.size}) page
            CROSS JOIN LATERAL (
              SELECT * FROM tokens t WHERE t.tenant_id = $1 AND t.id = page.child_id LIMIT 1) t
+           ${withKeyOf('t')}
          ) child ON true
          ORDER BY child.page_associated_at, child.id`,
         values,
@@ -202,9 +218,14 @@ export class TokenQueries {
     }
     const orderBy = sortKey.map((column) => `${column} DESC`).join(', ');
     return withTenant(this.appPool, tenantId, async (client) => {
+      // The keys are joined to the page only (a join below the LIMIT would run for every
+      // candidate row a sort reads); created_at and id order it as the inner sort key does.
       const result = await client.query<TokenRow>(
-        `SELECT t.* FROM ${from} WHERE ${conditions.join(' AND ')}
-         ORDER BY ${orderBy} LIMIT ${filter.size + 1} OFFSET ${filter.offset}`,
+        `SELECT ${tokenWithKey('page')}
+         FROM (SELECT t.* FROM ${from} WHERE ${conditions.join(' AND ')}
+               ORDER BY ${orderBy} LIMIT ${filter.size + 1} OFFSET ${filter.offset}) page
+         ${withKeyOf('page')}
+         ORDER BY page.created_at DESC, page.id DESC`,
         values,
       );
       return { rows: result.rows.slice(0, filter.size), hasMore: result.rows.length > filter.size };
@@ -222,9 +243,10 @@ export class TokenQueries {
   ): Promise<TokenRow | undefined> {
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<TokenRow>(
-        `SELECT * FROM tokens WHERE tenant_id = $1 AND type = $2 AND fingerprint = $3 AND ${liveAt('$6')}
-           AND containers @> $4::text[] AND containers <@ $4::text[] AND id IS DISTINCT FROM $5
-         ORDER BY created_at, id LIMIT 1`,
+        `SELECT ${tokenWithKey('t')} FROM tokens t ${withKeyOf('t')}
+         WHERE t.tenant_id = $1 AND t.type = $2 AND t.fingerprint = $3 AND ${liveAt('$6', 't.')}
+           AND t.containers @> $4::text[] AND t.containers <@ $4::text[] AND t.id IS DISTINCT FROM $5
+         ORDER BY t.created_at, t.id LIMIT 1`,
         [tenantId, type, fingerprint, containers, exceptId ?? null, this.clock.now()],
       );
       return result.rows[0];

@@ -16,9 +16,10 @@ const idOf = (g: number) => `list-${String(g).padStart(7, '0')}`;
  * Writes `count` token rows in one statement, one per millisecond up to now (so they are the
  * tenant's newest): 2 in 3 `token` in /general/high/, 1 in 3 `card` in /pci/high/, metadata
  * `customer` (1 in 1,000 share one) and `tier`. Sealing a million values would take longer than
- * the rest of the run, so only the rows the measured pages return get a real ciphertext; the
- * others hold one that never opens (a page that reached them would answer 500 and fail the run).
- * Then refreshes the planner's statistics. Returns the paths to measure.
+ * the rest of the run, so only the rows the measured pages return get a real ciphertext, each
+ * under a token key of its own as the service seals them; the others hold one that never opens (a
+ * page that reached them would answer 500 and fail the run). Then refreshes the planner's
+ * statistics of the tokens. Returns the paths to measure.
  */
 export async function seedTokenList(
   pool: pg.Pool,
@@ -69,17 +70,27 @@ export async function seedTokenList(
   for (let g = count; g > count - pageSize - 1; g--) read.add(g);
   for (const cursor of deep) for (let g = cursor - 1; g >= cursor - pageSize - 1; g--) read.add(g);
   for (let k = 0; k <= pageSize; k++) read.add(newestOfCustomer - k * perCustomer);
+  // Sealed as the service seals a token: under a key of its own, stored wrapped in token_keys.
   const vault = new Vault(pool, new LocalKeyring([['default', masterKey]]));
   const sealed = await Promise.all(
-    [...read].map(async (g) => ({
-      id: idOf(g),
-      data_ciphertext: await vault.encrypt(tenantId, idOf(g), { index: g, name: 'Ada Lovelace' }),
-    })),
+    [...read].map(async (g) => {
+      const ciphertext = await vault.sealToken(tenantId, idOf(g), { index: g, name: 'Ada Lovelace' });
+      const key = vault.pendingKeyOf(ciphertext)!;
+      vault.settleToken(ciphertext);
+      return {
+        id: idOf(g),
+        data_ciphertext: ciphertext,
+        wrapped_key: key.wrappedKey,
+        tenant_key_version: key.tenantKeyVersion,
+      };
+    }),
   );
   await pool.query(
-    `UPDATE tokens t SET data_ciphertext = s.data_ciphertext
-     FROM jsonb_to_recordset($2::jsonb) AS s(id text, data_ciphertext text)
-     WHERE t.tenant_id = $1 AND t.id = s.id`,
+    `WITH s AS (SELECT * FROM jsonb_to_recordset($2::jsonb)
+                  AS s(id text, data_ciphertext text, wrapped_key text, tenant_key_version int)),
+     keys AS (INSERT INTO token_keys (tenant_id, token_id, wrapped_key, tenant_key_version)
+              SELECT $1, id, wrapped_key, tenant_key_version FROM s)
+     UPDATE tokens t SET data_ciphertext = s.data_ciphertext FROM s WHERE t.tenant_id = $1 AND t.id = s.id`,
     [tenantId, JSON.stringify(sealed)],
   );
   await pool.query('VACUUM ANALYZE tokens, token_metadata');

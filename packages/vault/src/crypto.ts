@@ -3,6 +3,7 @@ import {
   createDecipheriv,
   createHmac,
   createSecretKey,
+  hkdfSync,
   type KeyObject,
   randomBytes,
 } from 'node:crypto';
@@ -13,6 +14,15 @@ import {
  * about 10 µs of each seal.
  */
 export const secretKeyOf = (bytes: Buffer): KeyObject => createSecretKey(bytes);
+
+/**
+ * A 256-bit key for one purpose derived from the master key (base64) by HKDF-SHA256: `info` names
+ * the purpose, so keys derived for different ones are unrelated. Changing `info` or `salt` changes
+ * the key, and with it every link or record made under the old one.
+ */
+export function derivedKey(masterKeyBase64: string, info: string, salt = ''): KeyObject {
+  return secretKeyOf(Buffer.from(hkdfSync('sha256', Buffer.from(masterKeyBase64, 'base64'), salt, info, 32)));
+}
 
 const version = 'v1';
 const ivLength = 12;

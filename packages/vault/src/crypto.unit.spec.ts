@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DecryptionError, canonicalJson, hmac, open, seal, secretKeyOf } from './crypto.ts';
+import { DecryptionError, canonicalJson, derivedKey, hmac, open, seal, secretKeyOf } from './crypto.ts';
 
 const newKey = () => secretKeyOf(randomBytes(32));
 
@@ -38,5 +38,24 @@ describe('canonicalJson', () => {
 describe('hmac', () => {
   it('depends on the key', () => {
     expect(hmac(newKey(), 'x')).not.toBe(hmac(newKey(), 'x'));
+  });
+});
+
+describe('derivedKey', () => {
+  const master = Buffer.alloc(32, 7).toString('base64');
+  const hex = (key: ReturnType<typeof derivedKey>) => key.export().toString('hex');
+
+  it('is HKDF-SHA256 of the master key: the same bytes as every link and record made before', () => {
+    // Known answers: a change here would invalidate every invitation link and idempotency record.
+    expect(hex(derivedKey(master, 'tokenvault/invitation-link/v1'))).toBe(
+      '3fbf68c470cd69e87fd43d01ffd25c13e97e0477056bcea17d2a15034a549d4c',
+    );
+    expect(hex(derivedKey(master, 'response seal v1', 'tokenvault/idempotency'))).toBe(
+      'f0af816a2a3f706ccb97de3108bfb56e84341f8e23dffe215496428f1461a75d',
+    );
+  });
+
+  it('gives unrelated keys for different purposes', () => {
+    expect(hex(derivedKey(master, 'a'))).not.toBe(hex(derivedKey(master, 'b')));
   });
 });

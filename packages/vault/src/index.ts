@@ -1,4 +1,4 @@
-export { canonicalJson, DecryptionError, open, seal } from './crypto.ts';
+export { canonicalJson, DecryptionError, derivedKey, open, seal } from './crypto.ts';
 export {
   Vault,
   vaultMigrations,

@@ -3,8 +3,6 @@ import {
   createDecipheriv,
   createHash,
   createHmac,
-  createSecretKey,
-  hkdfSync,
   type KeyObject,
   randomBytes,
   randomUUID,
@@ -17,7 +15,7 @@ import {
   type HandlerResult,
   type Redis,
 } from '@tokenvault/platform';
-import { canonicalJson } from '@tokenvault/vault';
+import { canonicalJson, derivedKey } from '@tokenvault/vault';
 
 export const idempotencyHeaders = ['idempotency-key', 'svc-idempotency-key'] as const;
 export const replayedHeader = 'idempotency-replayed';
@@ -71,11 +69,8 @@ export class Idempotency {
   constructor(redis: Redis, options: IdempotencyOptions) {
     this.redis = redis;
     this.options = options;
-    const master = Buffer.from(options.masterKey, 'base64');
-    const derive = (info: string) =>
-      createSecretKey(Buffer.from(hkdfSync('sha256', master, 'tokenvault/idempotency', info, 32)));
-    this.sealKey = derive('response seal v1');
-    this.macKey = derive('key and fingerprint mac v1');
+    this.sealKey = derivedKey(options.masterKey, 'response seal v1', 'tokenvault/idempotency');
+    this.macKey = derivedKey(options.masterKey, 'key and fingerprint mac v1', 'tokenvault/idempotency');
   }
 
   /** The key the request carries, or undefined; a malformed one is a 400 naming the header. */

@@ -1,11 +1,5 @@
-import {
-  createHash,
-  createHmac,
-  createSecretKey,
-  hkdfSync,
-  type KeyObject,
-  timingSafeEqual,
-} from 'node:crypto';
+import { createHash, createHmac, type KeyObject, timingSafeEqual } from 'node:crypto';
+import { derivedKey } from '@tokenvault/vault';
 
 /** The fixed HKDF label: the link key is used for nothing else. */
 const linkKeyLabel = 'tokenvault/invitation-link/v1';
@@ -31,11 +25,7 @@ export class InvitationLinks {
   private readonly key: KeyObject;
 
   constructor(masterKeyBase64: string) {
-    this.key = createSecretKey(
-      Buffer.from(
-        hkdfSync('sha256', Buffer.from(masterKeyBase64, 'base64'), Buffer.alloc(0), linkKeyLabel, 32),
-      ),
-    );
+    this.key = derivedKey(masterKeyBase64, linkKeyLabel);
   }
 
   token({ tenantId, invitationId, linkVersion }: LinkIdentity): string {

@@ -1,12 +1,5 @@
-import {
-  createHash,
-  createHmac,
-  createSecretKey,
-  hkdfSync,
-  type KeyObject,
-  randomBytes,
-  timingSafeEqual,
-} from 'node:crypto';
+import { createHash, createHmac, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
+import { derivedKey } from '@tokenvault/vault';
 
 /** The fixed HKDF label: the sign-in link key is used for nothing else. */
 const linkKeyLabel = 'tokenvault/sign-in-link/v1';
@@ -22,11 +15,7 @@ export class SignInLinks {
   private readonly key: KeyObject;
 
   constructor(masterKeyBase64: string) {
-    this.key = createSecretKey(
-      Buffer.from(
-        hkdfSync('sha256', Buffer.from(masterKeyBase64, 'base64'), Buffer.alloc(0), linkKeyLabel, 32),
-      ),
-    );
+    this.key = derivedKey(masterKeyBase64, linkKeyLabel);
   }
 
   token(linkId: string): string {

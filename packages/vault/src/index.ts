@@ -27,6 +27,7 @@ export {
   addTenantKeyVersion,
   keyStatus,
   rewrapBatch,
+  rewrapTokenKeys,
   rewrapTokenKeysBatch,
   tenantKeysToRewrap,
   tenantsWithKeys,

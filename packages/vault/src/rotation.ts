@@ -172,3 +172,23 @@ export async function tenantsWithKeys(pool: Pool, after: string | null, limit: n
   );
   return result.rows.map((row) => row.tenant_id);
 }
+
+/**
+ * One pass over the tenant's token keys, batch after batch (`rewrapTokenKeysBatch`): every key
+ * still wrapped by an older data key version is re-wrapped under the current one. Returns how many.
+ */
+export async function rewrapTokenKeys(
+  pool: Pool,
+  ring: MasterKeyring,
+  tenantId: string,
+  batchSize: number,
+): Promise<number> {
+  let rewrapped = 0;
+  let next: string | undefined = '';
+  while (next !== undefined) {
+    const batch = await rewrapTokenKeysBatch(pool, ring, tenantId, batchSize, next);
+    rewrapped += batch.rewrapped;
+    next = batch.next;
+  }
+  return rewrapped;
+}

@@ -15,7 +15,7 @@ import {
   addTenantKeyVersion,
   keyStatus,
   rewrapBatch,
-  rewrapTokenKeysBatch,
+  rewrapTokenKeys,
   tenantKeysStream,
   tenantKeysToRewrap,
   tenantsWithKeys,
@@ -98,12 +98,7 @@ async function rotateTenant(runtime: RuntimeBase, tenantId: string) {
   await tellEveryProcess(runtime, tenantId);
   let rewrapped = 0;
   for (let pass = 0; pass < 2; pass++) {
-    let next: string | undefined = '';
-    while (next !== undefined) {
-      const batch = await rewrapTokenKeysBatch(runtime.ownerPool, ring, tenantId, batchSize, next);
-      rewrapped += batch.rewrapped;
-      next = batch.next;
-    }
+    rewrapped += await rewrapTokenKeys(runtime.ownerPool, ring, tenantId, batchSize);
     if (pass === 0) await sleep(1_000);
   }
   const data: TenantKeyRotatedData = {

@@ -17,3 +17,4 @@ export * from './route-guard.ts';
 export * from './request-id.ts';
 export * from './notifications.ts';
 export * from './clock.ts';
+export * from './lru.ts';

@@ -1,8 +1,14 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
-import { ConfigError, Problem, type Migration, type Pool, type Queryable } from '@tokenvault/platform';
+import {
+  ConfigError,
+  LruCache,
+  Problem,
+  type Migration,
+  type Pool,
+  type Queryable,
+} from '@tokenvault/platform';
 import { canonicalJson, hmac, open, seal, secretKeyOf } from './crypto.ts';
 import type { MasterKeyring } from './keyring.ts';
-import { LruCache } from './lru.ts';
 import { pendingTokenKeys, type StoredTokenKey, type WrappedTokenKey } from './token-keys.ts';
 
 export const vaultMigrations: Migration[] = [

@@ -504,6 +504,60 @@ describe('reactor errors, results and clients', () => {
   });
 });
 
+describe('a reactor changed between runs', () => {
+  const env = useStack({ LOG_LEVEL: 'warn' });
+
+  // The gateway keeps the reactors it runs in memory: each change must reach the very next run.
+  it('runs its new code, configuration and application at once, and not at all once deleted', async () => {
+    const client = env.tenant.client;
+    const code = (version: string) => `module.exports = async (req) => ({
+      raw: { version: '${version}', greeting: req.configuration.GREETING, svc: req.svc !== null },
+    });`;
+    const formulaFields = {
+      name: 'greeter',
+      type: 'private',
+      configuration: [{ name: 'GREETING', type: 'string' }],
+    };
+    const application = await client.applications.create({
+      name: 'greeter app',
+      type: 'private',
+      permissions: ['token:read'],
+    });
+    const reactorId = await createReactor(
+      env.tenant,
+      { code: code('v1'), configuration: formulaFields.configuration },
+      { configuration: { GREETING: 'hello' }, applicationId: application.id },
+    );
+    const run = async () => {
+      const response = await react(env.tenant, reactorId);
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      return response.body.raw;
+    };
+    expect(await run()).toEqual({ version: 'v1', greeting: 'hello', svc: true });
+    expect(await run()).toEqual({ version: 'v1', greeting: 'hello', svc: true });
+
+    const reactor = await client.request<{ formula: { id: string } }>('GET', `/reactors/${reactorId}`);
+    const replaced = await client.request('PUT', `/reactor-formulas/${reactor.body.formula.id}`, {
+      body: { ...formulaFields, code: code('v2'), request_parameters: [] },
+    });
+    expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
+    expect(await run()).toEqual({ version: 'v2', greeting: 'hello', svc: true });
+
+    const updated = await client.request('PUT', `/reactors/${reactorId}`, {
+      body: { name: 'reactor', configuration: { GREETING: 'bonjour' }, application: { id: application.id } },
+    });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(await run()).toEqual({ version: 'v2', greeting: 'bonjour', svc: true });
+
+    // A deleted application is no longer shown nor used: the reactor runs without one.
+    expect((await client.request('DELETE', `/applications/${application.id}`)).status).toBe(204);
+    expect(await run()).toEqual({ version: 'v2', greeting: 'bonjour', svc: false });
+
+    expect((await client.request('DELETE', `/reactors/${reactorId}`)).status).toBe(204);
+    expect((await react(env.tenant, reactorId)).status).toBe(404);
+  });
+});
+
 describe('reactors of two tenants', () => {
   const env = useStack({ LOG_LEVEL: 'warn' });
 

@@ -71,7 +71,11 @@ export async function measureReactors(stack: Stack): Promise<ReactorRows> {
     (
       await measureHttp(
         { name, url: `${stack.serviceUrl}${path}`, method: 'POST', headers: stack.auth, body },
-        { connections, note: () => `${connections} connections; a BullMQ job each` },
+        {
+          connections,
+          transactions: stack.serviceTransactions,
+          note: () => `${connections} connections; a BullMQ job each`,
+        },
       )
     ).row;
   return {

@@ -80,6 +80,7 @@ export const configSchema = z.object({
     .default('256kb'),
   INCLUDED_MONTHLY_ACTIVE_TOKENS: z.coerce.number().int().min(0).default(1_000),
   API_KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  REACTOR_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   KAFKA_BROKERS: z
     .string()

@@ -1,5 +1,5 @@
 export { reactorsMigrations } from './migrations.ts';
-export { reactorsProjection } from './projections/reactors.ts';
+export { reactorInvalidationsOf, reactorsProjection } from './projections/reactors.ts';
 export { formulaRoutes, type ReactorRouteDeps } from './http/formulas.ts';
 export { reactorRoutes } from './http/reactors.ts';
 export { formulaDecider } from './domain/formula.ts';
@@ -10,6 +10,7 @@ export { castTo, findTokenExpressions, prepareArguments, substituteTokens } from
 export { reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
 export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';
+export { ReactorDefinitions } from './queries/reactor-definitions.ts';
 export { namePattern } from './queries/name-filter.ts';
 export { ReactorRunQueue, outcomeBody } from './runs/run-queue.ts';
 export {

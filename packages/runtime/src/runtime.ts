@@ -40,8 +40,10 @@ import { logSealMigrations, logSealRoutes } from '@tokenvault/log-seal';
 import {
   formulaRoutes,
   invocationRoutes,
+  ReactorDefinitions,
   ReactorQueries,
   ReactorRunQueue,
+  reactorInvalidationsOf,
   reactorRoutes,
   reactorsMigrations,
 } from '@tokenvault/reactors';
@@ -196,7 +198,10 @@ export async function openRuntimeBase(
   });
   await consistency.start();
   onCommitted = (events) => {
-    for (const event of events) for (const key of invalidationsOf(event)) consistency.invalidate(key);
+    for (const event of events) {
+      for (const key of [...invalidationsOf(event), ...reactorInvalidationsOf(event)])
+        consistency.invalidate(key);
+    }
   };
   // Keys unwrapped in memory go when their tenant is deleted (and all after a lost notification
   // connection, when a deletion may have been missed).
@@ -270,7 +275,11 @@ export async function createRuntime(
   const reactorDeps = { ...deps, ownerPool, lockPool, applications };
   // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
   const reactorRuns = new ReactorRunQueue(config, vault, logger);
-  const reactorQueries = new ReactorQueries(appPool, applications, vault);
+  const reactorDefinitions = new ReactorDefinitions(
+    new ReactorQueries(appPool, applications, vault),
+    base.consistency,
+    { ttlMs: config.REACTOR_CACHE_TTL_MS },
+  );
   const signInMailQueue = createSignInMailQueue(config);
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
@@ -289,7 +298,7 @@ export async function createRuntime(
     config,
     authenticate,
     detokenizer,
-    pipeline: new ProxyPipeline({ runs: reactorRuns, reactors: reactorQueries }),
+    pipeline: new ProxyPipeline({ runs: reactorRuns, reactors: reactorDefinitions }),
     // /proxy/** is not a JSON route (no route guard): the key's rate limit is taken here.
     admit: (principal, res) => takeRateLimit(rateLimiter, principal, res),
     admitKeyless: (proxy, res) => takeProxyRateLimit(rateLimiter, proxy, res),
@@ -328,7 +337,7 @@ export async function createRuntime(
       ...invocationRoutes({
         runs: reactorRuns,
         detokenizer,
-        reactors: reactorQueries,
+        reactors: reactorDefinitions,
       }),
       ...proxyRoutes({ ...deps, applications, proxies, config }),
       ...logRoutes(deps),

@@ -43,7 +43,8 @@ export interface ProxyStages {
 
 export interface ProxyPipelineDeps {
   runs: ReactorRunQueue;
-  reactors: ReactorQueries;
+  /** The runtime's ReactorDefinitions: read once, kept until a change evicts them. */
+  reactors: Pick<ReactorQueries, 'get'>;
 }
 
 type Direction = 'request' | 'response';

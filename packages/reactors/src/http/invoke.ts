@@ -21,7 +21,8 @@ import {
 export interface InvocationRouteDeps {
   runs: ReactorRunQueue;
   detokenizer: Detokenizer;
-  reactors: ReactorQueries;
+  /** The runtime's ReactorDefinitions: read once, kept until a change evicts them. */
+  reactors: Pick<ReactorQueries, 'get'>;
 }
 
 /** Invoking needs token:use (and token:use on a container of every detokenized token). */

@@ -1,4 +1,4 @@
-import type { Projection } from '@tokenvault/cqrs';
+import { notifyInvalidation, type Projection } from '@tokenvault/cqrs';
 import type { PoolClient } from '@tokenvault/platform';
 import type { RecordedEvent } from '@tokenvault/eventstore';
 import type { ReactorsEvent } from '../domain/events.ts';
@@ -21,9 +21,35 @@ export const reactorsProjection: Projection = {
     'TenantDeleted',
   ] satisfies Recorded['type'][],
   async apply(events, tx) {
-    for (const event of events) await applyOne(event as Recorded, tx);
+    for (const event of events) {
+      await applyOne(event as Recorded, tx);
+      for (const key of reactorInvalidationsOf(event)) await notifyInvalidation(tx, key);
+    }
   },
 };
+
+/** Reactors of this tenant held in memory (reactor-definitions.ts) are stale once this commits. */
+export const reactorsOfTenant = (tenantId: string) => `reactors:${tenantId}`;
+
+/**
+ * The cache keys an event of this projection makes stale: announced at its commit (every
+ * process), and told to the appending process's own caches at once. A reactor created changes no
+ * cached one (reactors that are not there are not cached).
+ */
+export function reactorInvalidationsOf(event: { type: string; data: unknown }): string[] {
+  const tenantId = (event.data as { tenant_id?: string }).tenant_id;
+  if (!tenantId) return [];
+  switch (event.type) {
+    case 'ReactorFormulaUpdated':
+    case 'ReactorFormulaDeleted':
+    case 'ReactorUpdated':
+    case 'ReactorDeleted':
+    case 'TenantDeleted':
+      return [reactorsOfTenant(tenantId)];
+    default:
+      return [];
+  }
+}
 
 async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
   switch (event.type) {

@@ -282,6 +282,16 @@ describe('the proxy pipeline: request and response reactors, code transforms', (
     ).catch((error: unknown) => error);
     expect((badHeaders as Problem).status).toBe(422);
     expect((badHeaders as Problem).detail).toContain('request_transforms[0]');
+    const headersNotAnObject = await throughProxy(
+      proxyOf({
+        request_transforms: [{ type: 'code', code: "module.exports = async () => ({ headers: 'x-a' });" }],
+      }),
+      jsonRequest({}),
+    ).catch((error: unknown) => error);
+    expect((headersNotAnObject as Problem).status).toBe(422);
+    expect((headersNotAnObject as Problem).detail).toBe(
+      'The request_transforms[0] answered headers that are not an object.',
+    );
     const noReactor = await throughProxy(
       proxyOf({ request_reactor_id: randomUUID() }),
       jsonRequest({ card: cardNumber }),

@@ -27,7 +27,7 @@ import {
   type Clock,
   tenantOfKeysInvalidation,
   tenantRoutes,
-  invalidationsOf,
+  tenancyInvalidationsOf,
   createCallerAuthenticator,
   Sessions,
   sessionRoutes,
@@ -199,7 +199,7 @@ export async function openRuntimeBase(
   await consistency.start();
   onCommitted = (events) => {
     for (const event of events) {
-      for (const key of [...invalidationsOf(event), ...reactorInvalidationsOf(event)])
+      for (const key of [...tenancyInvalidationsOf(event), ...reactorInvalidationsOf(event)])
         consistency.invalidate(key);
     }
   };

@@ -7,7 +7,7 @@ export { applicationRoutes } from './http/applications.ts';
 export { ApplicationQueries } from './queries/applications.ts';
 export { tenantRoutes } from './http/tenants.ts';
 export {
-  invalidationsOf,
+  tenancyInvalidationsOf,
   keysOfTenant,
   principalsOfTenant,
   tenantOfKeysInvalidation,

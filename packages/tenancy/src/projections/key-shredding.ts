@@ -2,7 +2,7 @@ import { notifyInvalidation } from '@tokenvault/cqrs';
 import type { InlineProjection } from '@tokenvault/eventstore';
 import { destroyTenantKeysWithin } from '@tokenvault/vault';
 import type { TenancyEventOf } from '../domain/events.ts';
-import { invalidationsOf } from './tenancy.ts';
+import { tenancyInvalidationsOf } from './tenancy.ts';
 
 /**
  * Crypto-shredding as part of the write: the transaction that appends TenantDeleted destroys the
@@ -17,7 +17,7 @@ export const tenantKeyShredding: InlineProjection = {
       await destroyTenantKeysWithin(tx, (event.data as TenancyEventOf<'TenantDeleted'>['data']).tenant_id);
       // Every process forgets the tenant's keys and principals at this commit, whatever the
       // projector is doing (with inline projections the tenancy projection says it again).
-      for (const key of invalidationsOf(event)) await notifyInvalidation(tx, key);
+      for (const key of tenancyInvalidationsOf(event)) await notifyInvalidation(tx, key);
     }
   },
 };

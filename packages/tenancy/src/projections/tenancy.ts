@@ -26,7 +26,7 @@ export const tenancyProjection: Projection = {
   async apply(events, tx) {
     for (const event of events) {
       await applyOne(event as Recorded, tx);
-      for (const key of invalidationsOf(event)) await notifyInvalidation(tx, key);
+      for (const key of tenancyInvalidationsOf(event)) await notifyInvalidation(tx, key);
     }
   },
 };
@@ -45,7 +45,7 @@ export const tenantOfKeysInvalidation = (key: string): string | undefined =>
  * The cache keys an event makes stale: the projection announces them at its commit (every
  * process), and a process that appended the event itself tells its own caches at once.
  */
-export function invalidationsOf(event: { type: string; data: unknown }): string[] {
+export function tenancyInvalidationsOf(event: { type: string; data: unknown }): string[] {
   const tenantId = (event.data as { tenant_id?: string }).tenant_id;
   if (!tenantId) return [];
   switch (event.type) {

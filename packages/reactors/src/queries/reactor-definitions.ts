@@ -8,8 +8,10 @@ import type { ReactorQueries } from './reactors.ts';
 export interface ReactorDefinitionsOptions {
   /** Upper bound on how long a reactor is run as read without a look-up; 0 disables the cache. */
   ttlMs: number;
-  maxEntries?: number;
 }
+
+/** Formula code may be 50,000 characters: this bounds the cache's code to about 100 MB (UTF-16). */
+const maxCachedReactors = 1_000;
 
 /**
  * The reactors that invocations (and proxy stages) run, kept in memory by id: without it every
@@ -33,7 +35,7 @@ export class ReactorDefinitions {
     options: ReactorDefinitionsOptions,
   ) {
     this.queries = queries;
-    this.cache = new LruCache({ maxEntries: options.maxEntries ?? 10_000, ttlMs: options.ttlMs });
+    this.cache = new LruCache({ maxEntries: maxCachedReactors, ttlMs: options.ttlMs });
     invalidations.onInvalidation((key) => {
       this.generation++;
       if (key === null) return this.cache.clear();

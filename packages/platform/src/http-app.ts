@@ -84,6 +84,9 @@ export interface AppOptions {
   configure(app: express.Express): void;
 }
 
+/** The policy of every answer that is not a page of its own: nothing in it may load or run. */
+const inertPolicy = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
 /** The express application shell: request ids, logging, JSON parsing, the central error handler. */
 export function createHttpApp(options: AppOptions): express.Express {
   const app = express();
@@ -97,6 +100,10 @@ export function createHttpApp(options: AppOptions): express.Express {
     res.setHeader('x-request-id', req.requestId);
     // Every response is private to a tenant (some carry token data): no cache may keep one.
     res.setHeader('cache-control', 'no-store');
+    // The API shares its origin with the console: an answer opened as a page (JSON echoing a
+    // caller's strings, say) must stay inert there. Pages that run script set their own policy.
+    res.setHeader('content-security-policy', inertPolicy);
+    res.setHeader('x-content-type-options', 'nosniff');
     next();
   });
   app.use(httpMetrics());

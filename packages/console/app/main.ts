@@ -543,7 +543,10 @@ interface Token {
   id: string;
   type: string;
   containers?: string[];
+  metadata?: Record<string, string>;
+  fingerprint?: string;
   created_at: string;
+  expires_at?: string;
   data?: unknown;
 }
 
@@ -551,7 +554,8 @@ async function tokensPage(): Promise<void> {
   const results = h('div', {});
   const cursors: (string | undefined)[] = [undefined];
   const load = async (index: number) => {
-    const query = new URLSearchParams({ size: '20' });
+    // Without data: the list is no read of any token; only Reveal reads one (GET /tokens/{id}).
+    const query = new URLSearchParams({ size: '20', include_data: 'false' });
     const cursor = cursors[index];
     if (cursor) query.set('start', cursor);
     const tokens = await api<Page<Token>>('GET', `/tokens?${query.toString()}`);
@@ -559,7 +563,7 @@ async function tokensPage(): Promise<void> {
     if (tokens.pagination.next) cursors.push(tokens.pagination.next);
     results.replaceChildren(
       table(
-        ['Id', 'Type', 'Containers', 'Created', 'Data'],
+        ['Id', 'Type', 'Containers', 'Metadata', 'Fingerprint', 'Created', 'Expires', 'Data'],
         tokens.data.map((token) => {
           const cell = h('div', {}, h('span', { 'aria-label': 'hidden data' }, '••••••••'));
           const reveal = h(
@@ -582,7 +586,10 @@ async function tokensPage(): Promise<void> {
             h('code', {}, token.id),
             token.type,
             (token.containers ?? []).join(', '),
+            Object.keys(token.metadata ?? {}).length ? h('code', {}, JSON.stringify(token.metadata)) : '',
+            token.fingerprint ? h('code', {}, token.fingerprint) : '',
             new Date(token.created_at).toLocaleString(),
+            token.expires_at ? new Date(token.expires_at).toLocaleString() : '',
             cell,
           ];
         }),

@@ -73,7 +73,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the tenant’s live tokens the key may read, with their data, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)
+         * List the tenant’s live tokens the key may read, with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)
          * @description Permission: `token:read`
          */
         get: operations["listTokens"];
@@ -1095,6 +1095,7 @@ export interface operations {
                 page?: number;
                 size?: number;
                 start?: string;
+                include_data?: "true" | "false";
             };
             header?: never;
             path?: never;

@@ -18,6 +18,7 @@ import {
   tokenTypeSchema,
   updateTokenBody,
 } from '@tokenvault/contracts';
+import { tokenFields } from '../queries/tokens.ts';
 import { readableUnder, type TokenAccess, type TokenRouteDeps } from './token-access.ts';
 
 const metadataFilter = 'metadata.';
@@ -36,6 +37,12 @@ const listTokensQuery = z
     size: z.coerce.number().int().min(1).max(100).default(20),
     /** The opaque cursor of a previous page's pagination.next (a token id can be 200 long). */
     start: z.string().min(1).max(400).optional(),
+    include_data: z
+      .enum(['true', 'false'])
+      .default('true')
+      .describe(
+        '`false`: the tokens without their data (ids, types, containers, metadata, fingerprints, dates); not a read of any token: no read in the log, not counted as monthly active',
+      ),
   })
   .superRefine((query, context) => {
     if (query.page !== undefined && query.start !== undefined) {
@@ -45,7 +52,7 @@ const listTokensQuery = z
         message: 'Give either page or start (a cursor), not both',
       });
     }
-    const known = new Set(['type', 'container', 'page', 'size', 'start']);
+    const known = new Set(['type', 'container', 'page', 'size', 'start', 'include_data']);
     let filters = 0;
     for (const [name, value] of Object.entries(query)) {
       if (known.has(name)) continue;
@@ -107,7 +114,10 @@ export function tokenResourceRoutes(
   { consistency }: TokenRouteDeps,
   { queries, commands, tokenFor, withData }: TokenAccess,
 ): RouteDefinition[] {
-  /** One page of the token list (GET /tokens and GET /v2/tokens), opened and on record. */
+  /**
+   * One page of the token list (GET /tokens and GET /v2/tokens): opened and on record, or, when
+   * the data is not asked for, neither opened nor a read.
+   */
   const listTokens = async (
     principal: Principal,
     filter: {
@@ -117,6 +127,7 @@ export function tokenResourceRoutes(
       start?: string | undefined;
       page: number;
       size: number;
+      includeData: boolean;
     },
     requestId: string,
   ) => {
@@ -134,7 +145,9 @@ export function tokenResourceRoutes(
     return {
       cursor,
       next: hasMore && last ? encodeCursor(last.created_at, last.id) : null,
-      data: await withData(principal, rows, requestId),
+      data: filter.includeData
+        ? await withData(principal, rows, requestId)
+        : rows.map((row) => tokenFields(row)),
     };
   };
   const tag = 'Tokens';
@@ -166,7 +179,7 @@ export function tokenResourceRoutes(
       path: '/tokens',
       operationId: 'listTokens',
       summary:
-        'List the tenant’s live tokens the key may read, with their data, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)',
+        'List the tenant’s live tokens the key may read, with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)',
       tag,
       permission: 'token:read',
       query: listTokensQuery,
@@ -179,7 +192,11 @@ export function tokenResourceRoutes(
           if (name.startsWith(metadataFilter)) metadata[name.slice(metadataFilter.length)] = value as string;
         }
         const page = query.page ?? 1;
-        const { cursor, next, data } = await listTokens(principal, { ...query, metadata, page }, requestId);
+        const { cursor, next, data } = await listTokens(
+          principal,
+          { ...query, metadata, page, includeData: query.include_data === 'true' },
+          requestId,
+        );
         return {
           status: 200,
           body: {
@@ -214,7 +231,7 @@ export function tokenResourceRoutes(
       async handle({ principal, query, requestId }) {
         const { next, data } = await listTokens(
           principal,
-          { ...query, metadata: query.metadata ?? {}, page: 1 },
+          { ...query, metadata: query.metadata ?? {}, page: 1, includeData: true },
           requestId,
         );
         return {

@@ -425,7 +425,7 @@ describe('reactor errors, results and clients', () => {
     const formula = await env.tenant.client.request<{ id: string }>('POST', '/reactor-formulas', {
       body: { name: 'safe', type: 'private', code: echoArgs, configuration: [], request_parameters: [] },
     });
-    await env.tenant.client.request('POST', '/reactors', {
+    const bound = await env.tenant.client.request<{ id: string }>('POST', '/reactors', {
       body: {
         name: 'bound',
         configuration: {},
@@ -453,7 +453,9 @@ describe('reactor errors, results and clients', () => {
       },
     );
     expect(rewritten.status).toBe(403);
-    expect(rewritten.body.errors).toEqual({ 'path.id': ['token:read is not held by this key'] });
+    expect(rewritten.body.errors).toEqual({
+      'path.id': [`reactor ${bound.body.id}: token:read is not held by this key`],
+    });
     const byAdmin = await env.tenant.client.request('PUT', `/reactor-formulas/${formula.body.id}`, {
       body: { name: 'renamed', type: 'private', code: echoArgs, configuration: [], request_parameters: [] },
     });

@@ -3,7 +3,8 @@ export { reactorInvalidationsOf, reactorsProjection } from './projections/reacto
 export { formulaRoutes, type ReactorRouteDeps } from './http/formulas.ts';
 export { reactorRoutes } from './http/reactors.ts';
 export { formulaDecider } from './domain/formula.ts';
-export { isActiveReactor } from './commands/reactors.ts';
+export { activeReactor } from './commands/reactors.ts';
+export { assertMayBindReactor, type BoundReactor } from './domain/reactor.ts';
 export { checkFormulaSyntax } from './domain/syntax.ts';
 export { assertConfiguration } from './domain/configuration.ts';
 export { castTo, findTokenExpressions, prepareArguments, substituteTokens } from './domain/arguments.ts';

@@ -3,7 +3,7 @@ import { aggregateStream, executeCommand, metadataOf, type CommandOutcome } from
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Clock, Principal } from '@tokenvault/platform';
 import type { PatchProxyBody, ProxyBody } from '@tokenvault/contracts';
-import { isActiveReactor } from '@tokenvault/reactors';
+import { activeReactor, type BoundReactor } from '@tokenvault/reactors';
 import type { ApplicationQueries } from '@tokenvault/tenancy';
 import type { Vault } from '@tokenvault/vault';
 import { AddressAllowlist } from '../destination/addresses.ts';
@@ -83,13 +83,21 @@ export class ProxyCommands {
     return { id, found };
   }
 
-  /** The reactors named that are active reactors of the tenant (from their own streams). */
-  private async reactorsFound(tenantId: string, settings: ProxySettings): Promise<string[]> {
+  /**
+   * The reactors named that are active reactors of the tenant (from their own streams), each with
+   * the application it runs as (tenancy's view of it: what the caller must hold to bind it).
+   */
+  private async reactorsFound(tenantId: string, settings: ProxySettings): Promise<BoundReactor[]> {
     const ids = [settings.request_reactor_id, settings.response_reactor_id].flatMap((id) => (id ? [id] : []));
-    const found = await Promise.all(
-      ids.map(async (id) => ((await isActiveReactor(this.deps.store, tenantId, id)) ? [id] : [])),
+    const active = (await Promise.all(ids.map((id) => activeReactor(this.deps.store, tenantId, id)))).flatMap(
+      (reactor) => (reactor ? [reactor] : []),
     );
-    return found.flat();
+    const applicationIds = active.flatMap((reactor) => reactor.application_id ?? []);
+    const applications = await this.deps.applications.getMany(tenantId, [...new Set(applicationIds)]);
+    return active.map((reactor) => {
+      const application = applications.find((found) => found.id === reactor.application_id);
+      return { id: reactor.id, ...(application ? { application } : {}) };
+    });
   }
 
   private seal(tenantId: string, proxyId: string, configuration: ProxyConfiguration) {

@@ -1,5 +1,6 @@
 import type { Decider } from '@tokenvault/cqrs';
 import { badRequest, conflict, notFound } from '@tokenvault/platform';
+import { assertMayBindReactor, type BoundReactor } from '@tokenvault/reactors';
 import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
 import type { ProxyTransform } from '../queries/configured-proxy.ts';
 import type { ProxiesEventOf } from './events.ts';
@@ -42,8 +43,11 @@ interface Decision {
   configurationCiphertext: string;
   /** The application asked for, and what tenancy knows of it (undefined: not found). */
   application?: { id: string; found: ActingApplication | undefined };
-  /** The reactors named (request and response) that are active reactors of the tenant. */
-  reactorsFound: readonly string[];
+  /**
+   * The reactors named (request and response) that are active reactors of the tenant, each with
+   * the application it runs as, as tenancy knows it.
+   */
+  reactorsFound: readonly BoundReactor[];
   caller: CallerGrants;
 }
 
@@ -55,18 +59,23 @@ export type ProxyCommand =
 export const proxyMissing = () => notFound('No proxy with this id.');
 
 /**
- * Whoever holds a proxy's key (without auth: anyone) acts through its transforms as its
- * application: binding one must not give the caller more than it holds.
+ * Whoever holds a proxy's key (without auth: anyone) acts through its stages: its reactors as
+ * their applications, its transforms as its own. Binding them must not give the caller more than
+ * it holds, and every decision checks the whole proxy (a PATCH too: a key that could not bind
+ * what the proxy runs cannot change the proxy either).
  */
 function checkDecision(decision: Decision): { application_id?: string } {
   const { settings, application } = decision;
   for (const field of ['request_reactor_id', 'response_reactor_id'] as const) {
     const id = settings[field];
-    if (id !== undefined && !decision.reactorsFound.includes(id)) {
+    if (id === undefined) continue;
+    const reactor = decision.reactorsFound.find((found) => found.id === id);
+    if (!reactor) {
       throw badRequest('The proxy names a reactor that does not exist.', {
         [`body.${field}`]: ['No reactor with this id'],
       });
     }
+    assertMayBindReactor(decision.caller, reactor, `body.${field}`);
   }
   if (!application) return {};
   if (!application.found) {

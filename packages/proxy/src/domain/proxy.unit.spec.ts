@@ -25,7 +25,7 @@ const application = {
   id: applicationId,
   found: { id: applicationId, type: 'private' as const, permissions: ['token:create'], rules: [] },
 };
-const caller = { permissions: ['token:create', 'proxy:create'], rules: [] };
+const caller = { permissions: ['token:create', 'token:use', 'proxy:create'], rules: [] };
 const target = { proxyId, tenantId, actorId, now };
 const create: ProxyCommand = {
   type: 'CreateProxy',
@@ -34,7 +34,7 @@ const create: ProxyCommand = {
   keyCiphertext: 'sealed:key',
   keyHash: 'hash',
   application,
-  reactorsFound: [reactorId],
+  reactorsFound: [{ id: reactorId }],
   caller,
   ...target,
 };
@@ -150,9 +150,69 @@ describe('proxy decider', () => {
       .given([])
       .when({
         ...create,
-        application: { id: applicationId, found: { ...application.found, permissions: ['token:use'] } },
+        application: { id: applicationId, found: { ...application.found, permissions: ['token:read'] } },
       })
       .thenThrows(problemWith(403, 'body.application.id'));
+  });
+
+  describe('binding a reactor: whoever calls the proxy runs it, as its application', () => {
+    const reactorApplicationId = '9d2f0a1e-0000-4000-8000-000000000007';
+    const reactorRunningAs = (permissions: string[]) => ({
+      id: reactorId,
+      application: { id: reactorApplicationId, type: 'private' as const, permissions, rules: [] },
+    });
+    const lowKey = { permissions: ['proxy:create', 'proxy:update', 'token:create'], rules: [] };
+    const withoutAuth = { ...settings, require_auth: false };
+
+    it('needs token:use, as invoking the reactor does (403 naming the field)', () => {
+      spec
+        .given([])
+        .when({ ...create, settings: withoutAuth, caller: lowKey })
+        .thenThrows(problemWith(403, 'body.request_reactor_id'));
+      spec
+        .given([])
+        .when({
+          ...create,
+          settings: { ...withoutAuth, request_reactor_id: undefined, response_reactor_id: reactorId },
+          caller: lowKey,
+        })
+        .thenThrows(problemWith(403, 'body.response_reactor_id'));
+      // token:use through a container rule is what the react route asks for, too.
+      const ruled = { ...lowKey, rules: [{ container: '/pci/', permissions: ['token:use'] }] };
+      spec
+        .given([])
+        .when({ ...create, caller: ruled })
+        .then([created]);
+    });
+
+    it('refuses a reactor whose application holds more than the caller (403), binds one holding the same', () => {
+      spec
+        .given([])
+        .when({ ...create, reactorsFound: [reactorRunningAs(['token:read'])] })
+        .thenThrows(problemWith(403, 'body.request_reactor_id'));
+      spec
+        .given([])
+        .when({ ...create, reactorsFound: [reactorRunningAs(['token:use', 'token:create'])] })
+        .then([created]);
+    });
+
+    it('re-decides a reactor the proxy keeps: an update by a key that could not bind it is refused', () => {
+      // What a PATCH of the name alone decides on: the settings merged with the bound reactor.
+      const keepsReactor: ProxyCommand = {
+        ...update,
+        settings: { ...settings, name: 'Renamed' },
+        reactorsFound: [reactorRunningAs(['token:read'])],
+      };
+      spec
+        .given([created])
+        .when({ ...keepsReactor, caller: { ...caller, permissions: [...caller.permissions, 'token:read'] } })
+        .then([{ ...updated, data: { ...updated.data, require_auth: true, request_reactor_id: reactorId } }]);
+      spec.given([created]).when(keepsReactor).thenThrows(problemWith(403, 'body.request_reactor_id'));
+      spec
+        .given([created])
+        .when({ ...keepsReactor, reactorsFound: [{ id: reactorId }], caller: lowKey })
+        .thenThrows(problemWith(403, 'body.request_reactor_id'));
+    });
   });
 
   it('puts only sealed secrets in its events', () => {

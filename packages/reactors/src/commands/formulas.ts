@@ -4,18 +4,21 @@ import type { EventStore } from '@tokenvault/eventstore';
 import { withAdvisoryLock, type Clock, type Pool, type Principal } from '@tokenvault/platform';
 import type { ReactorFormulaBody } from '@tokenvault/contracts';
 import { streams } from '../domain/events.ts';
-import { formulaDecider, type FormulaEvent, type FormulaState, type FormulaView } from '../domain/formula.ts';
-import type { ReactorQueries } from '../queries/reactors.ts';
 import {
-  actingGrantsNotHeld,
-  actingGrantsNotHeldProblem,
-  type ApplicationQueries,
-} from '@tokenvault/tenancy';
+  formulaDecider,
+  type FormulaEvent,
+  type FormulaState,
+  type FormulaView,
+  type ReactorRunningFormula,
+} from '../domain/formula.ts';
+import type { ReactorQueries } from '../queries/reactors.ts';
+import type { ApplicationQueries } from '@tokenvault/tenancy';
 
 /**
- * Creating a reactor on a formula and deleting the formula run one at a time under this lock, so
- * a delete never misses a reactor created at the same moment (creates hold it until the reactor
- * is in the read model the delete counts in).
+ * Creating or updating a reactor on a formula, and updating or deleting the formula, run one at a
+ * time under this lock, so that the formula's commands never miss a reactor written at the same
+ * moment (reactor writes hold it until the reactor is in the read model they read): a delete
+ * counts every reactor, an update checks the application of every one.
  */
 export const formulaLock = (tenantId: string, formulaId: string) =>
   `reactor-formula:${tenantId}:${formulaId}`;
@@ -70,34 +73,40 @@ export class FormulaCommands {
     return { formula: viewOf(outcome), position: outcome.position };
   }
 
-  /**
-   * The new code runs as the applications of the reactors that use the formula: the caller must
-   * hold everything they hold (403 on path.id), or the update would be an escalation.
-   */
+  /** The new code runs as the applications of the formula's reactors: the decider checks them. */
   async update(principal: Principal, formulaId: string, body: ReactorFormulaBody, correlationId: string) {
     const tenantId = principal.tenantId;
-    const bound = await this.deps.applications.getMany(
-      tenantId,
-      await this.deps.reactors.applicationIdsUsingFormula(tenantId, formulaId),
-    );
-    const caller = { permissions: [...principal.permissions], rules: principal.rules };
-    const notHeld = [...new Set(bound.flatMap((application) => actingGrantsNotHeld(caller, application)))];
-    if (notHeld.length > 0) throw actingGrantsNotHeldProblem('reactor', 'path.id', notHeld);
-    const outcome = await executeCommand(
-      this.deps.store,
-      streams.formula(principal.tenantId, formulaId),
-      formulaDecider,
-      {
-        type: 'UpdateFormula',
-        formulaId,
-        tenantId: principal.tenantId,
-        definition: body,
-        actorId: principal.actorId,
-        now: this.deps.clock.now().toISOString(),
-      },
-      metadataOf(principal, correlationId),
-    );
-    return { formula: viewOf(outcome), position: outcome.position };
+    return withAdvisoryLock(this.deps.lockPool, formulaLock(tenantId, formulaId), async () => {
+      const outcome = await executeCommand(
+        this.deps.store,
+        streams.formula(tenantId, formulaId),
+        formulaDecider,
+        {
+          type: 'UpdateFormula',
+          formulaId,
+          tenantId,
+          definition: body,
+          reactorsRunningIt: await this.reactorsRunning(tenantId, formulaId),
+          caller: { permissions: [...principal.permissions], rules: principal.rules },
+          actorId: principal.actorId,
+          now: this.deps.clock.now().toISOString(),
+        },
+        metadataOf(principal, correlationId),
+      );
+      return { formula: viewOf(outcome), position: outcome.position };
+    });
+  }
+
+  /** The formula's reactors bound to an application that exists (one gone runs as none). */
+  private async reactorsRunning(tenantId: string, formulaId: string): Promise<ReactorRunningFormula[]> {
+    const reactors = await this.deps.reactors.reactorsWithApplicationUsingFormula(tenantId, formulaId);
+    const applications = await this.deps.applications.getMany(tenantId, [
+      ...new Set(reactors.map((reactor) => reactor.application_id)),
+    ]);
+    return reactors.flatMap((reactor) => {
+      const application = applications.find((found) => found.id === reactor.application_id);
+      return application ? [{ id: reactor.id, application }] : [];
+    });
   }
 
   /** A formula that reactors still run is not deleted (409). */

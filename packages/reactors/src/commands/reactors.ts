@@ -22,16 +22,18 @@ import { reactorDecider, reactorMissing, type ReactorEvent, type ReactorState } 
 import { formulaLock, loadFormula } from './formulas.ts';
 
 /**
- * Whether the reactor is active as its own stream says (not the read model, which may lag): what
- * another context's commands decide on.
+ * The reactor if it is active, as its own stream says (not the read model, which may lag): what
+ * another context's commands decide on. Its application id is what it runs as (none: undefined).
  */
-export async function isActiveReactor(
+export async function activeReactor(
   store: EventStore,
   tenantId: string,
   reactorId: string,
-): Promise<boolean> {
+): Promise<{ id: string; application_id?: string } | undefined> {
   const { state } = await aggregateStream(store, streams.reactor(tenantId, reactorId), reactorDecider);
-  return state.status === 'active';
+  if (state.status !== 'active') return undefined;
+  const { application_id } = state.reactor;
+  return { id: reactorId, ...(application_id === undefined ? {} : { application_id }) };
 }
 
 export interface ReactorCommandDeps {
@@ -51,6 +53,12 @@ const lockedWaitMs = 60_000;
 
 type Application = NonNullable<ReactorResponse['application']>;
 
+/** An application a reactor is asked to run as, and what tenancy knows of it (undefined: not found). */
+interface RequestedApplication {
+  id: string;
+  found: ApplicationResponse | undefined;
+}
+
 const callerGrants = (principal: Principal) => ({
   permissions: [...principal.permissions],
   rules: principal.rules,
@@ -64,7 +72,10 @@ export class ReactorCommands {
   }
 
   /** The application asked for, as tenancy knows it (of this tenant only). */
-  private async application(tenantId: string, reference: { id: string } | undefined) {
+  private async application(
+    tenantId: string,
+    reference: { id: string } | undefined,
+  ): Promise<RequestedApplication | undefined> {
     if (!reference) return undefined;
     const [found] = await this.deps.applications.getMany(tenantId, [reference.id]);
     return { id: reference.id, found };
@@ -115,69 +126,81 @@ export class ReactorCommands {
     const reactorId = randomUUID();
     // Sealed before the formula's lock is taken: the lock is held no longer than it was.
     const configurationCiphertext = await this.seal(tenantId, reactorId, body.configuration);
-    return withAdvisoryLock(this.deps.lockPool, formulaLock(tenantId, body.formula.id), async () => {
-      const formula = await loadFormula(this.deps.store, tenantId, body.formula.id);
-      const outcome = await executeCommand(
-        this.deps.store,
-        streams.reactor(tenantId, reactorId),
-        reactorDecider,
-        {
-          type: 'CreateReactor',
-          reactorId,
-          tenantId,
-          formulaId: body.formula.id,
-          formula,
-          name: body.name,
-          configuration: body.configuration,
-          configurationCiphertext,
-          ...(application ? { application } : {}),
-          caller: callerGrants(principal),
-          actorId: principal.actorId,
-          now: this.deps.clock.now().toISOString(),
-        },
-        metadataOf(principal, correlationId),
-        { newStream: true },
-      );
-      // Held until the read model has it: a formula delete waiting for the lock then counts it.
-      await this.deps.consistency.writeReadable(outcome.position!, lockedWaitMs);
-      return {
-        reactor: this.responseOf(outcome, formula, application, body.configuration),
-        position: outcome.position,
-      };
+    return this.write(principal, reactorId, body.formula.id, correlationId, {
+      command: { type: 'CreateReactor', formulaId: body.formula.id },
+      name: body.name,
+      configuration: body.configuration,
+      configurationCiphertext,
+      application,
     });
   }
 
   /** Name, configuration (checked against the formula as it is now) and application; never the formula. */
   async update(principal: Principal, reactorId: string, body: UpdateReactorBody, correlationId: string) {
     const tenantId = principal.tenantId;
-    const stream = streams.reactor(tenantId, reactorId);
-    const { state: current } = await aggregateStream(this.deps.store, stream, reactorDecider);
+    const { state: current } = await aggregateStream(
+      this.deps.store,
+      streams.reactor(tenantId, reactorId),
+      reactorDecider,
+    );
     if (current.status !== 'active') throw reactorMissing();
     const application = await this.application(tenantId, body.application);
-    const formula = await loadFormula(this.deps.store, tenantId, current.reactor.formula_id);
-    const outcome = await executeCommand(
-      this.deps.store,
-      stream,
-      reactorDecider,
-      {
-        type: 'UpdateReactor',
-        reactorId,
-        tenantId,
-        formula,
-        name: body.name,
-        configuration: body.configuration,
-        configurationCiphertext: await this.seal(tenantId, reactorId, body.configuration),
-        ...(application ? { application } : {}),
-        caller: callerGrants(principal),
-        actorId: principal.actorId,
-        now: this.deps.clock.now().toISOString(),
-      },
-      metadataOf(principal, correlationId),
-    );
-    return {
-      reactor: this.responseOf(outcome, formula, application, body.configuration),
-      position: outcome.position,
-    };
+    const configurationCiphertext = await this.seal(tenantId, reactorId, body.configuration);
+    return this.write(principal, reactorId, current.reactor.formula_id, correlationId, {
+      command: { type: 'UpdateReactor' },
+      name: body.name,
+      configuration: body.configuration,
+      configurationCiphertext,
+      application,
+    });
+  }
+
+  /**
+   * A create or an update, under the formula's lock held until the read model has the reactor: a
+   * formula command waiting for the lock then sees it as written (a delete counts it, an update
+   * checks the application it runs as).
+   */
+  private write(
+    principal: Principal,
+    reactorId: string,
+    formulaId: string,
+    correlationId: string,
+    write: {
+      command: { type: 'CreateReactor'; formulaId: string } | { type: 'UpdateReactor' };
+      name: string;
+      configuration: ReactorConfiguration;
+      configurationCiphertext: string;
+      application: RequestedApplication | undefined;
+    },
+  ) {
+    const tenantId = principal.tenantId;
+    const { command, application, ...settings } = write;
+    return withAdvisoryLock(this.deps.lockPool, formulaLock(tenantId, formulaId), async () => {
+      const formula = await loadFormula(this.deps.store, tenantId, formulaId);
+      const outcome = await executeCommand(
+        this.deps.store,
+        streams.reactor(tenantId, reactorId),
+        reactorDecider,
+        {
+          ...command,
+          reactorId,
+          tenantId,
+          formula,
+          ...settings,
+          ...(application ? { application } : {}),
+          caller: callerGrants(principal),
+          actorId: principal.actorId,
+          now: this.deps.clock.now().toISOString(),
+        },
+        metadataOf(principal, correlationId),
+        command.type === 'CreateReactor' ? { newStream: true } : {},
+      );
+      await this.deps.consistency.writeReadable(outcome.position!, lockedWaitMs);
+      return {
+        reactor: this.responseOf(outcome, formula, application, settings.configuration),
+        position: outcome.position,
+      };
+    });
   }
 
   async delete(principal: Principal, reactorId: string, correlationId: string) {

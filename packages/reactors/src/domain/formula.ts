@@ -1,5 +1,11 @@
 import { conflict, notFound, Problem } from '@tokenvault/platform';
 import type { Decider } from '@tokenvault/cqrs';
+import {
+  actingGrantsNotHeld,
+  actingGrantsNotHeldProblem,
+  type ActingApplication,
+  type CallerGrants,
+} from '@tokenvault/tenancy';
 import type { FormulaDefinition, ReactorsEventOf } from './events.ts';
 import { checkFormulaSyntax } from './syntax.ts';
 
@@ -27,9 +33,21 @@ interface Target {
   now: string;
 }
 
+/** A reactor of the formula that runs as an application: new code runs as that application. */
+export interface ReactorRunningFormula {
+  id: string;
+  application: ActingApplication;
+}
+
 export type FormulaCommand =
   | ({ type: 'CreateFormula'; definition: FormulaDefinition } & Target)
-  | ({ type: 'UpdateFormula'; definition: FormulaDefinition } & Target)
+  | ({
+      type: 'UpdateFormula';
+      definition: FormulaDefinition;
+      /** The tenant's reactors of this formula bound to an application (read under its lock). */
+      reactorsRunningIt: readonly ReactorRunningFormula[];
+      caller: CallerGrants;
+    } & Target)
   /** `reactorsUsingIt`: how many reactors of the tenant run it (read under the formula's lock). */
   | ({ type: 'DeleteFormula'; reactorsUsingIt: number } & Target);
 
@@ -43,6 +61,18 @@ function assertCompiles(code: string): void {
       'body.code': [error],
     });
   }
+}
+
+/**
+ * New code runs as the application of every reactor of the formula: the caller must hold
+ * everything each of them holds, or the update would be an escalation (403 on path.id, naming
+ * each reactor and what its application holds that the caller does not).
+ */
+function assertMayRunAs(reactors: readonly ReactorRunningFormula[], caller: CallerGrants): void {
+  const notHeld = reactors.flatMap((reactor) =>
+    actingGrantsNotHeld(caller, reactor.application).map((grant) => `reactor ${reactor.id}: ${grant}`),
+  );
+  if (notHeld.length > 0) throw actingGrantsNotHeldProblem('reactor', 'path.id', notHeld);
 }
 
 /** Optional fields only when present, so events and views never hold `undefined`. */
@@ -108,6 +138,7 @@ export const formulaDecider: Decider<FormulaState, FormulaCommand, FormulaEvent>
         ];
       case 'UpdateFormula':
         if (state.status !== 'active') throw formulaMissing();
+        assertMayRunAs(command.reactorsRunningIt, command.caller);
         assertCompiles(command.definition.code);
         return [
           {

@@ -25,7 +25,15 @@ const created: FormulaEvent = {
   data: { formula_id: formulaId, tenant_id: tenantId, ...definition, created_by: actorId, created_at: now },
 };
 const changed = { ...definition, name: 'Charge v2', description: 'Second take' };
-const update: FormulaCommand = { type: 'UpdateFormula', definition: changed, ...target, now: later };
+const caller = { permissions: ['reactor:update', 'token:create'], rules: [] };
+const update: FormulaCommand = {
+  type: 'UpdateFormula',
+  definition: changed,
+  reactorsRunningIt: [],
+  caller,
+  ...target,
+  now: later,
+};
 const updated: FormulaEvent = {
   type: 'ReactorFormulaUpdated',
   data: { formula_id: formulaId, tenant_id: tenantId, ...changed, modified_by: actorId, modified_at: later },
@@ -72,6 +80,28 @@ describe('reactor formula decider', () => {
         modified_at: later,
       },
     });
+  });
+
+  it('new code runs as each reactor’s application: the caller must hold what each holds (403 naming the reactors)', () => {
+    const runningAs = (id: string, permissions: string[]) => ({
+      id,
+      application: { id: `${id}-app`, type: 'private' as const, permissions, rules: [] },
+    });
+    const holding = runningAs('9d2f0a1e-0000-4000-8000-00000000000a', ['token:create']);
+    const reading = runningAs('9d2f0a1e-0000-4000-8000-00000000000b', ['token:read']);
+    spec
+      .given([created])
+      .when({ ...update, reactorsRunningIt: [holding] })
+      .then([updated]);
+    spec
+      .given([created])
+      .when({ ...update, reactorsRunningIt: [holding, reading] })
+      .thenThrows(
+        (error) =>
+          problemWith(403, 'path.id')(error) &&
+          JSON.stringify((error as { errors: unknown }).errors).includes(reading.id) &&
+          !JSON.stringify((error as { errors: unknown }).errors).includes(holding.id),
+      );
   });
 
   it('deletes an active formula that no reactor uses; one in use is a 409', () => {

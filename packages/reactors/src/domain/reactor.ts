@@ -1,4 +1,4 @@
-import { conflict, notFound } from '@tokenvault/platform';
+import { conflict, notFound, Problem } from '@tokenvault/platform';
 import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
 import type { Decider } from '@tokenvault/cqrs';
 import { assertConfiguration } from './configuration.ts';
@@ -53,6 +53,34 @@ export type ReactorCommand =
   | ({ type: 'DeleteReactor' } & Target);
 
 export const reactorMissing = () => notFound('No reactor with this id.');
+
+/** An active reactor as another object binds it: the application it runs as (none: undefined). */
+export interface BoundReactor {
+  id: string;
+  application?: ActingApplication;
+}
+
+/**
+ * Whoever can make a bound reactor run (a proxy's callers; without auth, anyone with the proxy's
+ * key) acts through it as its application, on data it detokenizes: binding one needs token:use,
+ * as invoking it does, and nothing its application holds that the caller does not (403 on
+ * `field`). A reactor whose application is gone runs as none (its runs fail), so binds as one.
+ */
+export function assertMayBindReactor(caller: CallerGrants, reactor: BoundReactor, field: string): void {
+  const holdsTokenUse =
+    caller.permissions.includes('token:use') ||
+    caller.rules.some((rule) => rule.permissions.includes('token:use'));
+  if (!holdsTokenUse) {
+    throw new Problem(
+      403,
+      'forbidden',
+      'Forbidden',
+      'Binding a reactor needs token:use, as invoking it does: whoever calls what it is bound to runs it.',
+      { [field]: ['token:use is not held by this key'] },
+    );
+  }
+  if (reactor.application) assertActingApplication('reactor', caller, reactor.application, field);
+}
 
 /**
  * The formula must exist, the application (if any) too, be public or private and hold nothing the

@@ -127,15 +127,19 @@ export class ReactorQueries {
     return { items: await this.responses(tenantId, rows), total };
   }
 
-  /** The applications bound to the tenant's reactors of this formula (its code runs as them). */
-  async applicationIdsUsingFormula(tenantId: string, formulaId: string): Promise<string[]> {
+  /** The tenant's reactors of this formula bound to an application (its code runs as them). */
+  async reactorsWithApplicationUsingFormula(
+    tenantId: string,
+    formulaId: string,
+  ): Promise<{ id: string; application_id: string }[]> {
     return withTenant(this.appPool, tenantId, async (client) => {
-      const result = await client.query<{ application_id: string }>(
-        `SELECT DISTINCT application_id FROM reactors
-          WHERE tenant_id = $1 AND formula_id = $2 AND application_id IS NOT NULL`,
+      const result = await client.query<{ id: string; application_id: string }>(
+        `SELECT id, application_id FROM reactors
+          WHERE tenant_id = $1 AND formula_id = $2 AND application_id IS NOT NULL
+          ORDER BY id`,
         [tenantId, formulaId],
       );
-      return result.rows.map((row) => row.application_id);
+      return result.rows;
     });
   }
 

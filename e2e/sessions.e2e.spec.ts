@@ -89,8 +89,23 @@ describe('members sign in by e-mail and act with sessions', () => {
     await smtp?.stop();
   });
 
-  const requestLink = (email: string, headers: Record<string, string> = {}) =>
-    call(stack.url, 'POST', '/sessions/email', { body: { email }, headers });
+  /**
+   * The tv_sign_in cookie of this test's client, kept as a browser keeps it (or curl -c/-b): a
+   * link works only with the cookie of the request that asked for it.
+   */
+  let signInCookie: string | undefined;
+  const withSignInCookie = (): Record<string, string> => (signInCookie ? { cookie: signInCookie } : {});
+  const requestLink = async (email: string) => {
+    const answer = await call(stack.url, 'POST', '/sessions/email', {
+      body: { email },
+      headers: withSignInCookie(),
+    });
+    const set = answer.headers.getSetCookie().find((cookie) => cookie.startsWith('tv_sign_in='));
+    if (set) signInCookie = set.split(';')[0];
+    return answer;
+  };
+  const createSession = (token: string) =>
+    call<CreatedSession>(stack.url, 'POST', '/sessions', { body: { token }, headers: withSignInCookie() });
   const mailsTo = (email: string) => smtp.messages.filter((mail) => mail.to.includes(email.toLowerCase()));
   /** Asks for a link and waits for the e-mail that brings it (the n-th to this address). */
   const linkFor = async (email: string) => {
@@ -100,9 +115,7 @@ describe('members sign in by e-mail and act with sessions', () => {
     return linkTokenOf(mail);
   };
   const signIn = async (email: string) => {
-    const created = await call<CreatedSession>(stack.url, 'POST', '/sessions', {
-      body: { token: await linkFor(email) },
-    });
+    const created = await createSession(await linkFor(email));
     expect(created.status, created.text).toBe(201);
     return created;
   };
@@ -126,7 +139,14 @@ describe('members sign in by e-mail and act with sessions', () => {
     const token = await linkFor(ownerEmail);
     const mail = mailsTo(ownerEmail).at(-1)!;
     expect(mail.text).toContain('https://vault.example.test/sign-in#token=');
-    const created = await call<CreatedSession>(stack.url, 'POST', '/sessions', { body: { token } });
+    // The link is bound to this client by a nonce cookie (docs/decisions.md, Members' sessions).
+    const asked = await requestLink(newAddress('anyone'));
+    const nonce = asked.headers.getSetCookie().find((cookie) => cookie.startsWith('tv_sign_in='))!;
+    expect(nonce.split(';')[0]).toBe(signInCookie);
+    expect(nonce).toMatch(
+      /^tv_sign_in=[A-Za-z0-9_-]{43}; Path=\/sessions; HttpOnly; SameSite=Lax; Max-Age=900; Secure$/,
+    );
+    const created = await createSession(token);
     expect(created.status, created.text).toBe(201);
     expect(created.body.session_token).toMatch(/^tvs_/);
     expect(created.body.user).toMatchObject({ id: tenant.ownerUserId, email: ownerEmail });
@@ -150,7 +170,7 @@ describe('members sign in by e-mail and act with sessions', () => {
     const byCookie = await call(stack.url, 'GET', '/sessions/self', { cookie: created.body.session_token });
     expect(byCookie.status).toBe(200);
 
-    const again = await call(stack.url, 'POST', '/sessions', { body: { token } });
+    const again = await createSession(token);
     expect(again.status).toBe(410);
     expect(again.headers.get('content-type')).toContain('application/problem+json');
     const malformed = await call<{ errors: Record<string, string[]> }>(stack.url, 'POST', '/sessions', {
@@ -169,10 +189,10 @@ describe('members sign in by e-mail and act with sessions', () => {
     const first = await linkFor(ownerEmail);
     const second = await linkFor(ownerEmail);
     expect(second).not.toBe(first);
-    expect((await call(stack.url, 'POST', '/sessions', { body: { token: first } })).status).toBe(410);
+    expect((await createSession(first)).status).toBe(410);
     clock.advance(16 * 60_000);
     try {
-      expect((await call(stack.url, 'POST', '/sessions', { body: { token: second } })).status).toBe(410);
+      expect((await createSession(second)).status).toBe(410);
     } finally {
       clock.advance(-16 * 60_000);
     }
@@ -215,10 +235,18 @@ describe('members sign in by e-mail and act with sessions', () => {
     expect((await call(stack.url, 'GET', '/tenants/self', { key: application.body.key })).status).toBe(200);
   });
 
-  it('refuses a key and a session together (400), and an unknown or malformed session (401)', async () => {
+  it('with a key, a session is not read (the key acts); alone, an unknown or malformed session is a 401', async () => {
     const session = (await signIn(ownerEmail)).body.session_token;
-    const both = await call(stack.url, 'GET', '/tokens', { bearer: session, key: tenant.apiKey });
-    expect(both.status).toBe(400);
+    const applications = await call<{ data: { id: string }[] }>(stack.url, 'GET', '/applications', {
+      key: other.apiKey,
+      bearer: session,
+      cookie: session,
+    });
+    expect(applications.status, applications.text).toBe(200);
+    expect(applications.body.data.map((application) => application.id)).toContain(other.applicationId);
+    expect((await call(stack.url, 'GET', '/tokens', { key: 'key_not_valid', bearer: session })).status).toBe(
+      401,
+    );
     expect((await call(stack.url, 'GET', '/tokens', { bearer: `tvs_${'A'.repeat(43)}` })).status).toBe(401);
     expect((await call(stack.url, 'GET', '/tokens', { bearer: 'garbage' })).status).toBe(401);
   });

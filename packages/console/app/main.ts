@@ -136,17 +136,58 @@ function signInPage(message?: HTMLElement): void {
   page('Sign in', h('p', {}, 'Members sign in with a link sent by e-mail: no password.'), form, status);
 }
 
-async function useSignInLink(): Promise<void> {
+/**
+ * The page of an e-mailed link (`/sign-in#token=…`). The service takes a link only from the
+ * browser that asked for it; where someone is signed in already, the member is asked first (the
+ * link could be anyone's, sent to switch them into another account).
+ */
+async function openSignInLink(): Promise<void> {
   const token = new URLSearchParams(location.hash.slice(1)).get('token');
   // The token leaves the address bar (and the history) before anything else happens.
   history.replaceState(null, '', '/console#/tenant');
-  if (!token) return;
+  if (!token) return start();
+  const current = await api<Session>('GET', '/sessions/self').catch(() => undefined);
+  if (!current) return signInWith(token, signInPage);
+  const email = current.user.email;
+  const back = () =>
+    h(
+      'button',
+      { type: 'button', class: 'secondary', onclick: () => void start() },
+      `Stay signed in as ${email}`,
+    );
+  page(
+    'Switch account?',
+    h(
+      'p',
+      {},
+      `You are signed in as ${email}. This sign-in link signs you in as the user it was sent to instead.`,
+    ),
+    h('p', {}, 'Use it only if you asked for it yourself, in this browser.'),
+    h(
+      'div',
+      { class: 'actions' },
+      h(
+        'button',
+        {
+          type: 'button',
+          onclick: () => void signInWith(token, (refusal) => page('Sign-in link refused', refusal, back())),
+        },
+        'Use the link',
+      ),
+      back(),
+    ),
+  );
+}
+
+/** Signs in with a link's token, then opens the console; a refusal is shown by `refused`. */
+async function signInWith(token: string, refused: (message: HTMLElement) => void): Promise<void> {
   try {
     await api('POST', '/sessions', { token });
   } catch (error) {
-    signInPage(notice(error instanceof Error ? error.message : 'The link did not work.', 'error'));
-    throw error;
+    refused(notice(error instanceof Error ? error.message : 'The link did not work.', 'error'));
+    return;
   }
+  await start();
 }
 
 // --- Navigation --------------------------------------------------------------------------------
@@ -702,8 +743,5 @@ async function reactorsPage(): Promise<void> {
 // --- Start -------------------------------------------------------------------------------------
 
 window.addEventListener('hashchange', () => void route());
-if (location.pathname === '/sign-in') {
-  useSignInLink().then(start, () => {});
-} else {
-  void start();
-}
+if (location.pathname === '/sign-in') void openSignInLink();
+else void start();

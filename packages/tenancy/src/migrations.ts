@@ -149,4 +149,17 @@ export const tenancyMigrations: Migration[] = [
       CREATE INDEX sessions_by_user ON sessions (user_id);
     `,
   },
+  {
+    id: 'tenancy/006_sign_in_links_per_browser',
+    sql: `
+      -- A sign-in link works only in the browser that asked for it (the SHA-256 of a nonce cookie
+      -- set by POST /sessions/email): one pending link per user and browser, so a request from
+      -- elsewhere never replaces the link a member asked for. Links pending now (15 minutes at
+      -- most) were bound to no browser: they are dropped.
+      DELETE FROM sign_in_links;
+      ALTER TABLE sign_in_links DROP CONSTRAINT sign_in_links_pkey;
+      ALTER TABLE sign_in_links ADD COLUMN browser_hash text NOT NULL;
+      ALTER TABLE sign_in_links ADD PRIMARY KEY (user_id, browser_hash);
+    `,
+  },
 ];

@@ -11,7 +11,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * E-mail a sign-in link to a user (always 202: whether the address is a user's is never said)
+         * E-mail a sign-in link to a user (always 202: whether the address is a user's is never said). The link works only with the cookie this answer sets (tv_sign_in, Path=/sessions): a browser keeps it; a client outside a browser keeps it like curl -c/-b and sends it with POST /sessions
          * @description No API key needed.
          */
         post: operations["requestSignInEmail"];
@@ -31,7 +31,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sign in with the token of a sign-in link: a session token (and the console cookie)
+         * Sign in with the token of a sign-in link, sent with the tv_sign_in cookie of the POST /sessions/email that asked for it: a session token (and the console cookie)
          * @description No API key needed.
          */
         post: operations["createSession"];
@@ -849,7 +849,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description If the address is a user's, a sign-in link (15 minutes, single use) is on its way */
+            /** @description If the address is a user's, a sign-in link (15 minutes, single use) is on its way, bound to this client by the tv_sign_in cookie set here (kept when the request already carries one) */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -957,6 +957,13 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+            /** @description The link was requested from another browser or client (the tv_sign_in cookie is missing or not its): it stays usable there */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The link was used, replaced by a newer one, or has expired */
             410: {

@@ -27,6 +27,15 @@ export interface SessionMembership {
   settings: Record<string, string>;
 }
 
+/** A live link, of another browser (or sent without the cookie of the browser that asked for it). */
+export const linkOfAnotherBrowser = () =>
+  new Problem(
+    403,
+    'sign-in-link-other-browser',
+    'Forbidden',
+    'This sign-in link was requested from another browser or device: open it there, or request a new link from this one.',
+  );
+
 export const linkGone = () =>
   new Problem(
     410,
@@ -55,21 +64,36 @@ export class Sessions {
     this.settings = { linkTtlMs: 15 * 60_000, touchEveryMs: 60_000, ...options.settings };
   }
 
+  /** How long a sign-in link works. */
+  get linkTtlMs(): number {
+    return this.settings.linkTtlMs;
+  }
+
   /**
-   * A new sign-in link for the user of this address, replacing any earlier one: its id when the
-   * address is a user's, undefined otherwise. One statement either way (the look-up and the
-   * write), so an unknown address costs the same time as a known one.
+   * A new sign-in link for the user of this address, usable only with this browser's nonce, and
+   * replacing any earlier one of the same browser (links asked for elsewhere stay: a flood of
+   * requests from another client never takes the member's own link away). Its id when the address
+   * is a user's, undefined otherwise. One statement either way (the look-up, the sweep of the
+   * user's used and expired links, the write), so an unknown address costs the same time as a
+   * known one.
    */
-  async requestLink(email: string): Promise<string | undefined> {
+  async requestLink(email: string, browserNonce: string): Promise<string | undefined> {
     const linkId = randomUUID();
-    const expiresAt = new Date(this.clock.now().getTime() + this.settings.linkTtlMs);
+    const now = this.clock.now();
+    const expiresAt = new Date(now.getTime() + this.settings.linkTtlMs);
     const result = await this.pool.query<{ id: string }>(
-      `INSERT INTO sign_in_links (user_id, id, token_hash, expires_at)
-         SELECT id, $2, $3, $4 FROM users WHERE lower(email) = lower($1) ORDER BY created_at, id LIMIT 1
-       ON CONFLICT (user_id) DO UPDATE
+      `WITH target AS (
+         SELECT id FROM users WHERE lower(email) = lower($1) ORDER BY created_at, id LIMIT 1
+       ), swept AS (
+         DELETE FROM sign_in_links l USING target
+          WHERE l.user_id = target.id AND l.browser_hash <> $5 AND (l.used_at IS NOT NULL OR l.expires_at <= $6)
+       )
+       INSERT INTO sign_in_links (user_id, browser_hash, id, token_hash, expires_at)
+         SELECT id, $5, $2, $3, $4 FROM target
+       ON CONFLICT (user_id, browser_hash) DO UPDATE
          SET id = excluded.id, token_hash = excluded.token_hash, expires_at = excluded.expires_at, used_at = NULL
        RETURNING id`,
-      [email, linkId, sha256Hex(this.links.token(linkId)), expiresAt],
+      [email, linkId, sha256Hex(this.links.token(linkId)), expiresAt, sha256Hex(browserNonce), now],
     );
     return result.rows[0]?.id;
   }
@@ -87,20 +111,33 @@ export class Sessions {
     );
   }
 
-  /** Uses a sign-in link (once) and starts a session: its token is returned here only. */
-  async signIn(token: string): Promise<{ token: string; session: CurrentSessionResponse }> {
+  /**
+   * Uses a sign-in link (once), in the browser that asked for it (its nonce), and starts a
+   * session: its token is returned here only. A live link sent without that browser's nonce is
+   * refused and stays usable where it was asked for.
+   */
+  async signIn(
+    token: string,
+    browserNonce: string | undefined,
+  ): Promise<{ token: string; session: CurrentSessionResponse }> {
     const linkId = this.links.parse(token);
     if (!linkId)
       throw badRequest('This is not a valid sign-in link.', { 'body.token': ['Not a valid link'] });
     const now = this.clock.now();
     const used = await this.pool.query<{ user_id: string }>(
       `UPDATE sign_in_links SET used_at = $3
-        WHERE id = $1 AND token_hash = $2 AND used_at IS NULL AND expires_at > $3
+        WHERE id = $1 AND token_hash = $2 AND used_at IS NULL AND expires_at > $3 AND browser_hash = $4
         RETURNING user_id`,
-      [linkId, sha256Hex(token), now],
+      [linkId, sha256Hex(token), now, browserNonce === undefined ? null : sha256Hex(browserNonce)],
     );
     const userId = used.rows[0]?.user_id;
-    if (!userId) throw linkGone();
+    if (!userId) {
+      const live = await this.pool.query(
+        `SELECT 1 FROM sign_in_links WHERE id = $1 AND token_hash = $2 AND used_at IS NULL AND expires_at > $3`,
+        [linkId, sha256Hex(token), now],
+      );
+      throw live.rowCount ? linkOfAnotherBrowser() : linkGone();
+    }
     const sessionToken = newSessionToken();
     const expiresAt = new Date(now.getTime() + this.settings.absoluteTimeoutMs);
     await this.pool.query(

@@ -43,3 +43,10 @@ export const sha256Hex = (value: string) => createHash('sha256').update(value, '
 export const sessionTokenPrefix = 'tvs_';
 export const newSessionToken = () => `${sessionTokenPrefix}${randomBytes(32).toString('base64url')}`;
 export const looksLikeSessionToken = (value: string) => /^tvs_[A-Za-z0-9_-]{43}$/.test(value);
+
+/**
+ * The nonce that binds sign-in links to the browser that asked for them (the `tv_sign_in` cookie
+ * of POST /sessions/email): 256 random bits; links keep only its SHA-256.
+ */
+export const newBrowserNonce = () => randomBytes(32).toString('base64url');
+export const looksLikeBrowserNonce = (value: string) => /^[A-Za-z0-9_-]{43}$/.test(value);

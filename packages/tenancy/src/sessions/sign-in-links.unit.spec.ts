@@ -1,6 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { looksLikeSessionToken, newSessionToken, SignInLinks } from './sign-in-links.ts';
+import {
+  looksLikeBrowserNonce,
+  looksLikeSessionToken,
+  newBrowserNonce,
+  newSessionToken,
+  SignInLinks,
+} from './sign-in-links.ts';
 
 describe('sign-in link tokens', () => {
   const links = new SignInLinks(randomBytes(32).toString('base64'));
@@ -25,5 +31,14 @@ describe('sign-in link tokens', () => {
     expect(looksLikeSessionToken(token)).toBe(true);
     expect(looksLikeSessionToken(`key_${token.slice(4)}`)).toBe(false);
     expect(newSessionToken()).not.toBe(token);
+  });
+
+  it('browser nonces are 256 random bits; anything else in the cookie is not one', () => {
+    const nonce = newBrowserNonce();
+    expect(looksLikeBrowserNonce(nonce)).toBe(true);
+    expect(newBrowserNonce()).not.toBe(nonce);
+    for (const other of ['', 'x', `${nonce}=`, `${nonce.slice(1)};`, newSessionToken()]) {
+      expect(looksLikeBrowserNonce(other), other).toBe(false);
+    }
   });
 });

@@ -1,8 +1,13 @@
 // Which addresses a proxied request may connect to. Refused unless the operator allow-lists them
-// (PROXY_ALLOWED_PRIVATE_ADDRESSES): every address that is not the public internet — loopback,
-// private, link-local (cloud metadata), CGNAT, unique-local, multicast, unspecified, reserved and
-// documentation ranges — and IPv6 forms that carry an IPv4 address (mapped, compatible, NAT64,
-// 6to4) are judged by that IPv4 address.
+// (PROXY_ALLOWED_PRIVATE_ADDRESSES): every range of the IANA IPv4 and IPv6 Special-Purpose Address
+// Registries (loopback, private, link-local (cloud metadata), CGNAT, unique-local, documentation,
+// benchmarking, reserved, and the anycast services and identifiers they list as globally
+// reachable: the nearest instance of an anycast service is often the network's own), multicast,
+// and any IPv6 address outside the global unicast space (2000::/3). IPv6 forms that carry an IPv4
+// address (mapped, translated, compatible, NAT64 64:ff9b::/96, 6to4) are judged by that IPv4
+// address. The local-use NAT64 prefix 64:ff9b:1::/48 is refused whatever it carries: where its
+// translator sends an address is the local network's own choice (RFC 8215), internal networks
+// included. The table of every range with its verdict is addresses.unit.spec.ts.
 import { BlockList, isIP } from 'node:net';
 
 const refusedIpv4: readonly [string, number, string][] = [
@@ -14,21 +19,30 @@ const refusedIpv4: readonly [string, number, string][] = [
   ['172.16.0.0', 12, 'private'],
   ['192.0.0.0', 24, 'reserved'],
   ['192.0.2.0', 24, 'documentation'],
+  ['192.31.196.0', 24, 'AS112'],
+  ['192.52.193.0', 24, 'AMT'],
   ['192.88.99.0', 24, 'reserved'],
   ['192.168.0.0', 16, 'private'],
+  ['192.175.48.0', 24, 'AS112'],
   ['198.18.0.0', 15, 'reserved'],
   ['198.51.100.0', 24, 'documentation'],
   ['203.0.113.0', 24, 'documentation'],
   ['224.0.0.0', 4, 'multicast'],
+  ['255.255.255.255', 32, 'broadcast'],
   ['240.0.0.0', 4, 'reserved'],
 ];
 
 const refusedIpv6: readonly [string, number, string][] = [
   ['::', 128, 'unspecified'],
   ['::1', 128, 'loopback'],
+  ['64:ff9b:1::', 48, 'NAT64 local-use'],
   ['100::', 64, 'reserved'],
+  ['100:0:0:1::', 64, 'dummy IPv6 prefix'],
   ['2001::', 23, 'reserved'],
   ['2001:db8::', 32, 'documentation'],
+  ['2620:4f:8000::', 48, 'AS112'],
+  ['3fff::', 20, 'documentation'],
+  ['5f00::', 16, 'SRv6 SID'],
   ['fc00::', 7, 'unique-local'],
   ['fe80::', 10, 'link-local'],
   ['fec0::', 10, 'site-local'],
@@ -45,6 +59,7 @@ function rangeList(ranges: readonly [string, number, string][], family: 'ipv4' |
 
 const ipv4Ranges = rangeList(refusedIpv4, 'ipv4');
 const ipv6Ranges = rangeList(refusedIpv6, 'ipv6');
+const globalUnicast = rangeList([['2000::', 3, 'global unicast']], 'ipv6')[0]!.list;
 
 /** The 16 bytes of an IPv6 address (with or without an IPv4 tail); undefined when not one. */
 export function ipv6Bytes(address: string): number[] | undefined {
@@ -70,7 +85,7 @@ export function ipv6Bytes(address: string): number[] | undefined {
   });
 }
 
-/** The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4), if any. */
+/** The IPv4 address an IPv6 address carries (mapped, translated, compatible, NAT64 64:ff9b::/96, 6to4), if any. */
 export function embeddedIpv4(address: string): string | undefined {
   const bytes = ipv6Bytes(address);
   if (!bytes) return undefined;
@@ -100,7 +115,8 @@ export function nonPublicKind(address: string): string | undefined {
     const carried = embeddedIpv4(address);
     if (carried !== undefined) return nonPublicKind(carried);
     const bare = address.split('%')[0]!;
-    return ipv6Ranges.find(({ list }) => list.check(bare, 'ipv6'))?.kind;
+    const kind = ipv6Ranges.find(({ list }) => list.check(bare, 'ipv6'))?.kind;
+    return kind ?? (globalUnicast.check(bare, 'ipv6') ? undefined : 'reserved');
   }
   return 'not an IP address';
 }

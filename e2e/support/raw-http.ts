@@ -9,9 +9,15 @@ export interface RawResponse {
 /**
  * Sends bytes exactly as given over a fresh TCP connection and reads the answer until the server
  * closes it: for requests no HTTP client would send (bad framing, raw `%`, non-ASCII bytes).
- * The request should say `Connection: close` (or be one the server closes on).
+ * The request should say `Connection: close` (or be one the server closes on). The connection is
+ * half-closed once the request is sent, unless `halfClose` is false: Node's server then ends it at
+ * once, so a request the server answers asynchronously (the proxy's) must keep it open.
  */
-export function sendRaw(baseUrl: string, request: string | Buffer): Promise<RawResponse> {
+export function sendRaw(
+  baseUrl: string,
+  request: string | Buffer,
+  { halfClose = true }: { halfClose?: boolean } = {},
+): Promise<RawResponse> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -30,6 +36,7 @@ export function sendRaw(baseUrl: string, request: string | Buffer): Promise<RawR
       }
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4) });
     });
-    socket.end(request);
+    if (halfClose) socket.end(request);
+    else socket.write(request);
   });
 }

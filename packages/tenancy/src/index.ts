@@ -35,4 +35,4 @@ export { tenancyClaims } from './domain/uniqueness.ts';
 export { sessionRoutes } from './http/sessions.ts';
 export { Sessions, type SessionSettings } from './sessions/sessions.ts';
 export { SignInLinks } from './sessions/sign-in-links.ts';
-export { createCallerAuthenticator, sessionCookieName } from './sessions/caller.ts';
+export { createCallerAuthenticator, isSessionAuthorization, sessionCookieName } from './sessions/caller.ts';

@@ -64,8 +64,10 @@ async function readRaw(req: Request, max: number): Promise<Buffer> {
 
 /**
  * `/proxy/**`: a request detokenized in flight and sent on to a third party, whose answer comes
- * back as it came. Mounted as express middleware (not a JSON route): the bodies are the caller's
- * and the destination's, in any media type.
+ * back with its status and body, and its headers less those that would act on the service's
+ * origin (`returnedResponseHeaders`: no cookie, no CORS, an inert CSP). Mounted as express
+ * middleware (not a JSON route): the bodies are the caller's and the destination's, in any media
+ * type.
  */
 export class ProxyGateway {
   private readonly deps: ProxyGatewayDeps;
@@ -151,6 +153,7 @@ export class ProxyGateway {
     this.connections.close();
   }
 
+  /** The destination's answer, or the response stages' (their headers pass the same rules). */
   private reply(res: Response, answer: DestinationResponse): void {
     res.status(answer.status);
     for (const [name, value] of Object.entries(returnedResponseHeaders(answer.headers))) {

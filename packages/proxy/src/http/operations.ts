@@ -3,9 +3,10 @@ import { defineRoute, notFound, type RouteDefinition } from '@tokenvault/platfor
 import { proxyMethods, proxyUrlHeader } from './invoke.ts';
 
 const proxyPathParams = z.object({
-  path: z
-    .string()
-    .meta({ description: 'The rest of the path, appended to the destination URL’s path (with the query).' }),
+  path: z.string().meta({
+    description:
+      'The rest of the path, appended to the destination URL’s path (with the query). A `.` or `..` segment in any form (percent-encoded, between `\\`, `%2f` or `%5c`) is a 400: the path stays under the destination’s.',
+  }),
 });
 
 /**
@@ -19,12 +20,15 @@ export const proxyOperations: RouteDefinition[] = proxyMethods.map((method) =>
     method,
     path: '/proxy/:path',
     operationId: `invokeProxy${method[0]!.toUpperCase()}${method.slice(1)}`,
-    summary: `Send a ${method.toUpperCase()} to the destination in ${proxyUrlHeader}, detokenizing {{ … }} expressions in headers and body on the way; the destination’s answer comes back as it came`,
+    summary: `Send a ${method.toUpperCase()} to the destination in ${proxyUrlHeader}, detokenizing {{ … }} expressions in headers and body on the way; the destination’s status and body come back, its headers less cookies, CORS and site policies, under an inert CSP. Takes an API key, never a member’s session; no SVC-* header or cookie is forwarded`,
     tag: 'Proxy',
     permission: 'proxy:invoke',
     params: proxyPathParams,
     responses: {
-      200: { description: 'The destination’s status, headers and body, as it answered' },
+      200: {
+        description:
+          'The destination’s status and body; its headers less Set-Cookie, CORS, CSP and site-wide policies, with Content-Security-Policy: sandbox and X-Content-Type-Options: nosniff',
+      },
       408: { description: 'The destination did not answer within PROXY_TIMEOUT_MS' },
       413: { description: 'The request body exceeds PROXY_MAX_REQUEST_BYTES (or BODY_LIMIT for JSON)' },
       502: {

@@ -43,12 +43,16 @@ export interface ProxyInvocation {
   proxy?: ConfiguredProxy;
 }
 
-/** The caller's API key, which must hold proxy:invoke (or token:use, which the anchor accepts). */
+/**
+ * The caller's API key, which must hold proxy:invoke (or token:use, which the anchor accepts).
+ * Only an API key: a member's session never acts through /proxy, since a browser sends its cookie
+ * with any request to the service's origin, a link to /proxy that another tenant sent included.
+ * Without SVC-API-KEY, the request's `Authorization` and cookies are not read at all.
+ */
 async function invoker(req: Request, res: Response, deps: ResolveProxyDeps): Promise<Principal> {
-  const principal = await deps.authenticate(req.get('svc-api-key') ?? undefined, {
-    method: req.method,
-    headers: req.headers,
-  });
+  const apiKey = req.get('svc-api-key');
+  if (!apiKey) throw unauthorized('/proxy takes an API key (SVC-API-KEY), not a member’s session.');
+  const principal = await deps.authenticate(apiKey);
   await deps.admit?.(principal, res);
   if (!holdsPermission(principal, 'proxy:invoke') && !holdsPermission(principal, 'token:use')) {
     throw forbidden('This API key lacks proxy:invoke.');

@@ -2,6 +2,7 @@
 // becomes on its way back: pure functions of headers, URLs and bodies.
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import { badRequest } from '@tokenvault/platform';
+import { isSessionAuthorization } from '@tokenvault/tenancy';
 import {
   findTokenIds,
   jsonPointer,
@@ -36,17 +37,21 @@ function connectionListed(headers: IncomingHttpHeaders): Set<string> {
 }
 
 /**
- * The caller's headers the destination gets: all but the service's own (`svc-api-key`,
- * `svc-proxy-*`), hop-by-hop ones, `host` (the destination's own is sent), `content-length` (the
- * rendered body has its own) and `accept-encoding` (the service reads the answer: it asks for it
- * unencoded).
+ * The caller's headers the destination gets: all but the service's credentials (every `svc-*`
+ * header: API key, proxy key and URL, tenant, idempotency key; an `Authorization` that carries one
+ * of the service's sessions), the caller's cookies (a browser sends the service's own with every
+ * request to its origin), hop-by-hop ones, `host` (the destination's own is sent),
+ * `content-length` (the rendered body has its own) and `accept-encoding` (the service reads the
+ * answer: it asks for it unencoded). Any other `Authorization` is the destination's (a processor's
+ * secret key) and passes as it came.
  */
 export function forwardedRequestHeaders(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const listed = connectionListed(headers);
   const forwarded: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
-    if (name === 'svc-api-key' || name.startsWith('svc-proxy-')) continue;
+    if (name.startsWith('svc-') || name === 'cookie') continue;
+    if (name === 'authorization' && isSessionAuthorization(value)) continue;
     if (hopByHop.has(name) || listed.has(name)) continue;
     if (name === 'host' || name === 'content-length' || name === 'accept-encoding') continue;
     forwarded[name] = value;
@@ -54,21 +59,87 @@ export function forwardedRequestHeaders(headers: IncomingHttpHeaders): Record<st
   return forwarded;
 }
 
-/** The destination's headers the caller gets: all but hop-by-hop ones and content-length. */
+/**
+ * What a destination (or a response stage) never sets on the service's origin, which the
+ * console shares: cookies and site data, transport and reporting policies that would outlive the
+ * answer (HSTS, Alt-Svc, NEL and reporting endpoints, which would send later requests' URLs to
+ * the destination), service workers, and CORS (the service's own policy decides cross-origin
+ * reads). The answer's CSP and nosniff are the proxy's own (`inertAnswerHeaders`).
+ */
+const neverReturned = new Set([
+  'set-cookie',
+  'set-cookie2',
+  'clear-site-data',
+  'strict-transport-security',
+  'alt-svc',
+  'nel',
+  'report-to',
+  'reporting-endpoints',
+  'content-security-policy',
+  'content-security-policy-report-only',
+  'x-content-type-options',
+  'service-worker-allowed',
+]);
+
+/**
+ * Every proxied answer is inert in a browser: a sandboxed document (no script, no plugin, no form,
+ * an origin of its own) that loads nothing and is framed nowhere, its type never sniffed. A link
+ * to `/proxy?svc-proxy-key=…` opened by a signed-in member cannot act on the service's origin.
+ */
+export const inertAnswerHeaders = {
+  'content-security-policy': "sandbox; default-src 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+} as const;
+
+/**
+ * The headers of the answer the caller gets, from the destination's (or a response stage's): all
+ * but hop-by-hop ones, content-length and those never returned, and the inert answer's own.
+ */
 export function returnedResponseHeaders(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   const listed = connectionListed(headers);
   const returned: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || hopByHop.has(name) || listed.has(name) || name === 'content-length') continue;
+    if (neverReturned.has(name) || name.startsWith('access-control-')) continue;
     returned[name] = value;
   }
-  return returned;
+  return { ...returned, ...inertAnswerHeaders };
 }
 
 /**
+ * A path segment that a URL parser or the destination's server may resolve as `.` or `..`: dots
+ * raw or percent-encoded, between `/`, `\\`, `%2f` or `%5c` (some servers decode them into
+ * separators), and `..;…` (servlet containers read `;` as the start of path parameters).
+ */
+function hasDotSegment(path: string): boolean {
+  return path
+    .replace(/%2e/gi, '.')
+    .split(/\/|\\|%2f|%5c/i)
+    .some((segment) => {
+      const name = segment.split(';')[0];
+      return name === '.' || name === '..';
+    });
+}
+
+const leavesBase = () =>
+  badRequest('The path after /proxy may not leave the destination’s path.', {
+    path: [
+      'Must not contain . or .. segments (raw, percent-encoded, or between \\, %2f or %5c): name the resource under the destination URL’s path',
+    ],
+  });
+
+/** A path equal to the base's, or under it. */
+const isUnder = (path: string, base: string) => {
+  const prefix = base.replace(/\/$/, '');
+  return path === prefix || path.startsWith(`${prefix}/`) || prefix === '';
+};
+
+/**
  * The destination URL: the base, then the path after `/proxy` appended to its path, then the
- * base's query and the request's (less `svc-proxy-key`). A base that is not an absolute URL is a
- * 400 naming `field`.
+ * base's query and the request's (less `svc-proxy-key`, in any case). A base that is not an
+ * absolute URL is a 400 naming `field`; a path that could leave the base's (a dot segment in any
+ * form) a 400 naming `path`, and the URL built is checked to be under the base's path all the
+ * same.
  */
 export function destinationUrl(base: string, subPath: string, search: string, field: string): URL {
   let url: URL;
@@ -77,10 +148,13 @@ export function destinationUrl(base: string, subPath: string, search: string, fi
   } catch {
     throw badRequest('The destination URL is not valid.', { [field]: ['Must be an absolute URL'] });
   }
-  if (subPath && subPath !== '/') url.pathname = url.pathname.replace(/\/$/, '') + subPath;
-  const query = new URLSearchParams(search);
-  query.delete('svc-proxy-key');
-  for (const [name, value] of query) url.searchParams.append(name, value);
+  if (hasDotSegment(subPath)) throw leavesBase();
+  const basePath = url.pathname;
+  if (subPath && subPath !== '/') url.pathname = basePath.replace(/\/$/, '') + subPath;
+  if (!isUnder(url.pathname, basePath)) throw leavesBase();
+  for (const [name, value] of new URLSearchParams(search)) {
+    if (name.toLowerCase() !== 'svc-proxy-key') url.searchParams.append(name, value);
+  }
   return url;
 }
 

@@ -11,13 +11,19 @@ import {
   returnedResponseHeaders,
 } from './forwarding.ts';
 
+const sessionToken = `tvs_${'a'.repeat(43)}`;
+
 describe('what a proxied request forwards', () => {
-  it('drops the service’s own headers, hop-by-hop ones, host, content-length and accept-encoding', () => {
+  it('drops the service’s credentials, cookies, hop-by-hop headers, host, content-length and accept-encoding', () => {
     expect(
       forwardedRequestHeaders({
         'svc-api-key': 'key',
         'svc-proxy-url': 'https://x',
         'svc-proxy-key': 'k',
+        'svc-tenant-id': '00000000-0000-0000-0000-000000000000',
+        'svc-idempotency-key': 'i',
+        'svc-anything': 'a',
+        cookie: 'tv_session=s; other=1',
         connection: 'keep-alive, x-hop',
         'keep-alive': 'timeout=5',
         'x-hop': 'listed in Connection',
@@ -28,28 +34,67 @@ describe('what a proxied request forwards', () => {
         host: 'gateway:8080',
         'content-length': '10',
         'accept-encoding': 'gzip',
-        authorization: 'Bearer t',
+        authorization: 'Bearer sk_test_processor',
+        'idempotency-key': 'the destination’s',
         'content-type': 'application/json',
         'x-custom': ['a', 'b'],
       }),
-    ).toEqual({ authorization: 'Bearer t', 'content-type': 'application/json', 'x-custom': ['a', 'b'] });
+    ).toEqual({
+      authorization: 'Bearer sk_test_processor',
+      'idempotency-key': 'the destination’s',
+      'content-type': 'application/json',
+      'x-custom': ['a', 'b'],
+    });
   });
 
-  it('returns the destination’s headers less hop-by-hop ones and content-length', () => {
+  it('never forwards an Authorization that carries one of the service’s sessions', () => {
+    for (const authorization of [`Bearer ${sessionToken}`, `bearer  ${sessionToken} `]) {
+      expect(forwardedRequestHeaders({ authorization })).toEqual({});
+    }
+    expect(forwardedRequestHeaders({ authorization: `Bearer ${sessionToken}x` })).toEqual({
+      authorization: `Bearer ${sessionToken}x`,
+    });
+  });
+
+  it('returns the destination’s headers less hop-by-hop ones, content-length and what would act on the service’s origin', () => {
     expect(
       returnedResponseHeaders({
         connection: 'close',
         'transfer-encoding': 'chunked',
         'content-length': '3',
         location: '/next',
+        'content-type': 'text/html',
+        'www-authenticate': 'Bearer error="invalid_token"',
         'set-cookie': ['a=1', 'b=2'],
+        'set-cookie2': 'c=3',
+        'clear-site-data': '"*"',
+        'strict-transport-security': 'max-age=0',
+        'alt-svc': 'clear',
+        nel: '{"report_to":"x","max_age":1}',
+        'report-to': '{"group":"x"}',
+        'reporting-endpoints': 'x="https://attacker.example"',
+        'content-security-policy': 'script-src *',
+        'content-security-policy-report-only': "default-src 'none'",
+        'x-content-type-options': 'none',
+        'service-worker-allowed': '/',
+        'access-control-allow-origin': '*',
+        'access-control-allow-credentials': 'true',
       }),
-    ).toEqual({ location: '/next', 'set-cookie': ['a=1', 'b=2'] });
+    ).toEqual({
+      location: '/next',
+      'content-type': 'text/html',
+      'www-authenticate': 'Bearer error="invalid_token"',
+      'content-security-policy': "sandbox; default-src 'none'; frame-ancestors 'none'",
+      'x-content-type-options': 'nosniff',
+    });
   });
 
   it('appends the path and query to the base URL, less svc-proxy-key', () => {
     expect(destinationUrl('https://api.example/v1', '/charges', '?a=1&svc-proxy-key=k', 'h').href).toBe(
       'https://api.example/v1/charges?a=1',
+    );
+    expect(destinationUrl('https://api.example/v1', '/c', '?SVC-Proxy-Key=k&b=2', 'h').href).toBe(
+      'https://api.example/v1/c?b=2',
     );
     expect(destinationUrl('https://api.example/v1/?x=2', '/c', '?y=3', 'h').href).toBe(
       'https://api.example/v1/c?x=2&y=3',
@@ -58,6 +103,51 @@ describe('what a proxied request forwards', () => {
     expect(problemOf(() => destinationUrl('api.example', '/', '', 'SVC-PROXY-URL')).errors).toEqual({
       'SVC-PROXY-URL': ['Must be an absolute URL'],
     });
+  });
+
+  it.each([
+    '/..',
+    '/../admin',
+    '/x/../../admin',
+    '/.',
+    '/./a',
+    '/%2e%2e/admin',
+    '/%2E%2e/admin',
+    '/.%2E/admin',
+    '/%2e',
+    '/..%2fadmin',
+    '/x%2F..%2F..%2Fadmin',
+    '/..\\admin',
+    '/x\\..\\..\\admin',
+    '/..%5cadmin',
+    '/..%5Cadmin',
+    '/..;/admin',
+    '/x/..;a=b/admin',
+  ])('refuses the path %s: it could leave the base path (400 naming path)', (path) => {
+    for (const base of ['https://api.example/base', 'https://api.example/base/', 'https://api.example']) {
+      const problem = problemOf(() => destinationUrl(base, path, '', 'h'));
+      expect(problem.status).toBe(400);
+      expect(Object.keys(problem.errors ?? {})).toEqual(['path']);
+    }
+  });
+
+  it('checks the URL it builds all the same: a form the parser resolves later is refused too', () => {
+    // Not a dot segment as sent, but one once the URL parser drops the tab.
+    for (const base of ['https://api.example/base', 'https://api.example/base/']) {
+      expect(Object.keys(problemOf(() => destinationUrl(base, '/.\t./admin', '', 'h')).errors ?? {})).toEqual(
+        ['path'],
+      );
+    }
+  });
+
+  it.each([
+    ['/a..b/c', 'https://api.example/base/a..b/c'],
+    ['/.well-known/x', 'https://api.example/base/.well-known/x'],
+    ['/...', 'https://api.example/base/...'],
+    ['/%2e%2ex', 'https://api.example/base/%2e%2ex'],
+    ['/a%2fb', 'https://api.example/base/a%2fb'],
+  ])('forwards %s, whose dots are part of a name, under the base', (path, href) => {
+    expect(destinationUrl('https://api.example/base', path, '', 'h').href).toBe(href);
   });
 
   it.each([

@@ -725,29 +725,29 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Send a GET to the destination in SVC-PROXY-URL, detokenizing {{ … }} expressions in headers and body on the way; the destination’s answer comes back as it came
+         * Send a GET to the destination in SVC-PROXY-URL, detokenizing {{ … }} expressions in headers and body on the way; the destination’s status and body come back, its headers less cookies, CORS and site policies, under an inert CSP. Takes an API key, never a member’s session; no SVC-* header or cookie is forwarded
          * @description Permission: `proxy:invoke`
          */
         get: operations["invokeProxyGet"];
         /**
-         * Send a PUT to the destination in SVC-PROXY-URL, detokenizing {{ … }} expressions in headers and body on the way; the destination’s answer comes back as it came
+         * Send a PUT to the destination in SVC-PROXY-URL, detokenizing {{ … }} expressions in headers and body on the way; the destination’s status and body come back, its headers less cookies, CORS and site policies, under an inert CSP. Takes an API key, never a member’s session; no SVC-* header or cookie is forwarded
          * @description Permission: `proxy:invoke`
          */
         put: operations["invokeProxyPut"];
         /**
-         * Send a POST to the destination in SVC-PROXY-URL, detokenizing {{ … }} expressions in headers and body on the way; the destination’s answer comes back as it came
+         * Send a POST to the destination in SVC-PROXY-URL, detokenizing {{ … }} expressions in headers and body on the way; the destination’s status and body come back, its headers less cookies, CORS and site policies, under an inert CSP. Takes an API key, never a member’s session; no SVC-* header or cookie is forwarded
          * @description Permission: `proxy:invoke`
          */
         post: operations["invokeProxyPost"];
         /**
-         * Send a DELETE to the destination in SVC-PROXY-URL, detokenizing {{ … }} expressions in headers and body on the way; the destination’s answer comes back as it came
+         * Send a DELETE to the destination in SVC-PROXY-URL, detokenizing {{ … }} expressions in headers and body on the way; the destination’s status and body come back, its headers less cookies, CORS and site policies, under an inert CSP. Takes an API key, never a member’s session; no SVC-* header or cookie is forwarded
          * @description Permission: `proxy:invoke`
          */
         delete: operations["invokeProxyDelete"];
         options?: never;
         head?: never;
         /**
-         * Send a PATCH to the destination in SVC-PROXY-URL, detokenizing {{ … }} expressions in headers and body on the way; the destination’s answer comes back as it came
+         * Send a PATCH to the destination in SVC-PROXY-URL, detokenizing {{ … }} expressions in headers and body on the way; the destination’s status and body come back, its headers less cookies, CORS and site policies, under an inert CSP. Takes an API key, never a member’s session; no SVC-* header or cookie is forwarded
          * @description Permission: `proxy:invoke`
          */
         patch: operations["invokeProxyPatch"];
@@ -7818,7 +7818,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The destination’s status, headers and body, as it answered */
+            /** @description The destination’s status and body; its headers less Set-Cookie, CORS, CSP and site-wide policies, with Content-Security-Policy: sandbox and X-Content-Type-Options: nosniff */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7928,7 +7928,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The destination’s status, headers and body, as it answered */
+            /** @description The destination’s status and body; its headers less Set-Cookie, CORS, CSP and site-wide policies, with Content-Security-Policy: sandbox and X-Content-Type-Options: nosniff */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8049,7 +8049,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The destination’s status, headers and body, as it answered */
+            /** @description The destination’s status and body; its headers less Set-Cookie, CORS, CSP and site-wide policies, with Content-Security-Policy: sandbox and X-Content-Type-Options: nosniff */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8165,7 +8165,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The destination’s status, headers and body, as it answered */
+            /** @description The destination’s status and body; its headers less Set-Cookie, CORS, CSP and site-wide policies, with Content-Security-Policy: sandbox and X-Content-Type-Options: nosniff */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8275,7 +8275,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The destination’s status, headers and body, as it answered */
+            /** @description The destination’s status and body; its headers less Set-Cookie, CORS, CSP and site-wide policies, with Content-Security-Policy: sandbox and X-Content-Type-Options: nosniff */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

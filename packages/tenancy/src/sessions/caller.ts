@@ -31,15 +31,28 @@ export function cookieValue(headers: CallerCredentials['headers'], name: string)
   return undefined;
 }
 
+const bearerToken = (authorization: string) => /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+
 /** The session a request carries: `Authorization: Bearer …` first, else the console's cookie. */
 export function sessionCredential(
   request: CallerCredentials,
 ): { token: string; from: 'bearer' | 'cookie' } | undefined {
   const authorization = header(request.headers, 'authorization');
-  const bearer = authorization && /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+  const bearer = authorization && bearerToken(authorization);
   if (bearer) return { token: bearer, from: 'bearer' };
   const cookie = cookieValue(request.headers, sessionCookieName);
   return cookie ? { token: cookie, from: 'cookie' } : undefined;
+}
+
+/**
+ * Whether an Authorization header (or any of its values) carries one of the service's session
+ * tokens: never sent on to a third party, whatever else the header may be.
+ */
+export function isSessionAuthorization(authorization: string | string[]): boolean {
+  return [authorization].flat().some((value) => {
+    const bearer = bearerToken(value);
+    return bearer !== undefined && looksLikeSessionToken(bearer);
+  });
 }
 
 /**
@@ -71,10 +84,12 @@ export function checkSameOrigin(request: CallerCredentials, publicUrl: string): 
 
 /**
  * SVC-API-KEY, or a member's session (bearer or cookie) with SVC-TENANT-ID when the user is a
- * member of several tenants. A session acts as the user (actor_type `user`) with every
- * permission: OWNER and ADMIN both have full access. The session and its membership are read on
- * every request (one query), so a sign-out, a member's removal or a tenant's deletion ends access
- * at the next request in every gateway process.
+ * member of several tenants. With an API key, the request's `Authorization` and cookies are not
+ * the service's and are not read (the proxy sends a processor's own `Authorization: Bearer …` on
+ * to it); without one, a bearer is read as a session. A session acts as the user (actor_type
+ * `user`) with every permission: OWNER and ADMIN both have full access. The session and its
+ * membership are read on every request (one query), so a sign-out, a member's removal or a
+ * tenant's deletion ends access at the next request in every gateway process.
  */
 export function createCallerAuthenticator(options: {
   apiKeys: Authenticate;
@@ -83,13 +98,8 @@ export function createCallerAuthenticator(options: {
 }): Authenticate {
   const { apiKeys, sessions } = options;
   return async (apiKey, request) => {
-    const credential = request && sessionCredential(request);
-    if (!credential) return apiKeys(apiKey, request);
-    if (apiKey !== undefined) {
-      throw badRequest('Send either SVC-API-KEY or a session, not both.', {
-        'headers.svc-api-key': ['Not allowed together with a session'],
-      });
-    }
+    const credential = apiKey === undefined && request ? sessionCredential(request) : undefined;
+    if (!request || !credential) return apiKeys(apiKey, request);
     if (!looksLikeSessionToken(credential.token)) {
       throw unauthorized('The session has ended or is not valid: sign in again.');
     }

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { Problem } from '@tokenvault/platform';
-import { checkSameOrigin, cookieValue, sessionCredential } from './caller.ts';
+import { Problem, type Principal } from '@tokenvault/platform';
+import {
+  checkSameOrigin,
+  cookieValue,
+  createCallerAuthenticator,
+  isSessionAuthorization,
+  sessionCredential,
+} from './caller.ts';
+import type { Sessions } from './sessions.ts';
 
 const publicUrl = 'https://vault.example.test';
 const refusal = (request: Parameters<typeof checkSameOrigin>[0]) => {
@@ -55,5 +62,57 @@ describe('the same-origin check of cookie requests', () => {
     ).toBe(403);
     expect(refusal({ method: 'PATCH', headers: { origin: 'null' } })).toBe(403);
     expect(refusal({ method: 'POST', headers: {} })).toBe(403);
+  });
+});
+
+describe('who a request acts as', () => {
+  const session = `tvs_${'s'.repeat(43)}`;
+  const keyPrincipal = { tenantId: 't', actorId: 'key', actorType: 'application' } as unknown as Principal;
+  const resolved: string[] = [];
+  const authenticate = createCallerAuthenticator({
+    apiKeys: async (apiKey) => {
+      if (apiKey !== 'key_valid') throw new Problem(401, 'unauthorized', 'Unauthorized', 'no key');
+      return keyPrincipal;
+    },
+    sessions: {
+      resolve: async (token: string) => {
+        resolved.push(token);
+        return {
+          session: { id: 'session', userId: 'user', expiresAt: new Date() },
+          memberships: [{ tenantId: 't', settings: {} }],
+        };
+      },
+    } as unknown as Sessions,
+    publicUrl,
+  });
+
+  it('with an API key, reads neither Authorization nor cookies: they may be a destination’s', async () => {
+    for (const headers of [
+      { authorization: 'Bearer sk_test_processor' },
+      { authorization: `Bearer ${session}` },
+      { cookie: `tv_session=${session}` },
+    ]) {
+      await expect(authenticate('key_valid', { method: 'POST', headers })).resolves.toBe(keyPrincipal);
+    }
+    expect(resolved).toEqual([]);
+  });
+
+  it('without one, a bearer or the cookie is read as a session', async () => {
+    const principal = await authenticate(undefined, {
+      method: 'GET',
+      headers: { authorization: `Bearer ${session}` },
+    });
+    expect(principal).toMatchObject({ actorId: 'user', actorType: 'user', tenantId: 't' });
+    expect(resolved).toEqual([session]);
+    await expect(
+      authenticate(undefined, { method: 'GET', headers: { authorization: 'Bearer sk_test_processor' } }),
+    ).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('tells an Authorization that carries one of the service’s sessions', () => {
+    expect(isSessionAuthorization(`Bearer ${session}`)).toBe(true);
+    expect(isSessionAuthorization(['Basic abc', `bearer ${session}`])).toBe(true);
+    expect(isSessionAuthorization('Bearer sk_test_processor')).toBe(false);
+    expect(isSessionAuthorization(`Basic ${session}`)).toBe(false);
   });
 });

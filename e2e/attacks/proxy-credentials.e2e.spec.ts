@@ -241,6 +241,28 @@ describe('attack: a hostile destination collects the service’s credentials', (
     }
   });
 
+  it('a browser loading /proxy as a script, style or worker of a page is refused (400 naming Sec-Fetch-Dest), nothing sent', async () => {
+    hostile.received.length = 0;
+    for (const destination of ['script', 'style', 'worker', 'serviceworker']) {
+      const answer = await raw('GET', '/proxy/gadget.js', [
+        ['SVC-API-KEY', tenant.apiKey],
+        ['SVC-PROXY-URL', hostile.url],
+        ['Sec-Fetch-Dest', destination],
+      ]);
+      expect(answer.status, destination).toBe(400);
+      expect(Object.keys((JSON.parse(answer.body) as { errors: object }).errors)).toEqual(['Sec-Fetch-Dest']);
+    }
+    expect(hostile.received).toEqual([]);
+    for (const destination of ['document', 'empty']) {
+      const answer = await raw('GET', '/proxy/page', [
+        ['SVC-API-KEY', tenant.apiKey],
+        ['SVC-PROXY-URL', hostile.url],
+        ['Sec-Fetch-Dest', destination],
+      ]);
+      expect(answer.status, destination).toBe(201);
+    }
+  });
+
   /** What the destination tries to leave on the service's origin with its answer. */
   const hostileHeaders = {
     'content-type': 'text/html',

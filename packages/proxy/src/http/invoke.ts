@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import type { Request, Response } from 'express';
-import { payloadTooLarge, type Authenticate, type Config, type Principal } from '@tokenvault/platform';
+import {
+  badRequest,
+  payloadTooLarge,
+  type Authenticate,
+  type Config,
+  type Principal,
+} from '@tokenvault/platform';
 import type { Detokenizer } from '@tokenvault/tokens';
 import { AddressAllowlist } from '../destination/addresses.ts';
 import { resolveDestination, systemResolver, type Resolver } from '../destination/resolve.ts';
@@ -47,6 +53,29 @@ export interface ProxyGatewayDeps {
 }
 
 export const proxyMethods = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+/**
+ * What a browser says it loads (`Sec-Fetch-Dest`) when the answer would run or style a page: the
+ * console's CSP trusts scripts and styles of its own origin, which /proxy shares, and any tenant
+ * decides what its proxy answers. Servers and `fetch` send none of these.
+ */
+const activeSubresources = new Set([
+  'script',
+  'style',
+  'worker',
+  'sharedworker',
+  'serviceworker',
+  'audioworklet',
+  'paintworklet',
+  'xslt',
+]);
+
+function refuseActiveSubresource(req: Request): void {
+  if (!activeSubresources.has(req.get('sec-fetch-dest') ?? '')) return;
+  throw badRequest('A proxied answer is never a script, style or worker of a page.', {
+    'Sec-Fetch-Dest': ['Call /proxy from a server or with fetch, not from a <script>, <link> or worker'],
+  });
+}
 
 export { proxyUrlHeader } from './resolve-proxy.ts';
 
@@ -96,6 +125,7 @@ export class ProxyGateway {
   /** Express middleware for `app.use('/proxy', …)`. */
   readonly handle = async (req: Request, res: Response, next: () => void): Promise<void> => {
     if (!(proxyMethods as readonly string[]).includes(req.method.toLowerCase())) return next();
+    refuseActiveSubresource(req);
     const invocation = await resolveProxy(req, res, { ...this.deps, timeoutMs: this.limits.timeoutMs });
     const answer = await this.forward(invocation, req);
     this.reply(res, answer);

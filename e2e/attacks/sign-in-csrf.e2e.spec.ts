@@ -8,32 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
 import { signInLinkOf, signInThroughConsole } from '../support/console.ts';
+import { ownerEmailOf, signInClient } from '../support/sign-in.ts';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from '../support/smtp.ts';
 import { startStack, type TestStack } from '../support/stack.ts';
-
-/** A client outside any browser: it keeps the cookies the service sets, as `curl -c/-b` does. */
-function cookieClient(baseUrl: string) {
-  const jar = new Map<string, string>();
-  return {
-    async call(method: string, path: string, body?: unknown) {
-      const headers: Record<string, string> = {};
-      if (jar.size) headers.cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
-      if (body !== undefined) headers['content-type'] = 'application/json';
-      const response = await fetch(`${baseUrl}${path}`, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      for (const cookie of response.headers.getSetCookie()) {
-        const [pair = ''] = cookie.split(';');
-        const at = pair.indexOf('=');
-        jar.set(pair.slice(0, at), pair.slice(at + 1));
-      }
-      const text = await response.text();
-      return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-    },
-  };
-}
 
 describe('attack: a sign-in link of the attacker opened in the victim’s browser', () => {
   let browser: Browser;
@@ -44,21 +21,12 @@ describe('attack: a sign-in link of the attacker opened in the victim’s browse
   let victimOtherEmail: string;
   const contexts: BrowserContext[] = [];
 
-  const ownerEmailOf = async (name: string) => {
-    const tenant = await stack.createTenant(name);
-    const members = await tenant.client.request<{ data: { user: { email: string } }[] }>(
-      'GET',
-      '/tenants/self/members',
-    );
-    return members.body.data[0]!.user.email;
-  };
-
   beforeAll(async () => {
     smtp = await startSmtpServer();
     [browser, stack] = await Promise.all([launchChromium(), startStack({ SMTP_URL: smtp.url })]);
-    attackerEmail = await ownerEmailOf('Attacker Corp');
-    victimEmail = await ownerEmailOf('Victim Corp');
-    victimOtherEmail = await ownerEmailOf('Victim Side Project');
+    attackerEmail = await ownerEmailOf(await stack.createTenant('Attacker Corp'));
+    victimEmail = await ownerEmailOf(await stack.createTenant('Victim Corp'));
+    victimOtherEmail = await ownerEmailOf(await stack.createTenant('Victim Side Project'));
   }, 600_000);
   afterAll(async () => {
     for (const context of contexts) await context.close();
@@ -77,9 +45,9 @@ describe('attack: a sign-in link of the attacker opened in the victim’s browse
 
   /** The attacker asks for a link for its own address from its own client and reads its mailbox. */
   async function attackersLink() {
-    const attacker = cookieClient(stack.url);
+    const attacker = signInClient(stack.url);
     const before = new Set(smtp.messages);
-    expect((await attacker.call('POST', '/sessions/email', { email: attackerEmail })).status).toBe(202);
+    expect((await attacker.askLink(attackerEmail)).status).toBe(202);
     const mail = await smtp.waitFor(attackerEmail, (m) => !before.has(m));
     return { attacker, mail, token: linkTokenOf(mail) };
   }
@@ -103,7 +71,7 @@ describe('attack: a sign-in link of the attacker opened in the victim’s browse
     await page.getByRole('button', { name: 'E-mail me a sign-in link' }).waitFor();
     expect(page.url()).not.toContain(token);
     // The refused attempt did not use the link up: the browser that asked for it still signs in.
-    const own = await attacker.call('POST', '/sessions', { token });
+    const own = await attacker.signIn(token);
     expect(own.status).toBe(201);
     expect(own.body.user).toMatchObject({ email: attackerEmail });
   });
@@ -165,10 +133,10 @@ describe('attack: a sign-in link of the attacker opened in the victim’s browse
     expect(problem.detail).toContain('requested from another browser or device');
     expect(stranger.headers.get('set-cookie')).toBeNull();
     // Someone else's nonce is no better than none.
-    const otherClient = cookieClient(stack.url);
-    await otherClient.call('POST', '/sessions/email', { email: `nobody-${Date.now()}@example.com` });
-    expect((await otherClient.call('POST', '/sessions', { token })).status).toBe(403);
-    expect((await attacker.call('POST', '/sessions', { token })).status).toBe(201);
-    expect((await attacker.call('POST', '/sessions', { token })).status).toBe(410);
+    const otherClient = signInClient(stack.url);
+    await otherClient.askLink(`nobody-${Date.now()}@example.com`);
+    expect((await otherClient.signIn(token)).status).toBe(403);
+    expect((await attacker.signIn(token)).status).toBe(201);
+    expect((await attacker.signIn(token)).status).toBe(410);
   });
 });

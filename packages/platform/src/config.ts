@@ -207,10 +207,38 @@ export const configSchema = z.object({
     .min(60_000)
     .max(30 * 86_400_000)
     .default(43_200_000),
-  /** Sign-in e-mails one address may be sent per hour (GCRA; also counted for unknown addresses). */
-  SIGN_IN_EMAILS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(5),
-  /** Sign-in e-mail requests one client address may make per hour. */
+  /**
+   * Sign-in e-mails one address may be sent per hour from one client address (GCRA; also counted
+   * for unknown addresses): a flood from one client does not lock the owner out elsewhere.
+   */
+  SIGN_IN_EMAILS_PER_ADDRESS_CLIENT_PER_HOUR: z.coerce.number().int().min(1).max(10_000).default(5),
+  /** ...and from all clients together (an inbox is not flooded from many clients). */
+  SIGN_IN_EMAILS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(20),
+  /** Sign-in e-mail requests one client address (an IPv6 client: its /64) may make per hour. */
   SIGN_IN_EMAILS_PER_CLIENT_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(30),
+  /**
+   * The proxies in front of the gateway whose X-Forwarded-For is believed (express's `trust
+   * proxy`): unset, none (the client is the socket's address); a hop count (`1`: the address the
+   * nearest proxy appended); or the proxies' IPs/CIDRs, comma-separated.
+   */
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .refine(
+      (value) =>
+        value === '' ||
+        /^\d{1,2}$/.test(value) ||
+        value.split(',').every((entry) => isAddressOrCidr(entry.trim())),
+      'a hop count (e.g. 1) or the proxies’ IPs/CIDRs, comma-separated (e.g. 10.0.0.0/8,fd00::/8)',
+    )
+    .transform((value): false | number | string[] =>
+      value === ''
+        ? false
+        : /^\d+$/.test(value)
+          ? Number(value)
+          : value.split(',').map((entry) => entry.trim()),
+    )
+    .default(false),
   /**
    * Set: events go to this KurrentDB (EventStoreDB) server, read models, checkpoints and claims
    * stay in DATABASE_URL, and projections are async. Unset: events in DATABASE_URL too.

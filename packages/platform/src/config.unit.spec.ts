@@ -107,3 +107,26 @@ describe('master keyring config', () => {
     }
   });
 });
+
+describe('config: TRUST_PROXY', () => {
+  const keyFile = () => join(mkdtempSync(join(tmpdir(), 'tv-')), 'master.key');
+  const trustOf = (value?: string) =>
+    loadConfig({ MASTER_KEY_FILE: keyFile(), ...(value === undefined ? {} : { TRUST_PROXY: value }) })
+      .TRUST_PROXY;
+
+  it('trusts no proxy unless told: unset or empty', () => {
+    expect(trustOf()).toBe(false);
+    expect(trustOf('')).toBe(false);
+  });
+
+  it('is a hop count, or the proxies’ IPs and CIDRs', () => {
+    expect(trustOf('1')).toBe(1);
+    expect(trustOf('10.0.0.0/8, 192.168.1.7,fd00::/8')).toEqual(['10.0.0.0/8', '192.168.1.7', 'fd00::/8']);
+  });
+
+  it('refuses anything else, naming the variable', () => {
+    for (const value of ['yes', 'true', '10.0.0.0/33', '1,2', 'loopback', '10.0.0.1,', '-1']) {
+      expect(() => trustOf(value), value).toThrow(/TRUST_PROXY: a hop count/);
+    }
+  });
+});

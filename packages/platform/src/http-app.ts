@@ -52,7 +52,8 @@ export function mountRoutes(
             query: req.query,
             body: req.body,
             headers: req.headers,
-            ...(req.socket.remoteAddress ? { clientAddress: req.socket.remoteAddress } : {}),
+            // The socket's address, or what trusted proxies forwarded (AppOptions.trustProxy).
+            ...(req.ip ? { clientAddress: req.ip } : {}),
           },
           principal,
           req.requestId,
@@ -80,6 +81,11 @@ const anonymous: Principal = {
 export interface AppOptions {
   logger: Logger;
   bodyLimit: string;
+  /**
+   * Proxies whose X-Forwarded-For is believed for req.ip (TRUST_PROXY): false for none, a hop
+   * count, or their IPs/CIDRs.
+   */
+  trustProxy?: false | number | string[];
   /** Mounted before the routes: health checks and documents. */
   configure(app: express.Express): void;
 }
@@ -92,6 +98,7 @@ export function createHttpApp(options: AppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('trust proxy', options.trustProxy ?? false);
   // Every value is kept (no silent cut at 1,000 pairs): the request line is already bounded by
   // Node's header size limit, and repeatable() bounds each parameter with a 400.
   app.set('query parser', (query: string) => parseQueryString(query, '&', '=', { maxKeys: 0 }));

@@ -33,7 +33,7 @@ export interface HandlerContext<Params, Query, Body> {
   principal: Principal;
   requestId: string;
   headers: Request['headers'];
-  /** The client's address as the socket has it (per-client caps of routes without a key). */
+  /** The client's address: the socket's, or as trusted proxies forwarded it (TRUST_PROXY). */
   clientAddress?: string;
 }
 

@@ -45,6 +45,7 @@ export function createGatewayApp(runtime: Runtime): express.Express {
   const app = createHttpApp({
     logger: runtime.logger,
     bodyLimit: runtime.config.BODY_LIMIT,
+    trustProxy: runtime.config.TRUST_PROXY,
     configure(app) {
       app.get('/healthz', (_req, res) => {
         res.json({ status: 'ok' });

@@ -68,6 +68,7 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: OpenApiInf
       ...(route.permission
         ? {
             'x-permission': route.permission,
+            ...(route.returnsTokenData ? { 'x-returns-token-data': true } : {}),
             security: [{ apiKey: [] }, { sessionBearer: [] }, { sessionCookie: [] }],
           }
         : { security: [] }),

@@ -76,6 +76,12 @@ export interface RouteDefinition<
    */
   sealedBodyFields?: readonly string[];
   /**
+   * The response can hold detokenized data (a reactor's answer): an Idempotency-Key keeps only
+   * that the request completed and its status, never the response, so that nothing kept outlives
+   * a token's deletion; a replay is a 409 saying so.
+   */
+  returnsTokenData?: boolean;
+  /**
    * The body's media types in the OpenAPI document (default application/json). Every JSON type
    * (`application/*+json`) is parsed alike; this only says which ones the route is meant for.
    */

@@ -82,7 +82,7 @@ export function createGatewayApp(runtime: Runtime): express.Express {
     app,
     runtime.routes,
     runtime.authenticate,
-    createRouteGuard(runtime.redis, runtime.rateLimiter, runtime.config, {
+    createRouteGuard(runtime.redis, runtime.vault, runtime.rateLimiter, runtime.config, {
       runSettled: (runId, withinMs) => runtime.reactorRuns.settled(runId, withinMs),
     }),
   );

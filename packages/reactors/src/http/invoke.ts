@@ -56,6 +56,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       args: prepareArguments(reactor.formula.request_parameters, substituteTokens(args, opened)),
       caller: principalData(principal),
       request_id: requestId,
+      ...(tokenIds.length > 0 ? { token_ids: [...tokenIds] } : {}),
     };
   };
 
@@ -69,6 +70,8 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       permission: 'token:use',
       params: idParams,
       body: invokeReactorBody,
+      // Its answer is whatever the code made of detokenized data: never kept for a replay.
+      returnsTokenData: true,
       responses: { 200: { description: 'The reactor’s response', schema: reactorRunResponseSchema } },
       async handle({ principal, params, body, requestId }) {
         const request = await prepare(principal, params.id, body.args, requestId);
@@ -96,14 +99,22 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       method: 'get',
       path: '/reactors/:id/results/:request_id',
       operationId: 'getReactorResult',
-      summary: 'The status of an async invocation and, once done, its response or problem',
+      summary:
+        'The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted)',
       tag,
       permission: 'token:use',
       params: reactorResultParams,
       responses: { 200: { description: 'The run', schema: asyncReactorResultSchema } },
       async handle({ principal, params }) {
-        const run = await deps.runs.status(principal, params.id, params.request_id);
+        const run = await deps.runs.status(principal, params.id, params.request_id, (tenantId, ids) =>
+          deps.detokenizer.allLive(tenantId, ids),
+        );
         if (!run) throw notFound('No reactor request with this id.');
+        if (run.status === 'withdrawn') {
+          throw notFound(
+            'This result saw the data of a token deleted since: it was withdrawn with the token.',
+          );
+        }
         const base = { async_reactor_request_id: params.request_id, status: run.status };
         if (run.status === 'pending') return { status: 200, body: base };
         const { outcome } = run;

@@ -11,7 +11,10 @@ export interface ReactorRunJob {
   proxy_id?: string;
   /** Who invoked: only they may read an async run's result. */
   actor_id: string;
-  /** AES-256-GCM (the tenant's data key), bound to the run id: a ReactorRunRequest. */
+  /**
+   * AES-256-GCM (the tenant's data key), bound to the run id: a ReactorRunRequest. Emptied once
+   * the run is over (an async run's job stays for its result; its detokenized args need not).
+   */
   sealed_request: string;
   /** The reply list of the gateway process that queued the run (run-replies.ts). */
   reply_to?: string;
@@ -37,6 +40,8 @@ export interface ReactorRunRequest {
   /** Who invoked: `tokenize` creates tokens as this caller when the reactor has no application. */
   caller: PrincipalData;
   request_id: string;
+  /** The tokens detokenized into `args`: an async result that saw them is kept while they live. */
+  token_ids?: string[];
   /**
    * What the code answers: a reactor's `{ raw, tokenize }` (the default), or a proxy transform's
    * `{ headers, body }` (passed back as the outcome's `raw`, nothing tokenized).
@@ -52,9 +57,14 @@ export interface ProblemData {
   errors?: FieldErrors;
 }
 
-/** The result of a run, as the sync call answers it (and the async result reports it). */
-export type ReactorRunOutcome =
-  { ok: true; body: { tokens?: unknown; raw?: unknown } } | { ok: false; problem: ProblemData };
+/**
+ * The result of a run, as the sync call answers it (and the async result reports it), with the
+ * tokens whose data the run saw (detokenized into its args, read through `svc`): what it answers
+ * may hold their data, so an async result is withdrawn once one of them is deleted.
+ */
+export type ReactorRunOutcome = (
+  { ok: true; body: { tokens?: unknown; raw?: unknown } } | { ok: false; problem: ProblemData }
+) & { token_ids?: string[] };
 
 /** A run the worker could not carry out (not the reactor's own error, which is an outcome). */
 export const runFailure: ReactorRunOutcome = {

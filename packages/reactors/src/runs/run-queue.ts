@@ -21,8 +21,14 @@ type RunQueueConfig = Pick<
 /** Time a sync call also allows for the queue hand-off, beyond the run's own wall time. */
 const queueGraceMs = 2_000;
 
+/** `withdrawn`: the result saw a token deleted since, and is gone with it. */
 export type ReactorRunStatus =
-  { status: 'pending' } | { status: 'completed' | 'failed'; outcome: ReactorRunOutcome };
+  | { status: 'pending' }
+  | { status: 'withdrawn' }
+  | { status: 'completed' | 'failed'; outcome: ReactorRunOutcome };
+
+/** Whether every one of these tokens of the tenant is still live (not deleted, not expired). */
+export type TokensLive = (tenantId: string, tokenIds: readonly string[]) => Promise<boolean>;
 
 /**
  * The gateway's side of reactor runs: puts a sealed run on the BullMQ queue and hears back from
@@ -147,11 +153,16 @@ export class ReactorRunQueue {
     return this.open(tenantId, runId, reply.sealed_outcome);
   }
 
-  /** An async run of this reactor that this caller started, or undefined (unknown, expired, another's). */
+  /**
+   * An async run of this reactor that this caller started, or undefined (unknown, expired,
+   * another's). A result that saw a token no longer live is removed, not answered: a deleted
+   * token's data does not come back from here.
+   */
   async status(
     caller: Pick<Principal, 'tenantId' | 'actorId'>,
     reactorId: string,
     runId: string,
+    tokensLive: TokensLive,
   ): Promise<ReactorRunStatus | undefined> {
     const tenantId = caller.tenantId;
     const job: Job<ReactorRunJob, string> | undefined = await this.queue.getJob(runId);
@@ -166,6 +177,10 @@ export class ReactorRunQueue {
       const finished = job.returnvalue ? job : await this.queue.getJob(runId);
       if (!finished?.returnvalue) return undefined;
       const outcome = await this.open(tenantId, runId, finished.returnvalue);
+      if (outcome.token_ids?.length && !(await tokensLive(tenantId, outcome.token_ids))) {
+        await finished.remove();
+        return { status: 'withdrawn' };
+      }
       return { status: outcome.ok ? 'completed' : 'failed', outcome };
     }
     if (state === 'failed') return { status: 'failed', outcome: runFailure };

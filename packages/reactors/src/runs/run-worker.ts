@@ -158,11 +158,26 @@ export class ReactorRunWorker {
     } catch (error) {
       logger.error({ err: error, jobId: runId }, 'reactor run outcome could not be sealed');
       await this.reply(job, { run_id: runId });
+      await this.forgetRequest(job);
       throw new Error('the reactor run’s outcome could not be sealed');
     }
     // Before BullMQ records the job as completed: the waiting gateway needs nothing more.
     await this.reply(job, { run_id: runId, sealed_outcome: sealedOutcome });
+    await this.forgetRequest(job);
     return sealedOutcome;
+  }
+
+  /**
+   * A kept (async) job holds its run's detokenized args no longer than the run: its result is
+   * all that is read of it later. A sync job is removed as it completes.
+   */
+  private async forgetRequest(job: Job<ReactorRunJob, string>): Promise<void> {
+    if (job.opts.removeOnComplete === true) return;
+    await job
+      .updateData({ ...job.data, sealed_request: '' })
+      .catch((error: unknown) =>
+        this.options.logger.warn({ err: error, jobId: job.id }, 'reactor run request could not be dropped'),
+      );
   }
 
   /** Tells the gateway that queued the run (a job without `reply_to` came from an older one). */
@@ -177,7 +192,14 @@ export class ReactorRunWorker {
     }
   }
 
+  /** The run's outcome, with the tokens whose data it saw (its args', and what `svc` read). */
   private async run(request: ReactorRunRequest): Promise<ReactorRunOutcome> {
+    const tokensRead = new Set(request.token_ids ?? []);
+    const outcome = await this.runCode(request, tokensRead);
+    return tokensRead.size > 0 ? { ...outcome, token_ids: [...tokensRead] } : outcome;
+  }
+
+  private async runCode(request: ReactorRunRequest, tokensRead: Set<string>): Promise<ReactorRunOutcome> {
     try {
       const caller = principalFromData(request.caller);
       const application = request.application_id
@@ -198,7 +220,7 @@ export class ReactorRunWorker {
           configuration: request.configuration,
           serviceMethods: application ? serviceMethodNames : null,
         },
-        (method, args) => this.services.invoke(method, args, application!, request.request_id),
+        (method, args) => this.services.invoke(method, args, application!, request.request_id, tokensRead),
       );
       if (!outcome.ok) return { ok: false, problem: reactorProblem(outcome) };
       if (request.answers === 'transform')

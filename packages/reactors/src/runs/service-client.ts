@@ -14,9 +14,21 @@ import { isPlainObject } from '@tokenvault/expressions';
  * of the service's own routes called in-process as the reactor's application: the same schemas,
  * permission checks, audit and events as over HTTP, without a key in plaintext anywhere.
  */
-const serviceMethods: Record<string, { route: string; input(args: unknown[]): RouteInput }> = {
+const serviceMethods: Record<
+  string,
+  {
+    route: string;
+    input(args: unknown[]): RouteInput;
+    /** The tokens whose data the answer holds (methods that read token data). */
+    tokensRead?(body: unknown): string[];
+  }
+> = {
   'tokens.create': { route: 'post /tokens', input: ([body]) => ({ body }) },
-  'tokens.retrieve': { route: 'get /tokens/:id', input: ([id]) => ({ params: { id: String(id) } }) },
+  'tokens.retrieve': {
+    route: 'get /tokens/:id',
+    input: ([id]) => ({ params: { id: String(id) } }),
+    tokensRead: (body) => idsOf([body]),
+  },
   'tokens.delete': { route: 'delete /tokens/:id', input: ([id]) => ({ params: { id: String(id) } }) },
   'tokens.createAssociation': {
     route: 'post /tokens/:parent_id/children/:child_id',
@@ -36,8 +48,12 @@ const serviceMethods: Record<string, { route: string; input(args: unknown[]): Ro
       params: { parent_id: String(parentId) },
       query: isPlainObject(query) ? query : {},
     }),
+    tokensRead: (body) => idsOf(isPlainObject(body) && Array.isArray(body.data) ? body.data : []),
   },
 };
+
+const idsOf = (tokens: unknown[]): string[] =>
+  tokens.flatMap((token) => (isPlainObject(token) && typeof token.id === 'string' ? [token.id] : []));
 
 export const serviceMethodNames: readonly string[] = Object.keys(serviceMethods);
 
@@ -58,12 +74,22 @@ export class ServiceClient {
     return callRoute(route, input, principal, requestId);
   }
 
-  /** A guest's `svc.<method>(...args)`: the response body, or a ServiceCallError (the route's problem). */
-  async invoke(method: string, args: unknown[], principal: Principal, requestId: string): Promise<unknown> {
+  /**
+   * A guest's `svc.<method>(...args)`: the response body, or a ServiceCallError (the route's
+   * problem). The ids of the tokens whose data it answered are added to `tokensRead`.
+   */
+  async invoke(
+    method: string,
+    args: unknown[],
+    principal: Principal,
+    requestId: string,
+    tokensRead: Set<string>,
+  ): Promise<unknown> {
     const known = Object.hasOwn(serviceMethods, method) ? serviceMethods[method] : undefined;
     if (!known) throw new ServiceCallError(`svc has no method ${method}.`, 400);
     try {
       const result = await this.call(known.route, known.input(args), principal, requestId);
+      for (const id of known.tokensRead?.(result.body) ?? []) tokensRead.add(id);
       return result.body ?? null;
     } catch (error) {
       // The guest sees the problem as the anchor's SDK error (status and data); anything else is

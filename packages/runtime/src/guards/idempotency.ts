@@ -1,12 +1,4 @@
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  createHmac,
-  type KeyObject,
-  randomBytes,
-  randomUUID,
-} from 'node:crypto';
+import { createHash, createHmac, type KeyObject, randomUUID } from 'node:crypto';
 import {
   badRequest,
   Problem,
@@ -15,7 +7,13 @@ import {
   type HandlerResult,
   type Redis,
 } from '@tokenvault/platform';
-import { canonicalJson, derivedKey } from '@tokenvault/vault';
+import {
+  canonicalJson,
+  DecryptionError,
+  derivedKey,
+  TenantKeysUnavailableError,
+  type Vault,
+} from '@tokenvault/vault';
 
 export const idempotencyHeaders = ['idempotency-key', 'svc-idempotency-key'] as const;
 export const replayedHeader = 'idempotency-replayed';
@@ -29,18 +27,22 @@ const keptHeaders = new Set(['content-type', 'location', 'x-read-model-lagging']
 export interface IdempotencyOptions {
   /** The Redis key prefix (QUEUE_PREFIX: test stacks and deployments keep to their own). */
   prefix: string;
+  /** Keys the MACs of Redis keys and fingerprints (they hold no data). */
   masterKey: string;
   ttlSeconds: number;
   lockTtlMs: number;
 }
 
-interface StoredResponse {
-  status: number;
-  headers: Record<string, string>;
-  /** The JSON text sent, or the HTML page. */
-  json?: string;
-  html?: string;
-}
+type StoredResponse =
+  | {
+      status: number;
+      headers: Record<string, string>;
+      /** The JSON text sent, or the HTML page. */
+      json?: string;
+      html?: string;
+    }
+  /** A route that returns token data: only that the request completed, and its status. */
+  | { status: number; withheld: true };
 
 /** Frees the key if (and only if) this request still holds it, or replaces it by the response. */
 const finishScript = `
@@ -57,19 +59,22 @@ return 1`;
  * - `r|<owner>|<fingerprint>` while the first request runs (SET NX, IDEMPOTENCY_LOCK_TTL_MS),
  * - `d|<fingerprint>|<sealed response>` once it has answered (IDEMPOTENCY_TTL_SECONDS).
  *
- * The Redis key and the fingerprint are HMACs (the idempotency key and the body never appear),
- * and the response is sealed with AES-256-GCM, the tenant, application and key as associated data.
+ * The Redis key and the fingerprint are HMACs (the idempotency key and the body never appear).
+ * The response is sealed under the tenant's data key, bound to the Redis key (so to the tenant,
+ * application and idempotency key): deleting the tenant shreds it with the tenant's other data.
+ * A route that returns token data (`returnsTokenData`) has only its status kept, never its
+ * response: a deleted token's data must not come back from here, and a replay is a 409 saying so.
  */
 export class Idempotency {
   private readonly redis: Redis;
+  private readonly vault: Vault;
   private readonly options: IdempotencyOptions;
-  private readonly sealKey: KeyObject;
   private readonly macKey: KeyObject;
 
-  constructor(redis: Redis, options: IdempotencyOptions) {
+  constructor(redis: Redis, vault: Vault, options: IdempotencyOptions) {
     this.redis = redis;
+    this.vault = vault;
     this.options = options;
-    this.sealKey = derivedKey(options.masterKey, 'response seal v1', 'tokenvault/idempotency');
     this.macKey = derivedKey(options.masterKey, 'key and fingerprint mac v1', 'tokenvault/idempotency');
   }
 
@@ -96,8 +101,10 @@ export class Idempotency {
     // canonicalJson recurses: the input limits come first, as the route would check them (a deep
     // body is then a 400, not a stack overflow), also on routes that read no body.
     screenInput(req.body, 'body', { sealedFields: route.sealedBodyFields ?? [] });
-    const scope = `${principal.tenantId}\0${principal.actorId}\0${key}`;
-    const redisKey = `${this.options.prefix}:idempotency:${this.mac(`key\0${scope}`)}`;
+    const tenantId = principal.tenantId;
+    // Names the record: the tenant, application and idempotency key, as a MAC.
+    const recordId = this.mac(`key\0${tenantId}\0${principal.actorId}\0${key}`);
+    const redisKey = `${this.options.prefix}:idempotency:${recordId}`;
     const fingerprint = this.mac(
       `request\0${req.method}\0${req.originalUrl}\0${createHash('sha256')
         .update(req.body === undefined ? '' : canonicalJson(req.body))
@@ -122,32 +129,41 @@ export class Idempotency {
         );
       }
       if (state === 'r') throw inFlight();
-      return this.replay(third, scope);
+      return this.replay(tenantId, third, recordId);
     }
     let stored: StoredResponse | undefined;
+    const withheld = route.returnsTokenData === true;
     try {
       const result = await run();
-      if (storable(result.status)) stored = responseOf(result);
+      if (storable(result.status)) {
+        stored = withheld ? { status: result.status, withheld } : responseOf(result);
+      }
       return result;
     } catch (error) {
       if (error instanceof Problem && storable(error.status)) {
-        stored = {
-          status: error.status,
-          headers: { 'content-type': 'application/problem+json' },
-          json: JSON.stringify({ ...error.toJSON(), request_id: req.requestId }),
-        };
+        // A reactor's own problem can quote what it was given: withheld like its answers.
+        stored = withheld
+          ? { status: error.status, withheld }
+          : {
+              status: error.status,
+              headers: { 'content-type': 'application/problem+json' },
+              json: JSON.stringify({ ...error.toJSON(), request_id: req.requestId }),
+            };
       }
       throw error;
     } finally {
-      const value = stored ? `d|${fingerprint}|${this.seal(stored, scope)}` : '';
+      // Unsealable (the tenant deleted meanwhile): the key is freed instead.
+      const sealed = stored && (await this.seal(tenantId, stored, recordId).catch(() => undefined));
+      const value = sealed ? `d|${fingerprint}|${sealed}` : '';
       await this.redis
         .eval(finishScript, 1, redisKey, marker, value, String(this.options.ttlSeconds * 1000))
         .catch(() => undefined);
     }
   }
 
-  private replay(sealed: string, scope: string): HandlerResult {
-    const response = this.open(sealed, scope);
+  private async replay(tenantId: string, sealed: string, recordId: string): Promise<HandlerResult> {
+    const response = await this.open(tenantId, sealed, recordId);
+    if (!response || 'withheld' in response) throw responseNotKept(response?.status);
     const headers = { ...response.headers, [replayedHeader]: 'true' };
     if (response.html !== undefined) return { status: response.status, headers, html: response.html };
     return {
@@ -161,28 +177,36 @@ export class Idempotency {
     return createHmac('sha256', this.macKey).update(text, 'utf8').digest('base64url');
   }
 
-  private seal(response: StoredResponse, scope: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.sealKey, iv);
-    cipher.setAAD(Buffer.from(scope, 'utf8'));
-    const ciphertext = Buffer.concat([cipher.update(JSON.stringify(response), 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64');
+  /** Sealing a record costs one AES-GCM under the tenant's data key (kept in memory by the vault). */
+  private seal(tenantId: string, response: StoredResponse, recordId: string): Promise<string> {
+    return this.vault.encrypt(tenantId, recordSubject(recordId), response);
   }
 
-  private open(sealed: string, scope: string): StoredResponse {
-    const bytes = Buffer.from(sealed, 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', this.sealKey, bytes.subarray(0, 12));
-    decipher.setAAD(Buffer.from(scope, 'utf8'));
-    decipher.setAuthTag(bytes.subarray(12, 28));
-    const plaintext = Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]);
-    return JSON.parse(plaintext.toString('utf8')) as StoredResponse;
+  /**
+   * The record, or undefined when it does not open: sealed before records were sealed under the
+   * tenant's key (under a key derived from MASTER_KEY), or under a tenant key version gone since.
+   */
+  private async open(
+    tenantId: string,
+    sealed: string,
+    recordId: string,
+  ): Promise<StoredResponse | undefined> {
+    try {
+      return (await this.vault.decrypt(tenantId, recordSubject(recordId), sealed)) as StoredResponse;
+    } catch (error) {
+      if (error instanceof DecryptionError || error instanceof TenantKeysUnavailableError) return undefined;
+      throw error;
+    }
   }
 }
+
+/** What a record is sealed for, bound to its id (`/` never occurs in a token id). */
+const recordSubject = (recordId: string) => `idempotency/${recordId}`;
 
 /** Server errors and 429s are not kept: the client may retry them. */
 const storable = (status: number) => status < 500 && status !== 429;
 
-function responseOf(result: HandlerResult): StoredResponse {
+function responseOf(result: HandlerResult): Exclude<StoredResponse, { withheld: true }> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(result.headers ?? {})) {
     if (keptHeaders.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
@@ -210,4 +234,15 @@ const inFlight = () =>
     'A request with this Idempotency-Key is still being processed; retry later.',
     undefined,
     { 'retry-after': '1' },
+  );
+
+/** A replay of a request whose response was not kept: it ran once, and does not run again. */
+const responseNotKept = (status: number | undefined) =>
+  new Problem(
+    409,
+    'idempotency-response-not-kept',
+    'Conflict',
+    `The first request with this Idempotency-Key completed${status === undefined ? '' : ` with status ${status}`}; ` +
+      'its response is not kept (this operation’s responses can hold token data, which is never kept). ' +
+      'Send a new Idempotency-Key to run it again.',
   );

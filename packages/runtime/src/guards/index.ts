@@ -1,4 +1,5 @@
 import type { Config, Redis, RouteGuard } from '@tokenvault/platform';
+import type { Vault } from '@tokenvault/vault';
 import { Idempotency } from './idempotency.ts';
 import { takeRateLimit, tooManyRequests, type RateLimiter } from './rate-limit.ts';
 import { TenantConcurrency } from './tenant-concurrency.ts';
@@ -25,6 +26,7 @@ const idempotentMethods = new Set(['post', 'put', 'patch']);
  */
 export function createRouteGuard(
   redis: Redis,
+  vault: Vault,
   limiter: RateLimiter,
   config: Pick<
     Config,
@@ -46,7 +48,7 @@ export function createRouteGuard(
     max: config.REACTOR_MAX_CONCURRENT_PER_TENANT,
     slotTtlMs,
   });
-  const idempotency = new Idempotency(redis, {
+  const idempotency = new Idempotency(redis, vault, {
     prefix,
     masterKey: config.MASTER_KEY,
     ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS,

@@ -5,6 +5,8 @@ import { idempotencyKeyPattern } from './idempotency.ts';
 
 interface Operation {
   'x-permission'?: string;
+  /** The route's `returnsTokenData`: its responses are never kept for a replay. */
+  'x-returns-token-data'?: boolean;
   parameters?: unknown[];
   responses?: Record<string, Response | { $ref: string }>;
 }
@@ -33,9 +35,12 @@ const rateLimitHeaders = {
 
 const keyDescription =
   'Makes a retry safe: the first completed response under this key (per application) is kept for ' +
-  'IDEMPOTENCY_TTL_SECONDS (24 h by default) and replayed, with `Idempotency-Replayed: true`, to ' +
-  'the same request. The same key with another method, path or body is a 422; while the first ' +
-  'request runs, a 409. 1–255 printable ASCII characters, else a 400.';
+  'IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with ' +
+  '`Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token ' +
+  'data (a reactor’s answer) keeps only that it completed and its status: the same request is ' +
+  'not run again but answered 409 (`idempotency-response-not-kept`). The same key with another ' +
+  'method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII ' +
+  'characters, else a 400.';
 
 const components = {
   parameters: {
@@ -92,6 +97,14 @@ const components = {
       headers: { 'Retry-After': header('Retry-After'), ...rateLimitHeaders },
       content: problemContent,
     },
+    IdempotencyResponseNotKept: {
+      description:
+        'The first request with this Idempotency-Key completed, and this operation’s responses ' +
+        'can hold token data, which is never kept (`idempotency-response-not-kept`): it is not run ' +
+        'again; send a new Idempotency-Key to run it again.',
+      headers: rateLimitHeaders,
+      content: problemContent,
+    },
     IdempotencyKeyReused: {
       description:
         'This Idempotency-Key was used for a different request: another method, path or body ' +
@@ -104,20 +117,35 @@ const components = {
 
 const idempotentMethods = new Set(['post', 'put', 'patch']);
 
-/** Declares a response the guard may give; a route's own response of that status says both. */
+/**
+ * Declares a response the guard may give; a route's own response of that status says both, and
+ * a second one the guard adds makes the first a copy that says both (its headers joined).
+ */
 function addResponse(operation: Operation, status: string, name: keyof typeof components.responses) {
   const responses = (operation.responses ??= {});
   const declared = responses[status];
+  const added = components.responses[name];
   if (!declared) responses[status] = { $ref: `#/components/responses/${name}` };
-  else if (!('$ref' in declared)) {
-    declared.description += ` Or: ${components.responses[name].description}`;
+  else if (!('$ref' in declared)) declared.description += ` Or: ${added.description}`;
+  else {
+    const guardsOwn = Object.entries(components.responses).find(
+      ([own]) => declared.$ref === `#/components/responses/${own}`,
+    );
+    if (!guardsOwn) return;
+    const first = structuredClone(guardsOwn[1]);
+    responses[status] = {
+      ...first,
+      description: `${first.description} Or: ${added.description}`,
+      headers: { ...first.headers, ...structuredClone(added.headers) },
+    };
   }
 }
 
 /**
  * The document with what every API-key operation may also answer: the RateLimit headers and a
  * 429; on POST, PUT and PATCH the Idempotency-Key header (and its alias), the
- * Idempotency-Replayed header, and the 409 and 422 of a key in use or reused.
+ * Idempotency-Replayed header, and the 409 and 422 of a key in use or reused (and, where the
+ * responses can hold token data, the 409 of a response not kept).
  */
 export function describeRouteGuard<D extends OpenApiDocument>(document: D): D {
   const copy = structuredClone(document);
@@ -130,12 +158,13 @@ export function describeRouteGuard<D extends OpenApiDocument>(document: D): D {
       const operation = value as Operation;
       if (operation['x-permission'] === undefined) continue;
       const idempotent = idempotentMethods.has(method);
+      const withheld = idempotent && operation['x-returns-token-data'] === true;
       for (const response of Object.values(operation.responses ?? {})) {
         if ('$ref' in response) continue;
         response.headers = {
           ...response.headers,
           ...rateLimitHeaders,
-          ...(idempotent ? { 'Idempotency-Replayed': header('Idempotency-Replayed') } : {}),
+          ...(idempotent && !withheld ? { 'Idempotency-Replayed': header('Idempotency-Replayed') } : {}),
         };
       }
       addResponse(operation, '429', 'TooManyRequests');
@@ -145,6 +174,7 @@ export function describeRouteGuard<D extends OpenApiDocument>(document: D): D {
         { $ref: '#/components/parameters/Idempotency-Key' },
         { $ref: '#/components/parameters/SVC-IDEMPOTENCY-KEY' },
       ];
+      if (withheld) addResponse(operation, '409', 'IdempotencyResponseNotKept');
       addResponse(operation, '409', 'IdempotencyKeyInUse');
       addResponse(operation, '422', 'IdempotencyKeyReused');
     }

@@ -22,6 +22,12 @@ export class Detokenizer {
     this.readAuditor = new ReadAuditor(deps.store, deps.clock);
   }
 
+  /** Whether every one of these tokens is live (not deleted, not expired), as the read model has them. */
+  async allLive(tenantId: string, ids: readonly string[]): Promise<boolean> {
+    const unique = [...new Set(ids)];
+    return (await this.queries.getMany(tenantId, unique)).length === unique.length;
+  }
+
   /**
    * The tokens' data by id, and the whole tokens (response fields with their data) by id: what
    * `{{ <id> }}` and `{{ token: <id> }}` expressions see.

@@ -276,7 +276,8 @@ describe(`master key rotation in an HSM: KEK_PROVIDER=pkcs11 on SoftHSM2 (PROJEC
     PKCS11_TOKEN_LABEL: hsm.tokenLabel,
     PKCS11_PIN_FILE: pinFile,
     PKCS11_KEY_LABELS: ids.join(','),
-    // Invitation links and idempotency records are keyed by MASTER_KEY, never a tenant key.
+    // Invitation links and the MACs naming idempotency records are keyed by MASTER_KEY, not a
+    // tenant key (the records themselves are sealed under the tenant's key).
     MASTER_KEY: invitationKey,
   });
   const invitationKey = randomBytes(32).toString('base64');

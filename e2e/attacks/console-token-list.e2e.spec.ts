@@ -4,13 +4,12 @@
 // page view was a read of every listed token in the log. A member opens the Tokens page in
 // Chromium: no response carries a card's data, nothing is read until Reveal, and Reveal reads
 // exactly the one token.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { uniqueCardNumber } from '../support/cards.ts';
-import { signInThroughConsole } from '../support/console.ts';
-import { startSmtpServer, type TestSmtpServer } from '../support/smtp.ts';
-import { startStack, type TestStack, type TestTenant } from '../support/stack.ts';
+import { signInThroughConsole, useConsoleStack } from '../support/console.ts';
+import { ownerEmailOf } from '../support/sign-in.ts';
+import type { TestTenant } from '../support/stack.ts';
 
 interface LogRow {
   operation: string;
@@ -19,11 +18,8 @@ interface LogRow {
 }
 
 describe('attack: the Tokens page of the console carries token data to the browser', () => {
-  let browser: Browser;
-  let context: BrowserContext;
+  const env = useConsoleStack();
   let page: Page;
-  let stack: TestStack;
-  let smtp: TestSmtpServer;
   let tenant: TestTenant;
   let ownerEmail: string;
   const cards: { id: string; number: string; cvc: string }[] = [];
@@ -31,14 +27,8 @@ describe('attack: the Tokens page of the console carries token data to the brows
   const received: Promise<string>[] = [];
 
   beforeAll(async () => {
-    smtp = await startSmtpServer();
-    [browser, stack] = await Promise.all([launchChromium(), startStack({ SMTP_URL: smtp.url })]);
-    tenant = await stack.createTenant('Card Holder Corp');
-    const members = await tenant.client.request<{ data: { user: { email: string } }[] }>(
-      'GET',
-      '/tenants/self/members',
-    );
-    ownerEmail = members.body.data[0]!.user.email;
+    tenant = await env.stack.createTenant('Card Holder Corp');
+    ownerEmail = await ownerEmailOf(tenant);
     for (let index = 0; index < 3; index++) {
       const number = uniqueCardNumber();
       const cvc = String(100 + Math.floor(Math.random() * 900));
@@ -48,22 +38,15 @@ describe('attack: the Tokens page of the console carries token data to the brows
       expect(created.status).toBe(201);
       cards.push({ id: created.body.id, number, cvc });
     }
-    context = await browser.newContext();
-    page = await context.newPage();
+    page = await env.newPage();
     page.on('response', (response) => {
-      if (response.url().startsWith(stack.url)) received.push(response.text().catch(() => ''));
+      if (response.url().startsWith(env.stack.url)) received.push(response.text().catch(() => ''));
     });
-  }, 600_000);
-  afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await stack?.stop();
-    await smtp?.stop();
   });
 
   /** The TokensRead events naming this token: appended before any data leaves the service. */
   const readsOf = async (tokenId: string) => {
-    const result = await stack.service.runtime.ownerPool.query<{ count: number }>(
+    const result = await env.stack.service.runtime.ownerPool.query<{ count: number }>(
       `SELECT count(*)::int AS count FROM es_events
         WHERE event_type = 'TokensRead' AND data->'tokens' @> jsonb_build_array(jsonb_build_object('token_id', $1::text))`,
       [tokenId],
@@ -78,8 +61,8 @@ describe('attack: the Tokens page of the console carries token data to the brows
   };
 
   it('lists the tokens without their data: no card number or CVC reaches the browser, no read is recorded', async () => {
-    await signInThroughConsole(page, stack.url, smtp, ownerEmail);
-    await page.goto(`${stack.url}/console#/tokens`);
+    await signInThroughConsole(page, env.stack.url, env.smtp, ownerEmail);
+    await page.goto(`${env.stack.url}/console#/tokens`);
     for (const card of cards) {
       await page.getByRole('button', { name: `Reveal the data of ${card.id}` }).waitFor();
     }

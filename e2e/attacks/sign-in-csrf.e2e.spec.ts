@@ -4,51 +4,30 @@
 // (what the victim then types or stores goes to the attacker's tenant). A link now works only in
 // the browser that asked for it (a nonce cookie set by POST /sessions/email), and a console that
 // is signed in asks before it uses a link at all.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser.ts';
-import { signInLinkOf, signInThroughConsole } from '../support/console.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { signInLinkOf, signInThroughConsole, useConsoleStack } from '../support/console.ts';
 import { ownerEmailOf, signInClient } from '../support/sign-in.ts';
-import { linkTokenOf, startSmtpServer, type TestSmtpServer } from '../support/smtp.ts';
-import { startStack, type TestStack } from '../support/stack.ts';
+import { linkTokenOf } from '../support/smtp.ts';
 
 describe('attack: a sign-in link of the attacker opened in the victim’s browser', () => {
-  let browser: Browser;
-  let stack: TestStack;
-  let smtp: TestSmtpServer;
+  const env = useConsoleStack();
   let attackerEmail: string;
   let victimEmail: string;
   let victimOtherEmail: string;
-  const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
-    smtp = await startSmtpServer();
-    [browser, stack] = await Promise.all([launchChromium(), startStack({ SMTP_URL: smtp.url })]);
-    attackerEmail = await ownerEmailOf(await stack.createTenant('Attacker Corp'));
-    victimEmail = await ownerEmailOf(await stack.createTenant('Victim Corp'));
-    victimOtherEmail = await ownerEmailOf(await stack.createTenant('Victim Side Project'));
-  }, 600_000);
-  afterAll(async () => {
-    for (const context of contexts) await context.close();
-    await browser?.close();
-    await stack?.stop();
-    await smtp?.stop();
+    attackerEmail = await ownerEmailOf(await env.stack.createTenant('Attacker Corp'));
+    victimEmail = await ownerEmailOf(await env.stack.createTenant('Victim Corp'));
+    victimOtherEmail = await ownerEmailOf(await env.stack.createTenant('Victim Side Project'));
   });
-
-  async function newPage(): Promise<Page> {
-    const context = await browser.newContext();
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('dialog', (dialog) => void dialog.dismiss());
-    return page;
-  }
 
   /** The attacker asks for a link for its own address from its own client and reads its mailbox. */
   async function attackersLink() {
-    const attacker = signInClient(stack.url);
-    const before = new Set(smtp.messages);
+    const attacker = signInClient(env.stack.url);
+    const before = new Set(env.smtp.messages);
     expect((await attacker.askLink(attackerEmail)).status).toBe(202);
-    const mail = await smtp.waitFor(attackerEmail, (m) => !before.has(m));
+    const mail = await env.smtp.waitFor(attackerEmail, (m) => !before.has(m));
     return { attacker, mail, token: linkTokenOf(mail) };
   }
 
@@ -61,8 +40,8 @@ describe('attack: a sign-in link of the attacker opened in the victim’s browse
 
   it('a browser with no session is not signed in as the attacker: the link is refused, with a way to ask for one here', async () => {
     const { attacker, mail, token } = await attackersLink();
-    const page = await newPage();
-    await page.goto(signInLinkOf(stack.url, mail));
+    const page = await env.newPage();
+    await page.goto(signInLinkOf(env.stack.url, mail));
     await page.locator('main h1').waitFor();
     expect(await whoAmI(page)).toBeUndefined();
     await page.getByText('requested from another browser').waitFor();
@@ -78,9 +57,9 @@ describe('attack: a sign-in link of the attacker opened in the victim’s browse
 
   it('a browser signed in as the victim stays the victim’s: the console asks first, and the link is refused if used', async () => {
     const { mail } = await attackersLink();
-    const page = await newPage();
-    await signInThroughConsole(page, stack.url, smtp, victimEmail);
-    await page.goto(signInLinkOf(stack.url, mail));
+    const page = await env.newPage();
+    await signInThroughConsole(page, env.stack.url, env.smtp, victimEmail);
+    await page.goto(signInLinkOf(env.stack.url, mail));
     await page.locator('main h1').waitFor();
     expect(await whoAmI(page)).toBe(victimEmail);
     await page.getByText(`You are signed in as ${victimEmail}`).waitFor();
@@ -91,11 +70,11 @@ describe('attack: a sign-in link of the attacker opened in the victim’s browse
   });
 
   it('a link asked for in this browser switches account only when the member says so', async () => {
-    const page = await newPage();
-    await signInThroughConsole(page, stack.url, smtp, victimEmail);
+    const page = await env.newPage();
+    await signInThroughConsole(page, env.stack.url, env.smtp, victimEmail);
     // Its second account's link, asked for by this browser while it is signed in (as a script of
     // the console's origin would; the console shows its sign-in form only when signed out).
-    const before = new Set(smtp.messages);
+    const before = new Set(env.smtp.messages);
     const asked = await page.evaluate(
       (email) =>
         fetch('/sessions/email', {
@@ -106,14 +85,14 @@ describe('attack: a sign-in link of the attacker opened in the victim’s browse
       victimOtherEmail,
     );
     expect(asked).toBe(202);
-    const mail = await smtp.waitFor(victimOtherEmail, (m) => !before.has(m));
-    await page.goto(signInLinkOf(stack.url, mail));
+    const mail = await env.smtp.waitFor(victimOtherEmail, (m) => !before.has(m));
+    await page.goto(signInLinkOf(env.stack.url, mail));
     await page.getByText(`You are signed in as ${victimEmail}`).waitFor();
     await page.getByRole('button', { name: `Stay signed in as ${victimEmail}` }).click();
     await page.getByRole('button', { name: `Sign out ${victimEmail}` }).waitFor();
     expect(await whoAmI(page)).toBe(victimEmail);
     // The declined link was not used: opened again and accepted, it switches.
-    await page.goto(signInLinkOf(stack.url, mail));
+    await page.goto(signInLinkOf(env.stack.url, mail));
     await page.getByRole('button', { name: 'Use the link' }).click();
     await page.getByRole('button', { name: `Sign out ${victimOtherEmail}` }).waitFor();
     expect(await whoAmI(page)).toBe(victimOtherEmail);
@@ -121,7 +100,7 @@ describe('attack: a sign-in link of the attacker opened in the victim’s browse
 
   it('over the API: POST /sessions without the cookie of POST /sessions/email is a 403 that leaves the link usable', async () => {
     const { attacker, token } = await attackersLink();
-    const stranger = await fetch(`${stack.url}/sessions`, {
+    const stranger = await fetch(`${env.stack.url}/sessions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ token }),
@@ -133,7 +112,7 @@ describe('attack: a sign-in link of the attacker opened in the victim’s browse
     expect(problem.detail).toContain('requested from another browser or device');
     expect(stranger.headers.get('set-cookie')).toBeNull();
     // Someone else's nonce is no better than none.
-    const otherClient = signInClient(stack.url);
+    const otherClient = signInClient(env.stack.url);
     await otherClient.askLink(`nobody-${Date.now()}@example.com`);
     expect((await otherClient.signIn(token)).status).toBe(403);
     expect((await attacker.signIn(token)).status).toBe(201);

@@ -1,6 +1,46 @@
 // The console in Chromium as a member uses it: helpers shared by the browser specs.
-import type { Page } from 'playwright-core';
-import { linkTokenOf, type ReceivedMail, type TestSmtpServer } from './smtp.ts';
+import { afterAll, beforeAll } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from './browser.ts';
+import { linkTokenOf, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './smtp.ts';
+import { startStack, type TestStack } from './stack.ts';
+
+export interface ConsoleEnv {
+  browser: Browser;
+  stack: TestStack;
+  smtp: TestSmtpServer;
+  /** A page in a browser context of its own (its own cookies), closed after the tests. */
+  newPage(): Promise<Page>;
+}
+
+/**
+ * The set-up of a browser spec: an SMTP server, the stack sending to it, and Chromium, before its
+ * tests; all stopped after them. Read the fields inside the tests (they are set by then).
+ */
+export function useConsoleStack(overrides: Record<string, string> = {}): ConsoleEnv {
+  const contexts: BrowserContext[] = [];
+  const env = {
+    async newPage() {
+      const context = await env.browser.newContext();
+      contexts.push(context);
+      return context.newPage();
+    },
+  } as ConsoleEnv;
+  beforeAll(async () => {
+    env.smtp = await startSmtpServer();
+    [env.browser, env.stack] = await Promise.all([
+      launchChromium(),
+      startStack({ SMTP_URL: env.smtp.url, ...overrides }),
+    ]);
+  }, 600_000);
+  afterAll(async () => {
+    for (const context of contexts) await context.close();
+    await env.browser?.close();
+    await env.stack?.stop();
+    await env.smtp?.stop();
+  });
+  return env;
+}
 
 /**
  * Asks for a sign-in link on the console's sign-in page of this page's browser, and returns the
@@ -24,7 +64,10 @@ export async function requestLinkInConsole(
 export const signInLinkOf = (baseUrl: string, mail: ReceivedMail) =>
   `${baseUrl}/sign-in#token=${encodeURIComponent(linkTokenOf(mail))}`;
 
-/** Signs a member in through the console, as a person does: the address, then the e-mailed link. */
+/**
+ * Signs a member in through the console, as a person does: the address, then the e-mailed link;
+ * done when the console's first page (the tenant's) is drawn.
+ */
 export async function signInThroughConsole(
   page: Page,
   baseUrl: string,
@@ -34,4 +77,6 @@ export async function signInThroughConsole(
   const mail = await requestLinkInConsole(page, baseUrl, smtp, email);
   await page.goto(signInLinkOf(baseUrl, mail));
   await page.getByRole('button', { name: `Sign out ${email}` }).waitFor();
+  // The tenant page is drawn: its answers come no more (a late one would replace the next page).
+  await page.getByRole('heading', { name: 'Usage' }).waitFor();
 }

@@ -310,11 +310,39 @@ interface Application {
   name: string;
   type: string;
   permissions: string[];
+  created_by?: string;
   key?: string;
+}
+
+/**
+ * Who created each application, by id: a member by e-mail, an application (a management key) by
+ * name. A key belongs to the tenant and outlives its creator's membership, so a creator that is
+ * neither any more is shown as removed, for the owner to decide about the key.
+ */
+async function creatorsOf(applications: Application[]): Promise<Map<string, string>> {
+  const names = new Map(
+    applications.map((application) => [application.id, `Application ${application.name}`]),
+  );
+  const users = [...new Set(applications.flatMap((application) => application.created_by ?? []))].filter(
+    (id) => !names.has(id),
+  );
+  const pages = await Promise.all(
+    Array.from({ length: Math.ceil(users.length / 50) }, (_, index) => {
+      const query = new URLSearchParams({ size: '50' });
+      for (const id of users.slice(index * 50, index * 50 + 50)) query.append('user_id', id);
+      return api<Page<Member>>('GET', `/tenants/self/members?${query.toString()}`);
+    }),
+  );
+  for (const member of pages.flatMap((members) => members.data)) {
+    if (member.user.id && member.user.email) names.set(member.user.id, member.user.email);
+  }
+  for (const id of users) if (!names.has(id)) names.set(id, `Removed member or application ${id}`);
+  return names;
 }
 
 async function applicationsPage(shownKey?: HTMLElement): Promise<void> {
   const list = await api<Page<Application>>('GET', '/applications?size=100');
+  const creators = await creatorsOf(list.data);
   const status = h('div', {});
   if (shownKey) status.append(shownKey);
   const name = h('input', { name: 'name', required: true, maxlength: '200' });
@@ -355,6 +383,7 @@ async function applicationsPage(shownKey?: HTMLElement): Promise<void> {
     application.name,
     application.type,
     application.permissions.join(', '),
+    application.created_by ? (creators.get(application.created_by) ?? '') : '',
     h('code', {}, application.id),
     h(
       'button',
@@ -379,7 +408,7 @@ async function applicationsPage(shownKey?: HTMLElement): Promise<void> {
     h('h2', {}, 'New application'),
     form,
     h('h2', {}, 'Applications'),
-    table(['Name', 'Type', 'Permissions', 'Id', ''], rows),
+    table(['Name', 'Type', 'Permissions', 'Created by', 'Id', ''], rows),
   );
 }
 
@@ -388,7 +417,7 @@ async function applicationsPage(shownKey?: HTMLElement): Promise<void> {
 interface Member {
   id: string;
   role: string;
-  user: { email?: string; first_name?: string; last_name?: string };
+  user: { id?: string; email?: string; first_name?: string; last_name?: string };
 }
 interface Invitation {
   id: string;

@@ -179,5 +179,10 @@ export function describeRouteGuard<D extends OpenApiDocument>(document: D): D {
       addResponse(operation, '422', 'IdempotencyKeyReused');
     }
   }
+  // A response joined into another's description is referenced nowhere: not declared either.
+  const referenced = JSON.stringify(copy.paths);
+  for (const name of Object.keys(components.responses)) {
+    if (!referenced.includes(`"#/components/responses/${name}"`)) delete shared.responses?.[name];
+  }
   return copy;
 }

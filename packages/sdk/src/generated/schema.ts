@@ -795,17 +795,6 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold token data, which is never kept (`idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. */
-        IdempotencyResponseNotKept: {
-            headers: {
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                RateLimit: components["headers"]["RateLimit"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /** @description This Idempotency-Key was used for a different request: another method, path or body (`idempotency-key-reused`). */
         IdempotencyKeyReused: {
             headers: {

@@ -6,7 +6,7 @@ export {
   type Resolver,
 } from './destination/resolve.ts';
 export { sendToDestination, type DestinationResponse, type OutgoingRequest } from './destination/send.ts';
-export { ProxyGateway, type ProxyConfig } from './http/invoke.ts';
+export { ProxyGateway, type ProxyConfig, type ProxyGatewayDeps } from './http/invoke.ts';
 export {
   proxyKeyHeader,
   proxyKeyParameter,

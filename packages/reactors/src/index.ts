@@ -11,6 +11,7 @@ export { castTo, findTokenExpressions, prepareArguments, substituteTokens } from
 export { reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
 export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';
+export { FormulaQueries } from './queries/formulas.ts';
 export { ReactorDefinitions } from './queries/reactor-definitions.ts';
 export { namePattern } from './queries/name-filter.ts';
 export { ReactorRunQueue, outcomeBody } from './runs/run-queue.ts';

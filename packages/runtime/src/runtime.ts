@@ -21,6 +21,8 @@ import {
   InvitationLinks,
   invitationRoutes,
   InvitationMailLimits,
+  InvitationQueries,
+  MemberQueries,
   memberRoutes,
   systemClock,
   tenancyMigrations,
@@ -34,10 +36,11 @@ import {
   SignInLinks,
 } from '@tokenvault/tenancy';
 import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/mail';
-import { Detokenizer, tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
+import { Detokenizer, ReadAuditor, TokenQueries, tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
 import { auditMigrations, logRoutes } from '@tokenvault/audit';
 import { logSealMigrations, logSealRoutes } from '@tokenvault/log-seal';
 import {
+  FormulaQueries,
   formulaRoutes,
   invocationRoutes,
   ReactorDefinitions,
@@ -47,7 +50,14 @@ import {
   reactorRoutes,
   reactorsMigrations,
 } from '@tokenvault/reactors';
-import { ProxyGateway, ProxyPipeline, ProxyQueries, proxiesMigrations, proxyRoutes } from '@tokenvault/proxy';
+import {
+  AddressAllowlist,
+  ProxyGateway,
+  ProxyPipeline,
+  ProxyQueries,
+  proxiesMigrations,
+  proxyRoutes,
+} from '@tokenvault/proxy';
 
 import { readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './event-log.ts';
@@ -119,6 +129,9 @@ export interface RuntimeBase {
   invitationLinks: InvitationLinks;
   /** Members' sign-in links and sessions. */
   sessions: Sessions;
+  /** The process's token queries and read auditor (one group commit of reads per process). */
+  tokenQueries: TokenQueries;
+  readAuditor: ReadAuditor;
   /** The token routes, on this base: what a reactor's `svc` client calls in-process. */
   tokenRoutes: RouteDefinition[];
   /** A projector of the read models on this base's pool (admin commands catch up with it). */
@@ -221,6 +234,9 @@ export async function openRuntimeBase(
       absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
     },
   });
+  // Built once for the process: the gateway's routes and the worker's svc client share them.
+  const tokenQueries = new TokenQueries(appPool, clock);
+  const readAuditor = new ReadAuditor(store, clock);
   const projectors: Projector[] = [];
   return {
     config,
@@ -233,7 +249,13 @@ export async function openRuntimeBase(
     clock,
     invitationLinks: new InvitationLinks(config.MASTER_KEY),
     sessions,
-    tokenRoutes: tokenRoutes(contextDepsOf({ config, store, appPool, vault, consistency, clock })),
+    tokenQueries,
+    readAuditor,
+    tokenRoutes: tokenRoutes({
+      ...contextDepsOf({ config, store, appPool, vault, consistency, clock }),
+      tokenQueries,
+      readAuditor,
+    }),
     createProjector() {
       const projector = readModelsProjector(config, { store, pool: ownerPool }, logger);
       projectors.push(projector);
@@ -259,7 +281,7 @@ export async function createRuntime(
   options: { clock?: Clock } = {},
 ): Promise<Runtime> {
   const base = await openRuntimeBase(config, logger, options);
-  const { ownerPool, appPool, store, vault, clock, sessions, invitationLinks } = base;
+  const { ownerPool, appPool, store, vault, sessions, invitationLinks, tokenQueries, readAuditor } = base;
   const deps = contextDepsOf(base);
   const redis = createRedis(config.REDIS_URL);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
@@ -272,19 +294,28 @@ export async function createRuntime(
     onIdleClientError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
     applicationName: 'tokenvault-locks',
   });
-  const reactorDeps = { ...deps, ownerPool, lockPool, applications };
+  // The gateway's collaborators, each built once here and handed to whatever uses it.
+  const reactorQueries = new ReactorQueries(appPool, applications, vault);
+  const memberQueries = new MemberQueries(appPool);
+  const reactorDeps = {
+    ...deps,
+    ownerPool,
+    lockPool,
+    applications,
+    reactorQueries,
+    formulaQueries: new FormulaQueries(appPool),
+  };
   // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
   const reactorRuns = new ReactorRunQueue(config, vault, logger);
-  const reactorDefinitions = new ReactorDefinitions(
-    new ReactorQueries(appPool, applications, vault),
-    base.consistency,
-    { ttlMs: config.REACTOR_CACHE_TTL_MS },
-  );
+  const reactorDefinitions = new ReactorDefinitions(reactorQueries, base.consistency, {
+    ttlMs: config.REACTOR_CACHE_TTL_MS,
+  });
   const signInMailQueue = createSignInMailQueue(config);
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
-  const detokenizer = new Detokenizer({ store, appPool, vault, clock });
+  const detokenizer = new Detokenizer({ store, vault, tokenQueries, readAuditor });
   const proxies = new ProxyQueries(appPool, vault);
+  const allowlist = new AddressAllowlist(config.PROXY_ALLOWED_PRIVATE_ADDRESSES);
   const rateLimiter = new RateLimiter(redis, {
     prefix: config.QUEUE_PREFIX,
     defaultPerMinute: config.RATE_LIMIT_PER_MINUTE,
@@ -298,6 +329,7 @@ export async function createRuntime(
     config,
     authenticate,
     detokenizer,
+    allowlist,
     pipeline: new ProxyPipeline({ runs: reactorRuns, reactors: reactorDefinitions }),
     // /proxy/** is not a JSON route (no route guard): the key's rate limit is taken here.
     admit: (principal, res) => takeRateLimit(rateLimiter, principal, res),
@@ -318,12 +350,14 @@ export async function createRuntime(
         logger,
       }),
       ...base.tokenRoutes,
-      ...applicationRoutes(deps),
+      ...applicationRoutes({ ...deps, applications }),
       ...tenantRoutes(deps),
-      ...memberRoutes(deps),
+      ...memberRoutes({ ...deps, memberQueries }),
       ...invitationRoutes({
         ...deps,
         ownerPool,
+        memberQueries,
+        invitationQueries: new InvitationQueries(appPool),
         links: invitationLinks,
         mailLimits: new InvitationMailLimits(redis, {
           perInvitation: config.INVITATION_EMAILS_PER_INVITATION,
@@ -339,7 +373,7 @@ export async function createRuntime(
         detokenizer,
         reactors: reactorDefinitions,
       }),
-      ...proxyRoutes({ ...deps, applications, proxies, config }),
+      ...proxyRoutes({ ...deps, applications, proxies, allowlist }),
       ...logRoutes(deps),
       ...logSealRoutes({ ...deps, ownerPool, signer: logSignerOf(config) }),
     ],

@@ -5,6 +5,8 @@ export { createAuthenticator, principalOfApplication } from './queries/principal
 export { bootstrapTenant, type BootstrapResult } from './commands/bootstrap.ts';
 export { applicationRoutes } from './http/applications.ts';
 export { ApplicationQueries } from './queries/applications.ts';
+export { MemberQueries } from './queries/members.ts';
+export { InvitationQueries } from './queries/invitations.ts';
 export { tenantRoutes } from './http/tenants.ts';
 export {
   tenancyInvalidationsOf,

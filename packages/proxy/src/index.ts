@@ -1,3 +1,4 @@
+export { proxyContext } from './context.ts';
 export { AddressAllowlist, embeddedIpv4, nonPublicKind } from './destination/addresses.ts';
 export {
   resolveDestination,

@@ -1,3 +1,4 @@
+export { reactorsContext, type ReactorsContextDeps } from './context.ts';
 export { reactorsMigrations } from './migrations.ts';
 export { reactorInvalidationsOf, reactorsProjection } from './projections/reactors.ts';
 export { formulaRoutes, type ReactorRouteDeps } from './http/formulas.ts';

@@ -16,49 +16,24 @@ import { ReadModelConsistency, projectorMigrations, type Projector } from '@toke
 import { openMasterKeyring, tokenOfKeyInvalidation, Vault, vaultMigrations } from '@tokenvault/vault';
 import {
   ApplicationQueries,
-  applicationRoutes,
   createAuthenticator,
   InvitationLinks,
-  invitationRoutes,
   InvitationMailLimits,
   InvitationQueries,
   MemberQueries,
-  memberRoutes,
   systemClock,
-  tenancyMigrations,
   type Clock,
   tenantOfKeysInvalidation,
-  tenantRoutes,
-  tenancyInvalidationsOf,
   createCallerAuthenticator,
   Sessions,
-  sessionRoutes,
   SignInLinks,
 } from '@tokenvault/tenancy';
 import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/mail';
-import { Detokenizer, ReadAuditor, TokenQueries, tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
-import { auditMigrations, logRoutes } from '@tokenvault/audit';
-import { logSealMigrations, logSealRoutes } from '@tokenvault/log-seal';
-import {
-  FormulaQueries,
-  formulaRoutes,
-  invocationRoutes,
-  ReactorDefinitions,
-  ReactorQueries,
-  ReactorRunQueue,
-  reactorInvalidationsOf,
-  reactorRoutes,
-  reactorsMigrations,
-} from '@tokenvault/reactors';
-import {
-  AddressAllowlist,
-  ProxyGateway,
-  ProxyPipeline,
-  ProxyQueries,
-  proxiesMigrations,
-  proxyRoutes,
-} from '@tokenvault/proxy';
+import { Detokenizer, ReadAuditor, TokenQueries, tokensContext } from '@tokenvault/tokens';
+import { FormulaQueries, ReactorDefinitions, ReactorQueries, ReactorRunQueue } from '@tokenvault/reactors';
+import { AddressAllowlist, ProxyGateway, ProxyPipeline, ProxyQueries } from '@tokenvault/proxy';
 
+import { contextInvalidationsOf, contextMigrations, contextRoutes, type ContextDeps } from './contexts.ts';
 import { readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './event-log.ts';
 import { logSignerOf, readModelsProjector } from './subscribers.ts';
@@ -68,18 +43,13 @@ import { startScrapeMetrics } from './metrics.ts';
 import { signInAllowance } from './sign-in-caps.ts';
 import { RateLimiter, takeProxyRateLimit, takeRateLimit } from './guards/index.ts';
 
-/** In dependency order: infrastructure first, then each context's read models. */
+/** In dependency order: infrastructure first, then each context's tables (contexts.ts). */
 export const allMigrations = [
   ...eventStoreMigrations,
   ...projectorMigrations,
   ...vaultMigrations,
-  ...tenancyMigrations,
-  ...tokensMigrations,
-  ...reactorsMigrations,
-  ...proxiesMigrations,
-  ...auditMigrations,
+  ...contextMigrations,
   ...projectionModeMigrations,
-  ...logSealMigrations,
 ];
 
 /**
@@ -155,18 +125,6 @@ export interface Runtime extends RuntimeBase {
   rateLimiter: RateLimiter;
 }
 
-const contextDepsOf = (
-  base: Pick<RuntimeBase, 'config' | 'store' | 'appPool' | 'vault' | 'consistency' | 'clock'>,
-) => ({
-  store: base.store,
-  appPool: base.appPool,
-  vault: base.vault,
-  consistency: base.consistency,
-  includedMonthlyActiveTokens: base.config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
-  rateLimitPerMinute: base.config.RATE_LIMIT_PER_MINUTE,
-  clock: base.clock,
-});
-
 export async function openRuntimeBase(
   config: Config,
   logger: Logger,
@@ -212,8 +170,7 @@ export async function openRuntimeBase(
   await consistency.start();
   onCommitted = (events) => {
     for (const event of events) {
-      for (const key of [...tenancyInvalidationsOf(event), ...reactorInvalidationsOf(event)])
-        consistency.invalidate(key);
+      for (const key of contextInvalidationsOf(event)) consistency.invalidate(key);
     }
   };
   // Keys unwrapped in memory go when their tenant is deleted (and all after a lost notification
@@ -251,8 +208,13 @@ export async function openRuntimeBase(
     sessions,
     tokenQueries,
     readAuditor,
-    tokenRoutes: tokenRoutes({
-      ...contextDepsOf({ config, store, appPool, vault, consistency, clock }),
+    tokenRoutes: tokensContext.routes({
+      store,
+      appPool,
+      vault,
+      consistency,
+      clock,
+      includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
       tokenQueries,
       readAuditor,
     }),
@@ -281,11 +243,9 @@ export async function createRuntime(
   options: { clock?: Clock } = {},
 ): Promise<Runtime> {
   const base = await openRuntimeBase(config, logger, options);
-  const { ownerPool, appPool, store, vault, sessions, invitationLinks, tokenQueries, readAuditor } = base;
-  const deps = contextDepsOf(base);
+  const { ownerPool, appPool, store, vault, clock, consistency, tokenQueries, readAuditor } = base;
   const redis = createRedis(config.REDIS_URL);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  const applications = new ApplicationQueries(appPool);
   // Advisory-lock sessions (formula locks): bounded, and apart from the pools their holders use.
   const lockPool = createPool({
     connectionString: config.DATABASE_URL,
@@ -295,19 +255,11 @@ export async function createRuntime(
     applicationName: 'tokenvault-locks',
   });
   // The gateway's collaborators, each built once here and handed to whatever uses it.
+  const applications = new ApplicationQueries(appPool);
   const reactorQueries = new ReactorQueries(appPool, applications, vault);
-  const memberQueries = new MemberQueries(appPool);
-  const reactorDeps = {
-    ...deps,
-    ownerPool,
-    lockPool,
-    applications,
-    reactorQueries,
-    formulaQueries: new FormulaQueries(appPool),
-  };
   // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
   const reactorRuns = new ReactorRunQueue(config, vault, logger);
-  const reactorDefinitions = new ReactorDefinitions(reactorQueries, base.consistency, {
+  const reactorDefinitions = new ReactorDefinitions(reactorQueries, consistency, {
     ttlMs: config.REACTOR_CACHE_TTL_MS,
   });
   const signInMailQueue = createSignInMailQueue(config);
@@ -321,8 +273,8 @@ export async function createRuntime(
     defaultPerMinute: config.RATE_LIMIT_PER_MINUTE,
   });
   const authenticate = createCallerAuthenticator({
-    apiKeys: createAuthenticator(ownerPool, base.consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
-    sessions,
+    apiKeys: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
+    sessions: base.sessions,
     publicUrl: config.PUBLIC_URL,
   });
   const proxy = new ProxyGateway({
@@ -336,47 +288,47 @@ export async function createRuntime(
     admitKeyless: (proxy, res) => takeProxyRateLimit(rateLimiter, proxy, res),
     proxyByKey: (key) => proxies.byKey(key),
   });
+  const contextDeps: ContextDeps = {
+    config,
+    logger,
+    store,
+    appPool,
+    ownerPool,
+    lockPool,
+    vault,
+    consistency,
+    clock,
+    includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
+    rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    sessions: base.sessions,
+    takeSignInAllowance: signInAllowance(rateLimiter, config),
+    enqueueSignInMail: (linkId) => enqueueSignInMail(signInMailQueue, linkId),
+    invitationLinks: base.invitationLinks,
+    invitationMailLimits: new InvitationMailLimits(redis, {
+      perInvitation: config.INVITATION_EMAILS_PER_INVITATION,
+      perInvitationWindowMs: config.INVITATION_EMAILS_PER_INVITATION_WINDOW_MS,
+      perAddress: config.INVITATION_EMAILS_PER_ADDRESS,
+      perAddressWindowMs: config.INVITATION_EMAILS_PER_ADDRESS_WINDOW_MS,
+    }),
+    applications,
+    memberQueries: new MemberQueries(appPool),
+    invitationQueries: new InvitationQueries(appPool),
+    tokenQueries,
+    readAuditor,
+    detokenizer,
+    reactorQueries,
+    formulaQueries: new FormulaQueries(appPool),
+    reactorRuns,
+    reactorDefinitions,
+    proxies,
+    allowlist,
+    logSigner: logSignerOf(config),
+  };
   return {
     ...base,
     redis,
     authenticate,
-    routes: [
-      ...sessionRoutes({
-        sessions,
-        publicUrl: config.PUBLIC_URL,
-        absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
-        takeSignInAllowance: signInAllowance(rateLimiter, config),
-        enqueueSignInMail: (linkId) => enqueueSignInMail(signInMailQueue, linkId),
-        logger,
-      }),
-      ...base.tokenRoutes,
-      ...applicationRoutes({ ...deps, applications }),
-      ...tenantRoutes(deps),
-      ...memberRoutes({ ...deps, memberQueries }),
-      ...invitationRoutes({
-        ...deps,
-        ownerPool,
-        memberQueries,
-        invitationQueries: new InvitationQueries(appPool),
-        links: invitationLinks,
-        mailLimits: new InvitationMailLimits(redis, {
-          perInvitation: config.INVITATION_EMAILS_PER_INVITATION,
-          perInvitationWindowMs: config.INVITATION_EMAILS_PER_INVITATION_WINDOW_MS,
-          perAddress: config.INVITATION_EMAILS_PER_ADDRESS,
-          perAddressWindowMs: config.INVITATION_EMAILS_PER_ADDRESS_WINDOW_MS,
-        }),
-      }),
-      ...formulaRoutes(reactorDeps),
-      ...reactorRoutes(reactorDeps),
-      ...invocationRoutes({
-        runs: reactorRuns,
-        detokenizer,
-        reactors: reactorDefinitions,
-      }),
-      ...proxyRoutes({ ...deps, applications, proxies, allowlist }),
-      ...logRoutes(deps),
-      ...logSealRoutes({ ...deps, ownerPool, signer: logSignerOf(config) }),
-    ],
+    routes: contextRoutes(contextDeps),
     reactorRuns,
     proxy,
     rateLimiter,

@@ -1,3 +1,4 @@
+export { tenancyContext, type TenancyContextDeps } from './context.ts';
 export { tenancyMigrations } from './migrations.ts';
 export { tenancyProjection } from './projections/tenancy.ts';
 export { tenantKeyShredding } from './projections/key-shredding.ts';

@@ -1,3 +1,4 @@
+export { tokensContext } from './context.ts';
 export { tokensMigrations } from './migrations.ts';
 export { tokensProjection } from './projections/tokens.ts';
 export { tokenUsageProjection } from './projections/usage.ts';

@@ -5,6 +5,8 @@
 // - a package is used only through what its package.json exports, never through its files;
 // - no package, test or script imports a service (services are entry points, not libraries);
 // - only the queue module (packages/jobs) imports bullmq.
+// One more rule is about names, not modules, so a script checks it after these, in the same
+// `npm run check:architecture`: contexts register only through their manifest (scripts/check-contexts.mjs).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

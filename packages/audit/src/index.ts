@@ -1,3 +1,4 @@
+export { auditContext } from './context.ts';
 export { auditMigrations } from './migrations.ts';
 export { auditProjection } from './projections/audit.ts';
 export { logRoutes } from './http/logs.ts';

@@ -5,3 +5,4 @@ export * from './processor.ts';
 export * from './projector.ts';
 export * from './consistency.ts';
 export * from './checkpoint.ts';
+export * from './context-manifest.ts';

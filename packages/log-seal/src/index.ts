@@ -1,3 +1,4 @@
+export { logSealContext, type LogSealContextDeps } from './context.ts';
 export { logSealMigrations } from './migrations.ts';
 export {
   canonicalJson,

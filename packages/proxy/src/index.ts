@@ -1,3 +1,4 @@
+export { proxyContext } from './context.ts';
 export { AddressAllowlist, embeddedIpv4, nonPublicKind } from './destination/addresses.ts';
 export {
   resolveDestination,
@@ -6,7 +7,7 @@ export {
   type Resolver,
 } from './destination/resolve.ts';
 export { sendToDestination, type DestinationResponse, type OutgoingRequest } from './destination/send.ts';
-export { ProxyGateway, type ProxyConfig } from './http/invoke.ts';
+export { ProxyGateway, type ProxyConfig, type ProxyGatewayDeps } from './http/invoke.ts';
 export {
   proxyKeyHeader,
   proxyKeyParameter,

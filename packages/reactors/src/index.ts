@@ -1,3 +1,4 @@
+export { reactorsContext, type ReactorsContextDeps } from './context.ts';
 export { reactorsMigrations } from './migrations.ts';
 export { reactorInvalidationsOf, reactorsProjection } from './projections/reactors.ts';
 export { formulaRoutes, type ReactorRouteDeps } from './http/formulas.ts';
@@ -11,6 +12,7 @@ export { castTo, findTokenExpressions, prepareArguments, substituteTokens } from
 export { reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
 export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';
+export { FormulaQueries } from './queries/formulas.ts';
 export { ReactorDefinitions } from './queries/reactor-definitions.ts';
 export { namePattern } from './queries/name-filter.ts';
 export { ReactorRunQueue, outcomeBody } from './runs/run-queue.ts';

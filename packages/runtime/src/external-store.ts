@@ -1,12 +1,6 @@
-import type { Config, Logger, Pool, PoolClient } from '@tokenvault/platform';
-import {
-  afterAppendHook,
-  ExternalEventStore,
-  type AppendHook,
-  type RecordedEvent,
-} from '@tokenvault/eventstore';
-import { tenantKeyShredding } from '@tokenvault/tenancy';
-import { externalTokenKeyHook } from '@tokenvault/tokens';
+import type { Config, Logger, Pool } from '@tokenvault/platform';
+import { ExternalEventStore, type AppendHook, type RecordedEvent } from '@tokenvault/eventstore';
+import { contextExternalEffects } from './contexts.ts';
 import { uniquenessOf } from './projections.ts';
 
 /**
@@ -14,13 +8,7 @@ import { uniquenessOf } from './projections.ts';
  * before/after hooks (see AppendHook): tenant key shredding runs after the append; a token's key
  * is stored before it (the events are encrypted with it) and taken back when it is refused.
  */
-export const externalAppendHooks: AppendHook[] = [
-  afterAppendHook({
-    handles: tenantKeyShredding.handles,
-    apply: (events: readonly RecordedEvent[], tx: PoolClient) => tenantKeyShredding.apply(events, tx),
-  }),
-  externalTokenKeyHook,
-];
+export const externalAppendHooks: AppendHook[] = contextExternalEffects;
 
 // Loaded only with EVENTSTORE_URL: the client costs half a second to load.
 const loadKurrentDB = () => import('@tokenvault/eventstore/kurrentdb');

@@ -11,8 +11,8 @@ import {
   mountRoutes,
 } from '@tokenvault/platform';
 import { mountConsole } from '@tokenvault/console';
-import { proxyOperations } from '@tokenvault/proxy';
 import { createRouteGuard, describeRouteGuard } from './guards/index.ts';
+import { contextDocumentedOperations } from './contexts.ts';
 import type { Runtime } from './runtime.ts';
 import { apiExamples } from './api-examples.ts';
 
@@ -24,7 +24,7 @@ export function apiDocument(runtime: Pick<Runtime, 'routes' | 'config'>) {
   return describeOperations(
     describeRouteGuard(
       hoistSchemaDefinitions(
-        buildOpenApiDocument([...runtime.routes, ...proxyOperations], {
+        buildOpenApiDocument([...runtime.routes, ...contextDocumentedOperations], {
           title: 'Tokenvault API',
           version: '0.1.0',
           serverUrl: runtime.config.PUBLIC_URL,
@@ -74,7 +74,8 @@ export function createGatewayApp(runtime: Runtime): express.Express {
       mountConsole(app);
       // Prometheus text (docs/metrics.md): open unless METRICS_TOKEN is set; never expose it publicly.
       app.get('/metrics', metricsHandler({ token: runtime.config.METRICS_TOKEN }));
-      // Any media type in and out (not a JSON route): docs/proxy in the OpenAPI document come from proxyRoutes.
+      // Any media type in and out (not a JSON route): its operations in the OpenAPI document are
+      // the proxy manifest's documentedOperations.
       app.use('/proxy', runtime.proxy.handle);
     },
   });

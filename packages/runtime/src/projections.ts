@@ -1,26 +1,22 @@
 import type { Projection } from '@tokenvault/cqrs';
 import type { Config } from '@tokenvault/platform';
 import type { InlineProjection, UniquenessRules } from '@tokenvault/eventstore';
-import { tenancyClaims, tenancyProjection, tenantKeyShredding } from '@tokenvault/tenancy';
-import { tokenClaims, tokenKeyStore, tokensProjection, tokenUsageProjection } from '@tokenvault/tokens';
-import { auditProjection } from '@tokenvault/audit';
-import { reactorsProjection } from '@tokenvault/reactors';
-import { proxiesProjection } from '@tokenvault/proxy';
+import {
+  contextClaims,
+  contextConsistentProjections,
+  contextInlineEffects,
+  contextTrailingProjections,
+} from './contexts.ts';
 
 /**
  * The read models a client reads back right after a write (tokens and associations, tenant,
  * applications and keys, users, members, invitations, formulas and reactors): with
  * PROJECTIONS=inline they are written in the append's own transaction.
  */
-export const consistentProjections: Projection[] = [
-  tenancyProjection,
-  tokensProjection,
-  reactorsProjection,
-  proxiesProjection,
-];
+export const consistentProjections: Projection[] = contextConsistentProjections;
 
 /** Read models that may trail the writes (usage counters, the audit log): always the projector's. */
-export const trailingProjections: Projection[] = [tokenUsageProjection, auditProjection];
+export const trailingProjections: Projection[] = contextTrailingProjections;
 
 export const allProjections: Projection[] = [...consistentProjections, ...trailingProjections];
 
@@ -36,7 +32,7 @@ export const inlineProjections = (config: Pick<Config, 'PROJECTIONS'>): Projecti
   config.PROJECTIONS === 'inline' ? consistentProjections : [];
 
 /** Write-side effects every append makes in its own transaction, in either mode: not read models. */
-export const writeSideProjections: InlineProjection[] = [tenantKeyShredding, tokenKeyStore];
+export const writeSideProjections: InlineProjection[] = contextInlineEffects;
 
 /** The uniqueness records every append keeps in its own transaction, in either mode. */
-export const uniquenessOf: UniquenessRules = (event) => tenancyClaims(event) ?? tokenClaims(event);
+export const uniquenessOf: UniquenessRules = contextClaims;

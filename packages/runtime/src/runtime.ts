@@ -16,39 +16,24 @@ import { ReadModelConsistency, projectorMigrations, type Projector } from '@toke
 import { openMasterKeyring, tokenOfKeyInvalidation, Vault, vaultMigrations } from '@tokenvault/vault';
 import {
   ApplicationQueries,
-  applicationRoutes,
   createAuthenticator,
   InvitationLinks,
-  invitationRoutes,
   InvitationMailLimits,
-  memberRoutes,
+  InvitationQueries,
+  MemberQueries,
   systemClock,
-  tenancyMigrations,
   type Clock,
   tenantOfKeysInvalidation,
-  tenantRoutes,
-  tenancyInvalidationsOf,
   createCallerAuthenticator,
   Sessions,
-  sessionRoutes,
   SignInLinks,
 } from '@tokenvault/tenancy';
 import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/mail';
-import { Detokenizer, tokenRoutes, tokensMigrations } from '@tokenvault/tokens';
-import { auditMigrations, logRoutes } from '@tokenvault/audit';
-import { logSealMigrations, logSealRoutes } from '@tokenvault/log-seal';
-import {
-  formulaRoutes,
-  invocationRoutes,
-  ReactorDefinitions,
-  ReactorQueries,
-  ReactorRunQueue,
-  reactorInvalidationsOf,
-  reactorRoutes,
-  reactorsMigrations,
-} from '@tokenvault/reactors';
-import { ProxyGateway, ProxyPipeline, ProxyQueries, proxiesMigrations, proxyRoutes } from '@tokenvault/proxy';
+import { Detokenizer, ReadAuditor, TokenQueries, tokensContext } from '@tokenvault/tokens';
+import { FormulaQueries, ReactorDefinitions, ReactorQueries, ReactorRunQueue } from '@tokenvault/reactors';
+import { AddressAllowlist, ProxyGateway, ProxyPipeline, ProxyQueries } from '@tokenvault/proxy';
 
+import { contextInvalidationsOf, contextMigrations, contextRoutes, type ContextDeps } from './contexts.ts';
 import { readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './event-log.ts';
 import { logSignerOf, readModelsProjector } from './subscribers.ts';
@@ -58,18 +43,13 @@ import { startScrapeMetrics } from './metrics.ts';
 import { signInAllowance } from './sign-in-caps.ts';
 import { RateLimiter, takeProxyRateLimit, takeRateLimit } from './guards/index.ts';
 
-/** In dependency order: infrastructure first, then each context's read models. */
+/** In dependency order: infrastructure first, then each context's tables (contexts.ts). */
 export const allMigrations = [
   ...eventStoreMigrations,
   ...projectorMigrations,
   ...vaultMigrations,
-  ...tenancyMigrations,
-  ...tokensMigrations,
-  ...reactorsMigrations,
-  ...proxiesMigrations,
-  ...auditMigrations,
+  ...contextMigrations,
   ...projectionModeMigrations,
-  ...logSealMigrations,
 ];
 
 /**
@@ -119,6 +99,9 @@ export interface RuntimeBase {
   invitationLinks: InvitationLinks;
   /** Members' sign-in links and sessions. */
   sessions: Sessions;
+  /** The process's token queries and read auditor (one group commit of reads per process). */
+  tokenQueries: TokenQueries;
+  readAuditor: ReadAuditor;
   /** The token routes, on this base: what a reactor's `svc` client calls in-process. */
   tokenRoutes: RouteDefinition[];
   /** A projector of the read models on this base's pool (admin commands catch up with it). */
@@ -141,18 +124,6 @@ export interface Runtime extends RuntimeBase {
    */
   rateLimiter: RateLimiter;
 }
-
-const contextDepsOf = (
-  base: Pick<RuntimeBase, 'config' | 'store' | 'appPool' | 'vault' | 'consistency' | 'clock'>,
-) => ({
-  store: base.store,
-  appPool: base.appPool,
-  vault: base.vault,
-  consistency: base.consistency,
-  includedMonthlyActiveTokens: base.config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
-  rateLimitPerMinute: base.config.RATE_LIMIT_PER_MINUTE,
-  clock: base.clock,
-});
 
 export async function openRuntimeBase(
   config: Config,
@@ -199,8 +170,7 @@ export async function openRuntimeBase(
   await consistency.start();
   onCommitted = (events) => {
     for (const event of events) {
-      for (const key of [...tenancyInvalidationsOf(event), ...reactorInvalidationsOf(event)])
-        consistency.invalidate(key);
+      for (const key of contextInvalidationsOf(event)) consistency.invalidate(key);
     }
   };
   // Keys unwrapped in memory go when their tenant is deleted (and all after a lost notification
@@ -221,6 +191,9 @@ export async function openRuntimeBase(
       absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
     },
   });
+  // Built once for the process: the gateway's routes and the worker's svc client share them.
+  const tokenQueries = new TokenQueries(appPool, clock);
+  const readAuditor = new ReadAuditor(store, clock);
   const projectors: Projector[] = [];
   return {
     config,
@@ -233,7 +206,18 @@ export async function openRuntimeBase(
     clock,
     invitationLinks: new InvitationLinks(config.MASTER_KEY),
     sessions,
-    tokenRoutes: tokenRoutes(contextDepsOf({ config, store, appPool, vault, consistency, clock })),
+    tokenQueries,
+    readAuditor,
+    tokenRoutes: tokensContext.routes({
+      store,
+      appPool,
+      vault,
+      consistency,
+      clock,
+      includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
+      tokenQueries,
+      readAuditor,
+    }),
     createProjector() {
       const projector = readModelsProjector(config, { store, pool: ownerPool }, logger);
       projectors.push(projector);
@@ -259,11 +243,9 @@ export async function createRuntime(
   options: { clock?: Clock } = {},
 ): Promise<Runtime> {
   const base = await openRuntimeBase(config, logger, options);
-  const { ownerPool, appPool, store, vault, clock, sessions, invitationLinks } = base;
-  const deps = contextDepsOf(base);
+  const { ownerPool, appPool, store, vault, clock, consistency, tokenQueries, readAuditor } = base;
   const redis = createRedis(config.REDIS_URL);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
-  const applications = new ApplicationQueries(appPool);
   // Advisory-lock sessions (formula locks): bounded, and apart from the pools their holders use.
   const lockPool = createPool({
     connectionString: config.DATABASE_URL,
@@ -272,77 +254,81 @@ export async function createRuntime(
     onIdleClientError: (error) => logger.warn({ err: error }, 'idle database connection failed'),
     applicationName: 'tokenvault-locks',
   });
-  const reactorDeps = { ...deps, ownerPool, lockPool, applications };
+  // The gateway's collaborators, each built once here and handed to whatever uses it.
+  const applications = new ApplicationQueries(appPool);
+  const reactorQueries = new ReactorQueries(appPool, applications, vault);
   // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
   const reactorRuns = new ReactorRunQueue(config, vault, logger);
-  const reactorDefinitions = new ReactorDefinitions(
-    new ReactorQueries(appPool, applications, vault),
-    base.consistency,
-    { ttlMs: config.REACTOR_CACHE_TTL_MS },
-  );
+  const reactorDefinitions = new ReactorDefinitions(reactorQueries, consistency, {
+    ttlMs: config.REACTOR_CACHE_TTL_MS,
+  });
   const signInMailQueue = createSignInMailQueue(config);
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
-  const detokenizer = new Detokenizer({ store, appPool, vault, clock });
+  const detokenizer = new Detokenizer({ store, vault, tokenQueries, readAuditor });
   const proxies = new ProxyQueries(appPool, vault);
+  const allowlist = new AddressAllowlist(config.PROXY_ALLOWED_PRIVATE_ADDRESSES);
   const rateLimiter = new RateLimiter(redis, {
     prefix: config.QUEUE_PREFIX,
     defaultPerMinute: config.RATE_LIMIT_PER_MINUTE,
   });
   const authenticate = createCallerAuthenticator({
-    apiKeys: createAuthenticator(ownerPool, base.consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
-    sessions,
+    apiKeys: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
+    sessions: base.sessions,
     publicUrl: config.PUBLIC_URL,
   });
   const proxy = new ProxyGateway({
     config,
     authenticate,
     detokenizer,
+    allowlist,
     pipeline: new ProxyPipeline({ runs: reactorRuns, reactors: reactorDefinitions }),
     // /proxy/** is not a JSON route (no route guard): the key's rate limit is taken here.
     admit: (principal, res) => takeRateLimit(rateLimiter, principal, res),
     admitKeyless: (proxy, res) => takeProxyRateLimit(rateLimiter, proxy, res),
     proxyByKey: (key) => proxies.byKey(key),
   });
+  const contextDeps: ContextDeps = {
+    config,
+    logger,
+    store,
+    appPool,
+    ownerPool,
+    lockPool,
+    vault,
+    consistency,
+    clock,
+    includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
+    rateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    sessions: base.sessions,
+    takeSignInAllowance: signInAllowance(rateLimiter, config),
+    enqueueSignInMail: (linkId) => enqueueSignInMail(signInMailQueue, linkId),
+    invitationLinks: base.invitationLinks,
+    invitationMailLimits: new InvitationMailLimits(redis, {
+      perInvitation: config.INVITATION_EMAILS_PER_INVITATION,
+      perInvitationWindowMs: config.INVITATION_EMAILS_PER_INVITATION_WINDOW_MS,
+      perAddress: config.INVITATION_EMAILS_PER_ADDRESS,
+      perAddressWindowMs: config.INVITATION_EMAILS_PER_ADDRESS_WINDOW_MS,
+    }),
+    applications,
+    memberQueries: new MemberQueries(appPool),
+    invitationQueries: new InvitationQueries(appPool),
+    tokenQueries,
+    readAuditor,
+    detokenizer,
+    reactorQueries,
+    formulaQueries: new FormulaQueries(appPool),
+    reactorRuns,
+    reactorDefinitions,
+    proxies,
+    allowlist,
+    logSigner: logSignerOf(config),
+  };
   return {
     ...base,
     redis,
     authenticate,
-    routes: [
-      ...sessionRoutes({
-        sessions,
-        publicUrl: config.PUBLIC_URL,
-        absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
-        takeSignInAllowance: signInAllowance(rateLimiter, config),
-        enqueueSignInMail: (linkId) => enqueueSignInMail(signInMailQueue, linkId),
-        logger,
-      }),
-      ...base.tokenRoutes,
-      ...applicationRoutes(deps),
-      ...tenantRoutes(deps),
-      ...memberRoutes(deps),
-      ...invitationRoutes({
-        ...deps,
-        ownerPool,
-        links: invitationLinks,
-        mailLimits: new InvitationMailLimits(redis, {
-          perInvitation: config.INVITATION_EMAILS_PER_INVITATION,
-          perInvitationWindowMs: config.INVITATION_EMAILS_PER_INVITATION_WINDOW_MS,
-          perAddress: config.INVITATION_EMAILS_PER_ADDRESS,
-          perAddressWindowMs: config.INVITATION_EMAILS_PER_ADDRESS_WINDOW_MS,
-        }),
-      }),
-      ...formulaRoutes(reactorDeps),
-      ...reactorRoutes(reactorDeps),
-      ...invocationRoutes({
-        runs: reactorRuns,
-        detokenizer,
-        reactors: reactorDefinitions,
-      }),
-      ...proxyRoutes({ ...deps, applications, proxies, config }),
-      ...logRoutes(deps),
-      ...logSealRoutes({ ...deps, ownerPool, signer: logSignerOf(config) }),
-    ],
+    routes: contextRoutes(contextDeps),
     reactorRuns,
     proxy,
     rateLimiter,

@@ -1,3 +1,4 @@
+export { tenancyContext, type TenancyContextDeps } from './context.ts';
 export { tenancyMigrations } from './migrations.ts';
 export { tenancyProjection } from './projections/tenancy.ts';
 export { tenantKeyShredding } from './projections/key-shredding.ts';
@@ -5,6 +6,8 @@ export { createAuthenticator, principalOfApplication } from './queries/principal
 export { bootstrapTenant, type BootstrapResult } from './commands/bootstrap.ts';
 export { applicationRoutes } from './http/applications.ts';
 export { ApplicationQueries } from './queries/applications.ts';
+export { MemberQueries } from './queries/members.ts';
+export { InvitationQueries } from './queries/invitations.ts';
 export { tenantRoutes } from './http/tenants.ts';
 export {
   tenancyInvalidationsOf,

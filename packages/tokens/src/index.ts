@@ -1,3 +1,4 @@
+export { tokensContext } from './context.ts';
 export { tokensMigrations } from './migrations.ts';
 export { tokensProjection } from './projections/tokens.ts';
 export { tokenUsageProjection } from './projections/usage.ts';
@@ -13,7 +14,10 @@ export {
   type TokensContextEvent,
 } from './domain/events.ts';
 export { allowedOnAll, allowedOnAny } from './domain/access.ts';
-export { Detokenizer } from './commands/detokenize.ts';
+export { Detokenizer, type DetokenizerDeps } from './commands/detokenize.ts';
+export { ReadAuditor } from './commands/read-audit.ts';
+export { TokenQueries } from './queries/tokens.ts';
+export type { TokenRouteDeps } from './http/token-access.ts';
 export { tokenClaims } from './domain/uniqueness.ts';
 export { externalTokenKeyHook, tokenKeyStore } from './projections/token-keys.ts';
 export { reencryptToken } from './commands/reencrypt.ts';

@@ -9,7 +9,7 @@ import {
   type Principal,
 } from '@tokenvault/platform';
 import type { Detokenizer } from '@tokenvault/tokens';
-import { AddressAllowlist } from '../destination/addresses.ts';
+import type { AddressAllowlist } from '../destination/addresses.ts';
 import { resolveDestination, systemResolver, type Resolver } from '../destination/resolve.ts';
 import { DestinationConnections } from '../destination/connections.ts';
 import { sendToDestination, type DestinationResponse, type SendLimits } from '../destination/send.ts';
@@ -29,11 +29,7 @@ import { resolveProxy, type ProxyInvocation } from './resolve-proxy.ts';
 
 export type ProxyConfig = Pick<
   Config,
-  | 'PROXY_ALLOWED_PRIVATE_ADDRESSES'
-  | 'PROXY_TIMEOUT_MS'
-  | 'PROXY_MAX_REQUEST_BYTES'
-  | 'PROXY_MAX_RESPONSE_BYTES'
-  | 'PROXY_CA_FILE'
+  'PROXY_TIMEOUT_MS' | 'PROXY_MAX_REQUEST_BYTES' | 'PROXY_MAX_RESPONSE_BYTES' | 'PROXY_CA_FILE'
 >;
 
 export interface ProxyGatewayDeps {
@@ -50,6 +46,8 @@ export interface ProxyGatewayDeps {
   admitKeyless?: (proxy: ConfiguredProxy, res: Response) => Promise<void>;
   /** The pre-configured proxy a key invokes (undefined: none). */
   proxyByKey: (key: string) => Promise<ConfiguredProxy | undefined>;
+  /** The process's private addresses a destination may have (the proxy routes check with it too). */
+  allowlist: AddressAllowlist;
 }
 
 export const proxyMethods = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -112,7 +110,7 @@ export class ProxyGateway {
 
   constructor(deps: ProxyGatewayDeps) {
     this.deps = deps;
-    this.allowlist = new AddressAllowlist(deps.config.PROXY_ALLOWED_PRIVATE_ADDRESSES);
+    this.allowlist = deps.allowlist;
     this.limits = {
       timeoutMs: deps.config.PROXY_TIMEOUT_MS,
       maxResponseBytes: deps.config.PROXY_MAX_RESPONSE_BYTES,

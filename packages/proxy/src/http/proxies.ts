@@ -21,11 +21,10 @@ import {
 import type { ApplicationQueries } from '@tokenvault/tenancy';
 import type { Vault } from '@tokenvault/vault';
 import { ProxyCommands } from '../commands/proxies.ts';
-import { AddressAllowlist } from '../destination/addresses.ts';
+import type { AddressAllowlist } from '../destination/addresses.ts';
 import type { Resolver } from '../destination/resolve.ts';
 import { proxyMissing } from '../domain/proxy.ts';
-import { ProxyQueries } from '../queries/proxies.ts';
-import type { ProxyConfig } from './invoke.ts';
+import type { ProxyQueries } from '../queries/proxies.ts';
 
 export interface ProxyRouteDeps {
   store: EventStore;
@@ -35,17 +34,15 @@ export interface ProxyRouteDeps {
   vault: Vault;
   clock: Clock;
   proxies: ProxyQueries;
-  config: Pick<ProxyConfig, 'PROXY_ALLOWED_PRIVATE_ADDRESSES'>;
+  /** The process's private addresses a destination may have (PROXY_ALLOWED_PRIVATE_ADDRESSES). */
+  allowlist: AddressAllowlist;
   /** How destination names are resolved (tests give their own). */
   resolver?: Resolver;
 }
 
 export function proxyRoutes(deps: ProxyRouteDeps): RouteDefinition[] {
   const { consistency, proxies } = deps;
-  const commands = new ProxyCommands({
-    ...deps,
-    allowlist: new AddressAllowlist(deps.config.PROXY_ALLOWED_PRIVATE_ADDRESSES),
-  });
+  const commands = new ProxyCommands(deps);
   const tag = 'Proxies';
   const written = async (
     status: 200 | 201,

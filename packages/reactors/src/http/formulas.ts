@@ -20,8 +20,8 @@ import {
 import type { ApplicationQueries } from '@tokenvault/tenancy';
 import type { Vault } from '@tokenvault/vault';
 import { FormulaCommands } from '../commands/formulas.ts';
-import { FormulaQueries } from '../queries/formulas.ts';
-import { ReactorQueries } from '../queries/reactors.ts';
+import type { FormulaQueries } from '../queries/formulas.ts';
+import type { ReactorQueries } from '../queries/reactors.ts';
 
 export interface ReactorRouteDeps {
   store: EventStore;
@@ -34,6 +34,9 @@ export interface ReactorRouteDeps {
   /** Seals reactor configurations (commands) and opens them (queries). */
   vault: Vault;
   clock: Clock;
+  /** The process's reactor and formula queries (the formula commands count reactors with the first). */
+  reactorQueries: ReactorQueries;
+  formulaQueries: FormulaQueries;
 }
 
 const missing = () => notFound('No reactor formula with this id.');
@@ -44,11 +47,11 @@ export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
   const commands = new FormulaCommands({
     store: deps.store,
     lockPool: deps.lockPool,
-    reactors: new ReactorQueries(deps.appPool, deps.applications, deps.vault),
+    reactors: deps.reactorQueries,
     applications: deps.applications,
     clock: deps.clock,
   });
-  const queries = new FormulaQueries(deps.appPool);
+  const queries = deps.formulaQueries;
   const tag = 'Reactor formulas';
   return [
     defineRoute({

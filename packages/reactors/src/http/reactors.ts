@@ -17,7 +17,6 @@ import {
   uuid,
 } from '@tokenvault/contracts';
 import { ReactorCommands } from '../commands/reactors.ts';
-import { ReactorQueries } from '../queries/reactors.ts';
 import type { ReactorRouteDeps } from './formulas.ts';
 
 const missing = () => notFound('No reactor with this id.');
@@ -25,7 +24,7 @@ const missing = () => notFound('No reactor with this id.');
 export function reactorRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
   const { consistency } = deps;
   const commands = new ReactorCommands(deps);
-  const queries = new ReactorQueries(deps.appPool, deps.applications, deps.vault);
+  const queries = deps.reactorQueries;
   const tag = 'Reactors';
   return [
     defineRoute({

@@ -65,146 +65,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/tokens": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the tenant’s live tokens the key may read, with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)
-         * @description Permission: `token:read`
-         */
-        get: operations["listTokens"];
-        put?: never;
-        /**
-         * Create a token (deduplicated when asked or when the tenant setting is on)
-         * @description Permission: `token:create`
-         */
-        post: operations["createToken"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v2/tokens": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List the tenant’s live tokens the key may read, as the hosted anchor’s v2 API: by cursor only (start, size); filter by type, container (and below) and metadata (a JSON object of key/value pairs, all must hold)
-         * @description Permission: `token:read`
-         */
-        get: operations["listTokensV2"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tokens/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get a token with its data
-         * @description Permission: `token:read`
-         */
-        get: operations["getToken"];
-        put?: never;
-        post?: never;
-        /**
-         * Delete a token
-         * @description Permission: `token:delete`
-         */
-        delete: operations["deleteToken"];
-        options?: never;
-        head?: never;
-        /**
-         * Update a token by JSON merge patch (RFC 7396) of data, metadata, containers and expires_at; application/merge-patch+json or application/json
-         * @description Permission: `token:update`
-         */
-        patch: operations["updateToken"];
-        trace?: never;
-    };
-    "/tokens/{parent_id}/children/{child_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Associate a token as a child of another (idempotent)
-         * @description Permission: `token:read`
-         */
-        post: operations["associateChildToken"];
-        /**
-         * Remove a parent/child association
-         * @description Permission: `token:delete`
-         */
-        delete: operations["dissociateChildToken"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tokens/{parent_id}/children": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List a token’s children with their data (only those the key may read)
-         * @description Permission: `token:read`
-         */
-        get: operations["listChildTokens"];
-        put?: never;
-        /**
-         * Create a token as a child of another, in one event
-         * @description Permission: `token:create`
-         */
-        post: operations["createChildToken"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/tenants/self/reports/usage": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Token usage of the tenant: live tokens by type and monthly active tokens
-         * @description Permission: `report:read`
-         */
-        get: operations["getUsageReport"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/applications": {
         parameters: {
             query?: never;
@@ -411,6 +271,146 @@ export interface paths {
          * @description No API key needed.
          */
         post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant’s live tokens the key may read, with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)
+         * @description Permission: `token:read`
+         */
+        get: operations["listTokens"];
+        put?: never;
+        /**
+         * Create a token (deduplicated when asked or when the tenant setting is on)
+         * @description Permission: `token:create`
+         */
+        post: operations["createToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant’s live tokens the key may read, as the hosted anchor’s v2 API: by cursor only (start, size); filter by type, container (and below) and metadata (a JSON object of key/value pairs, all must hold)
+         * @description Permission: `token:read`
+         */
+        get: operations["listTokensV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a token with its data
+         * @description Permission: `token:read`
+         */
+        get: operations["getToken"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a token
+         * @description Permission: `token:delete`
+         */
+        delete: operations["deleteToken"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a token by JSON merge patch (RFC 7396) of data, metadata, containers and expires_at; application/merge-patch+json or application/json
+         * @description Permission: `token:update`
+         */
+        patch: operations["updateToken"];
+        trace?: never;
+    };
+    "/tokens/{parent_id}/children/{child_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Associate a token as a child of another (idempotent)
+         * @description Permission: `token:read`
+         */
+        post: operations["associateChildToken"];
+        /**
+         * Remove a parent/child association
+         * @description Permission: `token:delete`
+         */
+        delete: operations["dissociateChildToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/{parent_id}/children": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a token’s children with their data (only those the key may read)
+         * @description Permission: `token:read`
+         */
+        get: operations["listChildTokens"];
+        put?: never;
+        /**
+         * Create a token as a child of another, in one event
+         * @description Permission: `token:create`
+         */
+        post: operations["createChildToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/self/reports/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Token usage of the tenant: live tokens by type and monthly active tokens
+         * @description Permission: `report:read`
+         */
+        get: operations["getUsageReport"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1086,1459 +1086,6 @@ export interface operations {
             /** @description An error (RFC 9457 problem details). */
             default: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listTokens: {
-        parameters: {
-            query?: {
-                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
-                container?: string | string[];
-                page?: number;
-                size?: number;
-                start?: string;
-                include_data?: "true" | "false";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of tokens (no counts) */
-            200: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "pagination": {
-                     *         "total_items": -9007199254740991,
-                     *         "page_number": -9007199254740991,
-                     *         "page_size": -9007199254740991,
-                     *         "total_pages": -9007199254740991,
-                     *         "next": "string"
-                     *       },
-                     *       "data": [
-                     *         {
-                     *           "id": "string",
-                     *           "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "type": "token",
-                     *           "data": "string",
-                     *           "containers": [
-                     *             "string"
-                     *           ],
-                     *           "metadata": {},
-                     *           "fingerprint": "string",
-                     *           "expires_at": "2030-01-01T12:00:00.000Z",
-                     *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "created_at": "2030-01-01T12:00:00.000Z",
-                     *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "modified_at": "2030-01-01T12:00:00.000Z"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        pagination: {
-                            total_items: number | null;
-                            page_number: number | null;
-                            page_size: number;
-                            total_pages: number | null;
-                            next: string | null;
-                        };
-                        data: {
-                            id: string;
-                            /** Format: uuid */
-                            tenant_id: string;
-                            /** @enum {string} */
-                            type: "token" | "card" | "bank";
-                            data?: components["schemas"]["schema0"];
-                            containers: string[];
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            fingerprint: string;
-                            /** Format: date-time */
-                            expires_at?: string;
-                            /** Format: uuid */
-                            created_by: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: uuid */
-                            modified_by?: string;
-                            /** Format: date-time */
-                            modified_at?: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description The input is not valid: the problem names each field (`errors`). */
-            400: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No API key, or one that is not valid. */
-            401: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The API key lacks the permission. */
-            403: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            429: components["responses"]["TooManyRequests"];
-            /** @description An error (RFC 9457 problem details). */
-            default: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    createToken: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
-                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "type": "card",
-                 *       "data": {
-                 *         "number": "4242424242424242",
-                 *         "expiration_month": 12,
-                 *         "expiration_year": 2030,
-                 *         "cvc": "123"
-                 *       },
-                 *       "metadata": {
-                 *         "customer": "c-1042"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    id?: string;
-                    /**
-                     * @default token
-                     * @enum {string}
-                     */
-                    type?: "token" | "card" | "bank";
-                    data: components["schemas"]["schema0"];
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    containers?: string[];
-                    /** Format: date-time */
-                    expires_at?: string;
-                    deduplicate_token?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description Deduplicated: an existing token with the same data */
-            200: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "string",
-                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "type": "token",
-                     *       "data": "string",
-                     *       "containers": [
-                     *         "string"
-                     *       ],
-                     *       "metadata": {},
-                     *       "fingerprint": "string",
-                     *       "expires_at": "2030-01-01T12:00:00.000Z",
-                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "created_at": "2030-01-01T12:00:00.000Z",
-                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        /** Format: uuid */
-                        tenant_id: string;
-                        /** @enum {string} */
-                        type: "token" | "card" | "bank";
-                        data?: components["schemas"]["schema0"];
-                        containers: string[];
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        fingerprint: string;
-                        /** Format: date-time */
-                        expires_at?: string;
-                        /** Format: uuid */
-                        created_by: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: uuid */
-                        modified_by?: string;
-                        /** Format: date-time */
-                        modified_at?: string;
-                    };
-                };
-            };
-            /** @description Created; the response never echoes the data */
-            201: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "tenant_id": "7d8a9f1e-2b3c-4d5e-8f90-a1b2c3d4e5f6",
-                     *       "type": "card",
-                     *       "containers": [
-                     *         "/pci/high/"
-                     *       ],
-                     *       "metadata": {
-                     *         "customer": "c-1042"
-                     *       },
-                     *       "fingerprint": "CmZgHbeqj3NBBNr2NPEjXR5C1qKBFTHqKa1ZpFrbZbFm",
-                     *       "created_by": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
-                     *       "created_at": "2030-01-01T12:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        /** Format: uuid */
-                        tenant_id: string;
-                        /** @enum {string} */
-                        type: "token" | "card" | "bank";
-                        data?: components["schemas"]["schema0"];
-                        containers: string[];
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        fingerprint: string;
-                        /** Format: date-time */
-                        expires_at?: string;
-                        /** Format: uuid */
-                        created_by: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: uuid */
-                        modified_by?: string;
-                        /** Format: date-time */
-                        modified_at?: string;
-                    };
-                };
-            };
-            /** @description The input is not valid: the problem names each field (`errors`). */
-            400: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No API key, or one that is not valid. */
-            401: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The API key lacks the permission. */
-            403: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
-            429: components["responses"]["TooManyRequests"];
-            /** @description An error (RFC 9457 problem details). */
-            default: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listTokensV2: {
-        parameters: {
-            query?: {
-                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
-                container?: string | string[];
-                metadata?: string;
-                size?: number;
-                start?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of tokens; pagination.next is absent on the last page */
-            200: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "pagination": {
-                     *         "page_size": -9007199254740991,
-                     *         "next": "string"
-                     *       },
-                     *       "data": [
-                     *         {
-                     *           "id": "string",
-                     *           "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "type": "token",
-                     *           "data": "string",
-                     *           "containers": [
-                     *             "string"
-                     *           ],
-                     *           "metadata": {},
-                     *           "fingerprint": "string",
-                     *           "expires_at": "2030-01-01T12:00:00.000Z",
-                     *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "created_at": "2030-01-01T12:00:00.000Z",
-                     *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "modified_at": "2030-01-01T12:00:00.000Z"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        pagination: {
-                            page_size: number;
-                            /** @description The cursor of the next page (`?start=`); absent on the last page */
-                            next?: string;
-                        };
-                        data: {
-                            id: string;
-                            /** Format: uuid */
-                            tenant_id: string;
-                            /** @enum {string} */
-                            type: "token" | "card" | "bank";
-                            data?: components["schemas"]["schema0"];
-                            containers: string[];
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            fingerprint: string;
-                            /** Format: date-time */
-                            expires_at?: string;
-                            /** Format: uuid */
-                            created_by: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: uuid */
-                            modified_by?: string;
-                            /** Format: date-time */
-                            modified_at?: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description The input is not valid: the problem names each field (`errors`). */
-            400: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No API key, or one that is not valid. */
-            401: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The API key lacks the permission. */
-            403: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            429: components["responses"]["TooManyRequests"];
-            /** @description An error (RFC 9457 problem details). */
-            default: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getToken: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The token */
-            200: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "string",
-                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "type": "token",
-                     *       "data": "string",
-                     *       "containers": [
-                     *         "string"
-                     *       ],
-                     *       "metadata": {},
-                     *       "fingerprint": "string",
-                     *       "expires_at": "2030-01-01T12:00:00.000Z",
-                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "created_at": "2030-01-01T12:00:00.000Z",
-                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        /** Format: uuid */
-                        tenant_id: string;
-                        /** @enum {string} */
-                        type: "token" | "card" | "bank";
-                        data?: components["schemas"]["schema0"];
-                        containers: string[];
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        fingerprint: string;
-                        /** Format: date-time */
-                        expires_at?: string;
-                        /** Format: uuid */
-                        created_by: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: uuid */
-                        modified_by?: string;
-                        /** Format: date-time */
-                        modified_at?: string;
-                    };
-                };
-            };
-            /** @description The input is not valid: the problem names each field (`errors`). */
-            400: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No API key, or one that is not valid. */
-            401: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The API key lacks the permission. */
-            403: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such resource in the tenant. */
-            404: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            429: components["responses"]["TooManyRequests"];
-            /** @description An error (RFC 9457 problem details). */
-            default: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    deleteToken: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted */
-            204: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The input is not valid: the problem names each field (`errors`). */
-            400: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No API key, or one that is not valid. */
-            401: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The API key lacks the permission. */
-            403: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such resource in the tenant. */
-            404: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            429: components["responses"]["TooManyRequests"];
-            /** @description An error (RFC 9457 problem details). */
-            default: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    updateToken: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
-                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
-            };
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "data": "string",
-                 *       "metadata": {},
-                 *       "containers": [
-                 *         "/pci/high/"
-                 *       ],
-                 *       "expires_at": "2030-01-01T12:00:00.000Z"
-                 *     }
-                 */
-                "application/merge-patch+json": {
-                    data?: components["schemas"]["schema0"];
-                    metadata?: {
-                        [key: string]: string | null;
-                    } | null;
-                    containers?: string[];
-                    expires_at?: string | null;
-                };
-                /**
-                 * @example {
-                 *       "data": "string",
-                 *       "metadata": {},
-                 *       "containers": [
-                 *         "/pci/high/"
-                 *       ],
-                 *       "expires_at": "2030-01-01T12:00:00.000Z"
-                 *     }
-                 */
-                "application/json": {
-                    data?: components["schemas"]["schema0"];
-                    metadata?: {
-                        [key: string]: string | null;
-                    } | null;
-                    containers?: string[];
-                    expires_at?: string | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Updated (or unchanged); the response never echoes the data */
-            200: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "string",
-                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "type": "token",
-                     *       "data": "string",
-                     *       "containers": [
-                     *         "string"
-                     *       ],
-                     *       "metadata": {},
-                     *       "fingerprint": "string",
-                     *       "expires_at": "2030-01-01T12:00:00.000Z",
-                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "created_at": "2030-01-01T12:00:00.000Z",
-                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        /** Format: uuid */
-                        tenant_id: string;
-                        /** @enum {string} */
-                        type: "token" | "card" | "bank";
-                        data?: components["schemas"]["schema0"];
-                        containers: string[];
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        fingerprint: string;
-                        /** Format: date-time */
-                        expires_at?: string;
-                        /** Format: uuid */
-                        created_by: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: uuid */
-                        modified_by?: string;
-                        /** Format: date-time */
-                        modified_at?: string;
-                    };
-                };
-            };
-            /** @description The input is not valid: the problem names each field (`errors`). */
-            400: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No API key, or one that is not valid. */
-            401: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The API key lacks the permission. */
-            403: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such resource in the tenant. */
-            404: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
-            429: components["responses"]["TooManyRequests"];
-            /** @description An error (RFC 9457 problem details). */
-            default: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    associateChildToken: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
-                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
-            };
-            path: {
-                parent_id: string;
-                child_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Associated (or already was) */
-            204: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The input is not valid: the problem names each field (`errors`). */
-            400: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No API key, or one that is not valid. */
-            401: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The API key lacks the permission. */
-            403: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such resource in the tenant. */
-            404: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
-            429: components["responses"]["TooManyRequests"];
-            /** @description An error (RFC 9457 problem details). */
-            default: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    dissociateChildToken: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                parent_id: string;
-                child_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Removed */
-            204: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The input is not valid: the problem names each field (`errors`). */
-            400: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No API key, or one that is not valid. */
-            401: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The API key lacks the permission. */
-            403: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such resource in the tenant. */
-            404: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            429: components["responses"]["TooManyRequests"];
-            /** @description An error (RFC 9457 problem details). */
-            default: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    listChildTokens: {
-        parameters: {
-            query?: {
-                id?: string | string[];
-                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
-                page?: number;
-                size?: number;
-            };
-            header?: never;
-            path: {
-                parent_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of child tokens */
-            200: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "pagination": {
-                     *         "total_items": -9007199254740991,
-                     *         "page_number": -9007199254740991,
-                     *         "page_size": -9007199254740991,
-                     *         "total_pages": -9007199254740991
-                     *       },
-                     *       "data": [
-                     *         {
-                     *           "id": "string",
-                     *           "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "type": "token",
-                     *           "data": "string",
-                     *           "containers": [
-                     *             "string"
-                     *           ],
-                     *           "metadata": {},
-                     *           "fingerprint": "string",
-                     *           "expires_at": "2030-01-01T12:00:00.000Z",
-                     *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "created_at": "2030-01-01T12:00:00.000Z",
-                     *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "modified_at": "2030-01-01T12:00:00.000Z"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        pagination: {
-                            total_items: number;
-                            page_number: number;
-                            page_size: number;
-                            total_pages: number;
-                        };
-                        data: {
-                            id: string;
-                            /** Format: uuid */
-                            tenant_id: string;
-                            /** @enum {string} */
-                            type: "token" | "card" | "bank";
-                            data?: components["schemas"]["schema0"];
-                            containers: string[];
-                            metadata: {
-                                [key: string]: string;
-                            };
-                            fingerprint: string;
-                            /** Format: date-time */
-                            expires_at?: string;
-                            /** Format: uuid */
-                            created_by: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: uuid */
-                            modified_by?: string;
-                            /** Format: date-time */
-                            modified_at?: string;
-                        }[];
-                    };
-                };
-            };
-            /** @description The input is not valid: the problem names each field (`errors`). */
-            400: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No API key, or one that is not valid. */
-            401: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The API key lacks the permission. */
-            403: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such resource in the tenant. */
-            404: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            429: components["responses"]["TooManyRequests"];
-            /** @description An error (RFC 9457 problem details). */
-            default: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    createChildToken: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
-                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
-                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
-            };
-            path: {
-                parent_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "id": "string",
-                 *       "type": "token",
-                 *       "data": "string",
-                 *       "metadata": {},
-                 *       "containers": [
-                 *         "/pci/high/"
-                 *       ],
-                 *       "expires_at": "2030-01-01T12:00:00.000Z",
-                 *       "deduplicate_token": true
-                 *     }
-                 */
-                "application/json": {
-                    id?: string;
-                    /**
-                     * @default token
-                     * @enum {string}
-                     */
-                    type?: "token" | "card" | "bank";
-                    data: components["schemas"]["schema0"];
-                    metadata?: {
-                        [key: string]: string;
-                    };
-                    containers?: string[];
-                    /** Format: date-time */
-                    expires_at?: string;
-                    deduplicate_token?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description Deduplicated: an existing token, now a child of the parent */
-            200: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "string",
-                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "type": "token",
-                     *       "data": "string",
-                     *       "containers": [
-                     *         "string"
-                     *       ],
-                     *       "metadata": {},
-                     *       "fingerprint": "string",
-                     *       "expires_at": "2030-01-01T12:00:00.000Z",
-                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "created_at": "2030-01-01T12:00:00.000Z",
-                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        /** Format: uuid */
-                        tenant_id: string;
-                        /** @enum {string} */
-                        type: "token" | "card" | "bank";
-                        data?: components["schemas"]["schema0"];
-                        containers: string[];
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        fingerprint: string;
-                        /** Format: date-time */
-                        expires_at?: string;
-                        /** Format: uuid */
-                        created_by: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: uuid */
-                        modified_by?: string;
-                        /** Format: date-time */
-                        modified_at?: string;
-                    };
-                };
-            };
-            /** @description Created, without data */
-            201: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "string",
-                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "type": "token",
-                     *       "data": "string",
-                     *       "containers": [
-                     *         "string"
-                     *       ],
-                     *       "metadata": {},
-                     *       "fingerprint": "string",
-                     *       "expires_at": "2030-01-01T12:00:00.000Z",
-                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "created_at": "2030-01-01T12:00:00.000Z",
-                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        id: string;
-                        /** Format: uuid */
-                        tenant_id: string;
-                        /** @enum {string} */
-                        type: "token" | "card" | "bank";
-                        data?: components["schemas"]["schema0"];
-                        containers: string[];
-                        metadata: {
-                            [key: string]: string;
-                        };
-                        fingerprint: string;
-                        /** Format: date-time */
-                        expires_at?: string;
-                        /** Format: uuid */
-                        created_by: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: uuid */
-                        modified_by?: string;
-                        /** Format: date-time */
-                        modified_at?: string;
-                    };
-                };
-            };
-            /** @description The input is not valid: the problem names each field (`errors`). */
-            400: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No API key, or one that is not valid. */
-            401: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The API key lacks the permission. */
-            403: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such resource in the tenant. */
-            404: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["IdempotencyKeyReused"];
-            429: components["responses"]["TooManyRequests"];
-            /** @description An error (RFC 9457 problem details). */
-            default: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    getUsageReport: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The usage report */
-            200: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "token_report": {
-                     *         "metrics_by_type": {},
-                     *         "included_monthly_active_tokens": -9007199254740991,
-                     *         "monthly_active_tokens": -9007199254740991
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        token_report: {
-                            metrics_by_type: {
-                                [key: string]: {
-                                    count: number;
-                                    /** Format: date-time */
-                                    last_created_at?: string;
-                                };
-                            };
-                            included_monthly_active_tokens: number;
-                            monthly_active_tokens: number;
-                        };
-                    };
-                };
-            };
-            /** @description The input is not valid: the problem names each field (`errors`). */
-            400: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No API key, or one that is not valid. */
-            401: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The API key lacks the permission. */
-            403: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            429: components["responses"]["TooManyRequests"];
-            /** @description An error (RFC 9457 problem details). */
-            default: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4422,6 +2969,1459 @@ export interface operations {
             /** @description An error (RFC 9457 problem details). */
             default: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTokens: {
+        parameters: {
+            query?: {
+                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
+                container?: string | string[];
+                page?: number;
+                size?: number;
+                start?: string;
+                include_data?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tokens (no counts) */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pagination": {
+                     *         "total_items": -9007199254740991,
+                     *         "page_number": -9007199254740991,
+                     *         "page_size": -9007199254740991,
+                     *         "total_pages": -9007199254740991,
+                     *         "next": "string"
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "string",
+                     *           "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "type": "token",
+                     *           "data": "string",
+                     *           "containers": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {},
+                     *           "fingerprint": "string",
+                     *           "expires_at": "2030-01-01T12:00:00.000Z",
+                     *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "created_at": "2030-01-01T12:00:00.000Z",
+                     *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "modified_at": "2030-01-01T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            total_items: number | null;
+                            page_number: number | null;
+                            page_size: number;
+                            total_pages: number | null;
+                            next: string | null;
+                        };
+                        data: {
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            /** @enum {string} */
+                            type: "token" | "card" | "bank";
+                            data?: components["schemas"]["schema0"];
+                            containers: string[];
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            fingerprint: string;
+                            /** Format: date-time */
+                            expires_at?: string;
+                            /** Format: uuid */
+                            created_by: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            modified_by?: string;
+                            /** Format: date-time */
+                            modified_at?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "card",
+                 *       "data": {
+                 *         "number": "4242424242424242",
+                 *         "expiration_month": 12,
+                 *         "expiration_year": 2030,
+                 *         "cvc": "123"
+                 *       },
+                 *       "metadata": {
+                 *         "customer": "c-1042"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    id?: string;
+                    /**
+                     * @default token
+                     * @enum {string}
+                     */
+                    type?: "token" | "card" | "bank";
+                    data: components["schemas"]["schema0"];
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    containers?: string[];
+                    /** Format: date-time */
+                    expires_at?: string;
+                    deduplicate_token?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Deduplicated: an existing token with the same data */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "type": "token",
+                     *       "data": "string",
+                     *       "containers": [
+                     *         "string"
+                     *       ],
+                     *       "metadata": {},
+                     *       "fingerprint": "string",
+                     *       "expires_at": "2030-01-01T12:00:00.000Z",
+                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        /** @enum {string} */
+                        type: "token" | "card" | "bank";
+                        data?: components["schemas"]["schema0"];
+                        containers: string[];
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        fingerprint: string;
+                        /** Format: date-time */
+                        expires_at?: string;
+                        /** Format: uuid */
+                        created_by: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: uuid */
+                        modified_by?: string;
+                        /** Format: date-time */
+                        modified_at?: string;
+                    };
+                };
+            };
+            /** @description Created; the response never echoes the data */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "tenant_id": "7d8a9f1e-2b3c-4d5e-8f90-a1b2c3d4e5f6",
+                     *       "type": "card",
+                     *       "containers": [
+                     *         "/pci/high/"
+                     *       ],
+                     *       "metadata": {
+                     *         "customer": "c-1042"
+                     *       },
+                     *       "fingerprint": "CmZgHbeqj3NBBNr2NPEjXR5C1qKBFTHqKa1ZpFrbZbFm",
+                     *       "created_by": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+                     *       "created_at": "2030-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        /** @enum {string} */
+                        type: "token" | "card" | "bank";
+                        data?: components["schemas"]["schema0"];
+                        containers: string[];
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        fingerprint: string;
+                        /** Format: date-time */
+                        expires_at?: string;
+                        /** Format: uuid */
+                        created_by: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: uuid */
+                        modified_by?: string;
+                        /** Format: date-time */
+                        modified_at?: string;
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTokensV2: {
+        parameters: {
+            query?: {
+                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
+                container?: string | string[];
+                metadata?: string;
+                size?: number;
+                start?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tokens; pagination.next is absent on the last page */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pagination": {
+                     *         "page_size": -9007199254740991,
+                     *         "next": "string"
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "string",
+                     *           "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "type": "token",
+                     *           "data": "string",
+                     *           "containers": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {},
+                     *           "fingerprint": "string",
+                     *           "expires_at": "2030-01-01T12:00:00.000Z",
+                     *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "created_at": "2030-01-01T12:00:00.000Z",
+                     *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "modified_at": "2030-01-01T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            page_size: number;
+                            /** @description The cursor of the next page (`?start=`); absent on the last page */
+                            next?: string;
+                        };
+                        data: {
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            /** @enum {string} */
+                            type: "token" | "card" | "bank";
+                            data?: components["schemas"]["schema0"];
+                            containers: string[];
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            fingerprint: string;
+                            /** Format: date-time */
+                            expires_at?: string;
+                            /** Format: uuid */
+                            created_by: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            modified_by?: string;
+                            /** Format: date-time */
+                            modified_at?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "type": "token",
+                     *       "data": "string",
+                     *       "containers": [
+                     *         "string"
+                     *       ],
+                     *       "metadata": {},
+                     *       "fingerprint": "string",
+                     *       "expires_at": "2030-01-01T12:00:00.000Z",
+                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        /** @enum {string} */
+                        type: "token" | "card" | "bank";
+                        data?: components["schemas"]["schema0"];
+                        containers: string[];
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        fingerprint: string;
+                        /** Format: date-time */
+                        expires_at?: string;
+                        /** Format: uuid */
+                        created_by: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: uuid */
+                        modified_by?: string;
+                        /** Format: date-time */
+                        modified_at?: string;
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "data": "string",
+                 *       "metadata": {},
+                 *       "containers": [
+                 *         "/pci/high/"
+                 *       ],
+                 *       "expires_at": "2030-01-01T12:00:00.000Z"
+                 *     }
+                 */
+                "application/merge-patch+json": {
+                    data?: components["schemas"]["schema0"];
+                    metadata?: {
+                        [key: string]: string | null;
+                    } | null;
+                    containers?: string[];
+                    expires_at?: string | null;
+                };
+                /**
+                 * @example {
+                 *       "data": "string",
+                 *       "metadata": {},
+                 *       "containers": [
+                 *         "/pci/high/"
+                 *       ],
+                 *       "expires_at": "2030-01-01T12:00:00.000Z"
+                 *     }
+                 */
+                "application/json": {
+                    data?: components["schemas"]["schema0"];
+                    metadata?: {
+                        [key: string]: string | null;
+                    } | null;
+                    containers?: string[];
+                    expires_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Updated (or unchanged); the response never echoes the data */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "type": "token",
+                     *       "data": "string",
+                     *       "containers": [
+                     *         "string"
+                     *       ],
+                     *       "metadata": {},
+                     *       "fingerprint": "string",
+                     *       "expires_at": "2030-01-01T12:00:00.000Z",
+                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        /** @enum {string} */
+                        type: "token" | "card" | "bank";
+                        data?: components["schemas"]["schema0"];
+                        containers: string[];
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        fingerprint: string;
+                        /** Format: date-time */
+                        expires_at?: string;
+                        /** Format: uuid */
+                        created_by: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: uuid */
+                        modified_by?: string;
+                        /** Format: date-time */
+                        modified_at?: string;
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    associateChildToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path: {
+                parent_id: string;
+                child_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Associated (or already was) */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    dissociateChildToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                parent_id: string;
+                child_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listChildTokens: {
+        parameters: {
+            query?: {
+                id?: string | string[];
+                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
+                page?: number;
+                size?: number;
+            };
+            header?: never;
+            path: {
+                parent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of child tokens */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pagination": {
+                     *         "total_items": -9007199254740991,
+                     *         "page_number": -9007199254740991,
+                     *         "page_size": -9007199254740991,
+                     *         "total_pages": -9007199254740991
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "string",
+                     *           "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "type": "token",
+                     *           "data": "string",
+                     *           "containers": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {},
+                     *           "fingerprint": "string",
+                     *           "expires_at": "2030-01-01T12:00:00.000Z",
+                     *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "created_at": "2030-01-01T12:00:00.000Z",
+                     *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "modified_at": "2030-01-01T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            total_items: number;
+                            page_number: number;
+                            page_size: number;
+                            total_pages: number;
+                        };
+                        data: {
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            /** @enum {string} */
+                            type: "token" | "card" | "bank";
+                            data?: components["schemas"]["schema0"];
+                            containers: string[];
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            fingerprint: string;
+                            /** Format: date-time */
+                            expires_at?: string;
+                            /** Format: uuid */
+                            created_by: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            modified_by?: string;
+                            /** Format: date-time */
+                            modified_at?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createChildToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path: {
+                parent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "token",
+                 *       "data": "string",
+                 *       "metadata": {},
+                 *       "containers": [
+                 *         "/pci/high/"
+                 *       ],
+                 *       "expires_at": "2030-01-01T12:00:00.000Z",
+                 *       "deduplicate_token": true
+                 *     }
+                 */
+                "application/json": {
+                    id?: string;
+                    /**
+                     * @default token
+                     * @enum {string}
+                     */
+                    type?: "token" | "card" | "bank";
+                    data: components["schemas"]["schema0"];
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    containers?: string[];
+                    /** Format: date-time */
+                    expires_at?: string;
+                    deduplicate_token?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Deduplicated: an existing token, now a child of the parent */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "type": "token",
+                     *       "data": "string",
+                     *       "containers": [
+                     *         "string"
+                     *       ],
+                     *       "metadata": {},
+                     *       "fingerprint": "string",
+                     *       "expires_at": "2030-01-01T12:00:00.000Z",
+                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        /** @enum {string} */
+                        type: "token" | "card" | "bank";
+                        data?: components["schemas"]["schema0"];
+                        containers: string[];
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        fingerprint: string;
+                        /** Format: date-time */
+                        expires_at?: string;
+                        /** Format: uuid */
+                        created_by: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: uuid */
+                        modified_by?: string;
+                        /** Format: date-time */
+                        modified_at?: string;
+                    };
+                };
+            };
+            /** @description Created, without data */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "type": "token",
+                     *       "data": "string",
+                     *       "containers": [
+                     *         "string"
+                     *       ],
+                     *       "metadata": {},
+                     *       "fingerprint": "string",
+                     *       "expires_at": "2030-01-01T12:00:00.000Z",
+                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        /** @enum {string} */
+                        type: "token" | "card" | "bank";
+                        data?: components["schemas"]["schema0"];
+                        containers: string[];
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        fingerprint: string;
+                        /** Format: date-time */
+                        expires_at?: string;
+                        /** Format: uuid */
+                        created_by: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: uuid */
+                        modified_by?: string;
+                        /** Format: date-time */
+                        modified_at?: string;
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUsageReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage report */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "token_report": {
+                     *         "metrics_by_type": {},
+                     *         "included_monthly_active_tokens": -9007199254740991,
+                     *         "monthly_active_tokens": -9007199254740991
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        token_report: {
+                            metrics_by_type: {
+                                [key: string]: {
+                                    count: number;
+                                    /** Format: date-time */
+                                    last_created_at?: string;
+                                };
+                            };
+                            included_monthly_active_tokens: number;
+                            monthly_active_tokens: number;
+                        };
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -29,17 +29,18 @@ import {
 } from '../domain/uniqueness.ts';
 import { userDecider, type UserCommand } from '../domain/user.ts';
 import { invitationStatusAt } from '../queries/invitations.ts';
-import { MemberQueries } from '../queries/members.ts';
+import type { MemberQueries } from '../queries/members.ts';
 import type { InvitationMailLimits } from './invitation-mail-limits.ts';
 
 export interface InvitationCommandDeps {
   store: EventStore;
-  appPool: Pool;
   /** Look-ups made before any tenant is known (a user by e-mail across tenants). */
   ownerPool: Pool;
   links: InvitationLinks;
   clock: Clock;
   mailLimits: InvitationMailLimits;
+  /** The process's member queries (is an address a member already?). */
+  memberQueries: MemberQueries;
 }
 
 const isConflict = (error: unknown) => error instanceof Problem && error.status === 409;
@@ -55,7 +56,7 @@ export class InvitationCommands {
   private readonly deps: InvitationCommandDeps;
   constructor(deps: InvitationCommandDeps) {
     this.deps = deps;
-    this.members = new MemberQueries(deps.appPool);
+    this.members = deps.memberQueries;
   }
 
   private responseOf(outcome: CommandOutcome<InvitationState, InvitationEvent>): InvitationResponse {

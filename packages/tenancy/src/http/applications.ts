@@ -1,12 +1,5 @@
 import { z } from 'zod';
-import {
-  defineRoute,
-  notFound,
-  pageQuery,
-  paginated,
-  type Pool,
-  type RouteDefinition,
-} from '@tokenvault/platform';
+import { defineRoute, notFound, pageQuery, paginated, type RouteDefinition } from '@tokenvault/platform';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import {
@@ -19,28 +12,29 @@ import {
 } from '@tokenvault/contracts';
 import { ApplicationCommands } from '../commands/applications.ts';
 import type { Clock } from '../domain/clock.ts';
-import { ApplicationQueries } from '../queries/applications.ts';
+import type { ApplicationQueries } from '../queries/applications.ts';
 
 export interface ApplicationRouteDeps {
   store: EventStore;
-  appPool: Pool;
   consistency: ReadModelConsistency;
   /** RATE_LIMIT_PER_MINUTE: what an application without its own rate_limit may make. */
   rateLimitPerMinute: number;
   clock: Clock;
+  /** The process's application queries (reactors and proxies read applications with them too). */
+  applications: ApplicationQueries;
 }
 
 const missing = () => notFound('No application with this id.');
 
 export function applicationRoutes({
   store,
-  appPool,
   consistency,
   rateLimitPerMinute,
   clock,
+  applications,
 }: ApplicationRouteDeps): RouteDefinition[] {
   const commands = new ApplicationCommands(store, rateLimitPerMinute, clock);
-  const queries = new ApplicationQueries(appPool);
+  const queries = applications;
   const tag = 'Applications';
   return [
     defineRoute({

@@ -22,19 +22,22 @@ import {
 } from '@tokenvault/contracts';
 import { InvitationCommands } from '../commands/invitations.ts';
 import type { InvitationMailLimits } from '../commands/invitation-mail-limits.ts';
-import { InvitationQueries } from '../queries/invitations.ts';
+import type { InvitationQueries } from '../queries/invitations.ts';
+import type { MemberQueries } from '../queries/members.ts';
 import type { Clock } from '../domain/clock.ts';
 import { parseEmailAddress } from '../domain/email.ts';
 import type { InvitationLinks } from '../domain/invitation-link.ts';
 
 export interface InvitationRouteDeps {
   store: EventStore;
-  appPool: Pool;
   ownerPool: Pool;
   consistency: ReadModelConsistency;
   clock: Clock;
   links: InvitationLinks;
   mailLimits: InvitationMailLimits;
+  /** The process's queries of invitations and of members. */
+  invitationQueries: InvitationQueries;
+  memberQueries: MemberQueries;
 }
 
 /** A bare RFC 5322 address (see parseEmailAddress), its domain lower-cased. */
@@ -55,7 +58,7 @@ const missing = () => notFound('No invitation with this id.');
 export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
   const { consistency, clock } = deps;
   const commands = new InvitationCommands(deps);
-  const queries = new InvitationQueries(deps.appPool);
+  const queries = deps.invitationQueries;
   const tag = 'Tenant invitations';
   return [
     defineRoute({

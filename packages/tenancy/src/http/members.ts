@@ -1,29 +1,28 @@
 import { z } from 'zod';
-import {
-  defineRoute,
-  pageQuery,
-  paginated,
-  repeatable,
-  type Pool,
-  type RouteDefinition,
-} from '@tokenvault/platform';
+import { defineRoute, pageQuery, paginated, repeatable, type RouteDefinition } from '@tokenvault/platform';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import { idParams, memberSchema, paginatedSchema, uuid } from '@tokenvault/contracts';
 import { MemberCommands } from '../commands/members.ts';
-import { MemberQueries } from '../queries/members.ts';
+import type { MemberQueries } from '../queries/members.ts';
 import type { Clock } from '../domain/clock.ts';
 
 export interface MemberRouteDeps {
   store: EventStore;
-  appPool: Pool;
   consistency: ReadModelConsistency;
   clock: Clock;
+  /** The process's member queries. */
+  memberQueries: MemberQueries;
 }
 
-export function memberRoutes({ store, appPool, consistency, clock }: MemberRouteDeps): RouteDefinition[] {
+export function memberRoutes({
+  store,
+  consistency,
+  clock,
+  memberQueries,
+}: MemberRouteDeps): RouteDefinition[] {
   const commands = new MemberCommands(store, clock);
-  const queries = new MemberQueries(appPool);
+  const queries = memberQueries;
   const tag = 'Tenant members';
   return [
     defineRoute({

@@ -1,10 +1,17 @@
-import { badRequest, forbidden, type Clock, type Pool, type Principal } from '@tokenvault/platform';
+import { badRequest, forbidden, type Principal } from '@tokenvault/platform';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { allowedOnAll } from '../domain/access.ts';
-import { TokenQueries } from '../queries/tokens.ts';
-import { ReadAuditor } from './read-audit.ts';
+import type { TokenQueries } from '../queries/tokens.ts';
+import type { ReadAuditor } from './read-audit.ts';
 import { openForReader } from './open-token.ts';
+
+export interface DetokenizerDeps {
+  store: EventStore;
+  vault: Vault;
+  tokenQueries: TokenQueries;
+  readAuditor: ReadAuditor;
+}
 
 /**
  * Opens tokens for code that runs on their data (a reactor): the caller needs the permission on
@@ -13,13 +20,12 @@ import { openForReader } from './open-token.ts';
  */
 export class Detokenizer {
   private readonly queries: TokenQueries;
-  private readonly readAuditor: ReadAuditor;
-  private readonly deps: { store: EventStore; appPool: Pool; vault: Vault; clock: Clock };
+  private readonly deps: DetokenizerDeps;
 
-  constructor(deps: { store: EventStore; appPool: Pool; vault: Vault; clock: Clock }) {
+  /** The queries and the read auditor are the process's (the token routes' too: one group commit). */
+  constructor(deps: DetokenizerDeps) {
     this.deps = deps;
-    this.queries = new TokenQueries(deps.appPool, deps.clock);
-    this.readAuditor = new ReadAuditor(deps.store, deps.clock);
+    this.queries = deps.tokenQueries;
   }
 
   /** Whether every one of these tokens is live (not deleted, not expired), as the read model has them. */
@@ -53,12 +59,7 @@ export class Detokenizer {
         `This API key lacks ${permission} on the containers of token ${denied.map((row) => row.id).join(', ')}.`,
       );
     }
-    const opened = await openForReader(
-      { ...this.deps, readAuditor: this.readAuditor },
-      principal,
-      rows,
-      requestId,
-    );
+    const opened = await openForReader(this.deps, principal, rows, requestId);
     const data = new Map(opened.map((token) => [token.id, token.data]));
     const tokens = new Map(opened.map((token) => [token.id, token]));
     return { data, tokens };

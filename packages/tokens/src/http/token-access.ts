@@ -3,10 +3,10 @@ import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { openForReader } from '../commands/open-token.ts';
-import { ReadAuditor } from '../commands/read-audit.ts';
+import type { ReadAuditor } from '../commands/read-audit.ts';
 import { TokenCommands } from '../commands/tokens.ts';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
-import { TokenQueries, type TokenRow } from '../queries/tokens.ts';
+import type { TokenQueries, TokenRow } from '../queries/tokens.ts';
 
 // What the token routes of every resource share: one set of queries and commands, the check that
 // a token is the caller's and allowed, and the opening of tokens for a reader (on record first).
@@ -20,6 +20,10 @@ export interface TokenRouteDeps {
   includedMonthlyActiveTokens: number;
   /** Every timestamp and expiry check of tokens. */
   clock: Clock;
+  /** The process's one set of token queries (the detokenizer's too). */
+  tokenQueries: TokenQueries;
+  /** The process's one read auditor: every read of the process in one group commit. */
+  readAuditor: ReadAuditor;
 }
 
 /** The containers under which the key may read, from its rules; null when it may read them all. */
@@ -49,10 +53,9 @@ export function checkTokenAccess(
 }
 
 export function tokenAccess(deps: TokenRouteDeps) {
-  const { store, appPool, vault, clock } = deps;
-  const queries = new TokenQueries(appPool, clock);
+  const { store, vault, clock, readAuditor } = deps;
+  const queries = deps.tokenQueries;
   const commands = new TokenCommands(store, vault, queries, clock);
-  const readAuditor = new ReadAuditor(store, clock);
 
   /** A live token of the caller's tenant on which the caller holds the permission, or 404/403. */
   const tokenFor = async (

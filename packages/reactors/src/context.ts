@@ -1,0 +1,37 @@
+import type { ContextManifest } from '@tokenvault/cqrs';
+import { reactorsEventTypes } from './domain/events.ts';
+import { formulaRoutes, type ReactorRouteDeps } from './http/formulas.ts';
+import { invocationRoutes } from './http/invoke.ts';
+import { reactorRoutes } from './http/reactors.ts';
+import { reactorsMigrations } from './migrations.ts';
+import { reactorInvalidationsOf, reactorsProjection } from './projections/reactors.ts';
+import type { ReactorQueries } from './queries/reactors.ts';
+import type { ReactorRunQueue } from './runs/run-queue.ts';
+import type { Detokenizer } from '@tokenvault/tokens';
+
+export interface ReactorsContextDeps extends ReactorRouteDeps {
+  /** The process's queue of reactor runs (a worker pool, here or elsewhere, runs them). */
+  reactorRuns: ReactorRunQueue;
+  detokenizer: Detokenizer;
+  /** The process's cache of reactor definitions: read once, kept until a change evicts them. */
+  reactorDefinitions: Pick<ReactorQueries, 'get'>;
+}
+
+/** What the reactors context contributes to the service (the runtime lists it in contexts.ts). */
+export const reactorsContext: ContextManifest<ReactorsContextDeps> = {
+  name: 'reactors',
+  migrations: reactorsMigrations,
+  projections: { consistent: [reactorsProjection], trailing: [] },
+  effects: { inline: [], external: [] },
+  invalidations: reactorInvalidationsOf,
+  eventTypes: reactorsEventTypes,
+  routes: (deps) => [
+    ...formulaRoutes(deps),
+    ...reactorRoutes(deps),
+    ...invocationRoutes({
+      runs: deps.reactorRuns,
+      detokenizer: deps.detokenizer,
+      reactors: deps.reactorDefinitions,
+    }),
+  ],
+};

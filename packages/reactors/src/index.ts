@@ -12,7 +12,6 @@ export { reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
 export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';
 export { ReactorDefinitions } from './queries/reactor-definitions.ts';
-export { namePattern } from './queries/name-filter.ts';
 export { ReactorRunQueue, outcomeBody } from './runs/run-queue.ts';
 export {
   principalData,

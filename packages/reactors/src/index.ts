@@ -12,11 +12,4 @@ export { reactorsEventTypes, type ReactorsEvent } from './domain/events.ts';
 export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';
 export { ReactorDefinitions } from './queries/reactor-definitions.ts';
-export { ReactorRunQueue, outcomeBody } from './runs/run-queue.ts';
-export {
-  principalData,
-  reactorRunBase,
-  type ReactorRunOutcome,
-  type ReactorRunRequest,
-} from './runs/run-messages.ts';
-export { ReactorRunWorker } from './runs/run-worker.ts';
+export { reactorRunBase, reactorRunOwner } from './domain/reactor-run.ts';

@@ -42,12 +42,12 @@ import {
   invocationRoutes,
   ReactorDefinitions,
   ReactorQueries,
-  ReactorRunQueue,
   reactorInvalidationsOf,
   reactorRoutes,
   reactorsMigrations,
 } from '@tokenvault/reactors';
 import { ProxyGateway, ProxyPipeline, ProxyQueries, proxiesMigrations, proxyRoutes } from '@tokenvault/proxy';
+import { CodeRunQueue } from '@tokenvault/code-runs';
 
 import { readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './event-log.ts';
@@ -132,7 +132,7 @@ export interface Runtime extends RuntimeBase {
   authenticate: Authenticate;
   routes: RouteDefinition[];
   /** Reactor runs queued by this process (the gateway waits on async ones for the tenant's cap). */
-  reactorRuns: ReactorRunQueue;
+  reactorRuns: CodeRunQueue;
   /** `/proxy/**`: requests detokenized in flight to third parties. */
   proxy: ProxyGateway;
   /**
@@ -274,7 +274,7 @@ export async function createRuntime(
   });
   const reactorDeps = { ...deps, ownerPool, lockPool, applications };
   // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
-  const reactorRuns = new ReactorRunQueue(config, vault, logger);
+  const reactorRuns = new CodeRunQueue(config, vault, logger);
   const reactorDefinitions = new ReactorDefinitions(
     new ReactorQueries(appPool, applications, vault),
     base.consistency,
@@ -338,6 +338,7 @@ export async function createRuntime(
         runs: reactorRuns,
         detokenizer,
         reactors: reactorDefinitions,
+        maxInFlightPerTenant: config.REACTOR_MAX_CONCURRENT_PER_TENANT,
       }),
       ...proxyRoutes({ ...deps, applications, proxies, config }),
       ...logRoutes(deps),

@@ -4,7 +4,8 @@
 // - contracts and platform are the ground floor: they import no other workspace package;
 // - a package is used only through what its package.json exports, never through its files;
 // - no package, test or script imports a service (services are entry points, not libraries);
-// - only the queue module (packages/jobs) imports bullmq.
+// - only the queue module (packages/jobs) imports bullmq;
+// - only the code-runs package imports the sandbox, and only the sandbox imports isolated-vm.
 // One more rule is about names, not modules, so a script checks it after these, in the same
 // `npm run check:architecture`: contexts register only through their manifest (scripts/check-contexts.mjs).
 import { readdirSync, readFileSync } from 'node:fs';
@@ -88,6 +89,21 @@ export default {
       severity: 'error',
       from: { pathNot: '^packages/jobs/' },
       to: { path: 'node_modules/bullmq/' },
+    },
+    {
+      name: 'only-code-runs-imports-sandbox',
+      comment:
+        'Tenant code runs one way: queued, sealed and run by packages/code-runs, which alone uses the sandbox (the benchmark also measures the sandbox alone).',
+      severity: 'error',
+      from: { pathNot: ['^packages/(code-runs|sandbox)/', '^e2e/bench/'] },
+      to: { path: '^packages/sandbox/' },
+    },
+    {
+      name: 'only-sandbox-runs-isolated-vm',
+      comment: 'The isolates live in the sandbox child processes of packages/sandbox, nowhere else.',
+      severity: 'error',
+      from: { pathNot: '^packages/sandbox/' },
+      to: { path: 'node_modules/isolated-vm/' },
     },
     {
       name: 'one-services-imports-no-other',

@@ -328,7 +328,8 @@ describe('the proxy pipeline: request and response reactors, code transforms', (
     // This stack's queue jobs only (Redis is shared: a scan of all of it may outlast the run).
     const inFlight = await eventually(async () => {
       const values = await everyRedisValue(env.stack.config.REDIS_URL, `${env.stack.config.QUEUE_PREFIX}:*`);
-      expect(values.some((value) => value.includes('proxy_id'))).toBe(true);
+      // The transform's job, named by its owner (code-runs: `proxies/<id>`).
+      expect(values.some((value) => value.includes(`"owner":"proxies/${stages.proxy.id}"`))).toBe(true);
       return values;
     });
     expect(inFlight.filter((value) => value.includes(cardNumber))).toEqual([]);

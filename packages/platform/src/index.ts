@@ -1,5 +1,6 @@
 export * from './config.ts';
 export * from './cursor.ts';
+export * from './name-filter.ts';
 export * from './db.ts';
 export * from './errors.ts';
 export * from './logger.ts';

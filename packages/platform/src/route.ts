@@ -46,6 +46,26 @@ export interface HandlerResult {
   headers?: Record<string, string>;
 }
 
+/**
+ * At most `max` calls in flight per tenant, across every gateway process: each call holds a slot
+ * while it runs, and past the cap is answered 429 (`Retry-After: 1`). Routes that name the same
+ * cap share its slots.
+ */
+export interface TenantConcurrencyCap {
+  /** The cap's name (its Redis key): the routes naming it share one count. */
+  name: string;
+  max: number;
+  /** What the 429 says the tenant has too many of in flight: "reactor invocations". */
+  inFlight: string;
+  /** The longest a slot is held: a slot whose holder crashed frees itself after this. */
+  slotTtlMs: number;
+  /**
+   * The call's work goes on after it answered (an accepted async run): its slot is held until the
+   * promise this returns resolves (or the slot lapses); undefined releases it as the call ends.
+   */
+  holdUntil?(result: HandlerResult): Promise<void> | undefined;
+}
+
 type AnyZodObject = z.ZodObject<z.ZodRawShape>;
 
 export interface RouteDefinition<
@@ -86,6 +106,8 @@ export interface RouteDefinition<
    * (`application/*+json`) is parsed alike; this only says which ones the route is meant for.
    */
   bodyMediaTypes?: readonly string[];
+  /** A cap on this route's calls in flight per tenant, held by the route guard (API-key calls over HTTP). */
+  tenantConcurrency?: TenantConcurrencyCap;
   responses: Record<number, { description: string; schema?: z.ZodType }>;
   handle(context: HandlerContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
 }

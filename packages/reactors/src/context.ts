@@ -6,12 +6,14 @@ import { reactorRoutes } from './http/reactors.ts';
 import { reactorsMigrations } from './migrations.ts';
 import { reactorInvalidationsOf, reactorsProjection } from './projections/reactors.ts';
 import type { ReactorQueries } from './queries/reactors.ts';
-import type { ReactorRunQueue } from './runs/run-queue.ts';
+import type { CodeRunQueue } from '@tokenvault/code-runs';
 import type { Detokenizer } from '@tokenvault/tokens';
 
 export interface ReactorsContextDeps extends ReactorRouteDeps {
-  /** The process's queue of reactor runs (a worker pool, here or elsewhere, runs them). */
-  reactorRuns: ReactorRunQueue;
+  /** The process's queue of code runs (a worker pool, here or elsewhere, runs them). */
+  reactorRuns: CodeRunQueue;
+  /** Invocations one tenant may have in flight: REACTOR_MAX_CONCURRENT_PER_TENANT. */
+  maxReactorInvocationsPerTenant: number;
   detokenizer: Detokenizer;
   /** The process's cache of reactor definitions: read once, kept until a change evicts them. */
   reactorDefinitions: Pick<ReactorQueries, 'get'>;
@@ -32,6 +34,7 @@ export const reactorsContext: ContextManifest<ReactorsContextDeps> = {
       runs: deps.reactorRuns,
       detokenizer: deps.detokenizer,
       reactors: deps.reactorDefinitions,
+      maxInFlightPerTenant: deps.maxReactorInvocationsPerTenant,
     }),
   ],
 };

@@ -14,12 +14,4 @@ export { invocationRoutes } from './http/invoke.ts';
 export { ReactorQueries } from './queries/reactors.ts';
 export { FormulaQueries } from './queries/formulas.ts';
 export { ReactorDefinitions } from './queries/reactor-definitions.ts';
-export { namePattern } from './queries/name-filter.ts';
-export { ReactorRunQueue, outcomeBody } from './runs/run-queue.ts';
-export {
-  principalData,
-  reactorRunBase,
-  type ReactorRunOutcome,
-  type ReactorRunRequest,
-} from './runs/run-messages.ts';
-export { ReactorRunWorker } from './runs/run-worker.ts';
+export { reactorRunBase, reactorRunOwner } from './domain/reactor-run.ts';

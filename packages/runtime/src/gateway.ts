@@ -83,9 +83,7 @@ export function createGatewayApp(runtime: Runtime): express.Express {
     app,
     runtime.routes,
     runtime.authenticate,
-    createRouteGuard(runtime.redis, runtime.vault, runtime.rateLimiter, runtime.config, {
-      runSettled: (runId, withinMs) => runtime.reactorRuns.settled(runId, withinMs),
-    }),
+    createRouteGuard(runtime.redis, runtime.vault, runtime.rateLimiter, runtime.config),
   );
   finishHttpApp(app, runtime.logger);
   return app;

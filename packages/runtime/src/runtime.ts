@@ -30,8 +30,9 @@ import {
 } from '@tokenvault/tenancy';
 import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/mail';
 import { Detokenizer, ReadAuditor, TokenQueries, tokensContext } from '@tokenvault/tokens';
-import { FormulaQueries, ReactorDefinitions, ReactorQueries, ReactorRunQueue } from '@tokenvault/reactors';
+import { FormulaQueries, ReactorDefinitions, ReactorQueries } from '@tokenvault/reactors';
 import { AddressAllowlist, ProxyGateway, ProxyPipeline, ProxyQueries } from '@tokenvault/proxy';
+import { CodeRunQueue } from '@tokenvault/code-runs';
 
 import { contextInvalidationsOf, contextMigrations, contextRoutes, type ContextDeps } from './contexts.ts';
 import { readModelsProjectorName } from './projections.ts';
@@ -115,7 +116,7 @@ export interface Runtime extends RuntimeBase {
   authenticate: Authenticate;
   routes: RouteDefinition[];
   /** Reactor runs queued by this process (the gateway waits on async ones for the tenant's cap). */
-  reactorRuns: ReactorRunQueue;
+  reactorRuns: CodeRunQueue;
   /** `/proxy/**`: requests detokenized in flight to third parties. */
   proxy: ProxyGateway;
   /**
@@ -258,7 +259,7 @@ export async function createRuntime(
   const applications = new ApplicationQueries(appPool);
   const reactorQueries = new ReactorQueries(appPool, applications, vault);
   // Reactor runs go through BullMQ: this process queues them; a worker pool (here or elsewhere) runs them.
-  const reactorRuns = new ReactorRunQueue(config, vault, logger);
+  const reactorRuns = new CodeRunQueue(config, vault, logger);
   const reactorDefinitions = new ReactorDefinitions(reactorQueries, consistency, {
     ttlMs: config.REACTOR_CACHE_TTL_MS,
   });
@@ -319,6 +320,7 @@ export async function createRuntime(
     reactorQueries,
     formulaQueries: new FormulaQueries(appPool),
     reactorRuns,
+    maxReactorInvocationsPerTenant: config.REACTOR_MAX_CONCURRENT_PER_TENANT,
     reactorDefinitions,
     proxies,
     allowlist,

@@ -1,13 +1,7 @@
 import { Problem, type Principal } from '@tokenvault/platform';
 import { isPlainObject } from '@tokenvault/expressions';
-import {
-  outcomeBody,
-  principalData,
-  reactorRunBase,
-  type ReactorQueries,
-  type ReactorRunQueue,
-  type ReactorRunRequest,
-} from '@tokenvault/reactors';
+import { outcomeBody, principalData, type CodeRunQueue, type CodeRunRequest } from '@tokenvault/code-runs';
+import { reactorRunBase, reactorRunOwner, type ReactorQueries } from '@tokenvault/reactors';
 import type { DestinationResponse } from '../destination/send.ts';
 import type { ConfiguredProxy, ProxyTransform } from '../queries/configured-proxy.ts';
 import type { ProxiedRequest } from '../request/forwarding.ts';
@@ -42,7 +36,7 @@ export interface ProxyStages {
 }
 
 export interface ProxyPipelineDeps {
-  runs: ReactorRunQueue;
+  runs: CodeRunQueue;
   /** The runtime's ReactorDefinitions: read once, kept until a change evicts them. */
   reactors: Pick<ReactorQueries, 'get'>;
 }
@@ -50,7 +44,7 @@ export interface ProxyPipelineDeps {
 type Direction = 'request' | 'response';
 
 /**
- * A configured proxy's stages, each a run on the reactor queue (sealed, in the worker's sandbox):
+ * A configured proxy's stages, each a code run (sealed, in the worker's sandbox: code-runs):
  * on the way out the request reactor, then the request transforms in order; on the way back the
  * response reactor, then the response transforms. A stage that fails throws its problem, so nothing
  * after it happens (nothing is forwarded, or the answer is not returned).
@@ -123,7 +117,7 @@ export class ProxyPipeline {
         `The proxy’s ${direction} reactor no longer exists.`,
       );
     }
-    const outcome = await this.deps.runs.run(proxy.tenant_id, reactorId, {
+    const outcome = await this.deps.runs.run(proxy.tenant_id, reactorRunOwner(reactorId), {
       ...this.runBase(stages, message),
       ...reactorRunBase(reactor),
     });
@@ -149,11 +143,12 @@ export class ProxyPipeline {
         `${where} is not a code transform.`,
       );
     }
-    const outcome = await this.deps.runs.runTransform(proxy.tenant_id, proxy.id, {
+    const outcome = await this.deps.runs.run(proxy.tenant_id, `proxies/${proxy.id}`, {
       ...this.runBase(stages, message),
       code: transform.code,
       configuration: proxy.configuration,
       application_id: proxy.application_id ?? null,
+      answers: 'headers-and-body',
     });
     // The worker answers a transform's run with the object it returned, or fails the run.
     return outcomeBody(outcome).raw as StageAnswer;
@@ -162,7 +157,7 @@ export class ProxyPipeline {
   private runBase(
     stages: ProxyStages,
     message: StageMessage,
-  ): Pick<ReactorRunRequest, 'args' | 'caller' | 'request_id'> {
+  ): Pick<CodeRunRequest, 'args' | 'caller' | 'request_id'> {
     return {
       args: { headers: message.headers, ...(message.body === undefined ? {} : { body: message.body }) },
       caller: stages.caller ? principalData(stages.caller) : anonymousCaller(stages.proxy),
@@ -175,7 +170,7 @@ export class ProxyPipeline {
  * A `require_auth: false` call has no caller: its stages act with their application only (a
  * stage without one can tokenize nothing).
  */
-const anonymousCaller = (proxy: StagedProxy): ReactorRunRequest['caller'] => ({
+const anonymousCaller = (proxy: StagedProxy): CodeRunRequest['caller'] => ({
   tenantId: proxy.tenant_id,
   actorId: proxy.id,
   actorType: 'application',

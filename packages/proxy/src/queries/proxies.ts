@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { withTenant, type Pool } from '@tokenvault/platform';
+import { namePattern, withTenant, type Pool } from '@tokenvault/platform';
 import type { ProxyResponse } from '@tokenvault/contracts';
-import { namePattern } from '@tokenvault/reactors';
 import type { Vault } from '@tokenvault/vault';
 import { configurationSubject, keySubject } from '../domain/events.ts';
 import type { ConfiguredProxy, ProxyConfiguration, ProxyTransform } from './configured-proxy.ts';

@@ -1,4 +1,4 @@
-import { checkSyntax } from '@tokenvault/sandbox';
+import { checkSyntax } from '@tokenvault/code-runs';
 
 /**
  * Whether formula code compiles, WITHOUT running it. It asks the sandbox's own checker, which

@@ -1,5 +1,18 @@
-import { defineRoute, notFound, type Principal, type RouteDefinition } from '@tokenvault/platform';
+import {
+  defineRoute,
+  notFound,
+  type Principal,
+  type RouteDefinition,
+  type TenantConcurrencyCap,
+} from '@tokenvault/platform';
 import type { Detokenizer } from '@tokenvault/tokens';
+import {
+  outcomeBody,
+  principalData,
+  problemFromData,
+  type CodeRunQueue,
+  type CodeRunRequest,
+} from '@tokenvault/code-runs';
 import {
   asyncReactorRequestSchema,
   asyncReactorResultSchema,
@@ -9,25 +22,28 @@ import {
   reactorRunResponseSchema,
 } from '@tokenvault/contracts';
 import { findTokenExpressions, prepareArguments, substituteTokens } from '../domain/arguments.ts';
+import { reactorRunBase, reactorRunOwner } from '../domain/reactor-run.ts';
 import type { ReactorQueries } from '../queries/reactors.ts';
-import { outcomeBody, type ReactorRunQueue } from '../runs/run-queue.ts';
-import {
-  principalData,
-  problemFromData,
-  reactorRunBase,
-  type ReactorRunRequest,
-} from '../runs/run-messages.ts';
 
 export interface InvocationRouteDeps {
-  runs: ReactorRunQueue;
+  runs: CodeRunQueue;
   detokenizer: Detokenizer;
   /** The runtime's ReactorDefinitions: read once, kept until a change evicts them. */
   reactors: Pick<ReactorQueries, 'get'>;
+  /** Invocations (`react`, `react-async`) one tenant may have in flight: REACTOR_MAX_CONCURRENT_PER_TENANT. */
+  maxInFlightPerTenant: number;
 }
 
 /** Invoking needs token:use (and token:use on a container of every detokenized token). */
 export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
   const tag = 'Reactors';
+  // Both invocation routes count against one cap; a slot lapses when a run can no longer be waited for.
+  const invocations: TenantConcurrencyCap = {
+    name: 'reactor-invocations',
+    max: deps.maxInFlightPerTenant,
+    inFlight: 'reactor invocations',
+    slotTtlMs: deps.runs.holdMs,
+  };
 
   /**
    * The run request, in the spec's order: the reactor (404), its configuration still fitting its
@@ -39,7 +55,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
     reactorId: string,
     args: unknown,
     requestId: string,
-  ): Promise<ReactorRunRequest> => {
+  ): Promise<CodeRunRequest> => {
     const reactor = await deps.reactors.get(principal.tenantId, reactorId);
     if (!reactor) throw notFound('No reactor with this id.');
     const base = reactorRunBase(reactor);
@@ -72,10 +88,11 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       body: invokeReactorBody,
       // Its answer is whatever the code made of detokenized data: never kept for a replay.
       returnsTokenData: true,
+      tenantConcurrency: invocations,
       responses: { 200: { description: 'The reactor’s response', schema: reactorRunResponseSchema } },
       async handle({ principal, params, body, requestId }) {
         const request = await prepare(principal, params.id, body.args, requestId);
-        const outcome = await deps.runs.run(principal.tenantId, params.id, request);
+        const outcome = await deps.runs.run(principal.tenantId, reactorRunOwner(params.id), request);
         return { status: 200, body: outcomeBody(outcome) };
       },
     }),
@@ -88,10 +105,21 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       permission: 'token:use',
       params: idParams,
       body: invokeReactorBody,
+      // An accepted run keeps its slot until it finishes.
+      tenantConcurrency: {
+        ...invocations,
+        holdUntil: ({ status, body }) => {
+          const runId = (body as { async_reactor_request_id?: unknown } | undefined)
+            ?.async_reactor_request_id;
+          return status === 202 && typeof runId === 'string'
+            ? deps.runs.settled(runId, deps.runs.holdMs)
+            : undefined;
+        },
+      },
       responses: { 202: { description: 'Queued', schema: asyncReactorRequestSchema } },
       async handle({ principal, params, body, requestId }) {
         const request = await prepare(principal, params.id, body.args, requestId);
-        const job = await deps.runs.submit(principal.tenantId, params.id, request);
+        const job = await deps.runs.submit(principal.tenantId, reactorRunOwner(params.id), request);
         return { status: 202, body: { async_reactor_request_id: job.id } };
       },
     }),
@@ -106,8 +134,11 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       params: reactorResultParams,
       responses: { 200: { description: 'The run', schema: asyncReactorResultSchema } },
       async handle({ principal, params }) {
-        const run = await deps.runs.status(principal, params.id, params.request_id, (tenantId, ids) =>
-          deps.detokenizer.allLive(tenantId, ids),
+        const run = await deps.runs.status(
+          principal,
+          reactorRunOwner(params.id),
+          params.request_id,
+          (tenantId, ids) => deps.detokenizer.allLive(tenantId, ids),
         );
         if (!run) throw notFound('No reactor request with this id.');
         if (run.status === 'withdrawn') {

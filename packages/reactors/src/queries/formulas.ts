@@ -1,6 +1,5 @@
-import { withTenant, type Pool } from '@tokenvault/platform';
+import { namePattern, withTenant, type Pool } from '@tokenvault/platform';
 import type { ReactorFormulaResponse } from '@tokenvault/contracts';
-import { namePattern } from './name-filter.ts';
 
 export interface FormulaRow {
   id: string;

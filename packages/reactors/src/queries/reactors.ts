@@ -1,10 +1,9 @@
-import { withTenant, type Pool } from '@tokenvault/platform';
+import { namePattern, withTenant, type Pool } from '@tokenvault/platform';
 import type { ReactorResponse } from '@tokenvault/contracts';
 import type { ApplicationQueries } from '@tokenvault/tenancy';
 import type { Vault } from '@tokenvault/vault';
 import { configurationSubject, type ReactorConfiguration } from '../domain/events.ts';
 import { formulaColumns, formulaResponse, type FormulaRow } from './formulas.ts';
-import { namePattern } from './name-filter.ts';
 
 interface ReactorRow {
   id: string;

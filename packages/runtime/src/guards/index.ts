@@ -9,45 +9,21 @@ export { describeRouteGuard } from './openapi.ts';
 export { RateLimiter, takeProxyRateLimit, takeRateLimit } from './rate-limit.ts';
 export { TenantConcurrency } from './tenant-concurrency.ts';
 
-/** The routes whose calls count against REACTOR_MAX_CONCURRENT_PER_TENANT. */
-const reactorInvocations = new Set(['post /reactors/:id/react', 'post /reactors/:id/react-async']);
-const asyncInvocation = 'post /reactors/:id/react-async';
-
-export interface RouteGuardOptions {
-  /** Resolves when an async reactor run has finished (or after withinMs): its slot is held till then. */
-  runSettled?: (runId: string, withinMs: number) => Promise<void>;
-}
-
 const idempotentMethods = new Set(['post', 'put', 'patch']);
 
 /**
  * What every API-key call passes through, in order: the key's rate limit (headers on every
- * answer, 429 past it), the tenant's reactor concurrency cap, then Idempotency-Key.
+ * answer, 429 past it), the route's cap on calls in flight per tenant (its `tenantConcurrency`),
+ * then Idempotency-Key.
  */
 export function createRouteGuard(
   redis: Redis,
   vault: Vault,
   limiter: RateLimiter,
-  config: Pick<
-    Config,
-    | 'QUEUE_PREFIX'
-    | 'MASTER_KEY'
-    | 'IDEMPOTENCY_TTL_SECONDS'
-    | 'IDEMPOTENCY_LOCK_TTL_MS'
-    | 'REACTOR_MAX_CONCURRENT_PER_TENANT'
-    | 'REACTOR_TIMEOUT_MS'
-  >,
-  options: RouteGuardOptions = {},
+  config: Pick<Config, 'QUEUE_PREFIX' | 'MASTER_KEY' | 'IDEMPOTENCY_TTL_SECONDS' | 'IDEMPOTENCY_LOCK_TTL_MS'>,
 ): RouteGuard {
   const prefix = config.QUEUE_PREFIX;
-  // Past the longest a sync invocation can take (the reactor timeout plus the queue's grace).
-  const slotTtlMs = 2 * config.REACTOR_TIMEOUT_MS + 30_000;
-  const reactors = new TenantConcurrency(redis, {
-    prefix,
-    name: 'reactor-invocations',
-    max: config.REACTOR_MAX_CONCURRENT_PER_TENANT,
-    slotTtlMs,
-  });
+  const inFlight = new TenantConcurrency(redis, prefix);
   const idempotency = new Idempotency(redis, vault, {
     prefix,
     masterKey: config.MASTER_KEY,
@@ -59,31 +35,22 @@ export function createRouteGuard(
     await takeRateLimit(limiter, principal, res);
     // After the rate limit, so that a malformed key's 400 carries the RateLimit headers too.
     const key = idempotentMethods.has(route.method) ? Idempotency.keyOf(call) : undefined;
+    const cap = route.tenantConcurrency;
     let release: (() => Promise<void>) | undefined;
-    if (reactorInvocations.has(`${route.method} ${route.path}`)) {
-      release = await reactors.acquire(principal.tenantId);
+    if (cap) {
+      release = await inFlight.acquire(cap, principal.tenantId);
       if (!release) {
-        throw tooManyRequests(
-          `This tenant already has ${config.REACTOR_MAX_CONCURRENT_PER_TENANT} reactor invocations in flight.`,
-          1,
-        );
+        throw tooManyRequests(`This tenant already has ${cap.max} ${cap.inFlight} in flight.`, 1);
       }
     }
     try {
       const result = key === undefined ? await run() : await idempotency.run(call, key, run);
-      // An accepted async run keeps its slot until it finishes (or the slot lapses).
-      const runId = (result.body as { async_reactor_request_id?: unknown } | undefined)
-        ?.async_reactor_request_id;
+      // Work that goes on after the answer (an accepted async run) keeps the slot until it ends.
       const held = release;
-      if (
-        held &&
-        options.runSettled &&
-        `${route.method} ${route.path}` === asyncInvocation &&
-        result.status === 202 &&
-        typeof runId === 'string'
-      ) {
+      const until = held && cap?.holdUntil?.(result);
+      if (held && until) {
         release = undefined;
-        void options.runSettled(runId, slotTtlMs).finally(() => held());
+        void until.finally(() => held());
       }
       return result;
     } finally {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from '@tokenvault/platform';
+import type { Redis, TenantConcurrencyCap } from '@tokenvault/platform';
 
 /**
  * Takes a slot if fewer than ARGV[1] live ones are held. Each slot is a member of a sorted set
@@ -15,28 +15,24 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
 
-/** At most `max` calls in flight per tenant, across every gateway process. */
+/** A route's cap on calls in flight per tenant (its `tenantConcurrency`), across every gateway process. */
 export class TenantConcurrency {
   private readonly redis: Redis;
-  private readonly options: { prefix: string; name: string; max: number; slotTtlMs: number };
+  private readonly prefix: string;
 
-  constructor(redis: Redis, options: { prefix: string; name: string; max: number; slotTtlMs: number }) {
+  constructor(redis: Redis, prefix: string) {
     this.redis = redis;
-    this.options = options;
+    this.prefix = prefix;
   }
 
-  /** A release function, or undefined when the tenant is at its cap. */
-  async acquire(tenantId: string): Promise<(() => Promise<void>) | undefined> {
-    const key = `${this.options.prefix}:${this.options.name}:${tenantId}`;
+  /** A release function, or undefined when the tenant is at the cap. */
+  async acquire(
+    cap: Pick<TenantConcurrencyCap, 'name' | 'max' | 'slotTtlMs'>,
+    tenantId: string,
+  ): Promise<(() => Promise<void>) | undefined> {
+    const key = `${this.prefix}:${cap.name}:${tenantId}`;
     const slot = randomUUID();
-    const taken = await this.redis.eval(
-      acquireScript,
-      1,
-      key,
-      String(this.options.max),
-      String(this.options.slotTtlMs),
-      slot,
-    );
+    const taken = await this.redis.eval(acquireScript, 1, key, String(cap.max), String(cap.slotTtlMs), slot);
     if (taken !== 1) return undefined;
     return async () => {
       await this.redis.zrem(key, slot).catch(() => undefined);

@@ -1,6 +1,7 @@
 import { createLogger, type Config } from '@tokenvault/platform';
 import { SignInMailWorker, startInvitationMail } from '@tokenvault/mail';
-import { ReactorRunWorker } from '@tokenvault/reactors';
+import { CodeRunWorker } from '@tokenvault/code-runs';
+import { principalOfApplication } from '@tokenvault/tenancy';
 import { openRuntimeBase, prepareDatabase, type RuntimeBase } from '../runtime.ts';
 import { startTokenKeySweeperOf } from '../token-key-sweeper.ts';
 import type { StartedRole } from './role.ts';
@@ -29,11 +30,12 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
   // The sign-in e-mail senders (the gateway queues one job per sign-in link).
   const signInMail = new SignInMailWorker({ config, sessions: runtime.sessions, logger });
   signInMail.start();
-  const reactors = await ReactorRunWorker.start({
+  const reactors = await CodeRunWorker.start({
     config,
     vault: runtime.vault,
-    ownerPool: runtime.ownerPool,
     routes: runtime.tokenRoutes,
+    applicationPrincipal: (tenantId, applicationId) =>
+      principalOfApplication(runtime.ownerPool, tenantId, applicationId),
     logger,
   });
   const tokenKeySweeper = startTokenKeySweeperOf(runtime);

@@ -2,15 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { createQueue, reactorRunQueueName, type Job, type Queue } from '@tokenvault/jobs';
 import { Problem, type Config, type Logger, type Principal } from '@tokenvault/platform';
 import type { Vault } from '@tokenvault/vault';
-import {
-  problemFromData,
-  sealedOutcomeSubject,
-  sealedRequestSubject,
-  type ReactorRunJob,
-  type ReactorRunOutcome,
-  type ReactorRunRequest,
-  runFailure,
-} from './run-messages.ts';
+import { sealedOutcomeSubject, sealedRequestSubject, type CodeRunJob } from './run-job.ts';
+import { runFailure, type CodeRunOutcome, type CodeRunRequest } from './run-request.ts';
 import { RunReplies } from './run-replies.ts';
 
 type RunQueueConfig = Pick<
@@ -21,24 +14,36 @@ type RunQueueConfig = Pick<
 /** Time a sync call also allows for the queue hand-off, beyond the run's own wall time. */
 const queueGraceMs = 2_000;
 
+/**
+ * The longest anything holds on to one run: past the longest a sync call waits (the run's wall
+ * time and the queue's grace), and long enough for an async run to wait its turn and run. An
+ * async run's reply is waited for this long, and a caller's slot for a run (a route's tenant
+ * concurrency cap) lapses after it, should its holder crash.
+ */
+export const runHoldMs = (config: Pick<Config, 'REACTOR_TIMEOUT_MS'>): number =>
+  2 * config.REACTOR_TIMEOUT_MS + 30_000;
+
 /** `withdrawn`: the result saw a token deleted since, and is gone with it. */
-export type ReactorRunStatus =
+export type CodeRunStatus =
   | { status: 'pending' }
   | { status: 'withdrawn' }
-  | { status: 'completed' | 'failed'; outcome: ReactorRunOutcome };
+  | { status: 'completed' | 'failed'; outcome: CodeRunOutcome };
 
 /** Whether every one of these tokens of the tenant is still live (not deleted, not expired). */
 export type TokensLive = (tenantId: string, tokenIds: readonly string[]) => Promise<boolean>;
 
 /**
- * The gateway's side of reactor runs: puts a sealed run on the BullMQ queue and hears back from
- * the worker on this process's reply list (run-replies.ts): a sync call gets its sealed outcome
- * there, an async call's tenant slot is freed by it. Async runs are reported by id from the job.
- * Runs are never retried (reactor code is not known to be idempotent); async outcomes are kept for
- * REACTOR_RESULT_TTL_SECONDS, sync jobs go as soon as they finish.
+ * The gateway's side of code runs (reactor invocations, proxy stages): puts a sealed run on the
+ * BullMQ queue and hears back from the worker on this process's reply list (run-replies.ts): a
+ * sync call gets its sealed outcome there, an async call's tenant slot is freed by it. Async runs
+ * are reported by id from the job. Runs are never retried (tenant code is not known to be
+ * idempotent); async outcomes are kept for REACTOR_RESULT_TTL_SECONDS, sync jobs go as soon as
+ * they finish.
  */
-export class ReactorRunQueue {
-  private readonly queue: Queue<ReactorRunJob, string>;
+export class CodeRunQueue {
+  /** How long an async run is waited for, and a slot held for one: `runHoldMs`. */
+  readonly holdMs: number;
+  private readonly queue: Queue<CodeRunJob, string>;
   private readonly replies: RunReplies;
   /** Async runs this process queued and has not heard back from yet: what `settled` waits for. */
   private readonly asyncRuns = new Map<string, Promise<unknown>>();
@@ -49,7 +54,8 @@ export class ReactorRunQueue {
   constructor(config: RunQueueConfig, vault: Vault, logger: Logger) {
     this.config = config;
     this.vault = vault;
-    this.queue = createQueue<ReactorRunJob, string>(reactorRunQueueName, config, { attempts: 1 });
+    this.holdMs = runHoldMs(config);
+    this.queue = createQueue<CodeRunJob, string>(reactorRunQueueName, config, { attempts: 1 });
     this.queue.on('error', (error) => logger.warn({ err: error }, 'reactor run queue error'));
     this.replies = new RunReplies(config.REDIS_URL, config.QUEUE_PREFIX, logger);
   }
@@ -79,64 +85,24 @@ export class ReactorRunQueue {
    * is kept for REACTOR_RESULT_TTL_SECONDS; a sync one's job is removed as soon as it finishes (its
    * caller has the outcome from the reply).
    */
-  async submit(
-    tenantId: string,
-    reactorId: string,
-    request: ReactorRunRequest,
-  ): Promise<Job<ReactorRunJob, string>> {
+  async submit(tenantId: string, owner: string, request: CodeRunRequest): Promise<Job<CodeRunJob, string>> {
     const runId = randomUUID();
     // Listening before queueing: the reply may come before `add` has answered. An async run is
-    // waited for as long as its tenant slot can be held (twice the timeout and 30 s, see guards).
-    const replied = this.replies.expect(runId, 2 * this.config.REACTOR_TIMEOUT_MS + 30_000);
+    // waited for as long as a slot can be held for it (runHoldMs).
+    const replied = this.replies.expect(runId, this.holdMs);
     this.asyncRuns.set(runId, replied);
     void replied.finally(() => this.asyncRuns.delete(runId));
-    try {
-      const keptFor = { age: this.config.REACTOR_RESULT_TTL_SECONDS };
-      return await this.queue.add('run', await this.jobOf(runId, tenantId, reactorId, request), {
-        jobId: runId,
-        removeOnComplete: keptFor,
-        removeOnFail: keptFor,
-      });
-    } catch (error) {
-      this.replies.cancel(runId);
-      throw error;
-    }
+    return this.enqueue(runId, this.jobOf(runId, tenantId, owner, request), {
+      age: this.config.REACTOR_RESULT_TTL_SECONDS,
+    });
   }
 
   /** A sync run: its outcome, or a 504 when it did not finish within the reactor timeout. */
-  async run(tenantId: string, reactorId: string, request: ReactorRunRequest): Promise<ReactorRunOutcome> {
+  async run(tenantId: string, owner: string, request: CodeRunRequest): Promise<CodeRunOutcome> {
     const runId = randomUUID();
-    return this.runJob(runId, await this.jobOf(runId, tenantId, reactorId, request));
-  }
-
-  /**
-   * A proxy's code transform, run sync like a reactor (same queue, workers and sandbox): its
-   * outcome's `raw` is what the code answered (`{ headers, body }`).
-   */
-  async runTransform(
-    tenantId: string,
-    proxyId: string,
-    request: Omit<ReactorRunRequest, 'answers'>,
-  ): Promise<ReactorRunOutcome> {
-    const runId = randomUUID();
-    const job = await this.jobOf(runId, tenantId, '', { ...request, answers: 'transform' });
-    return this.runJob(runId, { ...job, proxy_id: proxyId });
-  }
-
-  private async runJob(runId: string, data: ReactorRunJob): Promise<ReactorRunOutcome> {
-    const tenantId = data.tenant_id;
+    const data = await this.jobOf(runId, tenantId, owner, request);
     const replied = this.replies.expect(runId, this.config.REACTOR_TIMEOUT_MS + queueGraceMs);
-    let job: Job<ReactorRunJob, string>;
-    try {
-      job = await this.queue.add('run', data, {
-        jobId: runId,
-        removeOnComplete: true,
-        removeOnFail: true,
-      });
-    } catch (error) {
-      this.replies.cancel(runId);
-      throw error;
-    }
+    const job = await this.enqueue(runId, data, true);
     const reply = await replied;
     if (!reply) {
       // Still waiting (workers saturated): dropped, so it does not run after its caller was told
@@ -154,22 +120,20 @@ export class ReactorRunQueue {
   }
 
   /**
-   * An async run of this reactor that this caller started, or undefined (unknown, expired,
+   * An async run of this owner's code that this caller started, or undefined (unknown, expired,
    * another's). A result that saw a token no longer live is removed, not answered: a deleted
    * token's data does not come back from here.
    */
   async status(
     caller: Pick<Principal, 'tenantId' | 'actorId'>,
-    reactorId: string,
+    owner: string,
     runId: string,
     tokensLive: TokensLive,
-  ): Promise<ReactorRunStatus | undefined> {
+  ): Promise<CodeRunStatus | undefined> {
     const tenantId = caller.tenantId;
-    const job: Job<ReactorRunJob, string> | undefined = await this.queue.getJob(runId);
+    const job: Job<CodeRunJob, string> | undefined = await this.queue.getJob(runId);
     const theirs =
-      job?.data.tenant_id === tenantId &&
-      job.data.actor_id === caller.actorId &&
-      job.data.reactor_id === reactorId;
+      job?.data.tenant_id === tenantId && job.data.actor_id === caller.actorId && job.data.owner === owner;
     if (!job || !theirs) return undefined;
     const state = await job.getState();
     if (state === 'completed') {
@@ -192,28 +156,40 @@ export class ReactorRunQueue {
     await this.queue.close();
   }
 
+  /** Queues the run, or stops waiting for its reply when it could not be queued. */
+  private async enqueue(
+    runId: string,
+    data: CodeRunJob | Promise<CodeRunJob>,
+    removeWhenDone: true | { age: number },
+  ): Promise<Job<CodeRunJob, string>> {
+    try {
+      return await this.queue.add('run', await data, {
+        jobId: runId,
+        removeOnComplete: removeWhenDone,
+        removeOnFail: removeWhenDone,
+      });
+    } catch (error) {
+      this.replies.cancel(runId);
+      throw error;
+    }
+  }
+
   private async jobOf(
     runId: string,
     tenantId: string,
-    reactorId: string,
-    request: ReactorRunRequest,
-  ): Promise<ReactorRunJob> {
+    owner: string,
+    request: CodeRunRequest,
+  ): Promise<CodeRunJob> {
     return {
       tenant_id: tenantId,
-      reactor_id: reactorId,
+      owner,
       actor_id: request.caller.actorId,
       sealed_request: await this.vault.encrypt(tenantId, sealedRequestSubject(runId), request),
       reply_to: this.replies.key,
     };
   }
 
-  private async open(tenantId: string, runId: string, sealed: string): Promise<ReactorRunOutcome> {
-    return (await this.vault.decrypt(tenantId, sealedOutcomeSubject(runId), sealed)) as ReactorRunOutcome;
+  private async open(tenantId: string, runId: string, sealed: string): Promise<CodeRunOutcome> {
+    return (await this.vault.decrypt(tenantId, sealedOutcomeSubject(runId), sealed)) as CodeRunOutcome;
   }
-}
-
-/** The sync answer of an outcome: its body, or its problem thrown. */
-export function outcomeBody(outcome: ReactorRunOutcome): { tokens?: unknown; raw?: unknown } {
-  if (!outcome.ok) throw problemFromData(outcome.problem);
-  return outcome.body;
 }

@@ -1,0 +1,104 @@
+import { Problem, type ContainerRule, type FieldErrors, type Principal } from '@tokenvault/platform';
+
+/** A principal as plain data (it crosses Redis inside the sealed request). */
+export interface PrincipalData {
+  tenantId: string;
+  actorId: string;
+  actorType: Principal['actorType'];
+  permissions: string[];
+  rules: ContainerRule[];
+  tenantSettings: Record<string, string>;
+}
+
+/**
+ * What the code answers, and so what a run's outcome holds:
+ * - `raw-and-tokens`: `{ raw, tokenize }`; each token-create body in `tokenize` becomes a token
+ *   (created as the application, or else the caller), answered as `{ raw, tokens }`;
+ * - `headers-and-body`: `{ headers, body }`, passed back as the outcome's `raw`, nothing tokenized.
+ */
+export type RunAnswers = 'raw-and-tokens' | 'headers-and-body';
+
+/**
+ * One run of tenant code, whoever asks for it (a reactor's invocation, a proxy's stage): the code,
+ * what it is given, who it acts as, and what it answers. The limits of a run (its wall and CPU
+ * time, memory, output and service calls) are the worker's, the same for every run.
+ */
+export interface CodeRunRequest {
+  /** `module.exports = async function (req) { … }` */
+  code: string;
+  /** `req.args`: detokenized already, and checked by whoever asks for the run. */
+  args: Record<string, unknown>;
+  /** `req.configuration` */
+  configuration: Record<string, unknown>;
+  /** The application the code acts as: `req.svc` calls routes as it; null means `req.svc` is null. */
+  application_id: string | null;
+  /** Who asked: `tokenize` creates tokens as this caller when the run has no application. */
+  caller: PrincipalData;
+  request_id: string;
+  /** The tokens detokenized into `args`: an async result that saw them is kept while they live. */
+  token_ids?: string[];
+  answers: RunAnswers;
+}
+
+export interface ProblemData {
+  status: number;
+  slug: string;
+  title: string;
+  detail?: string;
+  errors?: FieldErrors;
+}
+
+/**
+ * The result of a run, as the sync call answers it (and the async result reports it), with the
+ * tokens whose data the run saw (detokenized into its args, read through `svc`): what it answers
+ * may hold their data, so an async result is withdrawn once one of them is deleted.
+ */
+export type CodeRunOutcome = (
+  { ok: true; body: { tokens?: unknown; raw?: unknown } } | { ok: false; problem: ProblemData }
+) & { token_ids?: string[] };
+
+/** A run the worker could not carry out (not the code's own error, which is an outcome). */
+export const runFailure: CodeRunOutcome = {
+  ok: false,
+  problem: {
+    status: 500,
+    slug: 'reactor-runtime',
+    title: 'Internal Server Error',
+    detail: 'The reactor run could not be completed.',
+  },
+};
+
+export function principalData(principal: Principal): PrincipalData {
+  return {
+    tenantId: principal.tenantId,
+    actorId: principal.actorId,
+    actorType: principal.actorType,
+    permissions: [...principal.permissions],
+    rules: [...principal.rules],
+    tenantSettings: { ...principal.tenantSettings },
+  };
+}
+
+export function principalFromData(data: PrincipalData): Principal {
+  return { ...data, permissions: new Set(data.permissions) };
+}
+
+export function problemData(problem: Problem): ProblemData {
+  return {
+    status: problem.status,
+    slug: problem.slug,
+    title: problem.title,
+    ...(problem.detail === undefined ? {} : { detail: problem.detail }),
+    ...(problem.errors === undefined ? {} : { errors: problem.errors }),
+  };
+}
+
+export function problemFromData(data: ProblemData): Problem {
+  return new Problem(data.status, data.slug, data.title, data.detail, data.errors);
+}
+
+/** The sync answer of an outcome: its body, or its problem thrown. */
+export function outcomeBody(outcome: CodeRunOutcome): { tokens?: unknown; raw?: unknown } {
+  if (!outcome.ok) throw problemFromData(outcome.problem);
+  return outcome.body;
+}

@@ -15,6 +15,6 @@ export {
 export { allowedOnAll, allowedOnAny } from './domain/access.ts';
 export { Detokenizer } from './commands/detokenize.ts';
 export { tokenClaims } from './domain/uniqueness.ts';
-export { externalTokenKeyHook, tokenKeyStore } from './projections/token-keys.ts';
+export { externalTokenKeyHook, tokenKeyStore, tokenKeysSideData } from './projections/token-keys.ts';
 export { reencryptToken } from './commands/reencrypt.ts';
 export { startTokenKeySweeper, sweepExpiredTokenKeys, sweepOrphanTokenKeys } from './token-key-sweep.ts';

@@ -32,6 +32,41 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-unsafe-assignment': 'off' },
   },
   {
+    // No module-global mutable state on the write path (docs/architecture.md): what a command,
+    // a decider, a projection or a store needs comes in as an argument or lives in an instance,
+    // never in a module's Map or `let` that the next append reads (the token keys once went from
+    // the vault to the append's projection through such a Map). Test files and test helpers aside.
+    files: [
+      'packages/*/src/commands/**/*.ts',
+      'packages/*/src/domain/**/*.ts',
+      'packages/*/src/projections/**/*.ts',
+      'packages/vault/src/**/*.ts',
+      'packages/cqrs/src/**/*.ts',
+      'packages/eventstore/src/**/*.ts',
+    ],
+    ignores: ['**/*.spec.ts', '**/testing.ts', '**/testing/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          'Program > VariableDeclaration',
+          'Program > ExportNamedDeclaration > VariableDeclaration',
+        ].flatMap((declaration) => [
+          {
+            selector: `${declaration}[kind=/^(let|var)$/]`,
+            message:
+              'No module-global mutable state on the write path: a top-level `let` is shared by every request. Pass it in, or keep it in an instance.',
+          },
+          ...['', ' > TSAsExpression', ' > TSSatisfiesExpression'].map((wrapper) => ({
+            selector: `${declaration} > VariableDeclarator${wrapper} > NewExpression[callee.name=/^(Map|Set|WeakMap|WeakSet)$/]`,
+            message:
+              'No module-global mutable state on the write path: a top-level Map or Set is shared by every request. Pass what it holds with the call (an append carries side data), or keep it in an instance.',
+          })),
+        ]),
+      ],
+    },
+  },
+  {
     // Plain JavaScript (scripts, infra, the sandbox's guest prelude) is in no tsconfig: untyped.
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,

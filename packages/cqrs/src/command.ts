@@ -1,6 +1,7 @@
-import { conflict, type Principal } from '@tokenvault/platform';
+import { conflict, type Clock, type Principal } from '@tokenvault/platform';
 import {
   WrongExpectedRevisionError,
+  type AppendSideData,
   type EventMetadata,
   type EventStore,
   type Position,
@@ -18,6 +19,31 @@ export function metadataOf(principal: Principal, correlationId: string): EventMe
   };
 }
 
+/** Who acts, and when: the fields every command of a caller carries. */
+export interface Acting {
+  tenantId: string;
+  actorId: string;
+  /** The clock's time (ISO 8601): what the decider takes as now. */
+  now: string;
+}
+
+/** A caller's command context: what its commands carry (`acting`) and what its events record (`metadata`). */
+export interface CommandContext {
+  acting: Acting;
+  metadata: EventMetadata;
+}
+
+/**
+ * The one way a command handler turns the caller into command fields and event metadata: the
+ * principal's tenant and actor, the clock's time, the request's correlation id.
+ */
+export function commandContext(principal: Principal, correlationId: string, clock: Clock): CommandContext {
+  return {
+    acting: { tenantId: principal.tenantId, actorId: principal.actorId, now: clock.now().toISOString() },
+    metadata: metadataOf(principal, correlationId),
+  };
+}
+
 export interface CommandOutcome<State, Event> {
   state: State;
   events: Event[];
@@ -32,6 +58,8 @@ export interface ExecuteOptions {
   conflictDetail?: string;
   /** Load-decide-append rounds before a 409; default `defaultCommandAttempts`. */
   maxAttempts?: number;
+  /** Handed to the append's write-side steps, never stored (see AppendSideData). */
+  sideData?: AppendSideData;
 }
 
 /**
@@ -71,7 +99,10 @@ export async function executeCommand<State, Command, Event extends DomainEvent>(
       const appended = await store.append(
         stream,
         events.map((event) => ({ type: event.type, data: event.data, metadata })),
-        { expectedRevision: lastRevision === undefined ? 'no_stream' : lastRevision },
+        {
+          expectedRevision: lastRevision === undefined ? 'no_stream' : lastRevision,
+          ...(options.sideData ? { sideData: options.sideData } : {}),
+        },
       );
       return {
         state: events.reduce((folded, event) => decider.evolve(folded, event), state),
@@ -86,4 +117,25 @@ export async function executeCommand<State, Command, Event extends DomainEvent>(
       await new Promise((resolve) => setTimeout(resolve, retryDelayMs(attempt)));
     }
   }
+}
+
+/** A decider's command handler with its store bound: handle(command, metadata, options). */
+export type CommandHandler<State, Command, Event extends DomainEvent> = (
+  command: Command,
+  metadata: EventMetadata,
+  options?: ExecuteOptions,
+) => Promise<CommandOutcome<State, Event>>;
+
+/**
+ * Binds an aggregate's decider to the event store once (emmett's handleCommandWithDecider): each
+ * command names its aggregate, `streamOf` the stream it lives in, and executeCommand runs it (load,
+ * decide, one append; again on a concurrent writer).
+ */
+export function commandHandler<State, Command, Event extends DomainEvent>(
+  store: EventStore,
+  decider: Decider<State, Command, Event>,
+  streamOf: (command: Command) => string,
+): CommandHandler<State, Command, Event> {
+  return (command, metadata, options) =>
+    executeCommand(store, streamOf(command), decider, command, metadata, options);
 }

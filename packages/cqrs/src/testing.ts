@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { createPool, type Migration, type PoolClient, type Pool } from '@tokenvault/platform';
+import {
+  createPool,
+  type Clock,
+  type Migration,
+  type PoolClient,
+  type Pool,
+  type Principal,
+} from '@tokenvault/platform';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
-import type { EventMetadata, RecordedEvent } from '@tokenvault/eventstore';
+import type { EventMetadata, EventStore, RecordedEvent } from '@tokenvault/eventstore';
 import { fold, type Decider, type DomainEvent } from './decider.ts';
 import { projectionHandler, type Projection } from './projector.ts';
 
@@ -37,6 +44,49 @@ export function deciderSpec<State, Command, Event extends DomainEvent>(
       };
     },
   };
+}
+
+/**
+ * A caller of a command handler, as authentication resolves one: by default an application of
+ * the tenant holding `permissions` on every container (no container rules).
+ */
+export function testPrincipal(
+  tenantId: string,
+  actorId: string,
+  permissions: Iterable<string>,
+  overrides: Partial<Omit<Principal, 'tenantId' | 'actorId' | 'permissions'>> = {},
+): Principal {
+  return {
+    tenantId,
+    actorId,
+    actorType: 'application',
+    permissions: new Set(permissions),
+    rules: [],
+    tenantSettings: {},
+    ...overrides,
+  };
+}
+
+/** A clock standing still: commands decided on it carry this time. */
+export function fixedClock(iso: string): Clock {
+  return { now: () => new Date(iso) };
+}
+
+/** What a stream holds, as a command handler's spec compares it: each event's type, data and metadata. */
+export async function storedEvents(
+  store: Pick<EventStore, 'readStream'>,
+  stream: string,
+): Promise<{ type: string; data: unknown; metadata: EventMetadata }[]> {
+  return (await store.readStream(stream)).map(({ type, data, metadata }) => ({ type, data, metadata }));
+}
+
+/**
+ * A pool whose every query answers no rows: for what a command handler's spec does not exercise
+ * (an advisory lock's session, a look-up that finds nothing).
+ */
+export function poolAnsweringNoRows(): Pool {
+  const client = { query: async () => ({ rows: [], rowCount: 0 }), release: () => {} };
+  return { connect: async () => client, query: client.query } as unknown as Pool;
 }
 
 /** Positions of the events recordedEvent makes: increasing in the order they are made. */

@@ -4,6 +4,7 @@ export { appendToStream } from './postgres/append.ts';
 export { readCommitted } from './postgres/read.ts';
 export {
   PostgresEventStore,
+  type InlineApplyContext,
   type InlineProjection,
   type PostgresEventStoreOptions,
 } from './postgres/store.ts';
@@ -12,6 +13,7 @@ export {
   ExternalEventStore,
   afterAppendHook,
   type AppendHook,
+  type AppendHookContext,
   type ExternalEventStoreOptions,
   type PendingEvent,
   type RepairOutcome,

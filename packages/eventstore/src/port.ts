@@ -47,6 +47,19 @@ export interface RecordedEvent<Data = unknown> {
  */
 export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number;
 
+/**
+ * What an append hands to its own write-side steps (inline projections, append hooks) and to
+ * nothing else: never stored in an event, never published, gone when the append returns. Keyed by
+ * the step that reads it (e.g. the tokens context's new token keys, `tokenKeys`).
+ */
+export type AppendSideData = Readonly<Record<string, unknown>>;
+
+export interface AppendOptions {
+  expectedRevision: ExpectedRevision;
+  /** For this append's write-side steps only (see AppendSideData). */
+  sideData?: AppendSideData;
+}
+
 export interface AppendResult {
   /** Revision of the last event appended. */
   revision: number;
@@ -133,11 +146,7 @@ export interface Subscription {
 }
 
 export interface EventStore {
-  append(
-    stream: string,
-    events: NewEvent[],
-    options: { expectedRevision: ExpectedRevision },
-  ): Promise<AppendResult>;
+  append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult>;
   /** All events of one stream in revision order; [] when the stream does not exist. */
   readStream(stream: string): Promise<RecordedEvent[]>;
   /** Events after a position in commit order, never skipping one that commits late. */

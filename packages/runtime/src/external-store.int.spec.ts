@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createSecretKey, randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useTestPool } from '@tokenvault/cqrs/testing';
 import {
@@ -8,7 +8,7 @@ import {
   UniqueClaimTaken,
   type EventStore,
 } from '@tokenvault/eventstore';
-import { pendingTokenKeys } from '@tokenvault/vault';
+import { tokenKeysSideData } from '@tokenvault/tokens';
 import { externalAppendHooks } from './external-store.ts';
 import { uniquenessOf } from './projections.ts';
 import { allMigrations } from './runtime.ts';
@@ -100,18 +100,25 @@ describe('the runtime’s external-store composition', () => {
       },
       metadata: { tenant_id: tenantId },
     });
-    /** A ciphertext sealed under a new key, pending in this process as the vault leaves it. */
+    /** A ciphertext sealed under a new key, as the vault seals it, and the side data its append carries. */
     const sealedUnderNewKey = (tenantId: string, tokenId: string) => {
       const ciphertext = `tk:${randomUUID()}`;
       const wrappedKey = `wrapped-${randomUUID()}`;
-      pendingTokenKeys.set(ciphertext, {
-        tenantId,
-        tokenId,
-        wrappedKey,
-        tenantKeyVersion: 1,
-        expiresAt: null,
-      });
-      return { ciphertext, wrappedKey };
+      const sideData = tokenKeysSideData([
+        {
+          ciphertext,
+          newKey: {
+            sealed: ciphertext,
+            tenantId,
+            tokenId,
+            wrappedKey,
+            tenantKeyVersion: 1,
+            expiresAt: null,
+            unwrappedKey: createSecretKey(randomBytes(32)),
+          },
+        },
+      ]);
+      return { ciphertext, wrappedKey, sideData };
     };
     const keyOf = async (tenantId: string, tokenId: string) =>
       (
@@ -130,6 +137,7 @@ describe('the runtime’s external-store composition', () => {
         [tokenEvent('TokenCreated', tenantId, tokenId, sealed.ciphertext)],
         {
           expectedRevision: 'no_stream',
+          sideData: sealed.sideData,
         },
       );
       expect(await keyOf(tenantId, tokenId)).toBe(sealed.wrappedKey);
@@ -150,11 +158,12 @@ describe('the runtime’s external-store composition', () => {
           [tokenEvent('TokenCreated', tenantId, tokenId, sealed.ciphertext)],
           {
             expectedRevision: 'no_stream',
+            sideData: sealed.sideData,
           },
         ),
       ).rejects.toThrow('deadline exceeded');
-      // The process that sealed it is gone; another one repairs the append from what was stored.
-      pendingTokenKeys.delete(sealed.ciphertext);
+      // The process that sealed it is gone; another one repairs the append from what was stored
+      // (a repair has the events only, never the side data of the append).
       const repairer = compose();
       expect(await repairer.repairStale(0)).toEqual(['completed']);
       expect(await keyOf(tenantId, tokenId)).toBe(sealed.wrappedKey);
@@ -171,6 +180,7 @@ describe('the runtime’s external-store composition', () => {
         [tokenEvent('TokenCreated', tenantId, tokenId, first.ciphertext)],
         {
           expectedRevision: 'no_stream',
+          sideData: first.sideData,
         },
       );
       const second = sealedUnderNewKey(tenantId, tokenId);
@@ -180,6 +190,7 @@ describe('the runtime’s external-store composition', () => {
           [tokenEvent('TokenCreated', tenantId, tokenId, second.ciphertext)],
           {
             expectedRevision: 'no_stream',
+            sideData: second.sideData,
           },
         ),
       ).rejects.toThrow();
@@ -200,6 +211,7 @@ describe('the runtime’s external-store composition', () => {
           [tokenEvent('TokenCreated', tenantId, tokenId, refused.ciphertext)],
           {
             expectedRevision: 3,
+            sideData: refused.sideData,
           },
         ),
       ).rejects.toThrow(/expected revision/);
@@ -211,6 +223,7 @@ describe('the runtime’s external-store composition', () => {
         [tokenEvent('TokenCreated', tenantId, tokenId, created.ciphertext)],
         {
           expectedRevision: 'no_stream',
+          sideData: created.sideData,
         },
       );
       const reencrypted = sealedUnderNewKey(tenantId, tokenId);
@@ -220,6 +233,7 @@ describe('the runtime’s external-store composition', () => {
           [tokenEvent('TokenReencrypted', tenantId, tokenId, reencrypted.ciphertext)],
           {
             expectedRevision: 0,
+            sideData: reencrypted.sideData,
           },
         ),
       ).rejects.toThrow(/needs the events in PostgreSQL/);

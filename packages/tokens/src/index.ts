@@ -19,6 +19,6 @@ export { ReadAuditor } from './commands/read-audit.ts';
 export { TokenQueries } from './queries/tokens.ts';
 export type { TokenRouteDeps } from './http/token-access.ts';
 export { tokenClaims } from './domain/uniqueness.ts';
-export { externalTokenKeyHook, tokenKeyStore } from './projections/token-keys.ts';
+export { externalTokenKeyHook, tokenKeyStore, tokenKeysSideData } from './projections/token-keys.ts';
 export { reencryptToken } from './commands/reencrypt.ts';
 export { startTokenKeySweeper, sweepExpiredTokenKeys, sweepOrphanTokenKeys } from './token-key-sweep.ts';

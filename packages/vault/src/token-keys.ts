@@ -133,15 +133,22 @@ export async function orphanTokenKeys(
 }
 
 /**
- * Keys made for an append in this process and not yet settled, by the ciphertext they sealed:
- * the PostgreSQL write-side step stores the one its event's ciphertext names, inside the append's
- * transaction (the event itself never holds a key, wrapped or not).
+ * A token's data sealed for an append (Vault.sealToken): the ciphertext the event carries and,
+ * when the vault made a key for it, that key. The new key travels with the append that carries
+ * the ciphertext, as its side data (never in the event, wrapped or not): the write-side step
+ * stores the one its event's ciphertext names, inside the append's transaction.
  */
-export const pendingTokenKeys = new Map<string, PendingTokenKey>();
+export interface SealedToken {
+  ciphertext: string;
+  /** Absent when an existing key sealed it (an update reuses the token's key). */
+  newKey?: NewTokenKey;
+}
 
-/** A pending key: its row, and (for the vault that made it) the key itself, cached once stored. */
-export interface PendingTokenKey extends StoredTokenKey {
-  unwrappedKey?: KeyObject;
+/** A token key made for one ciphertext: its row, and the key itself (kept in memory once stored). */
+export interface NewTokenKey extends StoredTokenKey {
+  /** The ciphertext it sealed: the event whose data_ciphertext this is stores it. */
+  sealed: string;
+  unwrappedKey: KeyObject;
 }
 
 /** The invalidation every process's vault forgets a token's unwrapped key at. */

@@ -9,7 +9,7 @@ import {
 } from '@tokenvault/platform';
 import { canonicalJson, hmac, open, seal, secretKeyOf } from './crypto.ts';
 import type { MasterKeyring } from './keyring.ts';
-import { pendingTokenKeys, type StoredTokenKey, type WrappedTokenKey } from './token-keys.ts';
+import type { NewTokenKey, SealedToken, WrappedTokenKey } from './token-keys.ts';
 
 export const vaultMigrations: Migration[] = [
   {
@@ -203,50 +203,44 @@ export class Vault {
   /**
    * Seals a token's data under a key of its own. `reuseKeyOf`: the token's current ciphertext, whose
    * key seals the new data too (an update); otherwise (a create, a re-encryption, an update of a
-   * token sealed before token keys) a new key, pending until the append that carries the
-   * ciphertext stores it (see pendingTokenKeys). Call settleToken after that append.
+   * token sealed before token keys) a new key, which the append that carries the ciphertext
+   * stores: it goes with that append as its side data (SealedToken). Nothing is kept here.
    */
   async sealToken(
     tenantId: string,
     tokenId: string,
     value: unknown,
     options: { reuseKeyOf?: string; expiresAt?: string | null } = {},
-  ): Promise<string> {
+  ): Promise<SealedToken> {
     const ad = `${tenantId}:${tokenId}`;
-    if (!this.perTokenKeys) return this.encrypt(tenantId, tokenId, value);
+    if (!this.perTokenKeys) return { ciphertext: await this.encrypt(tenantId, tokenId, value) };
     if (options.reuseKeyOf?.startsWith(tokenKeyPrefix)) {
-      return tokenKeyPrefix + seal(await this.tokenKey(tenantId, tokenId), plaintextOf(value), ad);
+      return {
+        ciphertext: tokenKeyPrefix + seal(await this.tokenKey(tenantId, tokenId), plaintextOf(value), ad),
+      };
     }
     const keys = await this.tenantKeys(tenantId);
     const tokenKeyBytes = randomBytes(32);
     const tokenKey = secretKeyOf(tokenKeyBytes);
-    const sealed = tokenKeyPrefix + seal(tokenKey, plaintextOf(value), ad);
-    pendingTokenKeys.set(sealed, {
+    const ciphertext = tokenKeyPrefix + seal(tokenKey, plaintextOf(value), ad);
+    const newKey: NewTokenKey = {
+      sealed: ciphertext,
       tenantId,
       tokenId,
       wrappedKey: seal(keys.dataKeys.get(keys.current)!, tokenKeyBytes, tokenKeyAd(tenantId, tokenId)),
       tenantKeyVersion: keys.current,
       expiresAt: options.expiresAt ?? null,
       unwrappedKey: tokenKey,
-    });
-    return sealed;
+    };
+    return { ciphertext, newKey };
   }
 
   /**
-   * The append that carried the ciphertext is over (stored or refused): its pending key goes. A
-   * stored new key stays in memory, so that reading the token back needs no query for its key.
+   * The append that carried a new key stored it: the key stays in memory, so that reading the
+   * token back needs no query for its key.
    */
-  settleToken(sealed: string, outcome: { stored: boolean } = { stored: false }): void {
-    const pending = pendingTokenKeys.get(sealed);
-    pendingTokenKeys.delete(sealed);
-    if (outcome.stored && pending?.unwrappedKey) {
-      this.tokenKeys.set(tokenCacheKey(pending.tenantId, pending.tokenId), pending.unwrappedKey);
-    }
-  }
-
-  /** The key a pending ciphertext would store (the external-store composition stores it before its append). */
-  pendingKeyOf(sealed: string): StoredTokenKey | undefined {
-    return pendingTokenKeys.get(sealed);
+  keepTokenKey(key: NewTokenKey): void {
+    this.tokenKeys.set(tokenCacheKey(key.tenantId, key.tokenId), key.unwrappedKey);
   }
 
   /**

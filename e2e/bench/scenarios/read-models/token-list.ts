@@ -74,9 +74,11 @@ export async function seedTokenList(
   const vault = new Vault(pool, new LocalKeyring([['default', masterKey]]));
   const sealed = await Promise.all(
     [...read].map(async (g) => {
-      const ciphertext = await vault.sealToken(tenantId, idOf(g), { index: g, name: 'Ada Lovelace' });
-      const key = vault.pendingKeyOf(ciphertext)!;
-      vault.settleToken(ciphertext);
+      const { ciphertext, newKey } = await vault.sealToken(tenantId, idOf(g), {
+        index: g,
+        name: 'Ada Lovelace',
+      });
+      const key = newKey!;
       return {
         id: idOf(g),
         data_ciphertext: ciphertext,

@@ -3,10 +3,11 @@ import { withTransaction, type Pool, type PoolClient } from '@tokenvault/platfor
 import {
   UniqueClaimTaken,
   WrongExpectedRevisionError,
+  type AppendOptions,
   type AppendResult,
+  type AppendSideData,
   type ClaimChanges,
   type EventStore,
-  type ExpectedRevision,
   type NewEvent,
   type Position,
   type RecordedEvent,
@@ -28,14 +29,21 @@ export type PendingEvent = Required<Pick<NewEvent, 'event_id' | 'type' | 'data' 
  * - after: once the events are stored (e.g. destroy a deleted tenant's keys): run exactly once,
  *   by the appender or, after a crash, by the repair;
  * - failed: the append did not happen (refused, or never came): undo what `before` wrote.
+ * `context.sideData` is what the append carried for its write-side steps (AppendOptions): there in
+ * the appending process, absent when a repair runs a step after a crash (it has the events only).
  */
 export interface AppendHook {
   /** Event types it handles; only appends with one of them reach it. */
   handles: readonly string[];
-  before?(events: readonly PendingEvent[], tx: PoolClient): Promise<void>;
+  before?(events: readonly PendingEvent[], tx: PoolClient, context: AppendHookContext): Promise<void>;
   /** `position` of each event is the append's last event's (what the append result tells). */
-  after?(events: readonly RecordedEvent[], tx: PoolClient): Promise<void>;
-  failed?(events: readonly PendingEvent[], tx: PoolClient): Promise<void>;
+  after?(events: readonly RecordedEvent[], tx: PoolClient, context: AppendHookContext): Promise<void>;
+  failed?(events: readonly PendingEvent[], tx: PoolClient, context: AppendHookContext): Promise<void>;
+}
+
+/** What a hook learns of the append besides its events: its side data, in the appending process only. */
+export interface AppendHookContext {
+  sideData?: AppendSideData;
 }
 
 export interface ExternalEventStoreOptions {
@@ -98,11 +106,7 @@ export class ExternalEventStore implements EventStore {
     this.graceMs = options.repairGraceMs ?? 60_000;
   }
 
-  async append(
-    stream: string,
-    events: NewEvent[],
-    options: { expectedRevision: ExpectedRevision },
-  ): Promise<AppendResult> {
+  async append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult> {
     if (!Array.isArray(events) || events.length === 0) throw new TypeError('append needs at least one event');
     const pending: PendingEvent[] = events.map((event) => ({
       event_id: event.event_id ?? randomUUID(),
@@ -113,19 +117,21 @@ export class ExternalEventStore implements EventStore {
     const tracked = pending.filter(
       (event) => this.options.uniqueness?.(event) !== undefined || this.hooksOf([event]).length > 0,
     );
+    const expected = { expectedRevision: options.expectedRevision };
     // Nothing to keep in PostgreSQL: the external store alone.
-    if (tracked.length === 0) return this.events.append(stream, pending, options);
+    if (tracked.length === 0) return this.events.append(stream, pending, expected);
 
     const appendId = randomUUID();
-    await this.reserve(appendId, stream, tracked);
+    const context: AppendHookContext = options.sideData ? { sideData: options.sideData } : {};
+    await this.reserve(appendId, stream, tracked, context);
     let result: AppendResult;
     try {
-      result = await this.events.append(stream, pending, options);
+      result = await this.events.append(stream, pending, expected);
     } catch (error) {
       // Refused: nothing was stored, so nothing is held. Anything else may have been stored
       // (a timeout after the server wrote): the repair looks, after the grace.
       if (error instanceof WrongExpectedRevisionError || error instanceof TypeError) {
-        await this.release(appendId).catch((releaseError: unknown) =>
+        await this.release(appendId, undefined, context).catch((releaseError: unknown) =>
           this.reportBackgroundError(releaseError),
         );
       }
@@ -139,7 +145,9 @@ export class ExternalEventStore implements EventStore {
       created_at: new Date(),
     }));
     try {
-      const settled = await withTransaction(this.pool, (tx) => this.complete(tx, appendId, recorded));
+      const settled = await withTransaction(this.pool, (tx) =>
+        this.complete(tx, appendId, recorded, context),
+      );
       if (!settled) await this.checkSettledElsewhere(recorded);
     } catch (error) {
       // Stored already: the repair completes it; the append must not look failed.
@@ -155,6 +163,7 @@ export class ExternalEventStore implements EventStore {
     appendId: string,
     stream: string,
     tracked: PendingEvent[],
+    context: AppendHookContext,
     retried = false,
   ): Promise<void> {
     let stale: string | undefined;
@@ -187,14 +196,14 @@ export class ExternalEventStore implements EventStore {
         }
         for (const hook of this.hooksOf(tracked)) {
           const handled = tracked.filter((event) => hook.handles.includes(event.type));
-          await hook.before?.(handled, tx);
+          await hook.before?.(handled, tx, context);
         }
       });
     } catch (error) {
       // The holder is a reservation whose append never settled: repair it, then claim again once.
       if (error instanceof UniqueClaimTaken && stale && !retried) {
         await this.repair(stale);
-        return this.reserve(appendId, stream, tracked, true);
+        return this.reserve(appendId, stream, tracked, context, true);
       }
       throw error;
     }
@@ -209,6 +218,7 @@ export class ExternalEventStore implements EventStore {
     tx: PoolClient,
     appendId: string,
     recorded: readonly RecordedEvent[],
+    context: AppendHookContext = {},
   ): Promise<boolean> {
     const { rowCount } = await tx.query({
       name: 'es_settle_pending_append',
@@ -227,7 +237,7 @@ export class ExternalEventStore implements EventStore {
     });
     for (const hook of this.hooksOf(recorded)) {
       const handled = recorded.filter((event) => hook.handles.includes(event.type));
-      await hook.after?.(handled, tx);
+      await hook.after?.(handled, tx, context);
     }
     return true;
   }
@@ -272,7 +282,11 @@ export class ExternalEventStore implements EventStore {
   }
 
   /** Step 3 after a refused append (or a repair that found no event): the reservation goes. */
-  private async release(appendId: string, db?: PoolClient): Promise<boolean> {
+  private async release(
+    appendId: string,
+    db?: PoolClient,
+    context: AppendHookContext = {},
+  ): Promise<boolean> {
     const run = async (tx: PoolClient) => {
       const { rows } = await tx.query<{ events: PendingEvent[] }>({
         name: 'es_release_pending_append',
@@ -288,7 +302,7 @@ export class ExternalEventStore implements EventStore {
       const events = rows[0].events;
       for (const hook of this.hooksOf(events)) {
         const handled = events.filter((event) => hook.handles.includes(event.type));
-        await hook.failed?.(handled, tx);
+        await hook.failed?.(handled, tx, context);
       }
       return true;
     };

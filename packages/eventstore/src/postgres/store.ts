@@ -2,9 +2,10 @@ import pg from 'pg';
 import { NotificationHub, withTransaction, type PoolClient } from '@tokenvault/platform';
 import {
   WrongExpectedRevisionError,
+  type AppendOptions,
   type AppendResult,
+  type AppendSideData,
   type EventStore,
-  type ExpectedRevision,
   type NewEvent,
   type Position,
   type RecordedEvent,
@@ -43,9 +44,15 @@ export interface InlineProjection {
    * (store.ts, appendAhead): they are sent with the append in one round trip. Reading an event's
    * revision, position or created_at, or a statement's result, makes the store call it again
    * after the append, in an ordinary transaction. Either way its statements commit with the append
-   * or not at all.
+   * or not at all. `context.sideData`: what the append carried for its write-side steps (never
+   * stored; absent when the events are applied later, by a projector or a rebuild).
    */
-  apply(events: readonly RecordedEvent[], tx: PoolClient): Promise<void>;
+  apply(events: readonly RecordedEvent[], tx: PoolClient, context?: InlineApplyContext): Promise<void>;
+}
+
+/** What an inline projection learns of the append besides its events. */
+export interface InlineApplyContext {
+  sideData?: AppendSideData;
 }
 
 export interface PostgresEventStoreOptions {
@@ -120,11 +127,7 @@ export class PostgresEventStore implements EventStore {
       });
   }
 
-  async append(
-    stream: string,
-    events: NewEvent[],
-    options: { expectedRevision: ExpectedRevision },
-  ): Promise<AppendResult> {
+  async append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult> {
     return observeAppend(stream, events.length, async () => {
       const statement = prepareAppend(stream, events, options.expectedRevision);
       const claims = statement.events.map((event) => this.options.uniqueness?.(event));
@@ -136,7 +139,7 @@ export class PostgresEventStore implements EventStore {
       for (let attempt = 1; attempt <= attempts; attempt++) {
         const appended = alone
           ? await appendOnce(this.pool, statement)
-          : await this.appendWithin(statement, claims);
+          : await this.appendWithin(statement, claims, { sideData: options.sideData });
         if (appended) {
           this.announceAppend();
           return appended.result;
@@ -154,18 +157,19 @@ export class PostgresEventStore implements EventStore {
   private async appendWithin(
     statement: AppendStatement,
     claims: readonly (ClaimChanges | undefined)[],
+    context: InlineApplyContext,
   ): Promise<Appended | null> {
     for (let retry = 0; ; retry++) {
       try {
         const appended =
-          (await this.appendAhead(statement, claims)) ??
+          (await this.appendAhead(statement, claims, context)) ??
           (await withTransaction(this.pool, async (tx) => {
             const stored = await appendOnce(tx, statement);
             if (!stored) return null;
             for (const changes of claims) if (changes) await applyClaimChanges(tx, changes);
             for (const [projection, types] of this.inline) {
               const handled = stored.recorded.filter((event) => types.has(event.type));
-              if (handled.length) await projection.apply(handled, tx);
+              if (handled.length) await projection.apply(handled, tx, context);
             }
             return stored;
           }));
@@ -197,13 +201,14 @@ export class PostgresEventStore implements EventStore {
   private async appendAhead(
     statement: AppendStatement,
     claims: readonly (ClaimChanges | undefined)[],
+    context: InlineApplyContext,
   ): Promise<Appended | null | undefined> {
     const recording = new RecordingClient();
     const ahead = eventsAheadOfAppend(statement);
     try {
       for (const [projection, types] of this.inline) {
         const handled = ahead.filter((event) => types.has(event.type));
-        if (handled.length) await projection.apply(handled, recording.client);
+        if (handled.length) await projection.apply(handled, recording.client, context);
       }
     } catch {
       return undefined;

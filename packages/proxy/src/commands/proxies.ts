@@ -1,5 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { aggregateStream, executeCommand, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import {
+  aggregateStream,
+  commandContext,
+  commandHandler,
+  type CommandHandler,
+  type CommandOutcome,
+} from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Clock, Principal } from '@tokenvault/platform';
 import type { PatchProxyBody, ProxyBody } from '@tokenvault/contracts';
@@ -12,6 +18,7 @@ import { configurationSubject, keySubject, streams } from '../domain/events.ts';
 import {
   proxyDecider,
   proxyMissing,
+  type ProxyCommand,
   type ProxyEvent,
   type ProxySettings,
   type ProxyState,
@@ -23,9 +30,9 @@ import { destinationUrl } from '../request/forwarding.ts';
 
 export interface ProxyCommandDeps {
   store: EventStore;
-  applications: ApplicationQueries;
+  applications: Pick<ApplicationQueries, 'getMany'>;
   /** Seals each configuration and key under the tenant's data key before it is decided on. */
-  vault: Vault;
+  vault: Pick<Vault, 'encrypt'>;
   clock: Clock;
   /** Admits internal destinations (PROXY_ALLOWED_PRIVATE_ADDRESSES). */
   allowlist: AddressAllowlist;
@@ -63,9 +70,13 @@ export const rowOf = (proxy: ProxyView): ProxyRow => ({
 
 export class ProxyCommands {
   private readonly deps: ProxyCommandDeps;
+  private readonly handle: CommandHandler<ProxyState, ProxyCommand, ProxyEvent>;
 
   constructor(deps: ProxyCommandDeps) {
     this.deps = deps;
+    this.handle = commandHandler(deps.store, proxyDecider, (command) =>
+      streams.proxy(command.tenantId, command.proxyId),
+    );
   }
 
   /** The destination rules, before anything is decided: https unless allow-listed, public addresses. */
@@ -124,23 +135,19 @@ export class ProxyCommands {
       this.application(tenantId, applicationId),
       this.reactorsFound(tenantId, settings),
     ]);
+    const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
     const decision = {
       proxyId,
-      tenantId,
       settings,
       configurationCiphertext,
       ...(application ? { application } : {}),
       reactorsFound,
       caller: callerGrants(principal),
-      actorId: principal.actorId,
-      now: this.deps.clock.now().toISOString(),
+      ...acting,
     };
-    const outcome = await executeCommand(
-      this.deps.store,
-      streams.proxy(tenantId, proxyId),
-      proxyDecider,
+    const outcome = await this.handle(
       create ? { type: 'CreateProxy', ...create, ...decision } : { type: 'UpdateProxy', ...decision },
-      metadataOf(principal, correlationId),
+      metadata,
       create ? { newStream: true } : {},
     );
     return { row: this.decided(outcome), position: outcome.position };
@@ -209,19 +216,8 @@ export class ProxyCommands {
   }
 
   async delete(principal: Principal, proxyId: string, correlationId: string) {
-    const outcome = await executeCommand(
-      this.deps.store,
-      streams.proxy(principal.tenantId, proxyId),
-      proxyDecider,
-      {
-        type: 'DeleteProxy',
-        proxyId,
-        tenantId: principal.tenantId,
-        actorId: principal.actorId,
-        now: this.deps.clock.now().toISOString(),
-      },
-      metadataOf(principal, correlationId),
-    );
+    const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
+    const outcome = await this.handle({ type: 'DeleteProxy', proxyId, ...acting }, metadata);
     return { position: outcome.position };
   }
 

@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, aggregateStream, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import {
+  aggregateStream,
+  commandContext,
+  commandHandler,
+  type CommandHandler,
+  type CommandOutcome,
+} from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import { withAdvisoryLock, type Clock, type Pool, type Principal } from '@tokenvault/platform';
 import type { ReactorFormulaBody } from '@tokenvault/contracts';
 import { streams } from '../domain/events.ts';
 import {
   formulaDecider,
+  type FormulaCommand,
   type FormulaEvent,
   type FormulaState,
   type FormulaView,
@@ -41,33 +48,28 @@ export interface FormulaCommandDeps {
   store: EventStore;
   /** The sessions of the formula's advisory lock (a small pool of their own). */
   lockPool: Pool;
-  reactors: ReactorQueries;
-  applications: ApplicationQueries;
+  reactors: Pick<ReactorQueries, 'reactorsWithApplicationUsingFormula' | 'countUsingFormula'>;
+  applications: Pick<ApplicationQueries, 'getMany'>;
   clock: Clock;
 }
 
 export class FormulaCommands {
   private readonly deps: FormulaCommandDeps;
+  private readonly handle: CommandHandler<FormulaState, FormulaCommand, FormulaEvent>;
 
   constructor(deps: FormulaCommandDeps) {
     this.deps = deps;
+    this.handle = commandHandler(deps.store, formulaDecider, (command) =>
+      streams.formula(command.tenantId, command.formulaId),
+    );
   }
 
   async create(principal: Principal, body: ReactorFormulaBody, correlationId: string) {
     const formulaId = randomUUID();
-    const outcome = await executeCommand(
-      this.deps.store,
-      streams.formula(principal.tenantId, formulaId),
-      formulaDecider,
-      {
-        type: 'CreateFormula',
-        formulaId,
-        tenantId: principal.tenantId,
-        definition: body,
-        actorId: principal.actorId,
-        now: this.deps.clock.now().toISOString(),
-      },
-      metadataOf(principal, correlationId),
+    const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
+    const outcome = await this.handle(
+      { type: 'CreateFormula', formulaId, definition: body, ...acting },
+      metadata,
       { newStream: true },
     );
     return { formula: viewOf(outcome), position: outcome.position };
@@ -77,21 +79,18 @@ export class FormulaCommands {
   async update(principal: Principal, formulaId: string, body: ReactorFormulaBody, correlationId: string) {
     const tenantId = principal.tenantId;
     return withAdvisoryLock(this.deps.lockPool, formulaLock(tenantId, formulaId), async () => {
-      const outcome = await executeCommand(
-        this.deps.store,
-        streams.formula(tenantId, formulaId),
-        formulaDecider,
+      const reactorsRunningIt = await this.reactorsRunning(tenantId, formulaId);
+      const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
+      const outcome = await this.handle(
         {
           type: 'UpdateFormula',
           formulaId,
-          tenantId,
           definition: body,
-          reactorsRunningIt: await this.reactorsRunning(tenantId, formulaId),
+          reactorsRunningIt,
           caller: { permissions: [...principal.permissions], rules: principal.rules },
-          actorId: principal.actorId,
-          now: this.deps.clock.now().toISOString(),
+          ...acting,
         },
-        metadataOf(principal, correlationId),
+        metadata,
       );
       return { formula: viewOf(outcome), position: outcome.position };
     });
@@ -114,19 +113,10 @@ export class FormulaCommands {
     const tenantId = principal.tenantId;
     return withAdvisoryLock(this.deps.lockPool, formulaLock(tenantId, formulaId), async () => {
       const reactorsUsingIt = await this.deps.reactors.countUsingFormula(tenantId, formulaId);
-      const outcome = await executeCommand(
-        this.deps.store,
-        streams.formula(tenantId, formulaId),
-        formulaDecider,
-        {
-          type: 'DeleteFormula',
-          formulaId,
-          tenantId,
-          reactorsUsingIt,
-          actorId: principal.actorId,
-          now: this.deps.clock.now().toISOString(),
-        },
-        metadataOf(principal, correlationId),
+      const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
+      const outcome = await this.handle(
+        { type: 'DeleteFormula', formulaId, reactorsUsingIt, ...acting },
+        metadata,
       );
       return { position: outcome.position };
     });

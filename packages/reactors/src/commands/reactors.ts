@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import {
-  executeCommand,
   aggregateStream,
-  metadataOf,
+  commandContext,
+  commandHandler,
+  type CommandHandler,
   type CommandOutcome,
   type ReadModelConsistency,
 } from '@tokenvault/cqrs';
@@ -18,7 +19,13 @@ import type { ApplicationQueries } from '@tokenvault/tenancy';
 import type { Vault } from '@tokenvault/vault';
 import { configurationSubject, streams, type ReactorConfiguration } from '../domain/events.ts';
 import type { FormulaState } from '../domain/formula.ts';
-import { reactorDecider, reactorMissing, type ReactorEvent, type ReactorState } from '../domain/reactor.ts';
+import {
+  reactorDecider,
+  reactorMissing,
+  type ReactorCommand,
+  type ReactorEvent,
+  type ReactorState,
+} from '../domain/reactor.ts';
 import { formulaLock, loadFormula } from './formulas.ts';
 
 /**
@@ -41,10 +48,10 @@ export interface ReactorCommandDeps {
   ownerPool: Pool;
   /** The sessions of the formula's advisory lock (a small pool of their own). */
   lockPool: Pool;
-  consistency: ReadModelConsistency;
-  applications: ApplicationQueries;
+  consistency: Pick<ReadModelConsistency, 'writeReadable'>;
+  applications: Pick<ApplicationQueries, 'getMany'>;
   /** Seals each configuration under the tenant's data key before it is decided on. */
-  vault: Vault;
+  vault: Pick<Vault, 'encrypt'>;
   clock: Clock;
 }
 
@@ -66,9 +73,13 @@ const callerGrants = (principal: Principal) => ({
 
 export class ReactorCommands {
   private readonly deps: ReactorCommandDeps;
+  private readonly handle: CommandHandler<ReactorState, ReactorCommand, ReactorEvent>;
 
   constructor(deps: ReactorCommandDeps) {
     this.deps = deps;
+    this.handle = commandHandler(deps.store, reactorDecider, (command) =>
+      streams.reactor(command.tenantId, command.reactorId),
+    );
   }
 
   /** The application asked for, as tenancy knows it (of this tenant only). */
@@ -177,22 +188,18 @@ export class ReactorCommands {
     const { command, application, ...settings } = write;
     return withAdvisoryLock(this.deps.lockPool, formulaLock(tenantId, formulaId), async () => {
       const formula = await loadFormula(this.deps.store, tenantId, formulaId);
-      const outcome = await executeCommand(
-        this.deps.store,
-        streams.reactor(tenantId, reactorId),
-        reactorDecider,
+      const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
+      const outcome = await this.handle(
         {
           ...command,
           reactorId,
-          tenantId,
           formula,
           ...settings,
           ...(application ? { application } : {}),
           caller: callerGrants(principal),
-          actorId: principal.actorId,
-          now: this.deps.clock.now().toISOString(),
+          ...acting,
         },
-        metadataOf(principal, correlationId),
+        metadata,
         command.type === 'CreateReactor' ? { newStream: true } : {},
       );
       await this.deps.consistency.writeReadable(outcome.position!, lockedWaitMs);
@@ -204,19 +211,8 @@ export class ReactorCommands {
   }
 
   async delete(principal: Principal, reactorId: string, correlationId: string) {
-    const outcome = await executeCommand(
-      this.deps.store,
-      streams.reactor(principal.tenantId, reactorId),
-      reactorDecider,
-      {
-        type: 'DeleteReactor',
-        reactorId,
-        tenantId: principal.tenantId,
-        actorId: principal.actorId,
-        now: this.deps.clock.now().toISOString(),
-      },
-      metadataOf(principal, correlationId),
-    );
+    const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
+    const outcome = await this.handle({ type: 'DeleteReactor', reactorId, ...acting }, metadata);
     return { position: outcome.position };
   }
 }

@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, aggregateStream, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import {
+  aggregateStream,
+  commandContext,
+  commandHandler,
+  type CommandHandler,
+  type CommandOutcome,
+} from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import { unauthorized, type Principal } from '@tokenvault/platform';
 import type { CreateApplicationBody, UpdateApplicationBody } from '@tokenvault/contracts';
 import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
 import {
   applicationDecider,
+  type ApplicationCommand,
   type ApplicationEvent,
   type ApplicationState,
   type ApplicationView,
@@ -29,10 +36,14 @@ export class ApplicationCommands {
   private readonly serviceDefaultPerMinute: number;
   /** `rateLimitPerMinute`: RATE_LIMIT_PER_MINUTE, the quota of applications without their own. */
   private readonly clock: Clock;
+  private readonly handle: CommandHandler<ApplicationState, ApplicationCommand, ApplicationEvent>;
   constructor(store: EventStore, rateLimitPerMinute: number, clock: Clock) {
     this.store = store;
     this.clock = clock;
     this.serviceDefaultPerMinute = serviceDefaultQuota(rateLimitPerMinute);
+    this.handle = commandHandler(store, applicationDecider, (command) =>
+      streams.application(command.tenantId, command.applicationId),
+    );
   }
 
   /**
@@ -64,25 +75,22 @@ export class ApplicationCommands {
   async create(principal: Principal, body: CreateApplicationBody, correlationId: string) {
     const applicationId = randomUUID();
     const key = generateApiKey(body.type);
-    const outcome = await executeCommand(
-      this.store,
-      streams.application(principal.tenantId, applicationId),
-      applicationDecider,
+    const caller = await this.callerGrants(principal);
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    const outcome = await this.handle(
       {
         type: 'CreateApplication',
         applicationId,
-        tenantId: principal.tenantId,
         name: body.name,
         applicationType: body.type,
         permissions: body.permissions,
         rules: body.rules,
         ...(body.rate_limit ? { rateLimit: body.rate_limit } : {}),
-        caller: await this.callerGrants(principal),
+        caller,
         keyHash: hashApiKey(key),
-        actorId: principal.actorId,
-        now: this.clock.now().toISOString(),
+        ...acting,
       },
-      metadataOf(principal, correlationId),
+      metadata,
       { newStream: true },
     );
     return { application: viewOf(outcome), key, position: outcome.position };
@@ -94,41 +102,30 @@ export class ApplicationCommands {
     body: UpdateApplicationBody,
     correlationId: string,
   ) {
-    const outcome = await executeCommand(
-      this.store,
-      streams.application(principal.tenantId, applicationId),
-      applicationDecider,
+    const caller = await this.callerGrants(principal);
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    const outcome = await this.handle(
       {
         type: 'UpdateApplication',
         applicationId,
-        tenantId: principal.tenantId,
         name: body.name,
         permissions: body.permissions,
         rules: body.rules,
         ...(body.rate_limit ? { rateLimit: body.rate_limit } : {}),
-        caller: await this.callerGrants(principal),
-        actorId: principal.actorId,
-        now: this.clock.now().toISOString(),
+        caller,
+        ...acting,
       },
-      metadataOf(principal, correlationId),
+      metadata,
     );
     return { application: viewOf(outcome), position: outcome.position };
   }
 
   async delete(principal: Principal, applicationId: string, correlationId: string) {
-    const outcome = await executeCommand(
-      this.store,
-      streams.application(principal.tenantId, applicationId),
-      applicationDecider,
-      {
-        type: 'DeleteApplication',
-        applicationId,
-        tenantId: principal.tenantId,
-        caller: await this.callerGrants(principal),
-        actorId: principal.actorId,
-        now: this.clock.now().toISOString(),
-      },
-      metadataOf(principal, correlationId),
+    const caller = await this.callerGrants(principal);
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    const outcome = await this.handle(
+      { type: 'DeleteApplication', applicationId, caller, ...acting },
+      metadata,
     );
     return { position: outcome.position };
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand } from '@tokenvault/cqrs';
+import { commandHandler } from '@tokenvault/cqrs';
 import { UniqueClaimTaken, type EventMetadata, type EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { permissions, updateTenantBody } from '@tokenvault/contracts';
@@ -53,15 +53,18 @@ export async function bootstrapTenant(
   const now = clock.now().toISOString();
   const metadata: EventMetadata = { tenant_id: tenantId, actor_id: ownerId, actor_type: 'user' };
   await vault.createTenantKeys(tenantId);
+  const handleUser = commandHandler(store, userDecider, (command) => streams.user(command.userId));
+  const handleTenant = commandHandler(store, tenantDecider, (command) => streams.tenant(command.tenantId));
+  const handleMember = commandHandler(store, memberDecider, (command) =>
+    streams.member(command.tenantId, command.memberId),
+  );
+  const handleApplication = commandHandler(store, applicationDecider, (command) =>
+    streams.application(command.tenantId, command.applicationId),
+  );
   if (!holder) {
-    await executeCommand(
-      store,
-      streams.user(ownerId),
-      userDecider,
-      { type: 'RegisterUser', userId: ownerId, email: ownerEmail, now },
-      metadata,
-      { newStream: true },
-    ).catch((error: unknown) => {
+    await handleUser({ type: 'RegisterUser', userId: ownerId, email: ownerEmail, now }, metadata, {
+      newStream: true,
+    }).catch((error: unknown) => {
       // Registered meanwhile under the same derived id (a concurrent bootstrap or acceptance).
       const sameUser =
         (error instanceof Problem && error.status === 409) ||
@@ -69,10 +72,7 @@ export async function bootstrapTenant(
       if (!sameUser) throw error;
     });
   }
-  await executeCommand(
-    store,
-    streams.tenant(tenantId),
-    tenantDecider,
+  await handleTenant(
     {
       type: 'CreateTenant',
       tenantId,
@@ -86,19 +86,13 @@ export async function bootstrapTenant(
     { newStream: true },
   );
   const memberId = randomUUID();
-  await executeCommand(
-    store,
-    streams.member(tenantId, memberId),
-    memberDecider,
+  await handleMember(
     { type: 'AddMember', memberId, tenantId, userId: ownerId, role: 'OWNER', actorId: ownerId, now },
     metadata,
     { newStream: true },
   );
   const apiKey = generateApiKey('management');
-  const outcome = await executeCommand(
-    store,
-    streams.application(tenantId, applicationId),
-    applicationDecider,
+  const outcome = await handleApplication(
     {
       type: 'CreateApplication',
       applicationId,

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { executeCommand, aggregateStream, metadataOf, type CommandOutcome } from '@tokenvault/cqrs';
+import {
+  aggregateStream,
+  commandContext,
+  commandHandler,
+  type CommandHandler,
+  type CommandOutcome,
+} from '@tokenvault/cqrs';
 import {
   comparePositions,
   UniqueClaimTaken,
@@ -16,18 +22,19 @@ import {
   checkLink,
   invitationDecider,
   linkGone,
+  type InvitationCommand,
   type InvitationEvent,
   type InvitationState,
 } from '../domain/invitation.ts';
 import { hashLinkToken, type InvitationLinks } from '../domain/invitation-link.ts';
-import { memberDecider } from '../domain/member.ts';
+import { memberDecider, type MemberCommand, type MemberEvent, type MemberState } from '../domain/member.ts';
 import {
   invitationEmailKey,
   tenancyClaimScopes,
   tenantMemberKey,
   userEmailKey,
 } from '../domain/uniqueness.ts';
-import { userDecider, type UserCommand } from '../domain/user.ts';
+import { userDecider, type UserCommand, type UserEvent, type UserState } from '../domain/user.ts';
 import { invitationStatusAt } from '../queries/invitations.ts';
 import type { MemberQueries } from '../queries/members.ts';
 import type { InvitationMailLimits } from './invitation-mail-limits.ts';
@@ -38,9 +45,9 @@ export interface InvitationCommandDeps {
   ownerPool: Pool;
   links: InvitationLinks;
   clock: Clock;
-  mailLimits: InvitationMailLimits;
+  mailLimits: Pick<InvitationMailLimits, 'reserve'>;
   /** The process's member queries (is an address a member already?). */
-  memberQueries: MemberQueries;
+  memberQueries: Pick<MemberQueries, 'hasMemberWithEmail'>;
 }
 
 const isConflict = (error: unknown) => error instanceof Problem && error.status === 409;
@@ -51,12 +58,22 @@ const latest = (...positions: (Position | null)[]) =>
   );
 
 export class InvitationCommands {
-  private readonly members: MemberQueries;
+  private readonly members: Pick<MemberQueries, 'hasMemberWithEmail'>;
+  private readonly handle: CommandHandler<InvitationState, InvitationCommand, InvitationEvent>;
+  private readonly handleUser: CommandHandler<UserState, UserCommand, UserEvent>;
+  private readonly handleMember: CommandHandler<MemberState, MemberCommand, MemberEvent>;
 
   private readonly deps: InvitationCommandDeps;
   constructor(deps: InvitationCommandDeps) {
     this.deps = deps;
     this.members = deps.memberQueries;
+    this.handle = commandHandler(deps.store, invitationDecider, (command) =>
+      streams.invitation(command.tenantId, command.invitationId),
+    );
+    this.handleUser = commandHandler(deps.store, userDecider, (command) => streams.user(command.userId));
+    this.handleMember = commandHandler(deps.store, memberDecider, (command) =>
+      streams.member(command.tenantId, command.memberId),
+    );
   }
 
   private responseOf(outcome: CommandOutcome<InvitationState, InvitationEvent>): InvitationResponse {
@@ -88,20 +105,16 @@ export class InvitationCommands {
     if (claimed) throw invited();
     const invitationId = randomUUID();
     const release = await this.deps.mailLimits.reserve(tenantId, invitationId, email);
-    const outcome = await executeCommand(
-      this.deps.store,
-      streams.invitation(tenantId, invitationId),
-      invitationDecider,
+    const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
+    const outcome = await this.handle(
       {
         type: 'CreateInvitation',
         invitationId,
-        tenantId,
         email,
         linkHash: this.linkHash(tenantId, invitationId),
-        actorId: principal.actorId,
-        now: this.deps.clock.now().toISOString(),
+        ...acting,
       },
-      metadataOf(principal, correlationId),
+      metadata,
       { newStream: true },
     ).catch(async (error: unknown) => {
       await release();
@@ -119,19 +132,15 @@ export class InvitationCommands {
       current.status === 'pending'
         ? await this.deps.mailLimits.reserve(principal.tenantId, invitationId, current.invitation.email)
         : async () => {};
-    const outcome = await executeCommand(
-      this.deps.store,
-      stream,
-      invitationDecider,
+    const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
+    const outcome = await this.handle(
       {
         type: 'ResendInvitation',
         invitationId,
-        tenantId: principal.tenantId,
         linkHash: this.linkHash(principal.tenantId, invitationId),
-        actorId: principal.actorId,
-        now: this.deps.clock.now().toISOString(),
+        ...acting,
       },
-      metadataOf(principal, correlationId),
+      metadata,
     ).catch(async (error: unknown) => {
       await release();
       throw error;
@@ -140,19 +149,8 @@ export class InvitationCommands {
   }
 
   async delete(principal: Principal, invitationId: string, correlationId: string) {
-    const outcome = await executeCommand(
-      this.deps.store,
-      streams.invitation(principal.tenantId, invitationId),
-      invitationDecider,
-      {
-        type: 'DeleteInvitation',
-        invitationId,
-        tenantId: principal.tenantId,
-        actorId: principal.actorId,
-        now: this.deps.clock.now().toISOString(),
-      },
-      metadataOf(principal, correlationId),
-    );
+    const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
+    const outcome = await this.handle({ type: 'DeleteInvitation', invitationId, ...acting }, metadata);
     return { position: outcome.position };
   }
 
@@ -239,14 +237,7 @@ export class InvitationCommands {
     };
     if (registration) {
       try {
-        const registered = await executeCommand(
-          store,
-          streams.user(userId),
-          userDecider,
-          registration,
-          metadata,
-          { newStream: true },
-        );
+        const registered = await this.handleUser(registration, metadata, { newStream: true });
         userPosition = registered.position;
         names = { first_name: body.first_name, last_name: body.last_name };
       } catch (error) {
@@ -258,10 +249,7 @@ export class InvitationCommands {
 
     let memberPosition: Position | null = null;
     try {
-      const added = await executeCommand(
-        store,
-        streams.member(tenantId, memberId),
-        memberDecider,
+      const added = await this.handleMember(
         { type: 'AddMember', memberId, tenantId, userId, role: 'ADMIN', actorId: userId, now },
         metadata,
         { newStream: true },
@@ -300,10 +288,7 @@ export class InvitationCommands {
     accept: { linkVersion: number; tokenHash: string; memberId: string; userId: string; now: string },
     correlationId: string,
   ): Promise<Position | null> {
-    const outcome = await executeCommand(
-      this.deps.store,
-      streams.invitation(tenantId, invitationId),
-      invitationDecider,
+    const outcome = await this.handle(
       { type: 'AcceptInvitation', invitationId, tenantId, ...accept },
       { tenant_id: tenantId, actor_id: accept.userId, actor_type: 'user', correlation_id: correlationId },
     );

@@ -1,33 +1,24 @@
-import { executeCommand, metadataOf } from '@tokenvault/cqrs';
+import { commandContext, commandHandler, type CommandHandler } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Principal } from '@tokenvault/platform';
 import type { Clock } from '../domain/clock.ts';
 import { streams } from '../domain/events.ts';
-import { memberDecider } from '../domain/member.ts';
+import { memberDecider, type MemberCommand, type MemberEvent, type MemberState } from '../domain/member.ts';
 
 export class MemberCommands {
-  private readonly store: EventStore;
   private readonly clock: Clock;
+  private readonly handle: CommandHandler<MemberState, MemberCommand, MemberEvent>;
   constructor(store: EventStore, clock: Clock) {
-    this.store = store;
     this.clock = clock;
+    this.handle = commandHandler(store, memberDecider, (command) =>
+      streams.member(command.tenantId, command.memberId),
+    );
   }
 
   /** The member's stream is named by the caller's tenant: another tenant's member is a 404. */
   async remove(principal: Principal, memberId: string, correlationId: string) {
-    const outcome = await executeCommand(
-      this.store,
-      streams.member(principal.tenantId, memberId),
-      memberDecider,
-      {
-        type: 'RemoveMember',
-        memberId,
-        tenantId: principal.tenantId,
-        actorId: principal.actorId,
-        now: this.clock.now().toISOString(),
-      },
-      metadataOf(principal, correlationId),
-    );
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    const outcome = await this.handle({ type: 'RemoveMember', memberId, ...acting }, metadata);
     return { position: outcome.position };
   }
 }

@@ -1,35 +1,31 @@
-import { executeCommand, metadataOf } from '@tokenvault/cqrs';
+import { commandContext, commandHandler, type CommandHandler } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Clock } from '../domain/clock.ts';
 import type { Principal } from '@tokenvault/platform';
 import type { TenantResponse, UpdateTenantBody } from '@tokenvault/contracts';
 import { streams } from '../domain/events.ts';
-import { tenantDecider } from '../domain/tenant.ts';
+import { tenantDecider, type TenantCommand, type TenantEvent, type TenantState } from '../domain/tenant.ts';
 
 export class TenantCommands {
-  private readonly store: EventStore;
   private readonly clock: Clock;
+  private readonly handle: CommandHandler<TenantState, TenantCommand, TenantEvent>;
   constructor(store: EventStore, clock: Clock) {
-    this.store = store;
     this.clock = clock;
+    this.handle = commandHandler(store, tenantDecider, (command) => streams.tenant(command.tenantId));
   }
 
   async update(principal: Principal, body: UpdateTenantBody, correlationId: string) {
-    const outcome = await executeCommand(
-      this.store,
-      streams.tenant(principal.tenantId),
-      tenantDecider,
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    const outcome = await this.handle(
       {
         type: 'UpdateTenant',
-        tenantId: principal.tenantId,
         name: body.name,
         ...(body.settings?.deduplicate_tokens
           ? { settings: { deduplicate_tokens: body.settings.deduplicate_tokens } }
           : {}),
-        actorId: principal.actorId,
-        now: this.clock.now().toISOString(),
+        ...acting,
       },
-      metadataOf(principal, correlationId),
+      metadata,
     );
     if (outcome.state.status !== 'active') throw new Error('the tenant is not active after an update');
     const tenant: TenantResponse = outcome.state.tenant;
@@ -38,18 +34,8 @@ export class TenantCommands {
 
   /** Its keys stop working and its data key is destroyed once the projection applied this. */
   async delete(principal: Principal, correlationId: string) {
-    const outcome = await executeCommand(
-      this.store,
-      streams.tenant(principal.tenantId),
-      tenantDecider,
-      {
-        type: 'DeleteTenant',
-        tenantId: principal.tenantId,
-        actorId: principal.actorId,
-        now: this.clock.now().toISOString(),
-      },
-      metadataOf(principal, correlationId),
-    );
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    const outcome = await this.handle({ type: 'DeleteTenant', ...acting }, metadata);
     return { position: outcome.position };
   }
 }

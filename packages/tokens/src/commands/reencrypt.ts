@@ -1,9 +1,11 @@
-import { defaultCommandAttempts, executeCommand, aggregateStream } from '@tokenvault/cqrs';
+import { defaultCommandAttempts, aggregateStream } from '@tokenvault/cqrs';
 import type { EventStore, Position } from '@tokenvault/eventstore';
 import { notFound, type Clock } from '@tokenvault/platform';
 import type { Vault } from '@tokenvault/vault';
 import { tokenStream } from '../domain/events.ts';
 import { StaleDataBasis, tokenDecider } from '../domain/token.ts';
+import { tokenKeysSideData } from '../projections/token-keys.ts';
+import { tokenCommandHandler } from './token-handler.ts';
 
 /**
  * Seals a live token's data under a new token key, for a key thought compromised: the append
@@ -18,6 +20,7 @@ export async function reencryptToken(
   actor: { actorId: string; correlationId: string },
 ): Promise<{ position: Position | null }> {
   const stream = tokenStream(tenantId, tokenId);
+  const handle = tokenCommandHandler(deps.store);
   for (let attempt = 1; ; attempt++) {
     const { state } = await aggregateStream(deps.store, stream, tokenDecider);
     if (state.status !== 'live') throw notFound('No token with this id.');
@@ -27,27 +30,25 @@ export async function reencryptToken(
       expiresAt: state.token.expires_at ?? null,
     });
     try {
-      const outcome = await executeCommand(
-        deps.store,
-        stream,
-        tokenDecider,
+      // The new key goes with the append (its side data), which replaces the old one with it.
+      const outcome = await handle(
         {
           type: 'ReencryptToken',
+          tenantId,
           tokenId,
           basis,
-          data_ciphertext: sealed,
+          data_ciphertext: sealed.ciphertext,
           actorId: actor.actorId,
           now: deps.clock.now().toISOString(),
         },
         { tenant_id: tenantId, actor_type: 'system', correlation_id: actor.correlationId },
+        { sideData: tokenKeysSideData([sealed]) },
       );
       deps.vault.forgetToken(tenantId, tokenId);
       return { position: outcome.position };
     } catch (error) {
       // An update changed the data meanwhile: seal what it holds now.
       if (!(error instanceof StaleDataBasis) || attempt >= defaultCommandAttempts) throw error;
-    } finally {
-      deps.vault.settleToken(sealed);
     }
   }
 }

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { defaultCommandAttempts, executeCommand, aggregateStream, metadataOf } from '@tokenvault/cqrs';
+import {
+  aggregateStream,
+  commandContext,
+  defaultCommandAttempts,
+  metadataOf,
+  type CommandHandler,
+} from '@tokenvault/cqrs';
 import { UniqueClaimTaken, type EventStore, type Position } from '@tokenvault/eventstore';
 import {
   badRequest,
@@ -17,12 +23,21 @@ import {
   type TokenResponse,
   type UpdateTokenBody,
 } from '@tokenvault/contracts';
-import type { Vault } from '@tokenvault/vault';
+import type { SealedToken, Vault } from '@tokenvault/vault';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
 import { mergePatch } from '../domain/merge-patch.ts';
-import { tokenStream, type TokenUpdate } from '../domain/events.ts';
-import { StaleDataBasis, tokenDecider, type TokenPatch, type TokenView } from '../domain/token.ts';
+import { tokenStream, type TokenEvent, type TokenUpdate } from '../domain/events.ts';
+import {
+  StaleDataBasis,
+  tokenDecider,
+  type TokenCommand,
+  type TokenPatch,
+  type TokenState,
+  type TokenView,
+} from '../domain/token.ts';
 import { tokenIdOfHolder } from '../domain/uniqueness.ts';
+import { tokenKeysSideData } from '../projections/token-keys.ts';
+import { tokenCommandHandler } from './token-handler.ts';
 import { tokenFields, type TokenQueries } from '../queries/tokens.ts';
 
 export type CreateTokenResult =
@@ -39,16 +54,29 @@ function responseOf(view: TokenView): TokenResponse {
   });
 }
 
+/** What the token commands use of the vault: sealing, fingerprints, and the token keys it holds in memory. */
+export type TokenCommandsVault = Pick<
+  Vault,
+  'sealToken' | 'keepTokenKey' | 'fingerprint' | 'decrypt' | 'forgetToken'
+>;
+
 export class TokenCommands {
   private readonly store: EventStore;
-  private readonly vault: Vault;
-  private readonly queries: TokenQueries;
+  private readonly vault: TokenCommandsVault;
+  private readonly queries: Pick<TokenQueries, 'findByFingerprint' | 'childIds'>;
   private readonly clock: Clock;
-  constructor(store: EventStore, vault: Vault, queries: TokenQueries, clock: Clock) {
+  private readonly handle: CommandHandler<TokenState, TokenCommand, TokenEvent>;
+  constructor(
+    store: EventStore,
+    vault: TokenCommandsVault,
+    queries: Pick<TokenQueries, 'findByFingerprint' | 'childIds'>,
+    clock: Clock,
+  ) {
     this.store = store;
     this.vault = vault;
     this.queries = queries;
     this.clock = clock;
+    this.handle = tokenCommandHandler(store);
   }
 
   /** With a parent, the token and its association to the parent are one event. */
@@ -128,13 +156,14 @@ export class TokenCommands {
   ): Promise<CreateTokenResult> {
     const tenantId = principal.tenantId;
     const id = body.id ?? randomUUID();
+    const sealed = await this.vault.sealToken(tenantId, id, body.data, {
+      expiresAt: body.expires_at ? new Date(body.expires_at).toISOString() : null,
+    });
     const token: TokenView = {
       id,
       tenant_id: tenantId,
       type: body.type,
-      data_ciphertext: await this.vault.sealToken(tenantId, id, body.data, {
-        expiresAt: body.expires_at ? new Date(body.expires_at).toISOString() : null,
-      }),
+      data_ciphertext: sealed.ciphertext,
       containers: fields.containers,
       metadata: body.metadata ?? {},
       fingerprint: fields.fingerprint,
@@ -145,21 +174,14 @@ export class TokenCommands {
       ...(fields.deduplicated ? { deduplicated: true } : {}),
       ...(fields.claimTakenFrom ? { claim_taken_from: fields.claimTakenFrom } : {}),
     };
-    let outcome;
-    let stored = false;
-    try {
-      outcome = await executeCommand(
-        this.store,
-        tokenStream(tenantId, id),
-        tokenDecider,
-        { type: 'CreateToken', token },
-        metadataOf(principal, correlationId),
-        { newStream: true, conflictDetail: 'A token with this id exists.' },
-      );
-      stored = outcome.position !== null;
-    } finally {
-      this.vault.settleToken(token.data_ciphertext, { stored });
-    }
+    // The new key goes with the append (its side data), which stores it with the event.
+    const outcome = await this.handle({ type: 'CreateToken', token }, metadataOf(principal, correlationId), {
+      newStream: true,
+      conflictDetail: 'A token with this id exists.',
+      sideData: tokenKeysSideData([sealed]),
+    });
+    // Stored: the key stays in memory, so that reading the token back needs no query for its key.
+    if (outcome.position !== null && sealed.newKey) this.vault.keepTokenKey(sealed.newKey);
     return { created: true, token: responseOf(token), position: outcome.position };
   }
 
@@ -202,13 +224,14 @@ export class TokenCommands {
       ...(body.containers === undefined ? {} : { containers: body.containers }),
       ...(body.expires_at === undefined ? {} : { expires_at: body.expires_at }),
     };
-    const acting = this.acting(principal);
+    const { acting, metadata } = this.context(principal, correlationId);
     const commandOf = (prepared: TokenPatch) => ({
       type: 'UpdateToken' as const,
       tokenId,
       patch: prepared,
       ...acting,
     });
+    let sealed: SealedToken | undefined;
     // Permissions (and the rest of the patch) first: a key that may not update the token learns
     // nothing from checks of the data it would lead to.
     tokenDecider.decide(commandOf(patch), state);
@@ -231,60 +254,53 @@ export class TokenCommands {
         );
       }
       const fingerprint = await this.vault.fingerprint(tenantId, current.type, merged);
+      if (fingerprint !== current.fingerprint) {
+        sealed = await this.vault.sealToken(tenantId, tokenId, merged, {
+          reuseKeyOf: current.data_ciphertext,
+        });
+      }
       patch.data = {
         basis: current.data_ciphertext,
-        data_ciphertext:
-          fingerprint === current.fingerprint
-            ? current.data_ciphertext
-            : await this.vault.sealToken(tenantId, tokenId, merged, { reuseKeyOf: current.data_ciphertext }),
+        data_ciphertext: sealed ? sealed.ciphertext : current.data_ciphertext,
         fingerprint,
       };
     }
-    // A new token key made for this update is pending until the append that carries it is over.
-    try {
-      const command = commandOf(patch);
-      const planned = tokenDecider.decide(command, state);
-      if (planned.length === 0) return { token: responseOf(current), position: null };
-      const execute = async (deduplicate: boolean) => {
-        const outcome = await executeCommand(
-          this.store,
-          stream,
-          tokenDecider,
-          { ...command, deduplicate },
-          metadataOf(principal, correlationId),
-        );
-        const after = outcome.state.status === 'live' ? outcome.state.token : current;
-        return { token: responseOf(after), position: outcome.position };
-      };
-      const update = planned[0]!.data as TokenUpdate;
-      if (principal.tenantSettings.deduplicate_tokens !== 'true' || !update.data_claim)
-        return await execute(false);
-      // Only a token this key may read is named (and refuses the update): for any other, a 409
-      // would tell a key what data a token it cannot read holds. Those updates go through, as a
-      // create by such a key makes a new token (without the claim on the data).
-      const refuse = (holderId: string) =>
-        conflict(
-          `Token ${holderId} already holds this data in these containers, and the tenant deduplicates tokens: use that token, or delete one of them first.`,
-        );
-      const existing = await this.queries.findByFingerprint(
-        tenantId,
-        current.type,
-        update.fingerprint,
-        update.containers,
-        tokenId,
+    // A new token key made for this update (a token sealed before token keys) goes with the append.
+    const sideData = tokenKeysSideData([sealed]);
+    const command = commandOf(patch);
+    const planned = tokenDecider.decide(command, state);
+    if (planned.length === 0) return { token: responseOf(current), position: null };
+    const execute = async (deduplicate: boolean) => {
+      const outcome = await this.handle({ ...command, deduplicate }, metadata, { sideData });
+      const after = outcome.state.status === 'live' ? outcome.state.token : current;
+      return { token: responseOf(after), position: outcome.position };
+    };
+    const update = planned[0]!.data as TokenUpdate;
+    if (principal.tenantSettings.deduplicate_tokens !== 'true' || !update.data_claim)
+      return await execute(false);
+    // Only a token this key may read is named (and refuses the update): for any other, a 409
+    // would tell a key what data a token it cannot read holds. Those updates go through, as a
+    // create by such a key makes a new token (without the claim on the data).
+    const refuse = (holderId: string) =>
+      conflict(
+        `Token ${holderId} already holds this data in these containers, and the tenant deduplicates tokens: use that token, or delete one of them first.`,
       );
-      if (existing && allowedOnAny(principal, 'token:read', existing.containers)) throw refuse(existing.id);
-      try {
-        return await execute(true);
-      } catch (error) {
-        if (!(error instanceof UniqueClaimTaken)) throw error;
-        const holderId = tokenIdOfHolder(error.holder);
-        const holder = await this.liveToken(tenantId, holderId);
-        if (holder && allowedOnAny(principal, 'token:read', holder.containers)) throw refuse(holderId);
-        return await execute(false);
-      }
-    } finally {
-      if (patch.data) this.vault.settleToken(patch.data.data_ciphertext);
+    const existing = await this.queries.findByFingerprint(
+      tenantId,
+      current.type,
+      update.fingerprint,
+      update.containers,
+      tokenId,
+    );
+    if (existing && allowedOnAny(principal, 'token:read', existing.containers)) throw refuse(existing.id);
+    try {
+      return await execute(true);
+    } catch (error) {
+      if (!(error instanceof UniqueClaimTaken)) throw error;
+      const holderId = tokenIdOfHolder(error.holder);
+      const holder = await this.liveToken(tenantId, holderId);
+      if (holder && allowedOnAny(principal, 'token:read', holder.containers)) throw refuse(holderId);
+      return await execute(false);
     }
   }
 
@@ -294,13 +310,8 @@ export class TokenCommands {
     correlationId: string,
   ): Promise<{ position: Position | null }> {
     const childIds = await this.queries.childIds(principal.tenantId, tokenId);
-    const outcome = await executeCommand(
-      this.store,
-      tokenStream(principal.tenantId, tokenId),
-      tokenDecider,
-      { type: 'DeleteToken', tokenId, childIds, ...this.acting(principal) },
-      metadataOf(principal, correlationId),
-    );
+    const { acting, metadata } = this.context(principal, correlationId);
+    const outcome = await this.handle({ type: 'DeleteToken', tokenId, childIds, ...acting }, metadata);
     // Its key was destroyed with the append; other processes forget it at the commit's NOTIFY.
     this.vault.forgetToken(principal.tenantId, tokenId);
     return { position: outcome.position };
@@ -308,33 +319,26 @@ export class TokenCommands {
 
   /** Idempotent: an association already there is a success with no new event. */
   async associate(principal: Principal, parentId: string, childId: string, correlationId: string) {
-    const outcome = await executeCommand(
-      this.store,
-      tokenStream(principal.tenantId, childId),
-      tokenDecider,
-      { type: 'AssociateParent', tokenId: childId, parentId, ...this.acting(principal) },
-      metadataOf(principal, correlationId),
+    const { acting, metadata } = this.context(principal, correlationId);
+    const outcome = await this.handle(
+      { type: 'AssociateParent', tokenId: childId, parentId, ...acting },
+      metadata,
     );
     return { position: outcome.position };
   }
 
   async dissociate(principal: Principal, parentId: string, childId: string, correlationId: string) {
-    const outcome = await executeCommand(
-      this.store,
-      tokenStream(principal.tenantId, childId),
-      tokenDecider,
-      { type: 'DissociateParent', tokenId: childId, parentId, ...this.acting(principal) },
-      metadataOf(principal, correlationId),
+    const { acting, metadata } = this.context(principal, correlationId);
+    const outcome = await this.handle(
+      { type: 'DissociateParent', tokenId: childId, parentId, ...acting },
+      metadata,
     );
     return { position: outcome.position };
   }
 
-  private acting(principal: Principal) {
-    return {
-      tenantId: principal.tenantId,
-      grants: principal,
-      actorId: principal.actorId,
-      now: this.clock.now().toISOString(),
-    };
+  /** The caller's command context, with the grants a token command is checked against. */
+  private context(principal: Principal, correlationId: string) {
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    return { acting: { ...acting, grants: principal }, metadata };
   }
 }

@@ -59,6 +59,7 @@ export type TokenCommand =
   | ({ type: 'DeleteToken'; tokenId: string; childIds: string[] } & Acting)
   | {
       type: 'ReencryptToken';
+      tenantId: string;
       tokenId: string;
       /** The ciphertext the new one seals the data of: it must still be the token's. */
       basis: string;

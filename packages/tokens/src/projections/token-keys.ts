@@ -1,13 +1,14 @@
 import { notifyInvalidation } from '@tokenvault/cqrs';
-import type { AppendHook, InlineProjection } from '@tokenvault/eventstore';
+import type { AppendHook, AppendSideData, InlineProjection } from '@tokenvault/eventstore';
 import {
   destroyTokenKey,
-  pendingTokenKeys,
   setTokenKeyExpiry,
   storeNewTokenKey,
   storeTokenKey,
   tokenKeyInvalidation,
   withdrawTokenKey,
+  type SealedToken,
+  type StoredTokenKey,
 } from '@tokenvault/vault';
 import type { TokenEvent } from '../domain/events.ts';
 
@@ -16,23 +17,54 @@ type Handled = Extract<
   { type: 'TokenCreated' | 'TokenUpdated' | 'TokenReencrypted' | 'TokenDeleted' }
 >;
 
+/** A new token key as the append's side data carries it: its row, and the ciphertext it sealed. */
+interface NewTokenKeyRow extends StoredTokenKey {
+  sealed: string;
+}
+
+/** Where in an append's side data the new token keys are. */
+const sideDataField = 'tokenKeys';
+
+/**
+ * The side data of an append whose events carry these ciphertexts: the new keys among them (the
+ * rows only: the unwrapped keys stay with the caller), for the steps below to store. Undefined when
+ * none was sealed under a new key.
+ */
+export function tokenKeysSideData(sealed: readonly (SealedToken | undefined)[]): AppendSideData | undefined {
+  const rows = sealed.flatMap((token): NewTokenKeyRow[] => {
+    if (!token?.newKey) return [];
+    const { unwrappedKey: _kept, ...row } = token.newKey;
+    return [row];
+  });
+  return rows.length ? { [sideDataField]: rows } : undefined;
+}
+
+/** The new key the append carries for this ciphertext, if any. */
+function newKeyOf(sideData: AppendSideData | undefined, ciphertext: string): StoredTokenKey | undefined {
+  const rows = sideData?.[sideDataField] as readonly NewTokenKeyRow[] | undefined;
+  const row = rows?.find((candidate) => candidate.sealed === ciphertext);
+  if (!row) return undefined;
+  const { sealed: _sealed, ...key } = row;
+  return key;
+}
+
 /**
  * Token keys as part of the write (PostgreSQL event store): the transaction that appends a token's
- * event stores the key its new ciphertext was sealed with (made by this process for this append,
- * see pendingTokenKeys), keeps the key's expiry in step with the token's, and destroys the key
+ * event stores the key its new ciphertext was sealed with (made for this append, and carried by
+ * it as side data: tokenKeysSideData), keeps the key's expiry in step with the token's, and destroys the key
  * with TokenDeleted; every process forgets the unwrapped key at that commit. Not a read model (a
  * rebuild has nothing to redo, and never needs a key). With an external event store the same
  * steps run before (store) and after (destroy) the append: see @tokenvault/vault's token-keys.ts.
  */
 export const tokenKeyStore: InlineProjection = {
   handles: ['TokenCreated', 'TokenUpdated', 'TokenReencrypted', 'TokenDeleted'] satisfies Handled['type'][],
-  async apply(events, tx) {
+  async apply(events, tx, context) {
     for (const event of events as readonly Handled[]) {
       switch (event.type) {
         case 'TokenCreated':
         case 'TokenUpdated':
         case 'TokenReencrypted': {
-          const pending = pendingTokenKeys.get(event.data.data_ciphertext);
+          const pending = newKeyOf(context?.sideData, event.data.data_ciphertext);
           const expiresAt = event.type === 'TokenReencrypted' ? undefined : (event.data.expires_at ?? null);
           if (pending) {
             await storeTokenKey(tx, expiresAt === undefined ? pending : { ...pending, expiresAt });
@@ -43,7 +75,7 @@ export const tokenKeyStore: InlineProjection = {
             await setTokenKeyExpiry(tx, event.data.tenant_id, event.data.token_id, expiresAt ?? null);
           } else if (event.data.data_ciphertext.startsWith('tk:')) {
             // Committing a ciphertext whose key was never stored would lose the data.
-            throw new Error('the key of this token ciphertext is not pending in this process');
+            throw new Error('the key of this token ciphertext is not carried by its append');
           }
           break;
         }
@@ -68,16 +100,16 @@ export const tokenKeyStore: InlineProjection = {
  */
 export const externalTokenKeyHook: AppendHook = {
   handles: tokenKeyStore.handles,
-  async before(events, tx) {
+  async before(events, tx, context) {
     for (const event of events as unknown as readonly Handled[]) {
       if (event.type === 'TokenReencrypted') {
         throw new Error('re-encrypting a token needs the events in PostgreSQL (EVENTSTORE_URL unset)');
       }
       if (event.type === 'TokenDeleted') continue;
-      const pending = pendingTokenKeys.get(event.data.data_ciphertext);
+      const pending = newKeyOf(context.sideData, event.data.data_ciphertext);
       if (!pending) {
         if (event.type === 'TokenCreated' && event.data.data_ciphertext.startsWith('tk:')) {
-          throw new Error('the key of this token ciphertext is not pending in this process');
+          throw new Error('the key of this token ciphertext is not carried by its append');
         }
         continue;
       }
@@ -97,11 +129,12 @@ export const externalTokenKeyHook: AppendHook = {
       }
     }
   },
-  async failed(events, tx) {
+  async failed(events, tx, context) {
     for (const event of events as unknown as readonly Handled[]) {
       if (event.type !== 'TokenCreated' && event.type !== 'TokenUpdated') continue;
-      // Known only in the process that sealed it; elsewhere (a repair) the orphan sweep takes it.
-      const pending = pendingTokenKeys.get(event.data.data_ciphertext);
+      // Known only to the append that carried it; a repair (another process, or after a crash)
+      // has the events alone, and the orphan sweep takes the key.
+      const pending = newKeyOf(context.sideData, event.data.data_ciphertext);
       if (pending) await withdrawTokenKey(tx, pending);
     }
   },

@@ -16,8 +16,8 @@ describe('compatibility', () => {
   });
   afterAll(async () => destination?.close());
 
-  it('serves proxies.create/get/list/update/patch/delete as the anchor’s Node SDK calls them', async () => {
-    // The anchor's key header is BT-API-KEY; the service's is SVC-API-KEY (given as a header).
+  it('serves proxies.create/get/list/update/patch/delete as Basis Theory’s Node SDK calls them', async () => {
+    // Basis Theory's key header is BT-API-KEY; the service's is SVC-API-KEY (given as a header).
     const sdk = new BasisTheoryClient({
       baseUrl: env.stack.url,
       headers: { 'SVC-API-KEY': env.tenant.apiKey },
@@ -45,7 +45,7 @@ describe('compatibility', () => {
       requireAuth: false,
     });
     expect(updated).toMatchObject({ name: 'Processor v2', requireAuth: false, key: created.key });
-    // The anchor's PATCH answers no body (its SDK returns nothing): read it back.
+    // Basis Theory's PATCH answers no body (its SDK returns nothing): read it back.
     await sdk.proxies.patch(created.id!, { name: 'Processor v3' });
     expect(await sdk.proxies.get(created.id!)).toMatchObject({
       name: 'Processor v3',
@@ -124,9 +124,9 @@ describe('compatibility', () => {
     }
   });
 
-  it('serves GET /v2/tokens as the hosted anchor’s Node SDK reads it (tokens.listV2)', async () => {
+  it('serves GET /v2/tokens as Basis Theory’s Node SDK reads it (tokens.listV2)', async () => {
     const { client, apiKey } = env.tenant;
-    // The anchor's own client, pointed at the service; its key header is the anchor's, this is ours.
+    // Basis Theory's own client, pointed at the service; its key header is Basis Theory's, this is ours.
     const sdkWith = (key: string) =>
       new BasisTheoryClient({ baseUrl: env.stack.url, headers: { 'SVC-API-KEY': key } });
     const batch = `b-${Date.now()}`;

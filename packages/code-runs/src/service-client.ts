@@ -10,7 +10,7 @@ import {
 import { isPlainObject } from '@tokenvault/expressions';
 
 /**
- * The methods of a reactor's `svc` client, named as the hosted anchor's SDK names them, each one
+ * The methods of a reactor's `svc` client, named as Basis Theory's SDK names them, each one
  * of the service's own routes called in-process as the reactor's application: the same schemas,
  * permission checks, audit and events as over HTTP, without a key in plaintext anywhere.
  */
@@ -92,7 +92,7 @@ export class ServiceClient {
       for (const id of known.tokensRead?.(result.body) ?? []) tokensRead.add(id);
       return result.body ?? null;
     } catch (error) {
-      // The guest sees the problem as the anchor's SDK error (status and data); anything else is
+      // The guest sees the problem as Basis Theory's SDK error (status and data); anything else is
       // logged by the sandbox and reaches the guest only as "Service call failed".
       if (error instanceof Problem)
         throw new ServiceCallError(error.detail ?? error.title, error.status, error.toJSON());

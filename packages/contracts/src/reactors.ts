@@ -9,11 +9,11 @@ import { applicationTypes } from './applications.ts';
 export const parameterTypes = ['string', 'number', 'boolean', 'object', 'array'] as const;
 export type ParameterType = (typeof parameterTypes)[number];
 
-/** Only tenant-private formulas exist here (the hosted anchor's `official` ones do not). */
+/** Only tenant-private formulas exist here (Basis Theory's `official` ones do not). */
 export const formulaTypes = ['private'] as const;
 export type FormulaType = (typeof formulaTypes)[number];
 
-/** The longest formula code, in characters (the hosted anchor's published limit). */
+/** The longest formula code, in characters (Basis Theory's published limit). */
 export const maxFormulaCodeLength = 50_000;
 
 /** Segments that would reach an object's prototype when used as property names. */

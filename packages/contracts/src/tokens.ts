@@ -135,7 +135,7 @@ export const usageReportSchema = z.object({
 });
 
 /**
- * `GET /v2/tokens`'s page, as the hosted anchor's v2 API and its Node SDK (`tokens.listV2`) shape
+ * `GET /v2/tokens`'s page, as Basis Theory's v2 API and its Node SDK (`tokens.listV2`) shape
  * it: the page size and the cursor of the next page (`?start=`), absent on the last page.
  */
 export const tokenCursorPageV2Schema = z.object({

@@ -1,7 +1,7 @@
 // The one detokenization expression engine (reactor args, proxy bodies and header values).
 // An expression is `{{ <token id> | filter: arg | … }}` (filters see the token's data) or
 // `{{ token: <token id> | … }}` (filters see the whole token); the filters are Liquid's (liquidjs)
-// plus the anchor's (./filters.ts). Text outside the braces is kept as it is: no Liquid tags run,
+// plus Basis Theory's (./filters.ts). Text outside the braces is kept as it is: no Liquid tags run,
 // so nothing can include files, loop or assign. Errors name where the expression is (a JSON
 // pointer, a dotted field or a header name), never a token's data.
 import { Liquid } from 'liquidjs';

@@ -74,7 +74,7 @@ describe('expressions: standard Liquid filters', () => {
   });
 });
 
-describe('expressions: the anchor’s filters', () => {
+describe('expressions: Basis Theory’s filters', () => {
   it('json: a JSONPath into the data; several matches an array; none null', () => {
     expect(one("{{ card-1 | json: '$.number' }}")).toBe('4242424242424242');
     expect(one("{{ card-1 | json: '$.expiration_month' }}")).toBe(4);

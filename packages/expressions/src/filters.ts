@@ -1,4 +1,4 @@
-// The anchor's custom filters, added to Liquid's standard ones. A filter that cannot apply
+// Basis Theory's custom filters, added to Liquid's standard ones. A filter that cannot apply
 // throws a FilterError whose message names the filter and what it expected, never the value.
 import { JSONPath } from 'jsonpath-plus';
 

@@ -25,7 +25,7 @@ export interface SandboxLimits {
 }
 
 /**
- * Defaults for a production pool: the anchor's published payload cap (1 MB) and detokenization
+ * Defaults for a production pool: Basis Theory's published payload cap (1 MB) and detokenization
  * cap (100 per request) bound the output and the service calls.
  */
 export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({

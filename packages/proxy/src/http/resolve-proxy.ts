@@ -44,7 +44,7 @@ export interface ProxyInvocation {
 }
 
 /**
- * The caller's API key, which must hold proxy:invoke (or token:use, which the anchor accepts).
+ * The caller's API key, which must hold proxy:invoke (or token:use, which Basis Theory accepts).
  * Only an API key: a member's session never acts through /proxy, since a browser sends its cookie
  * with any request to the service's origin, a link to /proxy that another tenant sent included.
  * Without SVC-API-KEY, the request's `Authorization` and cookies are not read at all.

@@ -309,7 +309,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the tenant’s live tokens the key may read, as the hosted anchor’s v2 API: by cursor only (start, size); filter by type, container (and below) and metadata (a JSON object of key/value pairs, all must hold)
+         * List the tenant’s live tokens the key may read, as Basis Theory’s v2 API: by cursor only (start, size); filter by type, container (and below) and metadata (a JSON object of key/value pairs, all must hold)
          * @description Permission: `token:read`
          */
         get: operations["listTokensV2"];

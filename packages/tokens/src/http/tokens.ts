@@ -74,7 +74,7 @@ const listTokensQuery = z
   });
 
 /**
- * `metadata` of GET /v2/tokens: a JSON object of string values, as the hosted anchor's Node SDK
+ * `metadata` of GET /v2/tokens: a JSON object of string values, as Basis Theory's Node SDK
  * sends it (`metadata={"customer":"c-1"}`), with the limits of GET /tokens' `metadata.<key>`.
  */
 const metadataJson = z
@@ -218,7 +218,7 @@ export function tokenResourceRoutes(
       path: '/v2/tokens',
       operationId: 'listTokensV2',
       summary:
-        'List the tenant’s live tokens the key may read, as the hosted anchor’s v2 API: by cursor only (start, size); filter by type, container (and below) and metadata (a JSON object of key/value pairs, all must hold)',
+        'List the tenant’s live tokens the key may read, as Basis Theory’s v2 API: by cursor only (start, size); filter by type, container (and below) and metadata (a JSON object of key/value pairs, all must hold)',
       tag,
       permission: 'token:read',
       query: listTokensV2Query,

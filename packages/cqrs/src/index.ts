@@ -1,4 +1,5 @@
 export * from './decider.ts';
+export * from './event-types.ts';
 export * from './aggregate-stream.ts';
 export * from './command.ts';
 export * from './processor.ts';

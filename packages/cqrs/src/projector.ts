@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { withTransaction, type Migration, type Pool, type PoolClient } from '@tokenvault/platform';
-import { readCommitted, type InlineProjection, type Position } from '@tokenvault/eventstore';
+import { readCommitted, type AnyEvent, type InlineProjection, type Position } from '@tokenvault/eventstore';
 import { Checkpoint } from './checkpoint.ts';
 import { Processor, type BatchHandler, type ProcessorOptions } from './processor.ts';
 
@@ -22,11 +22,32 @@ export const projectorMigrations: Migration[] = [
 /**
  * Applies events of the types it handles to the read-model tables it owns, a batch per call (so
  * a run of events can be one statement): inline in the append's transaction, or by the projector.
+ * E is the union of the events it handles (`handles` lists their types): `apply` gets them typed,
+ * a switch on `type` narrows each one's data. A list of projections of different unions (a
+ * context's manifest, the projector's) is a `Projection[]`, of any event.
  */
-export interface Projection extends InlineProjection {
+export interface Projection<E extends AnyEvent = AnyEvent> extends InlineProjection<E> {
   name: string;
   /** Tables it writes; a rebuild empties them. */
   tables: readonly string[];
+}
+
+/**
+ * What a read model does with TenantDeleted (TenantDeletedEvent): the deleted tenants' rows go
+ * from each of these tables (each has a uuid `tenant_id`), a run of deletions at once. Call the
+ * function it returns from the projection's `TenantDeleted` case with the events' data.
+ */
+export function onTenantDeleted(
+  tables: readonly string[],
+): (tx: PoolClient, deletions: readonly { tenant_id: string }[]) => Promise<void> {
+  return async (tx, deletions) => {
+    const tenantIds = deletions.map((deletion) => deletion.tenant_id);
+    for (const table of tables) {
+      await tx.query(`DELETE FROM ${pg.escapeIdentifier(table)} WHERE tenant_id = ANY($1::uuid[])`, [
+        tenantIds,
+      ]);
+    }
+  };
 }
 
 export const checkpointChannel = 'projection_checkpoint';

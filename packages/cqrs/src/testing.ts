@@ -96,10 +96,11 @@ const noTenant = '00000000-0000-0000-0000-000000000000';
 /**
  * An event as the store hands it to a projection. Each one made gets the next position (commit
  * and prepare) and a created_at one millisecond after the previous one's; the tenant is the
- * data's `tenant_id` unless the metadata names one.
+ * data's `tenant_id` unless the metadata names one. Its type is the literal given, so a typed
+ * projection's `apply` takes it as the member of its union with that type.
  */
-export function recordedEvent<Data>(
-  type: string,
+export function recordedEvent<Type extends string, Data>(
+  type: Type,
   data: Data,
   options: {
     metadata?: Partial<EventMetadata>;
@@ -108,7 +109,7 @@ export function recordedEvent<Data>(
     revision?: number;
     created_at?: Date;
   } = {},
-): RecordedEvent<Data> {
+): RecordedEvent<Data> & { type: Type } {
   const position = ++lastPosition;
   const event_id = options.event_id ?? randomUUID();
   const tenantOfData = (data as { tenant_id?: unknown } | null)?.tenant_id;

@@ -16,5 +16,6 @@ export {
   type AppendHookContext,
   type ExternalEventStoreOptions,
   type PendingEvent,
+  type PendingOf,
   type RepairOutcome,
 } from './external/store.ts';

@@ -42,6 +42,21 @@ export interface RecordedEvent<Data = unknown> {
 }
 
 /**
+ * What every event union's members share: a type and its data. Typed write-side steps and
+ * projections are generic over a union of these (`InlineProjection<E>`), and default to this one.
+ */
+export interface AnyEvent {
+  type: string;
+  data: unknown;
+}
+
+/**
+ * An event of the union E as the store hands it over: each member's type and data narrowed
+ * together (a switch on `type` narrows `data`), with the metadata and position of every event.
+ */
+export type RecordedOf<E extends AnyEvent> = RecordedEvent & E;
+
+/**
  * `no_stream`: the stream must not exist; `stream_exists`: it must; a number: the revision of the
  * stream's last event must be exactly this; `any`: no check.
  */

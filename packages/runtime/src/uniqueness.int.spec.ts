@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DataOf } from '@tokenvault/cqrs';
 import { useTestPool } from '@tokenvault/cqrs/testing';
 import {
   eventStoreMigrations,
@@ -13,9 +14,6 @@ import { uniquenessOf } from './projections.ts';
 
 // The uniqueness claims as the runtime wires them (tenancy's, then tokens'), end to end through
 // the PostgreSQL store: an append whose event claims a key another holder has is refused whole.
-
-type TenancyData<Type extends TenancyEvent['type']> = Extract<TenancyEvent, { type: Type }>['data'];
-type TokenData<Type extends TokenEvent['type']> = Extract<TokenEvent, { type: Type }>['data'];
 
 const actor = randomUUID();
 const at = '2026-01-10T10:00:00.000Z';
@@ -54,14 +52,14 @@ describe('uniqueness claims of the runtime', () => {
   // Tenancy.
 
   const registerUser = (userId: string, email: string) => {
-    const data: TenancyData<'UserRegistered'> = { user_id: userId, email, created_at: at };
+    const data: DataOf<TenancyEvent, 'UserRegistered'> = { user_id: userId, email, created_at: at };
     return append(tenancyStreams.user(userId), 'UserRegistered', data, 'no_stream');
   };
 
   const invitation = (tenantId: string, invitationId: string) =>
     tenancyStreams.invitation(tenantId, invitationId);
   const createInvitation = (tenantId: string, invitationId: string, email: string) => {
-    const data: TenancyData<'InvitationCreated'> = {
+    const data: DataOf<TenancyEvent, 'InvitationCreated'> = {
       invitation_id: invitationId,
       tenant_id: tenantId,
       email,
@@ -74,7 +72,7 @@ describe('uniqueness claims of the runtime', () => {
     return append(invitation(tenantId, invitationId), 'InvitationCreated', data, 'no_stream');
   };
   const deleteInvitation = (tenantId: string, invitationId: string) => {
-    const data: TenancyData<'InvitationDeleted'> = {
+    const data: DataOf<TenancyEvent, 'InvitationDeleted'> = {
       invitation_id: invitationId,
       tenant_id: tenantId,
       deleted_by: actor,
@@ -83,7 +81,7 @@ describe('uniqueness claims of the runtime', () => {
     return append(invitation(tenantId, invitationId), 'InvitationDeleted', data);
   };
   const acceptInvitation = (tenantId: string, invitationId: string) => {
-    const data: TenancyData<'InvitationAccepted'> = {
+    const data: DataOf<TenancyEvent, 'InvitationAccepted'> = {
       invitation_id: invitationId,
       tenant_id: tenantId,
       link_version: 1,
@@ -94,7 +92,7 @@ describe('uniqueness claims of the runtime', () => {
     return append(invitation(tenantId, invitationId), 'InvitationAccepted', data);
   };
   const resendInvitation = (tenantId: string, invitationId: string) => {
-    const data: TenancyData<'InvitationResent'> = {
+    const data: DataOf<TenancyEvent, 'InvitationResent'> = {
       invitation_id: invitationId,
       tenant_id: tenantId,
       link_version: 2,
@@ -108,7 +106,7 @@ describe('uniqueness claims of the runtime', () => {
 
   const member = (tenantId: string, memberId: string) => tenancyStreams.member(tenantId, memberId);
   const addMember = (tenantId: string, memberId: string, userId: string) => {
-    const data: TenancyData<'MemberAdded'> = {
+    const data: DataOf<TenancyEvent, 'MemberAdded'> = {
       member_id: memberId,
       tenant_id: tenantId,
       user_id: userId,
@@ -119,7 +117,7 @@ describe('uniqueness claims of the runtime', () => {
     return append(member(tenantId, memberId), 'MemberAdded', data, 'no_stream');
   };
   const removeMember = (tenantId: string, memberId: string, userId: string) => {
-    const data: TenancyData<'MemberRemoved'> = {
+    const data: DataOf<TenancyEvent, 'MemberRemoved'> = {
       member_id: memberId,
       tenant_id: tenantId,
       user_id: userId,
@@ -130,7 +128,11 @@ describe('uniqueness claims of the runtime', () => {
   };
 
   const deleteTenant = (tenantId: string) => {
-    const data: TenancyData<'TenantDeleted'> = { tenant_id: tenantId, deleted_by: actor, deleted_at: at };
+    const data: DataOf<TenancyEvent, 'TenantDeleted'> = {
+      tenant_id: tenantId,
+      deleted_by: actor,
+      deleted_at: at,
+    };
     return append(tenancyStreams.tenant(tenantId), 'TenantDeleted', data);
   };
 
@@ -148,7 +150,7 @@ describe('uniqueness claims of the runtime', () => {
   };
 
   const createToken = (tenantId: string, tokenId: string, identity: TokenIdentity, deduplicated = true) => {
-    const data: TokenData<'TokenCreated'> = {
+    const data: DataOf<TokenEvent, 'TokenCreated'> = {
       token_id: tokenId,
       tenant_id: tenantId,
       ...identity,
@@ -166,7 +168,7 @@ describe('uniqueness claims of the runtime', () => {
     identity: TokenIdentity,
     dataClaim: 'released' | 'moved' | undefined,
   ) => {
-    const data: TokenData<'TokenUpdated'> = {
+    const data: DataOf<TokenEvent, 'TokenUpdated'> = {
       token_id: tokenId,
       tenant_id: tenantId,
       ...identity,
@@ -179,7 +181,7 @@ describe('uniqueness claims of the runtime', () => {
     return append(tokenStream(tenantId, tokenId), 'TokenUpdated', data);
   };
   const deleteToken = (tenantId: string, tokenId: string, type: TokenIdentity['type']) => {
-    const data: TokenData<'TokenDeleted'> = {
+    const data: DataOf<TokenEvent, 'TokenDeleted'> = {
       token_id: tokenId,
       tenant_id: tenantId,
       type,

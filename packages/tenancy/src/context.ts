@@ -1,6 +1,6 @@
 import type { ContextManifest } from '@tokenvault/cqrs';
-import { afterAppendHook, type RecordedEvent } from '@tokenvault/eventstore';
-import type { Config, PoolClient } from '@tokenvault/platform';
+import { afterAppendHook } from '@tokenvault/eventstore';
+import type { Config } from '@tokenvault/platform';
 import { tenancyEventTypes } from './domain/events.ts';
 import type { InvitationLinks } from './domain/invitation-link.ts';
 import { tenancyClaims } from './domain/uniqueness.ts';
@@ -32,12 +32,7 @@ export const tenancyContext: ContextManifest<TenancyContextDeps> = {
   effects: {
     inline: [tenantKeyShredding],
     // With an external store the tenant's keys are shredded after the append.
-    external: [
-      afterAppendHook({
-        handles: tenantKeyShredding.handles,
-        apply: (events: readonly RecordedEvent[], tx: PoolClient) => tenantKeyShredding.apply(events, tx),
-      }),
-    ],
+    external: [afterAppendHook(tenantKeyShredding)],
   },
   claims: tenancyClaims,
   invalidations: tenancyInvalidationsOf,

@@ -1,5 +1,5 @@
 import type { Projection } from '@tokenvault/cqrs';
-import { logMappings } from '../mappings.ts';
+import { logEntriesOf, loggedEventTypes, type LoggedEvent } from '../mappings.ts';
 
 /** Rows an event may have in the log (a read names at most 100 tokens). */
 export const rowsPerEvent = 128;
@@ -14,13 +14,13 @@ const logPosition = (globalPosition: string, index: number) => {
  * One log row per event (one per token for a read of many), written for the whole batch in one statement. A deleted tenant's log
  * goes with its other read models; the deletion itself is the one row left.
  */
-export const auditProjection: Projection = {
+export const auditProjection: Projection<LoggedEvent> = {
   name: 'audit',
   tables: ['audit_logs'],
-  handles: Object.keys(logMappings),
+  handles: loggedEventTypes,
   async apply(events, tx) {
     const rows = events.flatMap((event) =>
-      logMappings[event.type]!(event.data as Record<string, unknown>).map((entry, index) => ({
+      logEntriesOf(event).map((entry, index) => ({
         tenant_id: event.metadata.tenant_id,
         // Milliseconds, as the API shows them: a row's created_at given back as a filter matches it.
         created_at: event.created_at.toISOString(),

@@ -3,6 +3,7 @@ import { withTransaction, type Pool, type PoolClient } from '@tokenvault/platfor
 import {
   UniqueClaimTaken,
   WrongExpectedRevisionError,
+  type AnyEvent,
   type AppendOptions,
   type AppendResult,
   type AppendSideData,
@@ -11,6 +12,7 @@ import {
   type NewEvent,
   type Position,
   type RecordedEvent,
+  type RecordedOf,
   type Subscription,
   type SubscriptionOptions,
   type UniquenessRules,
@@ -32,14 +34,17 @@ export type PendingEvent = Required<Pick<NewEvent, 'event_id' | 'type' | 'data' 
  * `context.sideData` is what the append carried for its write-side steps (AppendOptions): there in
  * the appending process, absent when a repair runs a step after a crash (it has the events only).
  */
-export interface AppendHook {
-  /** Event types it handles; only appends with one of them reach it. */
-  handles: readonly string[];
-  before?(events: readonly PendingEvent[], tx: PoolClient, context: AppendHookContext): Promise<void>;
+export interface AppendHook<E extends AnyEvent = AnyEvent> {
+  /** Event types it handles; only appends with one of them reach it, and only those events, members of E. */
+  handles: readonly E['type'][];
+  before?(events: readonly PendingOf<E>[], tx: PoolClient, context: AppendHookContext): Promise<void>;
   /** `position` of each event is the append's last event's (what the append result tells). */
-  after?(events: readonly RecordedEvent[], tx: PoolClient, context: AppendHookContext): Promise<void>;
-  failed?(events: readonly PendingEvent[], tx: PoolClient, context: AppendHookContext): Promise<void>;
+  after?(events: readonly RecordedOf<E>[], tx: PoolClient, context: AppendHookContext): Promise<void>;
+  failed?(events: readonly PendingOf<E>[], tx: PoolClient, context: AppendHookContext): Promise<void>;
 }
+
+/** A pending event of the union E: each member's type and data narrowed together. */
+export type PendingOf<E extends AnyEvent> = PendingEvent & E;
 
 /** What a hook learns of the append besides its events: its side data, in the appending process only. */
 export interface AppendHookContext {
@@ -422,9 +427,9 @@ export class ExternalEventStore implements EventStore {
 }
 
 /** An InlineProjection-shaped write-side effect (tenant key shredding) as an `after` hook. */
-export function afterAppendHook(effect: {
-  handles: readonly string[];
-  apply(events: readonly RecordedEvent[], tx: PoolClient): Promise<void>;
-}): AppendHook {
+export function afterAppendHook<E extends AnyEvent>(effect: {
+  handles: readonly E['type'][];
+  apply(events: readonly RecordedOf<E>[], tx: PoolClient): Promise<void>;
+}): AppendHook<E> {
   return { handles: effect.handles, after: (events, tx) => effect.apply(events, tx) };
 }

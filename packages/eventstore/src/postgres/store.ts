@@ -2,6 +2,7 @@ import pg from 'pg';
 import { NotificationHub, withTransaction, type PoolClient } from '@tokenvault/platform';
 import {
   WrongExpectedRevisionError,
+  type AnyEvent,
   type AppendOptions,
   type AppendResult,
   type AppendSideData,
@@ -9,6 +10,7 @@ import {
   type NewEvent,
   type Position,
   type RecordedEvent,
+  type RecordedOf,
   type ClaimChanges,
   type Subscription,
   type SubscriptionOptions,
@@ -36,9 +38,9 @@ import { PostgresSubscription } from './subscription.ts';
  * the event store's PostgreSQL database. A read model written this way is up to date the moment
  * the append commits, and a constraint it holds refuses the append itself.
  */
-export interface InlineProjection {
-  /** Event types it handles; the others never reach apply. */
-  handles: readonly string[];
+export interface InlineProjection<E extends AnyEvent = AnyEvent> {
+  /** Event types it handles; the others never reach apply, which sees the members of E. */
+  handles: readonly E['type'][];
   /**
    * Usually called before the append has run, with a client that only records its statements
    * (store.ts, appendAhead): they are sent with the append in one round trip. Reading an event's
@@ -47,7 +49,7 @@ export interface InlineProjection {
    * or not at all. `context.sideData`: what the append carried for its write-side steps (never
    * stored; absent when the events are applied later, by a projector or a rebuild).
    */
-  apply(events: readonly RecordedEvent[], tx: PoolClient, context?: InlineApplyContext): Promise<void>;
+  apply(events: readonly RecordedOf<E>[], tx: PoolClient, context?: InlineApplyContext): Promise<void>;
 }
 
 /** What an inline projection learns of the append besides its events. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { EventOf } from '@tokenvault/cqrs';
 import { fixedClock, storedEvents, testPrincipal } from '@tokenvault/cqrs/testing';
 import type { EventMetadata } from '@tokenvault/eventstore';
 import { InMemoryEventStore } from '@tokenvault/eventstore/testing';
@@ -6,7 +7,7 @@ import { problemWith } from '@tokenvault/platform/testing';
 import { proxyBody } from '@tokenvault/contracts';
 import { AddressAllowlist } from '../destination/addresses.ts';
 import type { ResolvedAddress } from '../destination/resolve.ts';
-import { streams, type ProxiesEventOf } from '../domain/events.ts';
+import { streams, type ProxiesEvent } from '../domain/events.ts';
 import { ProxyCommands } from './proxies.ts';
 
 const tenantId = '7c1e0a2b-0000-4000-8000-000000000001';
@@ -23,7 +24,7 @@ const metadata: EventMetadata = {
 };
 
 /** The handler with what it depends on: an in-memory store, a vault that names what it sealed, a fixed DNS answer. */
-async function given(history: ProxiesEventOf<'ProxyCreated'>[] = [], answer = '93.184.216.34') {
+async function given(history: EventOf<ProxiesEvent, 'ProxyCreated'>[] = [], answer = '93.184.216.34') {
   const store = new InMemoryEventStore();
   for (const event of history) {
     await store.given(streams.proxy(tenantId, event.data.proxy_id), [{ ...event, metadata }]);
@@ -39,7 +40,7 @@ async function given(history: ProxiesEventOf<'ProxyCreated'>[] = [], answer = '9
   return { store, commands };
 }
 
-const created: ProxiesEventOf<'ProxyCreated'> = {
+const created: EventOf<ProxiesEvent, 'ProxyCreated'> = {
   type: 'ProxyCreated',
   data: {
     proxy_id: proxyId,

@@ -60,8 +60,6 @@ export type ProxiesEvent =
       { proxy_id: string; tenant_id: string; deleted_by: string; deleted_at: string }
     >;
 
-export type ProxiesEventOf<Type extends ProxiesEvent['type']> = Extract<ProxiesEvent, { type: Type }>;
-
 export const streams = {
   proxy: (tenantId: string, proxyId: string) => `proxies.proxy-${tenantId}-${proxyId}`,
 };

@@ -1,14 +1,14 @@
-import type { Decider } from '@tokenvault/cqrs';
+import type { DataOf, Decider, EventOf } from '@tokenvault/cqrs';
 import { badRequest, conflict, notFound } from '@tokenvault/platform';
 import { assertMayBindReactor, type BoundReactor } from '@tokenvault/reactors';
 import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
 import type { ProxyTransform } from '../queries/configured-proxy.ts';
-import type { ProxiesEventOf } from './events.ts';
+import type { ProxiesEvent } from './events.ts';
 
-export type ProxyEvent = ProxiesEventOf<'ProxyCreated' | 'ProxyUpdated' | 'ProxyDeleted'>;
+export type ProxyEvent = EventOf<ProxiesEvent, 'ProxyCreated' | 'ProxyUpdated' | 'ProxyDeleted'>;
 
 /** The proxy as decided (its configuration and key sealed): the created fact, and its last update. */
-export type ProxyView = Omit<ProxiesEventOf<'ProxyCreated'>['data'], 'proxy_id'> & {
+export type ProxyView = Omit<DataOf<ProxiesEvent, 'ProxyCreated'>, 'proxy_id'> & {
   id: string;
   modified_by?: string;
   modified_at?: string;

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { PoolClient } from '@tokenvault/platform';
+import type { DataOf } from '@tokenvault/cqrs';
 import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import { proxiesMigrations } from '../migrations.ts';
 import { streams, type ProxiesEvent } from '../domain/events.ts';
 import { proxiesProjection } from './proxies.ts';
-
-type DataOf<Type extends ProxiesEvent['type']> = Extract<ProxiesEvent, { type: Type }>['data'];
 
 const tenant: string = randomUUID();
 const otherTenant: string = randomUUID();
@@ -17,7 +16,7 @@ const modified_at = '2026-01-11T10:00:00.000Z';
 const transform = { type: 'code' as const, code: 'module.exports = async (req) => req.args;' };
 
 const proxyCreated = (proxyId: string, tenantId = tenant) => {
-  const data: DataOf<'ProxyCreated'> = {
+  const data: DataOf<ProxiesEvent, 'ProxyCreated'> = {
     proxy_id: proxyId,
     tenant_id: tenantId,
     name: 'Outbound',
@@ -36,7 +35,7 @@ const proxyCreated = (proxyId: string, tenantId = tenant) => {
   return recordedEvent('ProxyCreated', data, { stream: streams.proxy(tenantId, proxyId) });
 };
 const proxyUpdated = (proxyId: string) => {
-  const data: DataOf<'ProxyUpdated'> = {
+  const data: DataOf<ProxiesEvent, 'ProxyUpdated'> = {
     proxy_id: proxyId,
     tenant_id: tenant,
     name: 'Inbound',
@@ -51,7 +50,7 @@ const proxyUpdated = (proxyId: string) => {
   return recordedEvent('ProxyUpdated', data, { stream: streams.proxy(tenant, proxyId) });
 };
 const proxyDeleted = (proxyId: string, tenantId = tenant) => {
-  const data: DataOf<'ProxyDeleted'> = {
+  const data: DataOf<ProxiesEvent, 'ProxyDeleted'> = {
     proxy_id: proxyId,
     tenant_id: tenantId,
     deleted_by: actor,

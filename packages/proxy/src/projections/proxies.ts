@@ -1,23 +1,24 @@
-import type { Projection } from '@tokenvault/cqrs';
+import { onTenantDeleted, type Projection, type TenantDeletedEvent } from '@tokenvault/cqrs';
 import type { PoolClient } from '@tokenvault/platform';
-import type { RecordedEvent } from '@tokenvault/eventstore';
+import type { RecordedOf } from '@tokenvault/eventstore';
 import type { ProxiesEvent } from '../domain/events.ts';
 
-type TenantDeleted = { type: 'TenantDeleted'; data: { tenant_id: string } };
-type Recorded = RecordedEvent & (ProxiesEvent | TenantDeleted);
+type Handled = ProxiesEvent | TenantDeletedEvent;
 
 const ownedTables = ['proxies', 'proxy_keys'] as const;
 
-export const proxiesProjection: Projection = {
+const tenantDeleted = onTenantDeleted(ownedTables);
+
+export const proxiesProjection: Projection<Handled> = {
   name: 'proxies',
   tables: ownedTables,
-  handles: ['ProxyCreated', 'ProxyUpdated', 'ProxyDeleted', 'TenantDeleted'] satisfies Recorded['type'][],
+  handles: ['ProxyCreated', 'ProxyUpdated', 'ProxyDeleted', 'TenantDeleted'],
   async apply(events, tx) {
-    for (const event of events) await applyOne(event as Recorded, tx);
+    for (const event of events) await applyOne(event, tx);
   },
 };
 
-async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
+async function applyOne(event: RecordedOf<Handled>, tx: PoolClient): Promise<void> {
   switch (event.type) {
     case 'ProxyCreated': {
       const d = event.data;
@@ -86,16 +87,13 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
       ]);
       return;
     }
-    case 'TenantDeleted': {
-      for (const table of ownedTables) {
-        await tx.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [event.data.tenant_id]);
-      }
+    case 'TenantDeleted':
+      await tenantDeleted(tx, [event.data]);
       return;
-    }
     default: {
       // Fails to compile when an event type of the context has no case here.
       const unhandled: never = event;
-      throw new Error(`no projection for ${(unhandled as Recorded).type}`);
+      throw new Error(`no projection for ${(unhandled as Handled).type}`);
     }
   }
 }

@@ -69,8 +69,6 @@ export type ReactorsEvent =
       { reactor_id: string; tenant_id: string; formula_id: string; deleted_by: string; deleted_at: string }
     >;
 
-export type ReactorsEventOf<Type extends ReactorsEvent['type']> = Extract<ReactorsEvent, { type: Type }>;
-
 export const streams = {
   formula: (tenantId: string, formulaId: string) => `reactors.formula-${tenantId}-${formulaId}`,
   reactor: (tenantId: string, reactorId: string) => `reactors.reactor-${tenantId}-${reactorId}`,

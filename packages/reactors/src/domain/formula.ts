@@ -1,15 +1,16 @@
 import { conflict, notFound, Problem } from '@tokenvault/platform';
-import type { Decider } from '@tokenvault/cqrs';
+import type { Decider, EventOf } from '@tokenvault/cqrs';
 import {
   actingGrantsNotHeld,
   actingGrantsNotHeldProblem,
   type ActingApplication,
   type CallerGrants,
 } from '@tokenvault/tenancy';
-import type { FormulaDefinition, ReactorsEventOf } from './events.ts';
+import type { FormulaDefinition, ReactorsEvent } from './events.ts';
 import { checkFormulaSyntax } from './syntax.ts';
 
-export type FormulaEvent = ReactorsEventOf<
+export type FormulaEvent = EventOf<
+  ReactorsEvent,
   'ReactorFormulaCreated' | 'ReactorFormulaUpdated' | 'ReactorFormulaDeleted'
 >;
 

@@ -1,11 +1,11 @@
 import { conflict, notFound, Problem } from '@tokenvault/platform';
 import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
-import type { Decider } from '@tokenvault/cqrs';
+import type { Decider, EventOf } from '@tokenvault/cqrs';
 import { assertConfiguration } from './configuration.ts';
-import type { ReactorConfiguration, ReactorsEventOf } from './events.ts';
+import type { ReactorConfiguration, ReactorsEvent } from './events.ts';
 import { formulaMissing, type FormulaState } from './formula.ts';
 
-export type ReactorEvent = ReactorsEventOf<'ReactorCreated' | 'ReactorUpdated' | 'ReactorDeleted'>;
+export type ReactorEvent = EventOf<ReactorsEvent, 'ReactorCreated' | 'ReactorUpdated' | 'ReactorDeleted'>;
 
 /**
  * The reactor as decided (its configuration sealed): create and update responses are built from

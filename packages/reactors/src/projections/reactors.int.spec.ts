@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type PoolClient } from '@tokenvault/platform';
+import type { DataOf } from '@tokenvault/cqrs';
 import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import { reactorsMigrations } from '../migrations.ts';
 import { streams, type FormulaDefinition, type ReactorsEvent } from '../domain/events.ts';
 import { reactorsProjection } from './reactors.ts';
-
-type DataOf<Type extends ReactorsEvent['type']> = Extract<ReactorsEvent, { type: Type }>['data'];
 
 const tenant: string = randomUUID();
 const otherTenant: string = randomUUID();
@@ -24,7 +23,7 @@ const definition: FormulaDefinition = {
 };
 
 const formulaCreated = (formulaId: string, tenantId = tenant, fields: Partial<FormulaDefinition> = {}) => {
-  const data: DataOf<'ReactorFormulaCreated'> = {
+  const data: DataOf<ReactorsEvent, 'ReactorFormulaCreated'> = {
     formula_id: formulaId,
     tenant_id: tenantId,
     ...definition,
@@ -37,7 +36,7 @@ const formulaCreated = (formulaId: string, tenantId = tenant, fields: Partial<Fo
 
 const formulaUpdated = (formulaId: string, fields: Partial<FormulaDefinition> = {}) => {
   const { description: _description, ...withoutDescription } = definition;
-  const data: DataOf<'ReactorFormulaUpdated'> = {
+  const data: DataOf<ReactorsEvent, 'ReactorFormulaUpdated'> = {
     formula_id: formulaId,
     tenant_id: tenant,
     ...withoutDescription,
@@ -53,7 +52,7 @@ const formulaUpdated = (formulaId: string, fields: Partial<FormulaDefinition> = 
 };
 
 const formulaDeleted = (formulaId: string) => {
-  const data: DataOf<'ReactorFormulaDeleted'> = {
+  const data: DataOf<ReactorsEvent, 'ReactorFormulaDeleted'> = {
     formula_id: formulaId,
     tenant_id: tenant,
     deleted_by: actor,
@@ -66,9 +65,9 @@ const reactorCreated = (
   reactorId: string,
   formulaId: string,
   tenantId = tenant,
-  fields: Partial<DataOf<'ReactorCreated'>> = {},
+  fields: Partial<DataOf<ReactorsEvent, 'ReactorCreated'>> = {},
 ) => {
-  const data: DataOf<'ReactorCreated'> = {
+  const data: DataOf<ReactorsEvent, 'ReactorCreated'> = {
     reactor_id: reactorId,
     tenant_id: tenantId,
     name: 'Stripe',
@@ -81,8 +80,8 @@ const reactorCreated = (
   return recordedEvent('ReactorCreated', data, { stream: streams.reactor(tenantId, reactorId) });
 };
 
-const reactorUpdated = (reactorId: string, fields: Partial<DataOf<'ReactorUpdated'>> = {}) => {
-  const data: DataOf<'ReactorUpdated'> = {
+const reactorUpdated = (reactorId: string, fields: Partial<DataOf<ReactorsEvent, 'ReactorUpdated'>> = {}) => {
+  const data: DataOf<ReactorsEvent, 'ReactorUpdated'> = {
     reactor_id: reactorId,
     tenant_id: tenant,
     name: 'Stripe (live)',
@@ -95,7 +94,7 @@ const reactorUpdated = (reactorId: string, fields: Partial<DataOf<'ReactorUpdate
 };
 
 const reactorDeleted = (reactorId: string, formulaId: string) => {
-  const data: DataOf<'ReactorDeleted'> = {
+  const data: DataOf<ReactorsEvent, 'ReactorDeleted'> = {
     reactor_id: reactorId,
     tenant_id: tenant,
     formula_id: formulaId,

@@ -1,14 +1,20 @@
-import { notifyInvalidation, type Projection } from '@tokenvault/cqrs';
+import {
+  notifyInvalidation,
+  onTenantDeleted,
+  type Projection,
+  type TenantDeletedEvent,
+} from '@tokenvault/cqrs';
 import type { PoolClient } from '@tokenvault/platform';
-import type { RecordedEvent } from '@tokenvault/eventstore';
+import type { RecordedOf } from '@tokenvault/eventstore';
 import type { ReactorsEvent } from '../domain/events.ts';
 
-type TenantDeleted = { type: 'TenantDeleted'; data: { tenant_id: string } };
-type Recorded = RecordedEvent & (ReactorsEvent | TenantDeleted);
+type Handled = ReactorsEvent | TenantDeletedEvent;
 
 const ownedTables = ['reactors', 'reactor_formulas'] as const;
 
-export const reactorsProjection: Projection = {
+const tenantDeleted = onTenantDeleted(ownedTables);
+
+export const reactorsProjection: Projection<Handled> = {
   name: 'reactors',
   tables: ownedTables,
   handles: [
@@ -19,10 +25,10 @@ export const reactorsProjection: Projection = {
     'ReactorUpdated',
     'ReactorDeleted',
     'TenantDeleted',
-  ] satisfies Recorded['type'][],
+  ],
   async apply(events, tx) {
     for (const event of events) {
-      await applyOne(event as Recorded, tx);
+      await applyOne(event, tx);
       for (const key of reactorInvalidationsOf(event)) await notifyInvalidation(tx, key);
     }
   },
@@ -51,7 +57,7 @@ export function reactorInvalidationsOf(event: { type: string; data: unknown }): 
   }
 }
 
-async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
+async function applyOne(event: RecordedOf<Handled>, tx: PoolClient): Promise<void> {
   switch (event.type) {
     case 'ReactorFormulaCreated': {
       const d = event.data;
@@ -145,16 +151,13 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
       await tx.query('DELETE FROM reactors WHERE tenant_id = $1 AND id = $2', [d.tenant_id, d.reactor_id]);
       return;
     }
-    case 'TenantDeleted': {
-      for (const table of ownedTables) {
-        await tx.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [event.data.tenant_id]);
-      }
+    case 'TenantDeleted':
+      await tenantDeleted(tx, [event.data]);
       return;
-    }
     default: {
       // Fails to compile when an event type of the context has no case here.
       const unhandled: never = event;
-      throw new Error(`no projection for ${(unhandled as Recorded).type}`);
+      throw new Error(`no projection for ${(unhandled as Handled).type}`);
     }
   }
 }

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { EventOf } from '@tokenvault/cqrs';
 import { fixedClock, poolAnsweringNoRows, storedEvents, testPrincipal } from '@tokenvault/cqrs/testing';
 import type { EventMetadata } from '@tokenvault/eventstore';
 import { InMemoryEventStore } from '@tokenvault/eventstore/testing';
 import { problemWith } from '@tokenvault/platform/testing';
-import { streams, type TenancyEventOf } from '../domain/events.ts';
+import { streams, type TenancyEvent } from '../domain/events.ts';
 import { InvitationLinks } from '../domain/invitation-link.ts';
 import { invitationEmailKey, tenancyClaims, tenancyClaimScopes } from '../domain/uniqueness.ts';
 import { InvitationCommands } from './invitations.ts';
@@ -22,7 +23,7 @@ const metadata: EventMetadata = {
 };
 const links = new InvitationLinks(Buffer.alloc(32, 7).toString('base64'));
 
-const invitationCreated: TenancyEventOf<'InvitationCreated'> = {
+const invitationCreated: EventOf<TenancyEvent, 'InvitationCreated'> = {
   type: 'InvitationCreated',
   data: {
     invitation_id: invitationId,
@@ -37,7 +38,7 @@ const invitationCreated: TenancyEventOf<'InvitationCreated'> = {
 };
 
 /** The handler on an in-memory store keeping tenancy's claims; the e-mail slots it takes and gives back are counted. */
-async function given(history: TenancyEventOf<'InvitationCreated'>[] = []) {
+async function given(history: EventOf<TenancyEvent, 'InvitationCreated'>[] = []) {
   const store = new InMemoryEventStore({ uniqueness: tenancyClaims });
   for (const event of history) {
     await store.given(streams.invitation(tenantId, event.data.invitation_id), [{ ...event, metadata }]);

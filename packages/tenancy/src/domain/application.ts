@@ -1,7 +1,7 @@
 import { badRequest, conflict, notFound } from '@tokenvault/platform';
-import type { Decider } from '@tokenvault/cqrs';
+import type { Decider, EventOf } from '@tokenvault/cqrs';
 import type { ApplicationType, Permission, RateLimit } from '@tokenvault/contracts';
-import type { ContainerRuleData, TenancyEventOf } from './events.ts';
+import type { ContainerRuleData, TenancyEvent } from './events.ts';
 import {
   grantsNotHeld,
   grantsNotHeldProblem,
@@ -10,7 +10,8 @@ import {
   type ApplicationCaller,
 } from './grant-rule.ts';
 
-export type ApplicationEvent = TenancyEventOf<
+export type ApplicationEvent = EventOf<
+  TenancyEvent,
   'ApplicationCreated' | 'ApplicationUpdated' | 'ApplicationDeleted'
 >;
 

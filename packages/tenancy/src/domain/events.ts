@@ -121,8 +121,6 @@ export type TenancyEvent =
       { application_id: string; tenant_id: string; deleted_by: string; deleted_at: string }
     >;
 
-export type TenancyEventOf<Type extends TenancyEvent['type']> = Extract<TenancyEvent, { type: Type }>;
-
 export const streams = {
   tenant: (tenantId: string) => `tenancy.tenant-${tenantId}`,
   user: (userId: string) => `tenancy.user-${userId}`,

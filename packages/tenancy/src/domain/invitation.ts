@@ -1,9 +1,10 @@
 import { conflict, notFound, Problem } from '@tokenvault/platform';
-import type { Decider } from '@tokenvault/cqrs';
-import type { TenancyEventOf } from './events.ts';
+import type { DataOf, Decider, EventOf } from '@tokenvault/cqrs';
+import type { TenancyEvent } from './events.ts';
 import { sameDigest } from './invitation-link.ts';
 
-export type InvitationEvent = TenancyEventOf<
+export type InvitationEvent = EventOf<
+  TenancyEvent,
   'InvitationCreated' | 'InvitationResent' | 'InvitationDeleted' | 'InvitationAccepted'
 >;
 
@@ -11,7 +12,7 @@ export type InvitationEvent = TenancyEventOf<
 export const invitationLifetimeMs = 72 * 60 * 60 * 1000;
 
 /** An invitation as decided: what its creation recorded (its id as `id`), then its resends. */
-export type InvitationView = Omit<TenancyEventOf<'InvitationCreated'>['data'], 'invitation_id'> & {
+export type InvitationView = Omit<DataOf<TenancyEvent, 'InvitationCreated'>, 'invitation_id'> & {
   id: string;
   modified_by?: string;
   modified_at?: string;

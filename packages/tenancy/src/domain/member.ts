@@ -1,9 +1,9 @@
 import { conflict, notFound, unprocessable } from '@tokenvault/platform';
-import type { Decider } from '@tokenvault/cqrs';
-import type { TenancyEventOf } from './events.ts';
+import type { Decider, EventOf } from '@tokenvault/cqrs';
+import type { TenancyEvent } from './events.ts';
 
 export type MemberRole = 'OWNER' | 'ADMIN';
-export type MemberEvent = TenancyEventOf<'MemberAdded' | 'MemberRemoved'>;
+export type MemberEvent = EventOf<TenancyEvent, 'MemberAdded' | 'MemberRemoved'>;
 export type MemberState =
   | { status: 'absent' }
   | { status: 'active'; userId: string; role: MemberRole; createdAt: string; createdBy: string }

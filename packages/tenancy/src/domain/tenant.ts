@@ -1,8 +1,8 @@
 import { conflict, notFound } from '@tokenvault/platform';
-import type { Decider } from '@tokenvault/cqrs';
-import type { TenancyEventOf, TenantSettings } from './events.ts';
+import type { Decider, EventOf } from '@tokenvault/cqrs';
+import type { TenancyEvent, TenantSettings } from './events.ts';
 
-export type TenantEvent = TenancyEventOf<'TenantCreated' | 'TenantUpdated' | 'TenantDeleted'>;
+export type TenantEvent = EventOf<TenancyEvent, 'TenantCreated' | 'TenantUpdated' | 'TenantDeleted'>;
 
 /** The tenant as decided: update responses are built from it. */
 export interface TenantView {

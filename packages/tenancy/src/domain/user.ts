@@ -1,9 +1,9 @@
 import { badRequest, conflict, type FieldErrors } from '@tokenvault/platform';
 import { refusedInNames } from '@tokenvault/contracts';
-import type { Decider } from '@tokenvault/cqrs';
-import type { TenancyEventOf } from './events.ts';
+import type { Decider, EventOf } from '@tokenvault/cqrs';
+import type { TenancyEvent } from './events.ts';
 
-export type UserEvent = TenancyEventOf<'UserRegistered'>;
+export type UserEvent = EventOf<TenancyEvent, 'UserRegistered'>;
 export type UserState = { registered: boolean };
 export type UserCommand = {
   type: 'RegisterUser';

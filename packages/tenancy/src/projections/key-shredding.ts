@@ -1,7 +1,7 @@
-import { notifyInvalidation } from '@tokenvault/cqrs';
+import { notifyInvalidation, type EventOf } from '@tokenvault/cqrs';
 import type { InlineProjection } from '@tokenvault/eventstore';
 import { destroyTenantKeysWithin } from '@tokenvault/vault';
-import type { TenancyEventOf } from '../domain/events.ts';
+import type { TenancyEvent } from '../domain/events.ts';
 import { tenancyInvalidationsOf } from './tenancy.ts';
 
 /**
@@ -10,11 +10,11 @@ import { tenancyInvalidationsOf } from './tenancy.ts';
  * log is unreadable from that commit on. Not a read model (a rebuild has nothing to redo): the
  * event store runs it with every append of the event.
  */
-export const tenantKeyShredding: InlineProjection = {
+export const tenantKeyShredding: InlineProjection<EventOf<TenancyEvent, 'TenantDeleted'>> = {
   handles: ['TenantDeleted'],
   async apply(events, tx) {
     for (const event of events) {
-      await destroyTenantKeysWithin(tx, (event.data as TenancyEventOf<'TenantDeleted'>['data']).tenant_id);
+      await destroyTenantKeysWithin(tx, event.data.tenant_id);
       // Every process forgets the tenant's keys and principals at this commit, whatever the
       // projector is doing (with inline projections the tenancy projection says it again).
       for (const key of tenancyInvalidationsOf(event)) await notifyInvalidation(tx, key);

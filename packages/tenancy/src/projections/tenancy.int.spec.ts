@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { withTransaction, type PoolClient } from '@tokenvault/platform';
-import { invalidationChannel } from '@tokenvault/cqrs';
+import { invalidationChannel, type DataOf } from '@tokenvault/cqrs';
 import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import { eventStoreMigrations } from '@tokenvault/eventstore';
 import { vaultMigrations } from '@tokenvault/vault';
@@ -9,18 +9,19 @@ import { tenancyMigrations } from '../migrations.ts';
 import { streams, type TenancyEvent } from '../domain/events.ts';
 import { tenancyProjection } from './tenancy.ts';
 
-type DataOf<Type extends TenancyEvent['type']> = Extract<TenancyEvent, { type: Type }>['data'];
-
 const tenant: string = randomUUID();
 const otherTenant: string = randomUUID();
 const actor = randomUUID();
 const created_at = '2026-01-10T10:00:00.000Z';
 const modified_at = '2026-01-11T10:00:00.000Z';
 
-const event = <Type extends TenancyEvent['type']>(type: Type, data: DataOf<Type>, stream: string) =>
-  recordedEvent(type, data, { stream });
+const event = <Type extends TenancyEvent['type']>(
+  type: Type,
+  data: DataOf<TenancyEvent, Type>,
+  stream: string,
+) => recordedEvent(type, data, { stream });
 
-const tenantCreated = (tenantId = tenant, fields: Partial<DataOf<'TenantCreated'>> = {}) =>
+const tenantCreated = (tenantId = tenant, fields: Partial<DataOf<TenancyEvent, 'TenantCreated'>> = {}) =>
   event(
     'TenantCreated',
     {
@@ -124,7 +125,7 @@ const invitationAccepted = (invitationId: string, memberId: string, userId: stri
 const applicationCreated = (
   applicationId: string,
   tenantId = tenant,
-  fields: Partial<DataOf<'ApplicationCreated'>> = {},
+  fields: Partial<DataOf<TenancyEvent, 'ApplicationCreated'>> = {},
 ) =>
   event(
     'ApplicationCreated',
@@ -143,7 +144,10 @@ const applicationCreated = (
     streams.application(tenantId, applicationId),
   );
 
-const applicationUpdated = (applicationId: string, fields: Partial<DataOf<'ApplicationUpdated'>> = {}) =>
+const applicationUpdated = (
+  applicationId: string,
+  fields: Partial<DataOf<TenancyEvent, 'ApplicationUpdated'>> = {},
+) =>
   event(
     'ApplicationUpdated',
     {

@@ -1,11 +1,17 @@
-import { notifyInvalidation, type Projection } from '@tokenvault/cqrs';
+import { notifyInvalidation, onTenantDeleted, type Projection } from '@tokenvault/cqrs';
 import type { PoolClient } from '@tokenvault/platform';
-import type { RecordedEvent } from '@tokenvault/eventstore';
+import type { RecordedOf } from '@tokenvault/eventstore';
 import type { TenancyEvent } from '../domain/events.ts';
 
-type Recorded = RecordedEvent<TenancyEvent['data']> & TenancyEvent;
+/** The rows of a deleted tenant in the tables of its members, invitations and applications. */
+const tenantRowsDeleted = onTenantDeleted([
+  'api_keys',
+  'applications',
+  'tenant_members',
+  'tenant_invitations',
+]);
 
-export const tenancyProjection: Projection = {
+export const tenancyProjection: Projection<TenancyEvent> = {
   name: 'tenancy',
   tables: ['tenants', 'users', 'tenant_members', 'tenant_invitations', 'applications', 'api_keys'],
   handles: [
@@ -22,10 +28,10 @@ export const tenancyProjection: Projection = {
     'ApplicationCreated',
     'ApplicationUpdated',
     'ApplicationDeleted',
-  ] satisfies TenancyEvent['type'][],
+  ],
   async apply(events, tx) {
     for (const event of events) {
-      await applyOne(event as Recorded, tx);
+      await applyOne(event, tx);
       for (const key of tenancyInvalidationsOf(event)) await notifyInvalidation(tx, key);
     }
   },
@@ -60,7 +66,7 @@ export function tenancyInvalidationsOf(event: { type: string; data: unknown }): 
   }
 }
 
-async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
+async function applyOne(event: RecordedOf<TenancyEvent>, tx: PoolClient): Promise<void> {
   switch (event.type) {
     case 'TenantCreated': {
       const d = event.data;
@@ -79,14 +85,11 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
       );
       return;
     }
-    case 'TenantDeleted': {
-      const tenantId = event.data.tenant_id;
-      for (const table of ['api_keys', 'applications', 'tenant_members', 'tenant_invitations']) {
-        await tx.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
-      }
-      await tx.query('DELETE FROM tenants WHERE id = $1', [tenantId]);
+    case 'TenantDeleted':
+      await tenantRowsDeleted(tx, [event.data]);
+      // The tenant itself last: its row is keyed by its id.
+      await tx.query('DELETE FROM tenants WHERE id = $1', [event.data.tenant_id]);
       return;
-    }
     case 'UserRegistered': {
       const d = event.data;
       await tx.query(
@@ -197,7 +200,7 @@ async function applyOne(event: Recorded, tx: PoolClient): Promise<void> {
     default: {
       // Fails to compile when an event type of the context has no case here.
       const unhandled: never = event;
-      throw new Error(`no projection for ${(unhandled as Recorded).type}`);
+      throw new Error(`no projection for ${(unhandled as TenancyEvent).type}`);
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '@tokenvault/cqrs';
+import type { DataOf, DomainEvent } from '@tokenvault/cqrs';
 import type { TokenType } from '@tokenvault/contracts';
 
 // The facts the tokens context records, each payload written out in full: a change to the
@@ -111,10 +111,8 @@ export type TokenEvent =
       }
     >;
 
-export type TokenEventOf<Type extends TokenEvent['type']> = Extract<TokenEvent, { type: Type }>;
-
 /** What an update sets: the token's editable state after it, in full. */
-export type TokenUpdate = TokenEventOf<'TokenUpdated'>['data'];
+export type TokenUpdate = DataOf<TokenEvent, 'TokenUpdated'>;
 
 /**
  * A read of one token's data, as events written before TokensRead existed record it: still

@@ -1,14 +1,14 @@
 import { badRequest, conflict, forbidden, notFound, Problem } from '@tokenvault/platform';
-import type { Decider } from '@tokenvault/cqrs';
+import type { DataOf, Decider } from '@tokenvault/cqrs';
 import { allowedOnAll, type Grants } from './access.ts';
-import type { TokenEvent, TokenEventOf } from './events.ts';
+import type { TokenEvent } from './events.ts';
 import { mergePatch } from './merge-patch.ts';
 
 /**
  * A token as decided: what its creation recorded (its id as `id`), kept current by the events
  * after it. Its data stays sealed: only the query side opens it, for a reader.
  */
-export type TokenView = Omit<TokenEventOf<'TokenCreated'>['data'], 'token_id'> & {
+export type TokenView = Omit<DataOf<TokenEvent, 'TokenCreated'>, 'token_id'> & {
   id: string;
   /** Set by the last update. */
   modified_by?: string;

@@ -1,20 +1,19 @@
-import type { RecordedEvent } from '@tokenvault/eventstore';
-import type { TokensContextEvent } from '../domain/events.ts';
+import type { AnyEvent } from '@tokenvault/eventstore';
 
-type TenantDeleted = { type: 'TenantDeleted'; data: { tenant_id: string } };
-export type Handled = RecordedEvent & (TokensContextEvent | TenantDeleted);
-export type DataOf<Type extends Handled['type']> = Extract<
-  TokensContextEvent | TenantDeleted,
-  { type: Type }
->['data'];
+/**
+ * Consecutive events of one type, as their data: a switch on a run's `type` narrows its `data`
+ * to that member's (one per member of the union E).
+ */
+export type Run<E extends AnyEvent> = E extends AnyEvent ? { type: E['type']; data: E['data'][] } : never;
 
 /** Consecutive events of one type, so each run is written with one statement. */
-export function runsOfSameType(events: readonly Handled[]): Handled[][] {
-  const runs: Handled[][] = [];
+export function runsOfSameType<E extends AnyEvent>(events: readonly E[]): Run<E>[] {
+  const runs: { type: E['type']; data: E['data'][] }[] = [];
   for (const event of events) {
     const current = runs.at(-1);
-    if (current && current[0]!.type === event.type) current.push(event);
-    else runs.push([event]);
+    if (current && current.type === event.type) current.data.push(event.data);
+    else runs.push({ type: event.type, data: [event.data] });
   }
-  return runs;
+  // Every event of a run has the run's type: its data is that member's.
+  return runs as Run<E>[];
 }

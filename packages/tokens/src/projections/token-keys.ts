@@ -1,4 +1,4 @@
-import { notifyInvalidation } from '@tokenvault/cqrs';
+import { notifyInvalidation, type EventOf } from '@tokenvault/cqrs';
 import type { AppendHook, AppendSideData, InlineProjection } from '@tokenvault/eventstore';
 import {
   destroyTokenKey,
@@ -12,10 +12,7 @@ import {
 } from '@tokenvault/vault';
 import type { TokenEvent } from '../domain/events.ts';
 
-type Handled = Extract<
-  TokenEvent,
-  { type: 'TokenCreated' | 'TokenUpdated' | 'TokenReencrypted' | 'TokenDeleted' }
->;
+type Handled = EventOf<TokenEvent, 'TokenCreated' | 'TokenUpdated' | 'TokenReencrypted' | 'TokenDeleted'>;
 
 /** A new token key as the append's side data carries it: its row, and the ciphertext it sealed. */
 interface NewTokenKeyRow extends StoredTokenKey {
@@ -56,10 +53,10 @@ function newKeyOf(sideData: AppendSideData | undefined, ciphertext: string): Sto
  * rebuild has nothing to redo, and never needs a key). With an external event store the same
  * steps run before (store) and after (destroy) the append: see @tokenvault/vault's token-keys.ts.
  */
-export const tokenKeyStore: InlineProjection = {
-  handles: ['TokenCreated', 'TokenUpdated', 'TokenReencrypted', 'TokenDeleted'] satisfies Handled['type'][],
+export const tokenKeyStore: InlineProjection<Handled> = {
+  handles: ['TokenCreated', 'TokenUpdated', 'TokenReencrypted', 'TokenDeleted'],
   async apply(events, tx, context) {
-    for (const event of events as readonly Handled[]) {
+    for (const event of events) {
       switch (event.type) {
         case 'TokenCreated':
         case 'TokenUpdated':
@@ -98,10 +95,10 @@ export const tokenKeyStore: InlineProjection = {
  * only key, which could not be taken back if its append were refused: it needs the events in
  * PostgreSQL, and is refused here before anything is written.
  */
-export const externalTokenKeyHook: AppendHook = {
+export const externalTokenKeyHook: AppendHook<Handled> = {
   handles: tokenKeyStore.handles,
   async before(events, tx, context) {
-    for (const event of events as unknown as readonly Handled[]) {
+    for (const event of events) {
       if (event.type === 'TokenReencrypted') {
         throw new Error('re-encrypting a token needs the events in PostgreSQL (EVENTSTORE_URL unset)');
       }
@@ -120,7 +117,7 @@ export const externalTokenKeyHook: AppendHook = {
     }
   },
   async after(events, tx) {
-    for (const event of events as unknown as readonly Handled[]) {
+    for (const event of events) {
       if (event.type === 'TokenUpdated') {
         await setTokenKeyExpiry(tx, event.data.tenant_id, event.data.token_id, event.data.expires_at ?? null);
       } else if (event.type === 'TokenDeleted') {
@@ -130,7 +127,7 @@ export const externalTokenKeyHook: AppendHook = {
     }
   },
   async failed(events, tx, context) {
-    for (const event of events as unknown as readonly Handled[]) {
+    for (const event of events) {
       if (event.type !== 'TokenCreated' && event.type !== 'TokenUpdated') continue;
       // Known only to the append that carried it; a repair (another process, or after a crash)
       // has the events alone, and the orphan sweep takes the key.

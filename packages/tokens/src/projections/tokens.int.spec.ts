@@ -2,20 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { TokenQueries, type TokenRow } from '../queries/tokens.ts';
 import { type Pool, type PoolClient } from '@tokenvault/platform';
+import type { DataOf } from '@tokenvault/cqrs';
 import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import { vaultMigrations } from '@tokenvault/vault';
 import { tokensMigrations } from '../migrations.ts';
 import { tokenStream, type TokenEvent } from '../domain/events.ts';
 import { tokensProjection } from './tokens.ts';
 
-type DataOf<Type extends TokenEvent['type']> = Extract<TokenEvent, { type: Type }>['data'];
-
 const tenant = randomUUID();
 const otherTenant = randomUUID();
 const actor = randomUUID();
 
-const created = (tokenId: string, fields: Partial<DataOf<'TokenCreated'>> = {}) => {
-  const data: DataOf<'TokenCreated'> = {
+const created = (tokenId: string, fields: Partial<DataOf<TokenEvent, 'TokenCreated'>> = {}) => {
+  const data: DataOf<TokenEvent, 'TokenCreated'> = {
     token_id: tokenId,
     tenant_id: tenant,
     type: 'token',
@@ -30,8 +29,8 @@ const created = (tokenId: string, fields: Partial<DataOf<'TokenCreated'>> = {}) 
   return recordedEvent('TokenCreated', data, { stream: tokenStream(data.tenant_id, tokenId) });
 };
 
-const updated = (tokenId: string, fields: Partial<DataOf<'TokenUpdated'>> = {}) => {
-  const data: DataOf<'TokenUpdated'> = {
+const updated = (tokenId: string, fields: Partial<DataOf<TokenEvent, 'TokenUpdated'>> = {}) => {
+  const data: DataOf<TokenEvent, 'TokenUpdated'> = {
     token_id: tokenId,
     tenant_id: tenant,
     type: 'token',
@@ -46,8 +45,12 @@ const updated = (tokenId: string, fields: Partial<DataOf<'TokenUpdated'>> = {}) 
   return recordedEvent('TokenUpdated', data, { stream: tokenStream(data.tenant_id, tokenId) });
 };
 
-const associated = (parentId: string, childId: string, fields: Partial<DataOf<'TokenAssociated'>> = {}) => {
-  const data: DataOf<'TokenAssociated'> = {
+const associated = (
+  parentId: string,
+  childId: string,
+  fields: Partial<DataOf<TokenEvent, 'TokenAssociated'>> = {},
+) => {
+  const data: DataOf<TokenEvent, 'TokenAssociated'> = {
     tenant_id: tenant,
     parent_id: parentId,
     child_id: childId,
@@ -61,7 +64,7 @@ const associated = (parentId: string, childId: string, fields: Partial<DataOf<'T
 };
 
 const dissociated = (parentId: string, childId: string) => {
-  const data: DataOf<'TokenDissociated'> = {
+  const data: DataOf<TokenEvent, 'TokenDissociated'> = {
     tenant_id: tenant,
     parent_id: parentId,
     child_id: childId,
@@ -72,8 +75,8 @@ const dissociated = (parentId: string, childId: string) => {
   return recordedEvent('TokenDissociated', data, { stream: tokenStream(tenant, childId) });
 };
 
-const deleted = (tokenId: string, fields: Partial<DataOf<'TokenDeleted'>> = {}) => {
-  const data: DataOf<'TokenDeleted'> = {
+const deleted = (tokenId: string, fields: Partial<DataOf<TokenEvent, 'TokenDeleted'>> = {}) => {
+  const data: DataOf<TokenEvent, 'TokenDeleted'> = {
     token_id: tokenId,
     tenant_id: tenant,
     type: 'token',

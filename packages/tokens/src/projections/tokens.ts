@@ -1,7 +1,11 @@
-import type { Projection } from '@tokenvault/cqrs';
+import { onTenantDeleted, type DataOf, type Projection, type TenantDeletedEvent } from '@tokenvault/cqrs';
 import type { PoolClient } from '@tokenvault/platform';
+import type { TokenEvent } from '../domain/events.ts';
 import { deleteAssociations, deleteAssociationsOf, insertAssociations } from './associations.ts';
-import { runsOfSameType, type DataOf, type Handled } from './runs.ts';
+import { runsOfSameType } from './runs.ts';
+
+/** What this projection handles: every event of a token's stream, and its tenant's deletion. */
+type Handled = TokenEvent | TenantDeletedEvent;
 
 const json = (rows: unknown[]) => JSON.stringify(rows);
 
@@ -17,7 +21,7 @@ const insertMetadataFrom = (cte: string) =>
    ON CONFLICT (tenant_id, token_id, key) DO UPDATE SET value = excluded.value
      WHERE token_metadata.value <> excluded.value`;
 
-async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promise<void> {
+async function created(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCreated'>[]): Promise<void> {
   // The token rows and their metadata entries in one statement (a replayed event inserts neither).
   await tx.query({
     name: 'tokens_created',
@@ -55,7 +59,7 @@ async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promis
 }
 
 /** A new ciphertext of the same data: nothing else of the token changes. */
-async function reencrypted(tx: PoolClient, events: DataOf<'TokenReencrypted'>[]): Promise<void> {
+async function reencrypted(tx: PoolClient, events: DataOf<TokenEvent, 'TokenReencrypted'>[]): Promise<void> {
   for (const event of events) {
     await tx.query('UPDATE tokens SET data_ciphertext = $3 WHERE tenant_id = $1 AND id = $2', [
       event.tenant_id,
@@ -70,7 +74,7 @@ async function reencrypted(tx: PoolClient, events: DataOf<'TokenReencrypted'>[])
  * run counts (one UPDATE … FROM would apply an arbitrary one of several). The token's association rows as a child carry its containers
  * and expiry for child lists: they change with it.
  */
-async function updated(tx: PoolClient, events: DataOf<'TokenUpdated'>[]): Promise<void> {
+async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'>[]): Promise<void> {
   const last = [...new Map(events.map((event) => [`${event.tenant_id}/${event.token_id}`, event])).values()];
   // The token rows and their metadata entries in one statement: entries the update dropped go,
   // the others are inserted or take their new value.
@@ -107,7 +111,7 @@ async function updated(tx: PoolClient, events: DataOf<'TokenUpdated'>[]): Promis
   );
 }
 
-async function deleted(tx: PoolClient, events: DataOf<'TokenDeleted'>[]): Promise<void> {
+async function deleted(tx: PoolClient, events: DataOf<TokenEvent, 'TokenDeleted'>[]): Promise<void> {
   await deleteAssociationsOf(tx, events);
   await tx.query(
     `WITH gone AS (
@@ -122,15 +126,10 @@ async function deleted(tx: PoolClient, events: DataOf<'TokenDeleted'>[]): Promis
 const ownedTables = ['tokens', 'token_associations', 'token_metadata', 'token_child_counts'] as const;
 
 /** A deleted tenant's tokens go with it (its data key is destroyed by tenancy). */
-async function tenantDeleted(tx: PoolClient, events: DataOf<'TenantDeleted'>[]): Promise<void> {
-  const tenantIds = events.map((event) => event.tenant_id);
-  for (const table of ownedTables) {
-    await tx.query(`DELETE FROM ${table} WHERE tenant_id = ANY($1::uuid[])`, [tenantIds]);
-  }
-}
+const tenantDeleted = onTenantDeleted(ownedTables);
 
 /** Tokens, their associations and metadata entries: what a client reads back at once after a write. */
-export const tokensProjection: Projection = {
+export const tokensProjection: Projection<Handled> = {
   name: 'tokens',
   tables: ownedTables,
   handles: [
@@ -141,39 +140,35 @@ export const tokensProjection: Projection = {
     'TokenDeleted',
     'TokenReencrypted',
     'TenantDeleted',
-  ] satisfies Handled['type'][],
+  ],
   async apply(events, tx) {
-    for (const run of runsOfSameType(events as readonly Handled[])) {
-      const type = run[0]!.type;
-      const data = run.map((event) => event.data);
-      switch (type) {
+    for (const run of runsOfSameType(events)) {
+      switch (run.type) {
         case 'TokenCreated':
-          await created(tx, data as DataOf<'TokenCreated'>[]);
+          await created(tx, run.data);
           break;
         case 'TokenUpdated':
-          await updated(tx, data as DataOf<'TokenUpdated'>[]);
+          await updated(tx, run.data);
           break;
         case 'TokenAssociated':
-          await insertAssociations(tx, data as DataOf<'TokenAssociated'>[]);
+          await insertAssociations(tx, run.data);
           break;
         case 'TokenDissociated':
-          await deleteAssociations(tx, data as DataOf<'TokenDissociated'>[]);
+          await deleteAssociations(tx, run.data);
           break;
         case 'TokenDeleted':
-          await deleted(tx, data as DataOf<'TokenDeleted'>[]);
+          await deleted(tx, run.data);
           break;
         case 'TokenReencrypted':
-          await reencrypted(tx, data as DataOf<'TokenReencrypted'>[]);
-          break;
-        case 'TokenRead':
-        case 'TokensRead':
+          await reencrypted(tx, run.data);
           break;
         case 'TenantDeleted':
-          await tenantDeleted(tx, data);
+          await tenantDeleted(tx, run.data);
           break;
         default: {
-          const unhandled: never = type;
-          throw new Error(`no projection for ${String(unhandled)}`);
+          // Fails to compile when a type it handles has no case here.
+          const unhandled: never = run;
+          throw new Error(`no projection for ${(unhandled as { type: string }).type}`);
         }
       }
     }

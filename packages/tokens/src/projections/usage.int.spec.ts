@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { type PoolClient } from '@tokenvault/platform';
+import type { DataOf } from '@tokenvault/cqrs';
 import { projectionSpec, recordedEvent, useTestPool } from '@tokenvault/cqrs/testing';
 import type { TokenType } from '@tokenvault/contracts';
 import { vaultMigrations } from '@tokenvault/vault';
@@ -8,14 +9,12 @@ import { tokensMigrations } from '../migrations.ts';
 import { tokenReadsStream, tokenStream, type TokensContextEvent } from '../domain/events.ts';
 import { tokenUsageProjection } from './usage.ts';
 
-type DataOf<Type extends TokensContextEvent['type']> = Extract<TokensContextEvent, { type: Type }>['data'];
-
 const tenant = randomUUID();
 const otherTenant = randomUUID();
 const actor = randomUUID();
 
 const created = (tokenId: string, type: TokenType, at: string, tenantId = tenant) => {
-  const data: DataOf<'TokenCreated'> = {
+  const data: DataOf<TokensContextEvent, 'TokenCreated'> = {
     token_id: tokenId,
     tenant_id: tenantId,
     type,
@@ -30,7 +29,7 @@ const created = (tokenId: string, type: TokenType, at: string, tenantId = tenant
 };
 
 const updated = (tokenId: string, at: string, tenantId = tenant) => {
-  const data: DataOf<'TokenUpdated'> = {
+  const data: DataOf<TokensContextEvent, 'TokenUpdated'> = {
     token_id: tokenId,
     tenant_id: tenantId,
     type: 'token',
@@ -45,7 +44,7 @@ const updated = (tokenId: string, at: string, tenantId = tenant) => {
 };
 
 const read = (tokenId: string, at: string, tenantId = tenant) => {
-  const data: DataOf<'TokenRead'> = {
+  const data: DataOf<TokensContextEvent, 'TokenRead'> = {
     token_id: tokenId,
     tenant_id: tenantId,
     type: 'token',
@@ -56,7 +55,7 @@ const read = (tokenId: string, at: string, tenantId = tenant) => {
 };
 
 const deleted = (tokenId: string, type: TokenType, tenantId = tenant) => {
-  const data: DataOf<'TokenDeleted'> = {
+  const data: DataOf<TokensContextEvent, 'TokenDeleted'> = {
     token_id: tokenId,
     tenant_id: tenantId,
     type,

@@ -1,6 +1,18 @@
-import type { Projection } from '@tokenvault/cqrs';
+import {
+  onTenantDeleted,
+  type DataOf,
+  type EventOf,
+  type Projection,
+  type TenantDeletedEvent,
+} from '@tokenvault/cqrs';
 import type { PoolClient } from '@tokenvault/platform';
-import { runsOfSameType, type DataOf, type Handled } from './runs.ts';
+import type { TokensContextEvent } from '../domain/events.ts';
+import { runsOfSameType } from './runs.ts';
+
+/** What this projection handles: the events that count a token or make it active in a month. */
+type Handled =
+  | EventOf<TokensContextEvent, 'TokenCreated' | 'TokenUpdated' | 'TokenDeleted' | 'TokenRead' | 'TokensRead'>
+  | TenantDeletedEvent;
 
 const json = (rows: unknown[]) => JSON.stringify(rows);
 
@@ -20,7 +32,7 @@ async function recordActivity(tx: PoolClient, rows: { tenant_id: string; token_i
   );
 }
 
-async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promise<void> {
+async function created(tx: PoolClient, events: DataOf<TokensContextEvent, 'TokenCreated'>[]): Promise<void> {
   await tx.query(
     `INSERT INTO token_type_usage (tenant_id, type, count, last_created_at)
      SELECT t.tenant_id, t.type, count(*), max(t.created_at)
@@ -37,7 +49,7 @@ async function created(tx: PoolClient, events: DataOf<'TokenCreated'>[]): Promis
   );
 }
 
-async function deleted(tx: PoolClient, events: DataOf<'TokenDeleted'>[]): Promise<void> {
+async function deleted(tx: PoolClient, events: DataOf<TokensContextEvent, 'TokenDeleted'>[]): Promise<void> {
   await tx.query(
     `UPDATE token_type_usage u SET count = u.count - d.deleted
      FROM (SELECT tenant_id, type, count(*) AS deleted
@@ -49,34 +61,27 @@ async function deleted(tx: PoolClient, events: DataOf<'TokenDeleted'>[]): Promis
 
 const ownedTables = ['token_type_usage', 'token_monthly_activity', 'token_monthly_usage'] as const;
 
+const tenantDeleted = onTenantDeleted(ownedTables);
+
 /**
  * The usage report: tokens per type and the tokens active each month (created, updated, read or
  * used). Counters many writers share: written by the projector, never in a write's transaction,
  * where every create of a tenant would queue on one row.
  */
-export const tokenUsageProjection: Projection = {
+export const tokenUsageProjection: Projection<Handled> = {
   name: 'token-usage',
   tables: ownedTables,
-  handles: [
-    'TokenCreated',
-    'TokenUpdated',
-    'TokenDeleted',
-    'TokenRead',
-    'TokensRead',
-    'TenantDeleted',
-  ] satisfies Handled['type'][],
+  handles: ['TokenCreated', 'TokenUpdated', 'TokenDeleted', 'TokenRead', 'TokensRead', 'TenantDeleted'],
   async apply(events, tx) {
-    for (const run of runsOfSameType(events as readonly Handled[])) {
-      const type = run[0]!.type;
-      const data = run.map((event) => event.data);
-      switch (type) {
+    for (const run of runsOfSameType(events)) {
+      switch (run.type) {
         case 'TokenCreated':
-          await created(tx, data as DataOf<'TokenCreated'>[]);
+          await created(tx, run.data);
           break;
         case 'TokenUpdated':
           await recordActivity(
             tx,
-            (data as DataOf<'TokenUpdated'>[]).map((event) => ({
+            run.data.map((event) => ({
               tenant_id: event.tenant_id,
               token_id: event.token_id,
               at: event.modified_at,
@@ -84,12 +89,12 @@ export const tokenUsageProjection: Projection = {
           );
           break;
         case 'TokenDeleted':
-          await deleted(tx, data as DataOf<'TokenDeleted'>[]);
+          await deleted(tx, run.data);
           break;
         case 'TokenRead':
           await recordActivity(
             tx,
-            (data as DataOf<'TokenRead'>[]).map((event) => ({
+            run.data.map((event) => ({
               tenant_id: event.tenant_id,
               token_id: event.token_id,
               at: event.read_at,
@@ -99,7 +104,7 @@ export const tokenUsageProjection: Projection = {
         case 'TokensRead':
           await recordActivity(
             tx,
-            (data as DataOf<'TokensRead'>[]).flatMap((event) =>
+            run.data.flatMap((event) =>
               event.tokens.map((token) => ({
                 tenant_id: event.tenant_id,
                 token_id: token.token_id,
@@ -108,20 +113,13 @@ export const tokenUsageProjection: Projection = {
             ),
           );
           break;
-        case 'TenantDeleted': {
-          const tenantIds = (data as DataOf<'TenantDeleted'>[]).map((event) => event.tenant_id);
-          for (const table of ownedTables) {
-            await tx.query(`DELETE FROM ${table} WHERE tenant_id = ANY($1::uuid[])`, [tenantIds]);
-          }
-          break;
-        }
-        case 'TokenAssociated':
-        case 'TokenDissociated':
-        case 'TokenReencrypted':
+        case 'TenantDeleted':
+          await tenantDeleted(tx, run.data);
           break;
         default: {
-          const unhandled: never = type;
-          throw new Error(`no projection for ${String(unhandled)}`);
+          // Fails to compile when a type it handles has no case here.
+          const unhandled: never = run;
+          throw new Error(`no projection for ${(unhandled as { type: string }).type}`);
         }
       }
     }

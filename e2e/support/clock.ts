@@ -1,4 +1,4 @@
-import type { Clock } from '@tokenvault/tenancy';
+import type { Clock } from '@tokenvault/platform';
 
 /** The system clock plus an offset the test moves forward. */
 export class TestClock implements Clock {

@@ -4,7 +4,8 @@ import { Writable } from 'node:stream';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { loadConfig, type Config } from '@tokenvault/platform';
 import { allMigrations, startAllInOne, type RunningService } from '@tokenvault/runtime';
-import { bootstrapTenant, type Clock } from '@tokenvault/tenancy';
+import type { Clock } from '@tokenvault/platform';
+import { bootstrapTenant } from '@tokenvault/tenancy';
 import { obliterateQueues } from '@tokenvault/jobs';
 import { TokenvaultClient } from '@tokenvault/sdk';
 

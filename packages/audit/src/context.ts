@@ -1,8 +1,8 @@
 import type { ContextManifest, ReadModelConsistency } from '@tokenvault/cqrs';
 import type { Pool } from '@tokenvault/platform';
-import { logRoutes } from './http/logs.ts';
+import { logRoutes } from './http/logs.routes.ts';
 import { auditMigrations } from './migrations.ts';
-import { auditProjection } from './projections/audit.ts';
+import { auditProjection } from './projections/audit.projection.ts';
 
 /**
  * What the audit context contributes to the service (the runtime lists it in contexts.ts): the

@@ -1,7 +1,7 @@
 // The message the relay publishes for an event: the CloudEvents 1.0 envelope holding only the
 // public data its allow-list entry (events.ts) names.
 import { z } from 'zod';
-import { publicEvents, type EventTopic } from './events.ts';
+import { publicEvents, type EventTopic } from './public-events.ts';
 
 /** The CloudEvents 1.0 structured-mode JSON envelope of every message value. */
 export const cloudEventSchema = z.object({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { passesAbaChecksum, passesLuhn } from './checksums.ts';
 import { displayName } from './common.ts';
-import { createTokenBody } from './tokens.ts';
+import { createTokenBody } from './tokens.schemas.ts';
 
 describe('checksums', () => {
   it('Luhn accepts real test card numbers and rejects a changed digit', () => {

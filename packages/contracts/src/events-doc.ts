@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cloudEventType } from './cloud-event.ts';
-import { eventTopics, publicEvents } from './events.ts';
+import { eventTopics, publicEvents } from './public-events.ts';
 
 /** docs/events.md, generated from publicEvents (a unit test keeps the file up to date). */
 export function renderEventsDoc(): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { publicEvents } from './events.ts';
+import { publicEvents } from './public-events.ts';
 
 // The key operations' events are published, but never a ciphertext or a key.
 describe('key events on Kafka', () => {

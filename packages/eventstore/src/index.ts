@@ -1,5 +1,5 @@
 export * from './port.ts';
-export { eventStoreMigrations, eventsChannel } from './postgres/schema.ts';
+export { eventStoreMigrations, eventsChannel } from './postgres/event-store-migrations.ts';
 export { appendToStream } from './postgres/append.ts';
 export { readCommitted } from './postgres/read.ts';
 export {
@@ -7,8 +7,8 @@ export {
   type InlineApplyContext,
   type InlineProjection,
   type PostgresEventStoreOptions,
-} from './postgres/store.ts';
-export { backlogAfter, type Backlog } from './metrics.ts';
+} from './postgres/postgres-event-store.ts';
+export { backlogAfter, type Backlog } from './append-metrics.ts';
 export {
   ExternalEventStore,
   afterAppendHook,
@@ -18,4 +18,4 @@ export {
   type PendingEvent,
   type PendingOf,
   type RepairOutcome,
-} from './external/store.ts';
+} from './external/external-event-store.ts';

@@ -4,7 +4,7 @@ import { createPool } from '@tokenvault/platform';
 import { createTestDatabase, testAppRole, type TestDatabase } from '@tokenvault/platform/testing';
 import { eventStoreContract, uniquenessContract } from './contract.ts';
 import { eventStoreMigrations, ExternalEventStore } from './index.ts';
-import { KurrentDBEventStore } from './kurrentdb/store.ts';
+import { KurrentDBEventStore } from './kurrentdb/kurrentdb-event-store.ts';
 import { findKurrentDBServer } from './kurrentdb/server.ts';
 import { appendAndKill } from './testing/crash.ts';
 import { contractUniquenessRules, invited } from './testing/claims-fixture.ts';

@@ -2,7 +2,8 @@ import { createQueue, invitationMailQueueName, type Job, type Queue } from '@tok
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Logger, Pool } from '@tokenvault/platform';
 import { Processor } from '@tokenvault/cqrs';
-import { loadInvitationMailFacts, type Clock, type InvitationLinks } from '@tokenvault/tenancy';
+import type { Clock } from '@tokenvault/platform';
+import { loadInvitationMailFacts, type InvitationLinks } from '@tokenvault/tenancy';
 import { MailWorker, type MailConfig, type SendMail } from './mail-worker.ts';
 import { renderInvitationEmail } from './render.ts';
 

@@ -1,9 +1,9 @@
 import type { ContextManifest } from '@tokenvault/cqrs';
-import { proxiesEventTypes } from './domain/events.ts';
+import { proxiesEventTypes } from './domain/proxy.events.ts';
 import { proxyOperations } from './http/operations.ts';
-import { proxyRoutes, type ProxyRouteDeps } from './http/proxies.ts';
+import { proxyRoutes, type ProxyRouteDeps } from './http/proxies.routes.ts';
 import { proxiesMigrations } from './migrations.ts';
-import { proxiesProjection } from './projections/proxies.ts';
+import { proxiesProjection } from './projections/proxies.projection.ts';
 
 /**
  * What the proxy context contributes to the service (the runtime lists it in contexts.ts). Its

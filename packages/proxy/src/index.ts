@@ -7,7 +7,7 @@ export {
   type Resolver,
 } from './destination/resolve.ts';
 export { sendToDestination, type DestinationResponse, type OutgoingRequest } from './destination/send.ts';
-export { ProxyGateway, type ProxyConfig, type ProxyGatewayDeps } from './http/invoke.ts';
+export { ProxyGateway, type ProxyConfig, type ProxyGatewayDeps } from './http/proxy-invoke.routes.ts';
 export {
   proxyKeyHeader,
   proxyKeyParameter,
@@ -16,17 +16,21 @@ export {
   type ProxyInvocation,
 } from './http/resolve-proxy.ts';
 export { proxyOperations } from './http/operations.ts';
-export type { ConfiguredProxy, ProxyConfiguration, ProxyTransform } from './queries/configured-proxy.ts';
+export type {
+  ConfiguredProxy,
+  ProxyConfiguration,
+  ProxyTransform,
+} from './queries/configured-proxy.queries.ts';
 export { proxiesMigrations } from './migrations.ts';
-export { proxiesProjection } from './projections/proxies.ts';
-export { proxyRoutes, type ProxyRouteDeps } from './http/proxies.ts';
-export { ProxyQueries } from './queries/proxies.ts';
+export { proxiesProjection } from './projections/proxies.projection.ts';
+export { proxyRoutes, type ProxyRouteDeps } from './http/proxies.routes.ts';
+export { ProxyQueries } from './queries/proxies.queries.ts';
 export { proxyDecider } from './domain/proxy.ts';
-export { streams as proxiesStreams, proxiesEventTypes, type ProxiesEvent } from './domain/events.ts';
+export { streams as proxiesStreams, proxiesEventTypes, type ProxiesEvent } from './domain/proxy.events.ts';
 export {
   ProxyPipeline,
   type ProxyPipelineDeps,
   type ProxyStages,
   type StagedProxy,
-} from './pipeline/pipeline.ts';
+} from './pipeline/stage-pipeline.ts';
 export { encodeBody, type BodyKind, type ProxiedRequest } from './request/forwarding.ts';

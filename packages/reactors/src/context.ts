@@ -1,11 +1,11 @@
 import type { ContextManifest } from '@tokenvault/cqrs';
-import { reactorsEventTypes } from './domain/events.ts';
-import { formulaRoutes, type ReactorRouteDeps } from './http/formulas.ts';
-import { invocationRoutes } from './http/invoke.ts';
-import { reactorRoutes } from './http/reactors.ts';
+import { reactorsEventTypes } from './domain/reactors.events.ts';
+import { formulaRoutes, type ReactorRouteDeps } from './http/formulas.routes.ts';
+import { invocationRoutes } from './http/reactor-invoke.routes.ts';
+import { reactorRoutes } from './http/reactors.routes.ts';
 import { reactorsMigrations } from './migrations.ts';
-import { reactorInvalidationsOf, reactorsProjection } from './projections/reactors.ts';
-import type { ReactorQueries } from './queries/reactors.ts';
+import { reactorInvalidationsOf, reactorsProjection } from './projections/reactors.projection.ts';
+import type { ReactorQueries } from './queries/reactors.queries.ts';
 import type { CodeRunQueue } from '@tokenvault/code-runs';
 import type { Detokenizer } from '@tokenvault/tokens';
 

@@ -14,7 +14,7 @@ describe('every event type', () => {
 });
 
 // The relay refuses (and stops at) an event type without a public contract, so every event type a
-// context appends must have one: add its entry to packages/contracts/src/events.ts.
+// context appends must have one: add its entry to packages/contracts/src/public-events.ts.
 describe('every event type has a public contract', () => {
   it.each(contexts.map((context) => [context.name, context.eventTypes] as const))('%s', (_context, types) => {
     const missing = types.filter((type) => !publicEvents[type]);

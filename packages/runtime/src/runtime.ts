@@ -10,6 +10,8 @@ import {
   type Redis,
   type RouteDefinition,
   type Authenticate,
+  systemClock,
+  type Clock,
 } from '@tokenvault/platform';
 import { eventStoreMigrations, type EventStore, type RecordedEvent } from '@tokenvault/eventstore';
 import { ReadModelConsistency, projectorMigrations, type Projector } from '@tokenvault/cqrs';
@@ -21,8 +23,6 @@ import {
   InvitationMailLimits,
   InvitationQueries,
   MemberQueries,
-  systemClock,
-  type Clock,
   tenantOfKeysInvalidation,
   createCallerAuthenticator,
   Sessions,
@@ -40,7 +40,7 @@ import { connectEventStore } from './event-log.ts';
 import { logSignerOf, readModelsProjector } from './subscribers.ts';
 import { checkExternalEventStore } from './external-store.ts';
 import { checkProjectionMode, projectionModeMigrations } from './projection-mode.ts';
-import { startScrapeMetrics } from './metrics.ts';
+import { startScrapeMetrics } from './scrape-metrics.ts';
 import { signInAllowance } from './sign-in-caps.ts';
 import { RateLimiter, takeProxyRateLimit, takeRateLimit } from './guards/index.ts';
 

@@ -16,7 +16,7 @@ import {
   storeTokenKey,
 } from '@tokenvault/vault';
 import { allMigrations, createRuntime, type Runtime } from './runtime.ts';
-import { startAllInOne, type RunningService } from './roles/all-in-one.ts';
+import { startAllInOne, type RunningService } from './roles/all-in-one.role.ts';
 
 // Per-token keys end to end on the PostgreSQL store: the key commits with the create, goes with
 // the delete or the expiry sweep, and what is left in es_events opens with no key there is.

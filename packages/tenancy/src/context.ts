@@ -1,18 +1,18 @@
 import type { ContextManifest } from '@tokenvault/cqrs';
 import { afterAppendHook } from '@tokenvault/eventstore';
 import type { Config } from '@tokenvault/platform';
-import { tenancyEventTypes } from './domain/events.ts';
+import { tenancyEventTypes } from './domain/tenancy.events.ts';
 import type { InvitationLinks } from './domain/invitation-link.ts';
-import { tenancyClaims } from './domain/uniqueness.ts';
+import { tenancyClaims } from './domain/tenancy.uniqueness.ts';
 import type { InvitationMailLimits } from './commands/invitation-mail-limits.ts';
-import { applicationRoutes, type ApplicationRouteDeps } from './http/applications.ts';
-import { invitationRoutes, type InvitationRouteDeps } from './http/invitations.ts';
-import { memberRoutes, type MemberRouteDeps } from './http/members.ts';
-import { sessionRoutes, type SessionRouteDeps } from './http/sessions.ts';
-import { tenantRoutes, type TenantRouteDeps } from './http/tenants.ts';
+import { applicationRoutes, type ApplicationRouteDeps } from './http/applications.routes.ts';
+import { invitationRoutes, type InvitationRouteDeps } from './http/invitations.routes.ts';
+import { memberRoutes, type MemberRouteDeps } from './http/members.routes.ts';
+import { sessionRoutes, type SessionRouteDeps } from './http/sessions.routes.ts';
+import { tenantRoutes, type TenantRouteDeps } from './http/tenants.routes.ts';
 import { tenancyMigrations } from './migrations.ts';
 import { tenantKeyShredding } from './projections/key-shredding.ts';
-import { tenancyInvalidationsOf, tenancyProjection } from './projections/tenancy.ts';
+import { tenancyInvalidationsOf, tenancyProjection } from './projections/tenancy.projection.ts';
 
 export type TenancyContextDeps = ApplicationRouteDeps &
   TenantRouteDeps &

@@ -1,12 +1,14 @@
 import type { ContextManifest } from '@tokenvault/cqrs';
-import { tokenEventTypes } from './domain/events.ts';
-import { tokenClaims } from './domain/uniqueness.ts';
-import { tokenRoutes } from './http/routes.ts';
-import type { TokenRouteDeps } from './http/token-access.ts';
+import { tokenEventTypes } from './domain/tokens.events.ts';
+import { tokenClaims } from './domain/tokens.uniqueness.ts';
+import { childTokenRoutes } from './http/children.routes.ts';
+import { tokenAccess, type TokenRouteDeps } from './http/token-access.ts';
+import { tokenResourceRoutes } from './http/tokens.routes.ts';
+import { usageReportRoutes } from './http/usage.routes.ts';
 import { tokensMigrations } from './migrations.ts';
-import { externalTokenKeyHook, tokenKeyStore } from './projections/token-keys.ts';
-import { tokensProjection } from './projections/tokens.ts';
-import { tokenUsageProjection } from './projections/usage.ts';
+import { externalTokenKeyHook, tokenKeyStore } from './projections/token-keys.projection.ts';
+import { tokensProjection } from './projections/tokens.projection.ts';
+import { tokenUsageProjection } from './projections/usage.projection.ts';
 
 /** What the tokens context contributes to the service (the runtime lists it in contexts.ts). */
 export const tokensContext: ContextManifest<TokenRouteDeps> = {
@@ -16,5 +18,13 @@ export const tokensContext: ContextManifest<TokenRouteDeps> = {
   effects: { inline: [tokenKeyStore], external: [externalTokenKeyHook] },
   claims: tokenClaims,
   eventTypes: tokenEventTypes,
-  routes: (deps) => tokenRoutes(deps),
+  // One file per resource; in this order in the OpenAPI document.
+  routes: (deps) => {
+    const access = tokenAccess(deps);
+    return [
+      ...tokenResourceRoutes(deps, access),
+      ...childTokenRoutes(deps, access),
+      ...usageReportRoutes(deps),
+    ];
+  },
 };

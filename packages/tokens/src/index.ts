@@ -1,8 +1,7 @@
 export { tokensContext } from './context.ts';
 export { tokensMigrations } from './migrations.ts';
-export { tokensProjection } from './projections/tokens.ts';
-export { tokenUsageProjection } from './projections/usage.ts';
-export { tokenRoutes } from './http/routes.ts';
+export { tokensProjection } from './projections/tokens.projection.ts';
+export { tokenUsageProjection } from './projections/usage.projection.ts';
 export { tokenDecider } from './domain/token.ts';
 export {
   tokenEventTypes,
@@ -12,13 +11,17 @@ export {
   type TokenReadEvent,
   type TokensReadEvent,
   type TokensContextEvent,
-} from './domain/events.ts';
+} from './domain/tokens.events.ts';
 export { allowedOnAll, allowedOnAny } from './domain/access.ts';
 export { Detokenizer, type DetokenizerDeps } from './commands/detokenize.ts';
 export { ReadAuditor } from './commands/read-audit.ts';
-export { TokenQueries } from './queries/tokens.ts';
+export { TokenQueries } from './queries/tokens.queries.ts';
 export type { TokenRouteDeps } from './http/token-access.ts';
-export { tokenClaims } from './domain/uniqueness.ts';
-export { externalTokenKeyHook, tokenKeyStore, tokenKeysSideData } from './projections/token-keys.ts';
+export { tokenClaims } from './domain/tokens.uniqueness.ts';
+export {
+  externalTokenKeyHook,
+  tokenKeyStore,
+  tokenKeysSideData,
+} from './projections/token-keys.projection.ts';
 export { reencryptToken } from './commands/reencrypt.ts';
 export { startTokenKeySweeper, sweepExpiredTokenKeys, sweepOrphanTokenKeys } from './token-key-sweep.ts';

@@ -7,7 +7,7 @@ import {
   orphanTokenKeys,
   tokenKeyInvalidation,
 } from '@tokenvault/vault';
-import { tokenStream } from './domain/events.ts';
+import { tokenStream } from './domain/tokens.events.ts';
 
 /** One sweep at a time across every process: a transaction-scoped advisory lock. */
 const sweepLock = 7_240_001;

@@ -40,4 +40,4 @@ export {
   vaultEventTypes,
   type TenantKeyRewrappedData,
   type TenantKeyRotatedData,
-} from './events.ts';
+} from './vault.events.ts';

@@ -1,7 +1,7 @@
 import type { Queryable } from '@tokenvault/platform';
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { refusals } from './schema.ts';
+import { refusals } from './event-store-migrations.ts';
 import {
   WrongExpectedRevisionError,
   type AppendResult,

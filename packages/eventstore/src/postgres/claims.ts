@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Queryable } from '@tokenvault/platform';
-import { refusals } from './schema.ts';
+import { refusals } from './event-store-migrations.ts';
 import { UniqueClaimTaken, type ClaimChanges } from '../port.ts';
 
 /**

@@ -4,8 +4,8 @@
 // right after the claim (before the append reaches the store) or right after the append (before
 // the claim is settled). Exit code 3 says it failed before reaching its stage.
 import { createPool } from '@tokenvault/platform';
-import { ExternalEventStore } from '../external/store.ts';
-import { PostgresEventStore } from '../postgres/store.ts';
+import { ExternalEventStore } from '../external/external-event-store.ts';
+import { PostgresEventStore } from '../postgres/postgres-event-store.ts';
 import type { EventStore, NewEvent } from '../port.ts';
 import { contractUniquenessRules } from './claims-fixture.ts';
 
@@ -16,7 +16,7 @@ try {
   const claimsPool = createPool({ connectionString: CLAIMS_DATABASE_URL!, max: 2 });
   let events: EventStore;
   if (EVENTSTORE_URL) {
-    const { KurrentDBEventStore } = await import('../kurrentdb/store.ts');
+    const { KurrentDBEventStore } = await import('../kurrentdb/kurrentdb-event-store.ts');
     events = KurrentDBEventStore.fromConnectionString(EVENTSTORE_URL);
   } else {
     events = new PostgresEventStore(createPool({ connectionString: EVENTS_DATABASE_URL!, max: 2 }));

@@ -2,8 +2,8 @@ import type { DataOf, Decider, EventOf } from '@tokenvault/cqrs';
 import { badRequest, conflict, notFound } from '@tokenvault/platform';
 import { assertMayBindReactor, type BoundReactor } from '@tokenvault/reactors';
 import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
-import type { ProxyTransform } from '../queries/configured-proxy.ts';
-import type { ProxiesEvent } from './events.ts';
+import type { ProxyTransform } from '../queries/configured-proxy.queries.ts';
+import type { ProxiesEvent } from './proxy.events.ts';
 
 export type ProxyEvent = EventOf<ProxiesEvent, 'ProxyCreated' | 'ProxyUpdated' | 'ProxyDeleted'>;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, notFound, type RouteDefinition } from '@tokenvault/platform';
-import { proxyMethods, proxyUrlHeader } from './invoke.ts';
+import { proxyMethods, proxyUrlHeader } from './proxy-invoke.routes.ts';
 
 const proxyPathParams = z.object({
   path: z.string().meta({

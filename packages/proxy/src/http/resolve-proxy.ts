@@ -7,7 +7,7 @@ import {
   type Authenticate,
   type Principal,
 } from '@tokenvault/platform';
-import type { ConfiguredProxy } from '../queries/configured-proxy.ts';
+import type { ConfiguredProxy } from '../queries/configured-proxy.queries.ts';
 import { destinationUrl } from '../request/forwarding.ts';
 
 /** The header naming an ephemeral proxy's destination. */

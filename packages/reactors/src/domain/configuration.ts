@@ -1,6 +1,6 @@
 import type { ConfigurationDeclaration } from '@tokenvault/contracts';
 import { badRequest, type FieldErrors } from '@tokenvault/platform';
-import type { ReactorConfiguration } from './events.ts';
+import type { ReactorConfiguration } from './reactors.events.ts';
 import { hasType, typeMessage } from './values.ts';
 
 /**

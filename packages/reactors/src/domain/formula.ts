@@ -6,8 +6,8 @@ import {
   type ActingApplication,
   type CallerGrants,
 } from '@tokenvault/tenancy';
-import type { FormulaDefinition, ReactorsEvent } from './events.ts';
-import { checkFormulaSyntax } from './syntax.ts';
+import type { FormulaDefinition, ReactorsEvent } from './reactors.events.ts';
+import { checkFormulaSyntax } from './formula-syntax.ts';
 
 export type FormulaEvent = EventOf<
   ReactorsEvent,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { fold } from '@tokenvault/cqrs';
 import { formulaDecider, type FormulaCommand, type FormulaEvent } from './formula.ts';
-import type { FormulaDefinition } from './events.ts';
+import type { FormulaDefinition } from './reactors.events.ts';
 import { problemWith } from '@tokenvault/platform/testing';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';

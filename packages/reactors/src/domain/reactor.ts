@@ -2,7 +2,7 @@ import { conflict, notFound, Problem } from '@tokenvault/platform';
 import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
 import { assertConfiguration } from './configuration.ts';
-import type { ReactorConfiguration, ReactorsEvent } from './events.ts';
+import type { ReactorConfiguration, ReactorsEvent } from './reactors.events.ts';
 import { formulaMissing, type FormulaState } from './formula.ts';
 
 export type ReactorEvent = EventOf<ReactorsEvent, 'ReactorCreated' | 'ReactorUpdated' | 'ReactorDeleted'>;

@@ -8,14 +8,14 @@ import { parseEmailAddress } from '../domain/email.ts';
 import type { Position } from '@tokenvault/eventstore';
 import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
 import { applicationDecider } from '../domain/application.ts';
-import { streams } from '../domain/events.ts';
+import { streams } from '../domain/tenancy.events.ts';
 import { operatorGrants } from '../domain/grant-rule.ts';
 import { memberDecider } from '../domain/member.ts';
 import { tenantDecider } from '../domain/tenant.ts';
 import { userDecider } from '../domain/user.ts';
 import { userIdOfEmail } from '../domain/ids.ts';
-import { systemClock, type Clock } from '../domain/clock.ts';
-import { tenancyClaimScopes, userEmailKey } from '../domain/uniqueness.ts';
+import { systemClock, type Clock } from '@tokenvault/platform';
+import { tenancyClaimScopes, userEmailKey } from '../domain/tenancy.uniqueness.ts';
 
 export interface BootstrapResult {
   tenant_id: string;

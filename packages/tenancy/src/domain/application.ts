@@ -1,7 +1,7 @@
 import { badRequest, conflict, notFound } from '@tokenvault/platform';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
 import type { ApplicationType, Permission, RateLimit } from '@tokenvault/contracts';
-import type { ContainerRuleData, TenancyEvent } from './events.ts';
+import type { ContainerRuleData, TenancyEvent } from './tenancy.events.ts';
 import {
   grantsNotHeld,
   grantsNotHeldProblem,

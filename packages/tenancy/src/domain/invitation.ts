@@ -1,6 +1,6 @@
 import { conflict, notFound, Problem } from '@tokenvault/platform';
 import type { DataOf, Decider, EventOf } from '@tokenvault/cqrs';
-import type { TenancyEvent } from './events.ts';
+import type { TenancyEvent } from './tenancy.events.ts';
 import { sameDigest } from './invitation-link.ts';
 
 export type InvitationEvent = EventOf<

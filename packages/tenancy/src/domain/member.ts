@@ -1,6 +1,6 @@
 import { conflict, notFound, unprocessable } from '@tokenvault/platform';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
-import type { TenancyEvent } from './events.ts';
+import type { TenancyEvent } from './tenancy.events.ts';
 
 export type MemberRole = 'OWNER' | 'ADMIN';
 export type MemberEvent = EventOf<TenancyEvent, 'MemberAdded' | 'MemberRemoved'>;

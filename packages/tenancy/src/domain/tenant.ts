@@ -1,6 +1,6 @@
 import { conflict, notFound } from '@tokenvault/platform';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
-import type { TenancyEvent, TenantSettings } from './events.ts';
+import type { TenancyEvent, TenantSettings } from './tenancy.events.ts';
 
 export type TenantEvent = EventOf<TenancyEvent, 'TenantCreated' | 'TenantUpdated' | 'TenantDeleted'>;
 

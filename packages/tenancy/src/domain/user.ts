@@ -1,7 +1,7 @@
 import { badRequest, conflict, type FieldErrors } from '@tokenvault/platform';
 import { refusedInNames } from '@tokenvault/contracts';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
-import type { TenancyEvent } from './events.ts';
+import type { TenancyEvent } from './tenancy.events.ts';
 
 export type UserEvent = EventOf<TenancyEvent, 'UserRegistered'>;
 export type UserState = { registered: boolean };

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestPool } from '@tokenvault/cqrs/testing';
 import { eventStoreMigrations, PostgresEventStore } from '@tokenvault/eventstore';
 import { vaultMigrations } from '@tokenvault/vault';
-import { streams } from '../domain/events.ts';
+import { streams } from '../domain/tenancy.events.ts';
 import { tenantKeyShredding } from './key-shredding.ts';
 
 describe('tenant key shredding', () => {

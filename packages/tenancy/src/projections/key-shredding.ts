@@ -1,8 +1,8 @@
 import { notifyInvalidation, type EventOf } from '@tokenvault/cqrs';
 import type { InlineProjection } from '@tokenvault/eventstore';
 import { destroyTenantKeysWithin } from '@tokenvault/vault';
-import type { TenancyEvent } from '../domain/events.ts';
-import { tenancyInvalidationsOf } from './tenancy.ts';
+import type { TenancyEvent } from '../domain/tenancy.events.ts';
+import { tenancyInvalidationsOf } from './tenancy.projection.ts';
 
 /**
  * Crypto-shredding as part of the write: the transaction that appends TenantDeleted destroys the

@@ -7,7 +7,7 @@ import {
 } from '@tokenvault/platform';
 import { permissions } from '@tokenvault/contracts';
 import { looksLikeSessionToken } from './sign-in-links.ts';
-import type { Sessions } from './sessions.ts';
+import type { Sessions } from './sessions.service.ts';
 
 /** The console's session cookie. */
 export const sessionCookieName = 'tv_session';

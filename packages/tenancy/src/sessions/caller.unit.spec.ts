@@ -7,7 +7,7 @@ import {
   isSessionAuthorization,
   sessionCredential,
 } from './caller.ts';
-import type { Sessions } from './sessions.ts';
+import type { Sessions } from './sessions.service.ts';
 
 const publicUrl = 'https://vault.example.test';
 const refusal = (request: Parameters<typeof checkSameOrigin>[0]) => {

@@ -2,7 +2,7 @@ import { badRequest, forbidden, type Principal } from '@tokenvault/platform';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { allowedOnAll } from '../domain/access.ts';
-import type { TokenQueries } from '../queries/tokens.ts';
+import type { TokenQueries } from '../queries/tokens.queries.ts';
 import type { ReadAuditor } from './read-audit.ts';
 import { openForReader } from './open-token.ts';
 

@@ -2,9 +2,9 @@ import { aggregateStream } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Principal } from '@tokenvault/platform';
 import { DecryptionError, TokenKeyDestroyedError, type Vault } from '@tokenvault/vault';
-import { tokenStream } from '../domain/events.ts';
+import { tokenStream } from '../domain/tokens.events.ts';
 import { tokenDecider } from '../domain/token.ts';
-import { tokenFields, type TokenRow } from '../queries/tokens.ts';
+import { tokenFields, type TokenRow } from '../queries/tokens.queries.ts';
 import type { ReadAuditor } from './read-audit.ts';
 
 /**

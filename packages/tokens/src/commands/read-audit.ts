@@ -2,7 +2,7 @@ import type { EventStore, NewEvent } from '@tokenvault/eventstore';
 import { metadataOf } from '@tokenvault/cqrs';
 import type { Clock, Principal } from '@tokenvault/platform';
 import type { TokenType } from '@tokenvault/contracts';
-import { maxTokensPerRead, tokenReadsStream, type TokensReadEvent } from '../domain/events.ts';
+import { maxTokensPerRead, tokenReadsStream, type TokensReadEvent } from '../domain/tokens.events.ts';
 
 interface PendingBatch {
   events: NewEvent[];

@@ -2,9 +2,9 @@ import { defaultCommandAttempts, aggregateStream } from '@tokenvault/cqrs';
 import type { EventStore, Position } from '@tokenvault/eventstore';
 import { notFound, type Clock } from '@tokenvault/platform';
 import type { Vault } from '@tokenvault/vault';
-import { tokenStream } from '../domain/events.ts';
+import { tokenStream } from '../domain/tokens.events.ts';
 import { StaleDataBasis, tokenDecider } from '../domain/token.ts';
-import { tokenKeysSideData } from '../projections/token-keys.ts';
+import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
 import { tokenCommandHandler } from './token-handler.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { commandHandler, type CommandHandler } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
-import { tokenStream } from '../domain/events.ts';
-import type { TokenEvent } from '../domain/events.ts';
+import { tokenStream } from '../domain/tokens.events.ts';
+import type { TokenEvent } from '../domain/tokens.events.ts';
 import { tokenDecider, type TokenCommand, type TokenState } from '../domain/token.ts';
 
 /** The stream a token command goes to: the token's own (a create names it in the token it carries). */

@@ -1,7 +1,7 @@
 import { badRequest, conflict, forbidden, notFound, Problem } from '@tokenvault/platform';
 import type { DataOf, Decider } from '@tokenvault/cqrs';
 import { allowedOnAll, type Grants } from './access.ts';
-import type { TokenEvent } from './events.ts';
+import type { TokenEvent } from './tokens.events.ts';
 import { mergePatch } from './merge-patch.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { mergePatch } from './merge-patch.ts';
-import type { TokenEvent, TokenUpdate } from './events.ts';
+import type { TokenEvent, TokenUpdate } from './tokens.events.ts';
 import { tokenDecider, type TokenPatch, type TokenView } from './token.ts';
 import { problemWith } from '@tokenvault/platform/testing';
 

@@ -4,9 +4,9 @@ import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { openForReader } from '../commands/open-token.ts';
 import type { ReadAuditor } from '../commands/read-audit.ts';
-import { TokenCommands } from '../commands/tokens.ts';
+import { TokenCommands } from '../commands/tokens.commands.ts';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
-import type { TokenQueries, TokenRow } from '../queries/tokens.ts';
+import type { TokenQueries, TokenRow } from '../queries/tokens.queries.ts';
 
 // What the token routes of every resource share: one set of queries and commands, the check that
 // a token is the caller's and allowed, and the opening of tokens for a reader (on record first).

@@ -1,0 +1,161 @@
+import {
+  defineRoute,
+  notFound,
+  type Principal,
+  type RouteDefinition,
+  type TenantConcurrencyCap,
+} from '@tokenvault/platform';
+import type { Detokenizer } from '@tokenvault/tokens';
+import {
+  outcomeBody,
+  principalData,
+  problemFromData,
+  type CodeRunQueue,
+  type CodeRunRequest,
+} from '@tokenvault/code-runs';
+import {
+  asyncReactorRequestSchema,
+  asyncReactorResultSchema,
+  idParams,
+  invokeReactorBody,
+  reactorResultParams,
+  reactorRunResponseSchema,
+} from '@tokenvault/contracts';
+import { findTokenExpressions, prepareArguments, substituteTokens } from '../domain/arguments.ts';
+import { reactorRunBase, reactorRunOwner } from '../domain/reactor-run.ts';
+import type { ReactorQueries } from '../queries/reactors.queries.ts';
+
+export interface InvocationRouteDeps {
+  runs: CodeRunQueue;
+  detokenizer: Detokenizer;
+  /** The runtime's ReactorDefinitions: read once, kept until a change evicts them. */
+  reactors: Pick<ReactorQueries, 'get'>;
+  /** Invocations (`react`, `react-async`) one tenant may have in flight: REACTOR_MAX_CONCURRENT_PER_TENANT. */
+  maxInFlightPerTenant: number;
+}
+
+/** Invoking needs token:use (and token:use on a container of every detokenized token). */
+export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
+  const tag = 'Reactors';
+  // Both invocation routes count against one cap; a slot lapses when a run can no longer be waited for.
+  const invocations: TenantConcurrencyCap = {
+    name: 'reactor-invocations',
+    max: deps.maxInFlightPerTenant,
+    inFlight: 'reactor invocations',
+    slotTtlMs: deps.runs.holdMs,
+  };
+
+  /**
+   * The run request, in the spec's order: the reactor (404), its configuration still fitting its
+   * formula, the expressions (at most 100), detokenization (each token on record as read before
+   * the code sees it), then the detokenized args checked against the request parameters.
+   */
+  const prepare = async (
+    principal: Principal,
+    reactorId: string,
+    args: unknown,
+    requestId: string,
+  ): Promise<CodeRunRequest> => {
+    const reactor = await deps.reactors.get(principal.tenantId, reactorId);
+    if (!reactor) throw notFound('No reactor with this id.');
+    const base = reactorRunBase(reactor);
+    const tokenIds = findTokenExpressions(args);
+    const opened = await deps.detokenizer.openTokens(
+      principal,
+      tokenIds,
+      'token:use',
+      requestId,
+      'body.args',
+    );
+    return {
+      ...base,
+      args: prepareArguments(reactor.formula.request_parameters, substituteTokens(args, opened)),
+      caller: principalData(principal),
+      request_id: requestId,
+      ...(tokenIds.length > 0 ? { token_ids: [...tokenIds] } : {}),
+    };
+  };
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/reactors/:id/react',
+      operationId: 'invokeReactor',
+      summary: 'Invoke a reactor: detokenize args, run the formula, tokenize what it returns',
+      tag,
+      permission: 'token:use',
+      params: idParams,
+      body: invokeReactorBody,
+      // Its answer is whatever the code made of detokenized data: never kept for a replay.
+      returnsTokenData: true,
+      tenantConcurrency: invocations,
+      responses: { 200: { description: 'The reactor’s response', schema: reactorRunResponseSchema } },
+      async handle({ principal, params, body, requestId }) {
+        const request = await prepare(principal, params.id, body.args, requestId);
+        const outcome = await deps.runs.run(principal.tenantId, reactorRunOwner(params.id), request);
+        return { status: 200, body: outcomeBody(outcome) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/reactors/:id/react-async',
+      operationId: 'invokeReactorAsync',
+      summary: 'Invoke a reactor in the background; its result is kept for REACTOR_RESULT_TTL_SECONDS',
+      tag,
+      permission: 'token:use',
+      params: idParams,
+      body: invokeReactorBody,
+      // An accepted run keeps its slot until it finishes.
+      tenantConcurrency: {
+        ...invocations,
+        holdUntil: ({ status, body }) => {
+          const runId = (body as { async_reactor_request_id?: unknown } | undefined)
+            ?.async_reactor_request_id;
+          return status === 202 && typeof runId === 'string'
+            ? deps.runs.settled(runId, deps.runs.holdMs)
+            : undefined;
+        },
+      },
+      responses: { 202: { description: 'Queued', schema: asyncReactorRequestSchema } },
+      async handle({ principal, params, body, requestId }) {
+        const request = await prepare(principal, params.id, body.args, requestId);
+        const job = await deps.runs.submit(principal.tenantId, reactorRunOwner(params.id), request);
+        return { status: 202, body: { async_reactor_request_id: job.id } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/reactors/:id/results/:request_id',
+      operationId: 'getReactorResult',
+      summary:
+        'The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted)',
+      tag,
+      permission: 'token:use',
+      params: reactorResultParams,
+      responses: { 200: { description: 'The run', schema: asyncReactorResultSchema } },
+      async handle({ principal, params }) {
+        const run = await deps.runs.status(
+          principal,
+          reactorRunOwner(params.id),
+          params.request_id,
+          (tenantId, ids) => deps.detokenizer.allLive(tenantId, ids),
+        );
+        if (!run) throw notFound('No reactor request with this id.');
+        if (run.status === 'withdrawn') {
+          throw notFound(
+            'This result saw the data of a token deleted since: it was withdrawn with the token.',
+          );
+        }
+        const base = { async_reactor_request_id: params.request_id, status: run.status };
+        if (run.status === 'pending') return { status: 200, body: base };
+        const { outcome } = run;
+        return {
+          status: 200,
+          body: outcome.ok
+            ? { ...base, result: outcome.body }
+            : { ...base, error: problemFromData(outcome.problem).toJSON() },
+        };
+      },
+    }),
+  ];
+}

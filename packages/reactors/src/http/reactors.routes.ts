@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import {
+  defineRoute,
+  notFound,
+  pageQuery,
+  paginated,
+  repeatable,
+  type RouteDefinition,
+} from '@tokenvault/platform';
+import {
+  createReactorBody,
+  idParams,
+  nameFilter,
+  paginatedSchema,
+  reactorSchema,
+  updateReactorBody,
+  uuid,
+} from '@tokenvault/contracts';
+import { ReactorCommands } from '../commands/reactors.commands.ts';
+import type { ReactorRouteDeps } from './formulas.routes.ts';
+
+const missing = () => notFound('No reactor with this id.');
+
+export function reactorRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
+  const { consistency } = deps;
+  const commands = new ReactorCommands(deps);
+  const queries = deps.reactorQueries;
+  const tag = 'Reactors';
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/reactors',
+      operationId: 'createReactor',
+      summary: 'Create a reactor of a formula, with its configuration and, optionally, an application',
+      tag,
+      permission: 'reactor:create',
+      body: createReactorBody,
+      responses: { 201: { description: 'Created', schema: reactorSchema } },
+      async handle({ principal, body, requestId }) {
+        const created = await commands.create(principal, body, requestId);
+        return {
+          status: 201,
+          headers: await consistency.afterWrite(created.position),
+          body: created.reactor,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/reactors',
+      operationId: 'listReactors',
+      summary: 'List reactors (id repeatable; name: case-insensitive, * matches any run of characters)',
+      tag,
+      permission: 'reactor:read',
+      query: z.strictObject({ id: repeatable(uuid), name: nameFilter, ...pageQuery(100) }),
+      responses: { 200: { description: 'A page of reactors', schema: paginatedSchema(reactorSchema) } },
+      async handle({ principal, query }) {
+        const { items, total } = await queries.list(
+          principal.tenantId,
+          { ids: query.id, name: query.name },
+          query.page,
+          query.size,
+        );
+        return { status: 200, body: paginated(items, query.page, query.size, total) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/reactors/:id',
+      operationId: 'getReactor',
+      summary: 'Get a reactor',
+      tag,
+      permission: 'reactor:read',
+      params: idParams,
+      responses: { 200: { description: 'The reactor', schema: reactorSchema } },
+      async handle({ principal, params }) {
+        const reactor = await queries.get(principal.tenantId, params.id);
+        if (!reactor) throw missing();
+        return { status: 200, body: reactor };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/reactors/:id',
+      operationId: 'updateReactor',
+      summary: 'Replace a reactor’s name, configuration and application (its formula never changes)',
+      tag,
+      permission: 'reactor:update',
+      params: idParams,
+      body: updateReactorBody,
+      responses: { 200: { description: 'The updated reactor', schema: reactorSchema } },
+      async handle({ principal, params, body, requestId }) {
+        const updated = await commands.update(principal, params.id, body, requestId);
+        return {
+          status: 200,
+          headers: await consistency.afterWrite(updated.position),
+          body: updated.reactor,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/reactors/:id',
+      operationId: 'deleteReactor',
+      summary: 'Delete a reactor',
+      tag,
+      permission: 'reactor:delete',
+      params: idParams,
+      responses: { 204: { description: 'Deleted' } },
+      async handle({ principal, params, requestId }) {
+        const deleted = await commands.delete(principal, params.id, requestId);
+        return { status: 204, headers: await consistency.afterWrite(deleted.position) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import {
+  aggregateStream,
+  commandContext,
+  commandHandler,
+  type CommandHandler,
+  type CommandOutcome,
+} from '@tokenvault/cqrs';
+import type { EventStore } from '@tokenvault/eventstore';
+import { unauthorized, type Principal } from '@tokenvault/platform';
+import type { CreateApplicationBody, UpdateApplicationBody } from '@tokenvault/contracts';
+import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
+import {
+  applicationDecider,
+  type ApplicationCommand,
+  type ApplicationEvent,
+  type ApplicationState,
+  type ApplicationView,
+} from '../domain/application.ts';
+import type { Clock } from '@tokenvault/platform';
+import { streams } from '../domain/tenancy.events.ts';
+import {
+  operatorGrants,
+  quotaOf,
+  serviceDefaultQuota,
+  type ApplicationCaller,
+} from '../domain/grant-rule.ts';
+
+function viewOf(outcome: CommandOutcome<ApplicationState, ApplicationEvent>): ApplicationView {
+  if (outcome.state.status !== 'active') throw new Error('the application is not active after the command');
+  return outcome.state.application;
+}
+
+export class ApplicationCommands {
+  private readonly store: EventStore;
+  private readonly serviceDefaultPerMinute: number;
+  /** `rateLimitPerMinute`: RATE_LIMIT_PER_MINUTE, the quota of applications without their own. */
+  private readonly clock: Clock;
+  private readonly handle: CommandHandler<ApplicationState, ApplicationCommand, ApplicationEvent>;
+  constructor(store: EventStore, rateLimitPerMinute: number, clock: Clock) {
+    this.store = store;
+    this.clock = clock;
+    this.serviceDefaultPerMinute = serviceDefaultQuota(rateLimitPerMinute);
+    this.handle = commandHandler(store, applicationDecider, (command) =>
+      streams.application(command.tenantId, command.applicationId),
+    );
+  }
+
+  /**
+   * The caller's own application as its stream has it now: its type is not part of the principal,
+   * and the stream is fresher than a cached principal.
+   */
+  private async callerGrants(principal: Principal): Promise<ApplicationCaller> {
+    // A member (OWNER or ADMIN) has full access: every grant, like the operator.
+    if (principal.actorType === 'user') {
+      return { ...operatorGrants, serviceDefaultPerMinute: this.serviceDefaultPerMinute };
+    }
+    const { state } = await aggregateStream(
+      this.store,
+      streams.application(principal.tenantId, principal.actorId),
+      applicationDecider,
+    );
+    if (state.status !== 'active') throw unauthorized();
+    const { type, permissions, rules, rate_limit } = state.application;
+    const serviceDefaultPerMinute = this.serviceDefaultPerMinute;
+    return {
+      type,
+      permissions,
+      rules,
+      requestsPerMinute: quotaOf(rate_limit, serviceDefaultPerMinute),
+      serviceDefaultPerMinute,
+    };
+  }
+
+  async create(principal: Principal, body: CreateApplicationBody, correlationId: string) {
+    const applicationId = randomUUID();
+    const key = generateApiKey(body.type);
+    const caller = await this.callerGrants(principal);
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    const outcome = await this.handle(
+      {
+        type: 'CreateApplication',
+        applicationId,
+        name: body.name,
+        applicationType: body.type,
+        permissions: body.permissions,
+        rules: body.rules,
+        ...(body.rate_limit ? { rateLimit: body.rate_limit } : {}),
+        caller,
+        keyHash: hashApiKey(key),
+        ...acting,
+      },
+      metadata,
+      { newStream: true },
+    );
+    return { application: viewOf(outcome), key, position: outcome.position };
+  }
+
+  async update(
+    principal: Principal,
+    applicationId: string,
+    body: UpdateApplicationBody,
+    correlationId: string,
+  ) {
+    const caller = await this.callerGrants(principal);
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    const outcome = await this.handle(
+      {
+        type: 'UpdateApplication',
+        applicationId,
+        name: body.name,
+        permissions: body.permissions,
+        rules: body.rules,
+        ...(body.rate_limit ? { rateLimit: body.rate_limit } : {}),
+        caller,
+        ...acting,
+      },
+      metadata,
+    );
+    return { application: viewOf(outcome), position: outcome.position };
+  }
+
+  async delete(principal: Principal, applicationId: string, correlationId: string) {
+    const caller = await this.callerGrants(principal);
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    const outcome = await this.handle(
+      { type: 'DeleteApplication', applicationId, caller, ...acting },
+      metadata,
+    );
+    return { position: outcome.position };
+  }
+}

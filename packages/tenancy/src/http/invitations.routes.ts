@@ -1,0 +1,188 @@
+import { z } from 'zod';
+import {
+  defineRoute,
+  forbidden,
+  holdsPermission,
+  notFound,
+  pageQuery,
+  paginated,
+  type Pool,
+  type RouteDefinition,
+} from '@tokenvault/platform';
+import type { ReadModelConsistency } from '@tokenvault/cqrs';
+import type { EventStore } from '@tokenvault/eventstore';
+import { acceptPage, acceptPageHeaders } from './accept-page.routes.ts';
+import {
+  acceptInvitationBody,
+  idParams,
+  invitationSchema,
+  invitationStatuses,
+  memberSchema,
+  paginatedSchema,
+} from '@tokenvault/contracts';
+import { InvitationCommands } from '../commands/invitations.commands.ts';
+import type { InvitationMailLimits } from '../commands/invitation-mail-limits.ts';
+import type { InvitationQueries } from '../queries/invitations.queries.ts';
+import type { MemberQueries } from '../queries/members.queries.ts';
+import type { Clock } from '@tokenvault/platform';
+import { parseEmailAddress } from '../domain/email.ts';
+import type { InvitationLinks } from '../domain/invitation-link.ts';
+
+export interface InvitationRouteDeps {
+  store: EventStore;
+  ownerPool: Pool;
+  consistency: ReadModelConsistency;
+  clock: Clock;
+  links: InvitationLinks;
+  mailLimits: InvitationMailLimits;
+  /** The process's queries of invitations and of members. */
+  invitationQueries: InvitationQueries;
+  memberQueries: MemberQueries;
+}
+
+/** A bare RFC 5322 address (see parseEmailAddress), its domain lower-cased. */
+const emailAddress = z.string({ error: 'Must be a string' }).transform((value, context) => {
+  const address = parseEmailAddress(value);
+  if (address === undefined) {
+    context.addIssue({ code: 'custom', message: 'Must be a single e-mail address (RFC 5322 addr-spec)' });
+    return z.NEVER;
+  }
+  return address;
+});
+
+/** role: accepted for compatibility; ADMIN is the one role an invitation gives. */
+const createInvitationBody = z.strictObject({ email: emailAddress, role: z.literal('ADMIN').optional() });
+
+const missing = () => notFound('No invitation with this id.');
+
+export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
+  const { consistency, clock } = deps;
+  const commands = new InvitationCommands(deps);
+  const queries = deps.invitationQueries;
+  const tag = 'Tenant invitations';
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/tenants/self/invitations',
+      operationId: 'createInvitation',
+      summary: 'Invite an e-mail address to the tenant (an e-mail with a link is sent)',
+      tag,
+      permission: 'tenant:invitation:create',
+      body: createInvitationBody,
+      responses: { 201: { description: 'Created (PENDING for 72 hours)', schema: invitationSchema } },
+      async handle({ principal, body, requestId }) {
+        const created = await commands.create(principal, body.email, requestId);
+        return {
+          status: 201,
+          headers: await consistency.afterWrite(created.position),
+          body: created.invitation,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/tenants/self/invitations/:id/resend',
+      operationId: 'resendInvitation',
+      summary: 'Send the invitation again with a new link, valid 72 hours (earlier links stop working)',
+      tag,
+      permission: 'tenant:invitation:create',
+      params: idParams,
+      responses: { 200: { description: 'The invitation, PENDING again', schema: invitationSchema } },
+      async handle({ principal, params, requestId }) {
+        if (!holdsPermission(principal, 'tenant:invitation:update')) {
+          throw forbidden('This API key lacks the permission tenant:invitation:update.');
+        }
+        const resent = await commands.resend(principal, params.id, requestId);
+        return {
+          status: 200,
+          headers: await consistency.afterWrite(resent.position),
+          body: resent.invitation,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/tenants/self/invitations',
+      operationId: 'listInvitations',
+      summary: 'List the tenant’s invitations',
+      tag,
+      permission: 'tenant:invitation:read',
+      query: z.strictObject({ ...pageQuery(100), status: z.enum(invitationStatuses).optional() }),
+      responses: {
+        200: { description: 'A page of invitations', schema: paginatedSchema(invitationSchema) },
+      },
+      async handle({ principal, query }) {
+        const { items, total } = await queries.list(
+          principal.tenantId,
+          { status: query.status },
+          query.page,
+          query.size,
+          clock.now(),
+        );
+        return { status: 200, body: paginated(items, query.page, query.size, total) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/tenants/self/invitations/:id',
+      operationId: 'getInvitation',
+      summary: 'Get an invitation',
+      tag,
+      permission: 'tenant:invitation:read',
+      params: idParams,
+      responses: { 200: { description: 'The invitation', schema: invitationSchema } },
+      async handle({ principal, params }) {
+        const invitation = await queries.get(principal.tenantId, params.id, clock.now());
+        if (!invitation) throw missing();
+        return { status: 200, body: invitation };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/tenants/self/invitations/:id',
+      operationId: 'deleteInvitation',
+      summary: 'Delete an invitation: its links stop working',
+      tag,
+      permission: 'tenant:invitation:delete',
+      params: idParams,
+      responses: { 204: { description: 'Deleted' } },
+      async handle({ principal, params, requestId }) {
+        const deleted = await commands.delete(principal, params.id, requestId);
+        return { status: 204, headers: await consistency.afterWrite(deleted.position) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/tenants/invitations/accept',
+      operationId: 'getInvitationAcceptPage',
+      summary: 'The page an invitation e-mail links to: it posts the link’s token to accept (no API key)',
+      tag,
+      permission: null,
+      responses: { 200: { description: 'An HTML page' } },
+      async handle() {
+        return { status: 200, html: acceptPage, headers: acceptPageHeaders };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/tenants/invitations/accept',
+      operationId: 'acceptInvitation',
+      summary: 'Accept an invitation with the token of its e-mail link (no API key)',
+      tag,
+      permission: null,
+      body: acceptInvitationBody,
+      responses: {
+        201: { description: 'The new ADMIN member', schema: memberSchema },
+        410: { description: 'The link expired, was replaced, deleted or already used' },
+      },
+      async handle({ body, requestId }) {
+        const accepted = await commands.accept(body, requestId);
+        return {
+          status: 201,
+          headers: await consistency.afterWrite(accepted.position),
+          body: accepted.member,
+        };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,176 @@
+import { onTenantDeleted, type DataOf, type Projection, type TenantDeletedEvent } from '@tokenvault/cqrs';
+import type { PoolClient } from '@tokenvault/platform';
+import type { TokenEvent } from '../domain/tokens.events.ts';
+import { deleteAssociations, deleteAssociationsOf, insertAssociations } from './associations.projection.ts';
+import { runsOfSameType } from './runs.projection.ts';
+
+/** What this projection handles: every event of a token's stream, and its tenant's deletion. */
+type Handled = TokenEvent | TenantDeletedEvent;
+
+const json = (rows: unknown[]) => JSON.stringify(rows);
+
+/**
+ * The metadata lookup rows (token_metadata, what a metadata filter reads) of the tokens a
+ * preceding CTE returned with tenant_id, id, metadata and created_at; an entry a token already
+ * has takes the new value.
+ */
+const insertMetadataFrom = (cte: string) =>
+  `INSERT INTO token_metadata (tenant_id, token_id, key, value, created_at)
+   SELECT ${cte}.tenant_id, ${cte}.id, e.key, e.value, ${cte}.created_at
+   FROM ${cte}, jsonb_each_text(${cte}.metadata) e
+   ON CONFLICT (tenant_id, token_id, key) DO UPDATE SET value = excluded.value
+     WHERE token_metadata.value <> excluded.value`;
+
+async function created(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCreated'>[]): Promise<void> {
+  // The token rows and their metadata entries in one statement (a replayed event inserts neither).
+  await tx.query({
+    name: 'tokens_created',
+    text: `WITH inserted AS (
+       INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
+                           expires_at, created_by, created_at)
+       SELECT t.tenant_id, t.token_id, t.type, t.data_ciphertext, t.containers, t.metadata, t.fingerprint,
+              t.expires_at, t.created_by, t.created_at
+       FROM jsonb_to_recordset($1::jsonb) AS t(
+         tenant_id uuid, token_id text, type text, data_ciphertext text, containers text[], metadata jsonb,
+         fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz)
+       ON CONFLICT DO NOTHING
+       RETURNING tenant_id, id, metadata, created_at)
+     ${insertMetadataFrom('inserted')}`,
+    values: [json(events)],
+  });
+  await insertAssociations(
+    tx,
+    events.flatMap((event) =>
+      event.parent_id
+        ? [
+            {
+              tenant_id: event.tenant_id,
+              parent_id: event.parent_id,
+              child_id: event.token_id,
+              type: event.type,
+              containers: event.containers,
+              ...(event.expires_at ? { expires_at: event.expires_at } : {}),
+              associated_at: event.created_at,
+            },
+          ]
+        : [],
+    ),
+  );
+}
+
+/** A new ciphertext of the same data: nothing else of the token changes. */
+async function reencrypted(tx: PoolClient, events: DataOf<TokenEvent, 'TokenReencrypted'>[]): Promise<void> {
+  for (const event of events) {
+    await tx.query('UPDATE tokens SET data_ciphertext = $3 WHERE tenant_id = $1 AND id = $2', [
+      event.tenant_id,
+      event.token_id,
+      event.data_ciphertext,
+    ]);
+  }
+}
+
+/**
+ * Each event holds the token's editable state in full, so only the last update of a token in the
+ * run counts (one UPDATE … FROM would apply an arbitrary one of several). The token's association rows as a child carry its containers
+ * and expiry for child lists: they change with it.
+ */
+async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'>[]): Promise<void> {
+  const last = [...new Map(events.map((event) => [`${event.tenant_id}/${event.token_id}`, event])).values()];
+  // The token rows and their metadata entries in one statement: entries the update dropped go,
+  // the others are inserted or take their new value.
+  await tx.query(
+    `WITH updated AS (
+       UPDATE tokens t SET data_ciphertext = u.data_ciphertext, fingerprint = u.fingerprint,
+         containers = u.containers, metadata = u.metadata, expires_at = u.expires_at,
+         modified_by = u.modified_by, modified_at = u.modified_at
+       FROM jsonb_to_recordset($1::jsonb) AS u(
+         tenant_id uuid, token_id text, data_ciphertext text, fingerprint text, containers text[],
+         metadata jsonb, expires_at timestamptz, modified_by uuid, modified_at timestamptz)
+       WHERE t.tenant_id = u.tenant_id AND t.id = u.token_id
+       RETURNING t.tenant_id, t.id, t.metadata, t.created_at),
+     dropped AS (
+       DELETE FROM token_metadata m USING updated
+       WHERE m.tenant_id = updated.tenant_id AND m.token_id = updated.id AND NOT updated.metadata ? m.key)
+     ${insertMetadataFrom('updated')}`,
+    [json(last)],
+  );
+  await tx.query(
+    `UPDATE token_associations a SET containers = u.containers, expires_at = u.expires_at
+     FROM jsonb_to_recordset($1::jsonb) AS u(tenant_id uuid, token_id text, containers text[], expires_at timestamptz)
+     WHERE a.tenant_id = u.tenant_id AND a.child_id = u.token_id`,
+    [
+      json(
+        last.map(({ tenant_id, token_id, containers, expires_at }) => ({
+          tenant_id,
+          token_id,
+          containers,
+          expires_at,
+        })),
+      ),
+    ],
+  );
+}
+
+async function deleted(tx: PoolClient, events: DataOf<TokenEvent, 'TokenDeleted'>[]): Promise<void> {
+  await deleteAssociationsOf(tx, events);
+  await tx.query(
+    `WITH gone AS (
+       DELETE FROM tokens t USING jsonb_to_recordset($1::jsonb) AS d(tenant_id uuid, token_id text)
+       WHERE t.tenant_id = d.tenant_id AND t.id = d.token_id
+       RETURNING t.tenant_id, t.id)
+     DELETE FROM token_metadata m USING gone WHERE m.tenant_id = gone.tenant_id AND m.token_id = gone.id`,
+    [json(events.map(({ tenant_id, token_id }) => ({ tenant_id, token_id })))],
+  );
+}
+
+const ownedTables = ['tokens', 'token_associations', 'token_metadata', 'token_child_counts'] as const;
+
+/** A deleted tenant's tokens go with it (its data key is destroyed by tenancy). */
+const tenantDeleted = onTenantDeleted(ownedTables);
+
+/** Tokens, their associations and metadata entries: what a client reads back at once after a write. */
+export const tokensProjection: Projection<Handled> = {
+  name: 'tokens',
+  tables: ownedTables,
+  handles: [
+    'TokenCreated',
+    'TokenUpdated',
+    'TokenAssociated',
+    'TokenDissociated',
+    'TokenDeleted',
+    'TokenReencrypted',
+    'TenantDeleted',
+  ],
+  async apply(events, tx) {
+    for (const run of runsOfSameType(events)) {
+      switch (run.type) {
+        case 'TokenCreated':
+          await created(tx, run.data);
+          break;
+        case 'TokenUpdated':
+          await updated(tx, run.data);
+          break;
+        case 'TokenAssociated':
+          await insertAssociations(tx, run.data);
+          break;
+        case 'TokenDissociated':
+          await deleteAssociations(tx, run.data);
+          break;
+        case 'TokenDeleted':
+          await deleted(tx, run.data);
+          break;
+        case 'TokenReencrypted':
+          await reencrypted(tx, run.data);
+          break;
+        case 'TenantDeleted':
+          await tenantDeleted(tx, run.data);
+          break;
+        default: {
+          // Fails to compile when a type it handles has no case here.
+          const unhandled: never = run;
+          throw new Error(`no projection for ${(unhandled as { type: string }).type}`);
+        }
+      }
+    }
+  },
+};

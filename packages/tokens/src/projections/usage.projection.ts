@@ -1,0 +1,127 @@
+import {
+  onTenantDeleted,
+  type DataOf,
+  type EventOf,
+  type Projection,
+  type TenantDeletedEvent,
+} from '@tokenvault/cqrs';
+import type { PoolClient } from '@tokenvault/platform';
+import type { TokensContextEvent } from '../domain/tokens.events.ts';
+import { runsOfSameType } from './runs.projection.ts';
+
+/** What this projection handles: the events that count a token or make it active in a month. */
+type Handled =
+  | EventOf<TokensContextEvent, 'TokenCreated' | 'TokenUpdated' | 'TokenDeleted' | 'TokenRead' | 'TokensRead'>
+  | TenantDeletedEvent;
+
+const json = (rows: unknown[]) => JSON.stringify(rows);
+
+/** Marks tokens active in the month of `at` (UTC) and counts the ones new to that month. */
+async function recordActivity(tx: PoolClient, rows: { tenant_id: string; token_id: string; at: string }[]) {
+  await tx.query(
+    `WITH activity AS (
+       INSERT INTO token_monthly_activity (tenant_id, month, token_id)
+       SELECT DISTINCT a.tenant_id, date_trunc('month', a.at AT TIME ZONE 'UTC')::date, a.token_id
+       FROM jsonb_to_recordset($1::jsonb) AS a(tenant_id uuid, token_id text, at timestamptz)
+       ON CONFLICT DO NOTHING
+       RETURNING tenant_id, month)
+     INSERT INTO token_monthly_usage (tenant_id, month, active_tokens)
+     SELECT tenant_id, month, count(*) FROM activity GROUP BY tenant_id, month
+     ON CONFLICT (tenant_id, month) DO UPDATE SET active_tokens = token_monthly_usage.active_tokens + excluded.active_tokens`,
+    [json(rows)],
+  );
+}
+
+async function created(tx: PoolClient, events: DataOf<TokensContextEvent, 'TokenCreated'>[]): Promise<void> {
+  await tx.query(
+    `INSERT INTO token_type_usage (tenant_id, type, count, last_created_at)
+     SELECT t.tenant_id, t.type, count(*), max(t.created_at)
+     FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id uuid, type text, created_at timestamptz)
+     GROUP BY t.tenant_id, t.type
+     ON CONFLICT (tenant_id, type) DO UPDATE SET
+       count = token_type_usage.count + excluded.count,
+       last_created_at = greatest(token_type_usage.last_created_at, excluded.last_created_at)`,
+    [json(events.map(({ tenant_id, type, created_at }) => ({ tenant_id, type, created_at })))],
+  );
+  await recordActivity(
+    tx,
+    events.map((event) => ({ tenant_id: event.tenant_id, token_id: event.token_id, at: event.created_at })),
+  );
+}
+
+async function deleted(tx: PoolClient, events: DataOf<TokensContextEvent, 'TokenDeleted'>[]): Promise<void> {
+  await tx.query(
+    `UPDATE token_type_usage u SET count = u.count - d.deleted
+     FROM (SELECT tenant_id, type, count(*) AS deleted
+           FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id uuid, type text) GROUP BY tenant_id, type) d
+     WHERE u.tenant_id = d.tenant_id AND u.type = d.type`,
+    [json(events.map(({ tenant_id, type }) => ({ tenant_id, type })))],
+  );
+}
+
+const ownedTables = ['token_type_usage', 'token_monthly_activity', 'token_monthly_usage'] as const;
+
+const tenantDeleted = onTenantDeleted(ownedTables);
+
+/**
+ * The usage report: tokens per type and the tokens active each month (created, updated, read or
+ * used). Counters many writers share: written by the projector, never in a write's transaction,
+ * where every create of a tenant would queue on one row.
+ */
+export const tokenUsageProjection: Projection<Handled> = {
+  name: 'token-usage',
+  tables: ownedTables,
+  handles: ['TokenCreated', 'TokenUpdated', 'TokenDeleted', 'TokenRead', 'TokensRead', 'TenantDeleted'],
+  async apply(events, tx) {
+    for (const run of runsOfSameType(events)) {
+      switch (run.type) {
+        case 'TokenCreated':
+          await created(tx, run.data);
+          break;
+        case 'TokenUpdated':
+          await recordActivity(
+            tx,
+            run.data.map((event) => ({
+              tenant_id: event.tenant_id,
+              token_id: event.token_id,
+              at: event.modified_at,
+            })),
+          );
+          break;
+        case 'TokenDeleted':
+          await deleted(tx, run.data);
+          break;
+        case 'TokenRead':
+          await recordActivity(
+            tx,
+            run.data.map((event) => ({
+              tenant_id: event.tenant_id,
+              token_id: event.token_id,
+              at: event.read_at,
+            })),
+          );
+          break;
+        case 'TokensRead':
+          await recordActivity(
+            tx,
+            run.data.flatMap((event) =>
+              event.tokens.map((token) => ({
+                tenant_id: event.tenant_id,
+                token_id: token.token_id,
+                at: event.read_at,
+              })),
+            ),
+          );
+          break;
+        case 'TenantDeleted':
+          await tenantDeleted(tx, run.data);
+          break;
+        default: {
+          // Fails to compile when a type it handles has no case here.
+          const unhandled: never = run;
+          throw new Error(`no projection for ${(unhandled as { type: string }).type}`);
+        }
+      }
+    }
+  },
+};

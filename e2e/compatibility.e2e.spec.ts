@@ -17,11 +17,9 @@ describe('compatibility', () => {
   afterAll(async () => destination?.close());
 
   it('serves proxies.create/get/list/update/patch/delete as Basis Theory’s Node SDK calls them', async () => {
-    // Basis Theory's key header is BT-API-KEY; the service's is SVC-API-KEY (given as a header).
-    const sdk = new BasisTheoryClient({
-      baseUrl: env.stack.url,
-      headers: { 'SVC-API-KEY': env.tenant.apiKey },
-    });
+    // As a team moving from Basis Theory runs it: its key option (sent as BT-API-KEY, with
+    // BT-TRACE-ID), only the base URL changed.
+    const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
     const created = await sdk.proxies.create({
       name: 'Processor',
       destinationUrl: `${destination.url}/v1`,
@@ -61,15 +59,15 @@ describe('compatibility', () => {
       body: { name: 'Charges', destination_url: `${destination.url}/v1` },
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    // basis-theory-js speaks http to localhost only; the service's header names are given as headers.
-    const bt = await new BasisTheory().init(undefined, {
+    // basis-theory-js speaks http to localhost only; its key goes as BT-API-KEY, as it always does.
+    const bt = await new BasisTheory().init(env.tenant.apiKey, {
       apiBaseUrl: env.stack.url.replace('127.0.0.1', 'localhost'),
     });
     destination.received.length = 0;
     const answer: unknown = await bt.proxy.post({
       path: '/charges',
       query: { amount: '10' },
-      headers: { 'SVC-API-KEY': env.tenant.apiKey, 'SVC-PROXY-KEY': created.body.key },
+      headers: { 'BT-PROXY-KEY': created.body.key },
       body: { number: `{{ ${cardId} | json: '$.number' }}` },
     });
     expect(destination.received).toHaveLength(1);
@@ -124,11 +122,37 @@ describe('compatibility', () => {
     }
   });
 
+  it('takes Basis Theory’s header names: BT-TRACE-ID as the request id, BT-IDEMPOTENCY-KEY as the idempotency key', async () => {
+    const traced = await env.tenant.client.request<{ request_id?: string }>('GET', '/tokens/missing', {
+      headers: { 'BT-TRACE-ID': 'bt-trace-1' },
+    });
+    expect(traced.headers.get('x-request-id')).toBe('bt-trace-1');
+    expect(traced.body.request_id).toBe('bt-trace-1');
+    const create = () =>
+      env.tenant.client.request<{ id: string }>('POST', '/tenants/self/invitations', {
+        headers: { 'BT-IDEMPOTENCY-KEY': `bt-idem-${env.tenant.tenantId}` },
+        body: { email: 'once@example.com', role: 'ADMIN' },
+      });
+    const first = await create();
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const replay = await create();
+    expect(replay.body.id).toBe(first.body.id);
+    expect(replay.headers.get('idempotency-replayed')).toBe('true');
+    const both = await env.tenant.client.request<{ errors: Record<string, string[]> }>(
+      'GET',
+      '/applications',
+      {
+        headers: { 'BT-TRACE-ID': 'one', 'x-request-id': 'two' },
+      },
+    );
+    expect(both.status).toBe(400);
+    expect(Object.keys(both.body.errors)).toEqual(['headers.bt-trace-id']);
+  });
+
   it('serves GET /v2/tokens as Basis Theory’s Node SDK reads it (tokens.listV2)', async () => {
     const { client, apiKey } = env.tenant;
-    // Basis Theory's own client, pointed at the service; its key header is Basis Theory's, this is ours.
-    const sdkWith = (key: string) =>
-      new BasisTheoryClient({ baseUrl: env.stack.url, headers: { 'SVC-API-KEY': key } });
+    // Basis Theory's own client, pointed at the service, unpatched.
+    const sdkWith = (key: string) => new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: key });
     const batch = `b-${Date.now()}`;
     const ids: string[] = [];
     for (let index = 0; index < 5; index++) {

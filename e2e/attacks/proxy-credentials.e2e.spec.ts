@@ -101,9 +101,11 @@ describe('attack: a hostile destination collects the service’s credentials', (
 
   const expectNoServiceCredential = (received: Received[], secrets: string[]) => {
     for (const request of received) {
-      expect(Object.keys(request.headers).filter((name) => name.startsWith('svc-'))).toEqual([]);
+      expect(
+        Object.keys(request.headers).filter((name) => name.startsWith('svc-') || name.startsWith('bt-')),
+      ).toEqual([]);
       expect(request.headers.cookie).toBeUndefined();
-      expect(request.url).not.toMatch(/svc-proxy-key/i);
+      expect(request.url).not.toMatch(/(svc|bt)-proxy-key/i);
     }
     const text = everything(received);
     for (const secret of secrets) expect(text).not.toContain(secret);
@@ -198,6 +200,30 @@ describe('attack: a hostile destination collects the service’s credentials', (
       }
     }
     expect(hostile.received).toEqual([]);
+  });
+
+  it('under Basis Theory’s names (BT-API-KEY, BT-PROXY-URL, BT-PROXY-KEY, bt-proxy-key): nothing of the service reaches it', async () => {
+    hostile.received.length = 0;
+    const ephemeral = await raw('POST', '/proxy/collect', [
+      ['BT-API-KEY', tenant.apiKey],
+      ['Bt-Proxy-Url', hostile.url],
+      ['BT-IDEMPOTENCY-KEY', 'idempotency-of-the-service'],
+      ['BT-TRACE-ID', 'trace-of-the-caller'],
+    ]);
+    expect(ephemeral.status, ephemeral.body).toBe(201);
+    const proxyKey = await createProxy({ name: 'BT names', destination_url: hostile.url });
+    const inHeader = await raw('GET', '/proxy/bt', [
+      ['BT-API-KEY', tenant.apiKey],
+      ['BT-PROXY-KEY', proxyKey],
+    ]);
+    expect(inHeader.status, inHeader.body).toBe(201);
+    const inQuery = await raw('GET', `/proxy/bt?bt-proxy-key=${proxyKey}&keep=1`, [
+      ['BT-API-KEY', tenant.apiKey],
+    ]);
+    expect(inQuery.status, inQuery.body).toBe(201);
+    expect(hostile.received).toHaveLength(3);
+    expect(hostile.received[2]!.url).toBe('/bt?keep=1');
+    expectNoServiceCredential(hostile.received, [tenant.apiKey, proxyKey, 'idempotency-of-the-service']);
   });
 
   it('a proxy without auth, called with a member’s session: neither the bearer nor the cookie is forwarded', async () => {

@@ -14,6 +14,13 @@ function isAddressOrCidr(entry: string): boolean {
   return /^\d{1,3}$/.test(prefix) && bits <= (family === 4 ? 32 : 128);
 }
 
+/** A web origin as browsers send it in `Origin`: http(s), host, optional port, nothing else. */
+function isOrigin(entry: string): boolean {
+  if (!URL.canParse(entry)) return false;
+  const url = new URL(entry);
+  return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === entry;
+}
+
 const base64Key32 = z
   .string()
   .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded');
@@ -216,6 +223,19 @@ export const configSchema = z.object({
   SIGN_IN_EMAILS_PER_ADDRESS_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Sign-in e-mail requests one client address (an IPv6 client: its /64) may make per hour. */
   SIGN_IN_EMAILS_PER_CLIENT_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(30),
+  /**
+   * Origins (`https://shop.example`, comma-separated) whose browser pages may call the API with
+   * an API key: CORS, never with credentials. Unset: none.
+   */
+  CORS_ALLOWED_ORIGINS: z
+    .string()
+    .trim()
+    .refine(
+      (value) => value === '' || value.split(',').every((entry) => isOrigin(entry.trim())),
+      'origins, comma-separated, each scheme://host[:port] with no path or trailing slash (e.g. https://shop.example,http://localhost:3000); * is not accepted',
+    )
+    .transform((value) => (value === '' ? [] : value.split(',').map((entry) => entry.trim())))
+    .default([]),
   /**
    * The proxies in front of the gateway whose X-Forwarded-For is believed (express's `trust
    * proxy`): unset, none (the client is the socket's address); a hop count (`1`: the address the

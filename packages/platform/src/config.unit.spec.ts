@@ -130,3 +130,37 @@ describe('config: TRUST_PROXY', () => {
     }
   });
 });
+
+describe('config: CORS_ALLOWED_ORIGINS', () => {
+  const keyFile = () => join(mkdtempSync(join(tmpdir(), 'tv-')), 'master.key');
+  const originsOf = (value?: string) =>
+    loadConfig({
+      MASTER_KEY_FILE: keyFile(),
+      ...(value === undefined ? {} : { CORS_ALLOWED_ORIGINS: value }),
+    }).CORS_ALLOWED_ORIGINS;
+
+  it('allows no origin unless told', () => {
+    expect(originsOf()).toEqual([]);
+    expect(originsOf('')).toEqual([]);
+  });
+
+  it('is a list of origins as browsers send them', () => {
+    expect(originsOf('https://shop.example, http://localhost:3000')).toEqual([
+      'https://shop.example',
+      'http://localhost:3000',
+    ]);
+  });
+
+  it('refuses a wildcard, a path, a trailing slash or another scheme, naming the variable', () => {
+    for (const value of [
+      '*',
+      'https://shop.example/',
+      'https://shop.example/pay',
+      'shop.example',
+      'ftp://x.example',
+      'https://a.example,',
+    ]) {
+      expect(() => originsOf(value), value).toThrow(/CORS_ALLOWED_ORIGINS: origins, comma-separated/);
+    }
+  });
+});

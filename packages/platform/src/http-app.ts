@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import { corsPolicy } from './cors.ts';
 import { Problem, badRequest, notFound, payloadTooLarge } from './errors.ts';
 import type { Logger } from './logger.ts';
 import { httpMetrics } from './metrics.ts';
@@ -9,6 +10,7 @@ import { incomingRequestId } from './request-id.ts';
 import type { Authenticate, Principal, RouteDefinition } from './route.ts';
 import { callRoute } from './route-call.ts';
 import type { RouteGuard } from './route-guard.ts';
+import { adoptCompatibilityHeaders } from './wire-names.ts';
 
 // The express application: its shell (request ids, logging, JSON parsing), the routes mounted on
 // it, and the central error handler that answers every error as problem+json.
@@ -86,6 +88,8 @@ export interface AppOptions {
    * count, or their IPs/CIDRs.
    */
   trustProxy?: false | number | string[];
+  /** Origins whose pages may call the API with an API key (CORS_ALLOWED_ORIGINS). */
+  corsAllowedOrigins?: readonly string[];
   /** Mounted before the routes: health checks and documents. */
   configure(app: express.Express): void;
 }
@@ -103,6 +107,8 @@ export function createHttpApp(options: AppOptions): express.Express {
   // Node's header size limit, and repeatable() bounds each parameter with a 400.
   app.set('query parser', (query: string) => parseQueryString(query, '&', '=', { maxKeys: 0 }));
   app.use((req, res, next) => {
+    // First, so that BT-TRACE-ID is a request id and no later step sees a BT-* name.
+    const twoNames = adoptCompatibilityHeaders(req.headers);
     req.requestId = incomingRequestId(req) ?? randomUUID();
     res.setHeader('x-request-id', req.requestId);
     // Every response is private to a tenant (some carry token data): no cache may keep one.
@@ -111,8 +117,9 @@ export function createHttpApp(options: AppOptions): express.Express {
     // caller's strings, say) must stay inert there. Pages that run script set their own policy.
     res.setHeader('content-security-policy', inertPolicy);
     res.setHeader('x-content-type-options', 'nosniff');
-    next();
+    next(twoNames);
   });
+  app.use(corsPolicy(options.corsAllowedOrigins ?? []));
   app.use(httpMetrics());
   // One line per request, built only when its level is enabled (pino-http's per-request child
   // logger cost a measurable share of throughput). Never headers or bodies.

@@ -46,6 +46,7 @@ export function createGatewayApp(runtime: Runtime): express.Express {
     logger: runtime.logger,
     bodyLimit: runtime.config.BODY_LIMIT,
     trustProxy: runtime.config.TRUST_PROXY,
+    corsAllowedOrigins: runtime.config.CORS_ALLOWED_ORIGINS,
     configure(app) {
       app.get('/healthz', (_req, res) => {
         res.json({ status: 'ok' });

@@ -15,6 +15,8 @@ export const proxyUrlHeader = 'SVC-PROXY-URL';
 /** The header (or, lower-case, the query parameter) naming a pre-configured proxy by its key. */
 export const proxyKeyHeader = 'SVC-PROXY-KEY';
 export const proxyKeyParameter = 'svc-proxy-key';
+/** Basis Theory's name of the parameter, accepted too (its header is renamed on the way in). */
+export const compatibilityProxyKeyParameter = 'bt-proxy-key';
 
 export interface ResolveProxyDeps {
   authenticate: Authenticate;
@@ -63,8 +65,17 @@ async function invoker(req: Request, res: Response, deps: ResolveProxyDeps): Pro
 const keyOf = (req: Request): string | undefined => {
   const header = req.get(proxyKeyHeader);
   if (header) return header;
-  const parameter = req.query[proxyKeyParameter];
-  return typeof parameter === 'string' && parameter ? parameter : undefined;
+  const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
+  const own = text(req.query[proxyKeyParameter]);
+  const compatibility = text(req.query[compatibilityProxyKeyParameter]);
+  if (own !== undefined && compatibility !== undefined && own !== compatibility) {
+    throw badRequest('The proxy key is given under two names with different values.', {
+      [`query.${compatibilityProxyKeyParameter}`]: [
+        `Differs from ${proxyKeyParameter}: send one of the two names, or the same value in both`,
+      ],
+    });
+  }
+  return own ?? compatibility;
 };
 
 /**

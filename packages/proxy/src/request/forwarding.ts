@@ -50,7 +50,8 @@ export function forwardedRequestHeaders(headers: IncomingHttpHeaders): Record<st
   const forwarded: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
-    if (name.startsWith('svc-') || name === 'cookie') continue;
+    // bt-* names were renamed to svc-* on the way in; dropped here all the same.
+    if (name.startsWith('svc-') || name.startsWith('bt-') || name === 'cookie') continue;
     if (name === 'authorization' && isSessionAuthorization(value)) continue;
     if (hopByHop.has(name) || listed.has(name)) continue;
     if (name === 'host' || name === 'content-length' || name === 'accept-encoding') continue;
@@ -128,6 +129,9 @@ const leavesBase = () =>
     ],
   });
 
+/** The query parameters that carry the proxy's key (the service's name and Basis Theory's). */
+const proxyKeyParameters = new Set(['svc-proxy-key', 'bt-proxy-key']);
+
 /** A path equal to the base's, or under it. */
 const isUnder = (path: string, base: string) => {
   const prefix = base.replace(/\/$/, '');
@@ -136,7 +140,7 @@ const isUnder = (path: string, base: string) => {
 
 /**
  * The destination URL: the base, then the path after `/proxy` appended to its path, then the
- * base's query and the request's (less `svc-proxy-key`, in any case). A base that is not an
+ * base's query and the request's (less `svc-proxy-key` and `bt-proxy-key`, in any case). A base that is not an
  * absolute URL is a 400 naming `field`; a path that could leave the base's (a dot segment in any
  * form) a 400 naming `path`, and the URL built is checked to be under the base's path all the
  * same.
@@ -153,7 +157,7 @@ export function destinationUrl(base: string, subPath: string, search: string, fi
   if (subPath && subPath !== '/') url.pathname = basePath.replace(/\/$/, '') + subPath;
   if (!isUnder(url.pathname, basePath)) throw leavesBase();
   for (const [name, value] of new URLSearchParams(search)) {
-    if (name.toLowerCase() !== 'svc-proxy-key') url.searchParams.append(name, value);
+    if (!proxyKeyParameters.has(name.toLowerCase())) url.searchParams.append(name, value);
   }
   return url;
 }

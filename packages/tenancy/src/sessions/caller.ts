@@ -58,12 +58,18 @@ export function isSessionAuthorization(authorization: string | string[]): boolea
 /**
  * A cookie goes with every request the browser makes to us, whoever's page asked: an unsafe
  * method on a cookie must come from our own origin (Sec-Fetch-Site, else Origin against the Host
- * or PUBLIC_URL). A request with neither header is refused too. Bearer tokens are not affected.
+ * or PUBLIC_URL). A request with neither header is refused too. A safe method passes (a link
+ * followed to a page of ours), unless a script of another origin sent it (CORS mode, or an
+ * Origin that is not ours): cookies never authenticate a cross-origin request, whatever
+ * CORS_ALLOWED_ORIGINS lists. Bearer tokens are not affected.
  */
 export function checkSameOrigin(request: CallerCredentials, publicUrl: string): void {
-  if (safeMethods.has(request.method.toUpperCase())) return;
   const refused = () =>
     forbidden('A cookie-authenticated request must come from the console itself (cross-origin refused).');
+  if (safeMethods.has(request.method.toUpperCase())) {
+    if (isScriptOfAnotherOrigin(request, publicUrl)) throw refused();
+    return;
+  }
   const site = header(request.headers, 'sec-fetch-site');
   if (site !== undefined) {
     if (site === 'same-origin') return;
@@ -80,6 +86,18 @@ export function checkSameOrigin(request: CallerCredentials, publicUrl: string): 
   }
   if (origin === new URL(publicUrl).origin || (host !== undefined && originHost === host)) return;
   throw refused();
+}
+
+/** A fetch or XHR from a page of another origin: the browser says so, or its Origin does. */
+function isScriptOfAnotherOrigin(request: CallerCredentials, publicUrl: string): boolean {
+  const site = header(request.headers, 'sec-fetch-site');
+  if (header(request.headers, 'sec-fetch-mode') === 'cors' && site !== undefined && site !== 'same-origin') {
+    return true;
+  }
+  const origin = header(request.headers, 'origin');
+  if (origin === undefined || origin === new URL(publicUrl).origin) return false;
+  const host = header(request.headers, 'host');
+  return !URL.canParse(origin) || host === undefined || new URL(origin).host !== host;
 }
 
 /**

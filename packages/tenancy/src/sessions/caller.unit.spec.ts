@@ -44,6 +44,23 @@ describe('the same-origin check of cookie requests', () => {
     expect(refusal({ method: 'GET', headers: { 'sec-fetch-site': 'cross-site' } })).toBeUndefined();
   });
 
+  it('refuses a safe method that a script of another origin sent: cookies never authenticate cross-origin', () => {
+    expect(
+      refusal({ method: 'GET', headers: { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' } }),
+    ).toBe(403);
+    expect(
+      refusal({ method: 'GET', headers: { origin: 'https://shop.example', host: 'vault.example' } }),
+    ).toBe(403);
+    expect(
+      refusal({ method: 'GET', headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' } }),
+    ).toBeUndefined();
+    expect(refusal({ method: 'GET', headers: { origin: publicUrl } })).toBeUndefined();
+    // A link followed from another site to a page of ours (a navigation) still opens it.
+    expect(
+      refusal({ method: 'GET', headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' } }),
+    ).toBeUndefined();
+  });
+
   it('accepts Sec-Fetch-Site same-origin, or an Origin of PUBLIC_URL or of the Host', () => {
     expect(refusal({ method: 'POST', headers: { 'sec-fetch-site': 'same-origin' } })).toBeUndefined();
     expect(refusal({ method: 'DELETE', headers: { origin: publicUrl } })).toBeUndefined();

@@ -1,6 +1,11 @@
 import type { Migration } from '@tokenvault/platform';
 
-export const logSealMigrations: Migration[] = [
+/**
+ * The first one is recorded in deployed databases under the context's former name, `log-seal`,
+ * with the former word for a tree head: applied migrations keep their ids and bodies, so it is
+ * left as it was applied and 002 renames what it created.
+ */
+export const verifiableLogMigrations: Migration[] = [
   {
     id: 'log-seal/001_seals',
     sql: `
@@ -42,6 +47,31 @@ export const logSealMigrations: Migration[] = [
       CREATE POLICY tenant_isolation ON log_sealed_events
         USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
       GRANT SELECT ON log_sealed_events TO {{app_role}};
+    `,
+  },
+  {
+    id: 'verifiable-log/002_tree_heads',
+    sql: `
+      -- "Seal" means encryption in this service; the log's hash chain is of tree heads (RFC 9162's
+      -- word), its rows are their Merkle trees' leaves. Renamed in place: every row, and so the
+      -- chain and each tree head's hash, stays as it was.
+      ALTER TABLE log_seals RENAME TO log_tree_heads;
+      ALTER TABLE log_tree_heads RENAME COLUMN sealed_at TO signed_at;
+      ALTER TABLE log_tree_heads RENAME COLUMN seal_hash TO tree_head_hash;
+      ALTER TABLE log_tree_heads RENAME CONSTRAINT log_seals_pkey TO log_tree_heads_pkey;
+      ALTER TABLE log_tree_heads RENAME CONSTRAINT log_seals_seal_hash_key TO log_tree_heads_tree_head_hash_key;
+
+      ALTER TABLE log_sealed_events RENAME TO log_tree_leaves;
+      ALTER TABLE log_tree_leaves RENAME COLUMN seal_number TO tree_head_number;
+      ALTER TABLE log_tree_leaves RENAME CONSTRAINT log_sealed_events_pkey TO log_tree_leaves_pkey;
+      ALTER TABLE log_tree_leaves
+        RENAME CONSTRAINT log_sealed_events_seal_number_fkey TO log_tree_leaves_tree_head_number_fkey;
+      ALTER TABLE log_tree_leaves RENAME CONSTRAINT log_sealed_events_leaf_unique TO log_tree_leaves_leaf_unique;
+
+      -- The signer's checkpoint (projection_checkpoints, of the cqrs migrations, which run first)
+      -- goes on under its new name: left under the old one, the signer would start again from the
+      -- first event, which the chain already covers.
+      UPDATE projection_checkpoints SET name = 'log-tree-heads' WHERE name = 'log-sealer';
     `,
   },
 ];

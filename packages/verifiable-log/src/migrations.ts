@@ -60,6 +60,7 @@ export const verifiableLogMigrations: Migration[] = [
       ALTER TABLE log_tree_heads RENAME COLUMN seal_hash TO tree_head_hash;
       ALTER TABLE log_tree_heads RENAME CONSTRAINT log_seals_pkey TO log_tree_heads_pkey;
       ALTER TABLE log_tree_heads RENAME CONSTRAINT log_seals_seal_hash_key TO log_tree_heads_tree_head_hash_key;
+      ALTER TABLE log_tree_heads RENAME CONSTRAINT log_seals_event_count_check TO log_tree_heads_event_count_check;
 
       ALTER TABLE log_sealed_events RENAME TO log_tree_leaves;
       ALTER TABLE log_tree_leaves RENAME COLUMN seal_number TO tree_head_number;

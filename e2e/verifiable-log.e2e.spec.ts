@@ -14,7 +14,7 @@ interface LogRow {
   id: string;
   event_id: string;
   event_hash: string | null;
-  seal_number: number | null;
+  tree_head_number: number | null;
   entity_id: string;
   operation: string;
 }
@@ -25,13 +25,13 @@ async function logRows(tenant: TestTenant): Promise<LogRow[]> {
   return response.body.data;
 }
 
-/** Every event is sealed (the sealer runs on the projector's thread). */
-async function allSealed(stack: TestStack): Promise<void> {
+/** Every event is covered by a tree head (the tree-head signer runs on the projector's thread). */
+async function allCovered(stack: TestStack): Promise<void> {
   await eventually(async () => {
-    const { rows } = await stack.service.runtime.ownerPool.query<{ events: number; sealed: number }>(
-      `SELECT (SELECT count(*)::int FROM es_events) AS events, (SELECT count(*)::int FROM log_sealed_events) AS sealed`,
+    const { rows } = await stack.service.runtime.ownerPool.query<{ events: number; covered: number }>(
+      `SELECT (SELECT count(*)::int FROM es_events) AS events, (SELECT count(*)::int FROM log_tree_leaves) AS covered`,
     );
-    expect(rows[0]!.sealed).toBe(rows[0]!.events);
+    expect(rows[0]!.covered).toBe(rows[0]!.events);
   }, 30_000);
 }
 
@@ -50,10 +50,10 @@ async function verifyLogCli(stack: TestStack, args: string[] = []) {
   }
 }
 
-describe('the sealed event log', () => {
-  const env = useStack({ LOG_SIGNING_KEY: signingKey, LOG_SEAL_BATCH_SIZE: '7' });
+describe('the verifiable event log', () => {
+  const env = useStack({ LOG_SIGNING_KEY: signingKey, LOG_TREE_HEAD_BATCH_SIZE: '7' });
 
-  it('publishes the seals’ public key without an API key', async () => {
+  it('publishes the tree heads’ public key without an API key', async () => {
     const response = await env.stack.client.request<{
       algorithm: string;
       public_key: string;
@@ -69,10 +69,10 @@ describe('the sealed event log', () => {
     expect(env.stack.logs.join('\n')).not.toContain(signingKey);
   });
 
-  it('log rows name their event and seal; a row’s proof verifies offline with the SDK, altered it does not', async () => {
+  it('log rows name their event and tree head; a row’s proof verifies offline with the SDK, altered it does not', async () => {
     const token = await env.tenant.client.tokens.create({ data: 'a secret value 4242' });
     await env.tenant.client.tokens.get(token.id);
-    await allSealed(env.stack);
+    await allCovered(env.stack);
     const rows = await logRows(env.tenant);
     expect(rows.length).toBeGreaterThanOrEqual(3);
     for (const row of rows) {
@@ -80,7 +80,7 @@ describe('the sealed event log', () => {
         id: expect.stringMatching(/^\d+$/),
         event_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
         event_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
-        seal_number: expect.any(Number),
+        tree_head_number: expect.any(Number),
       });
     }
     const publicKey = (
@@ -94,7 +94,7 @@ describe('the sealed event log', () => {
       log_id: created.id,
       event: { event_id: created.event_id, type: 'TokenCreated' },
       event_hash: created.event_hash,
-      seal: { number: created.seal_number, signature: expect.any(String) },
+      tree_head: { number: created.tree_head_number, signature: expect.any(String) },
     });
     expect(await verifyLogProof(proof, { publicKey })).toEqual({ valid: true });
     expect(JSON.stringify(proof)).not.toContain('a secret value');
@@ -103,7 +103,7 @@ describe('the sealed event log', () => {
       { ...proof, event: { ...proof.event, type: 'TokenDeleted' } },
       { ...proof, event: { ...proof.event, metadata: { ...proof.event.metadata, actor_id: randomUUID() } } },
       { ...proof, merkle_path: [...proof.merkle_path].reverse().concat('0'.repeat(64)) },
-      { ...proof, seal: { ...proof.seal, sealed_at: new Date(0).toISOString() } },
+      { ...proof, tree_head: { ...proof.tree_head, signed_at: new Date(0).toISOString() } },
     ];
     for (const bad of altered) expect((await verifyLogProof(bad, { publicKey })).valid).toBe(false);
 
@@ -117,7 +117,7 @@ describe('the sealed event log', () => {
     const other = await env.stack.createTenant('Other');
     const otherToken = await other.client.tokens.create({ data: 'the other tenant’s value' });
     const mine = await env.tenant.client.tokens.create({ data: 'mine' });
-    await allSealed(env.stack);
+    await allCovered(env.stack);
     const otherRows = await logRows(other);
     const myRows = await logRows(env.tenant);
     const myRow = myRows.find((row) => row.entity_id === mine.id)!;
@@ -146,12 +146,12 @@ describe('the sealed event log', () => {
 
   describe('npm run verify-log', () => {
     const pool = () => env.stack.service.runtime.ownerPool;
-    /** The sealed events, in the log's order, with their transaction. */
-    const sealedEvents = async () =>
+    /** The covered events, in the log's order, with their transaction. */
+    const coveredEvents = async () =>
       (
         await pool().query<{ event_id: string; global_position: string; transaction_id: string }>(
           `SELECT e.event_id::text, e.global_position::text, e.transaction_id::text
-           FROM es_events e JOIN log_sealed_events s USING (event_id)
+           FROM es_events e JOIN log_tree_leaves l USING (event_id)
            ORDER BY e.transaction_id, e.global_position`,
         )
       ).rows;
@@ -168,34 +168,37 @@ describe('the sealed event log', () => {
         const result = await verifyLogCli(env.stack);
         expect(result.code, result.stdout).toBe(1);
         expect(result.stdout).toContain(`event: ${eventId} at global position ${position} (${kind})`);
-        expect(result.stdout).toMatch(/seal: \d+:[0-9a-f]{64}/);
+        expect(result.stdout).toMatch(/tree head: \d+:[0-9a-f]{64}/);
       } finally {
         for (const sql of restore) await pool().query(sql);
       }
     }
 
-    it('passes on the untouched log, from the first event or from a trusted seal, with signatures', async () => {
+    it('passes on the untouched log, from the first event or from a trusted tree head, with signatures', async () => {
       await env.tenant.client.tokens.create({ data: 'more' });
-      await allSealed(env.stack);
+      await allCovered(env.stack);
       const publicKey = (
         await env.stack.client.request<{ public_key: string }>('GET', '/.well-known/tokenvault-log-key')
       ).body.public_key;
       const whole = await verifyLogCli(env.stack, ['--public-key', publicKey]);
       expect(whole.code, whole.stdout).toBe(0);
       expect(whole.stdout).toContain('the event log verifies');
-      expect(whole.stdout).toContain('every seal signed');
-      const { rows } = await pool().query<{ number: string; seal_hash: string }>(
-        'SELECT number::text, seal_hash FROM log_seals WHERE number = 2',
+      expect(whole.stdout).toContain('every tree head signed');
+      const { rows } = await pool().query<{ number: string; tree_head_hash: string }>(
+        'SELECT number::text, tree_head_hash FROM log_tree_heads WHERE number = 2',
       );
-      const fromSeal = await verifyLogCli(env.stack, ['--from-seal', `2:${rows[0]!.seal_hash}`]);
-      expect(fromSeal.code, fromSeal.stdout).toBe(0);
-      const wrong = await verifyLogCli(env.stack, ['--from-seal', `2:${'0'.repeat(64)}`]);
+      const fromTreeHead = await verifyLogCli(env.stack, [
+        '--from-tree-head',
+        `2:${rows[0]!.tree_head_hash}`,
+      ]);
+      expect(fromTreeHead.code, fromTreeHead.stdout).toBe(0);
+      const wrong = await verifyLogCli(env.stack, ['--from-tree-head', `2:${'0'.repeat(64)}`]);
       expect(wrong.code).toBe(1);
-      expect((await verifyLogCli(env.stack, ['--from-seal', 'two'])).code).toBe(2);
+      expect((await verifyLogCli(env.stack, ['--from-tree-head', 'two'])).code).toBe(2);
     }, 240_000);
 
     it('names an event whose data was changed', async () => {
-      const target = (await sealedEvents())[5]!;
+      const target = (await coveredEvents())[5]!;
       const table = `original_${randomUUID().slice(0, 8)}`;
       await pool().query(
         `CREATE TABLE ${table} AS SELECT event_id, data FROM es_events WHERE event_id = $1`,
@@ -214,7 +217,7 @@ describe('the sealed event log', () => {
     });
 
     it('names a deleted event', async () => {
-      const target = (await sealedEvents())[9]!;
+      const target = (await coveredEvents())[9]!;
       const table = `deleted_${randomUUID().slice(0, 8)}`;
       await pool().query(`CREATE TABLE ${table} AS SELECT * FROM es_events WHERE event_id = $1`, [
         target.event_id,
@@ -228,8 +231,8 @@ describe('the sealed event log', () => {
       );
     });
 
-    it('names a forged event inserted among sealed ones', async () => {
-      const after = (await sealedEvents())[3]!;
+    it('names a forged event inserted among covered ones', async () => {
+      const after = (await coveredEvents())[3]!;
       const forged = randomUUID();
       const { rows } = await pool().query<{ global_position: string }>(
         `INSERT INTO es_events (transaction_id, stream_id, stream_revision, event_id, event_type, data, metadata)
@@ -247,7 +250,7 @@ describe('the sealed event log', () => {
     });
 
     it('names the first of two swapped events', async () => {
-      const events = await sealedEvents();
+      const events = await coveredEvents();
       const first = events[4]!;
       const second = events.find(
         (event) => event.transaction_id !== first.transaction_id && events.indexOf(event) > 6,
@@ -274,7 +277,7 @@ describe('the sealed event log', () => {
       const doomed = await env.stack.createTenant('Doomed');
       await doomed.client.tokens.create({ data: 'shredded soon' });
       expect((await doomed.client.request('DELETE', '/tenants/self')).status).toBe(204);
-      await allSealed(env.stack);
+      await allCovered(env.stack);
       const result = await verifyLogCli(env.stack);
       expect(result.code, result.stdout).toBe(0);
     });

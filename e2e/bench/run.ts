@@ -15,10 +15,10 @@ import {
 } from './scenarios/http-vs-baseline.ts';
 import { measureKafkaRelay } from './scenarios/kafka.ts';
 import {
-  measurePostTokensWithAndWithoutSealing,
-  measureSealAndVerify,
-  measureSealingLag,
-} from './scenarios/log-seal.ts';
+  measurePostTokensWithAndWithoutTreeHeads,
+  measureTreeHeadLag,
+  measureTreeHeadsAndVerify,
+} from './scenarios/tree-heads.ts';
 import { measureGatewaysOneVsTwo } from './scenarios/compose-gateways.ts';
 import { startProjectionLagRecording } from './scenarios/projection-lag.ts';
 import { measureReactors } from './scenarios/reactors.ts';
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     const projectionLagRecording = await startProjectionLagRecording(stack);
     const postTokens = await measurePostTokens(stack);
     const projectionLag = await projectionLagRecording.measure(postTokens.window);
-    const sealingLag = runs('seal') ? await measureSealingLag(stack, postTokens.window) : undefined;
+    const treeHeadLag = runs('tree-heads') ? await measureTreeHeadLag(stack, postTokens.window) : undefined;
     const bareGet = (await measureBareGet(stack, bareInsert.ids)).row;
     const getToken = (await measureGetToken(stack, postTokens.ids)).row;
     // Right after the key's run, on the same ids: a session instead of a key.
@@ -66,11 +66,13 @@ async function main(): Promise<void> {
     const readModels = settings.readModels ? await measureReadModelsAtSize(stack) : [];
     // The HTTP servers are idle from here on; the appends run on the bare database.
     const appends = runs('appends') ? await measureEventStoreAppends(stack.bareDatabaseUrl) : [];
-    const sealAndVerify = runs('seal') ? await measureSealAndVerify(stack.bareDatabaseUrl) : [];
+    const treeHeadsAndVerify = runs('tree-heads')
+      ? await measureTreeHeadsAndVerify(stack.bareDatabaseUrl)
+      : [];
     const broker = await kafkaBroker;
     const kafka = broker ? await measureKafkaRelay(stack, broker) : [];
     // Last: it restarts the service (twice).
-    const sealing = runs('seal') ? await measurePostTokensWithAndWithoutSealing(stack) : undefined;
+    const treeHeads = runs('tree-heads') ? await measurePostTokensWithAndWithoutTreeHeads(stack) : undefined;
     const compose = settings.compose ? await measureGatewaysOneVsTwo() : [];
 
     const rows = [
@@ -89,10 +91,10 @@ async function main(): Promise<void> {
       proxy?.transformed,
       ...readModels,
       ...kafka,
-      sealingLag,
-      ...sealAndVerify,
-      sealing?.off.row,
-      sealing?.on.row,
+      treeHeadLag,
+      ...treeHeadsAndVerify,
+      treeHeads?.off.row,
+      treeHeads?.on.row,
       ...compose,
     ].filter((row) => row !== undefined);
     const targets = [
@@ -108,9 +110,9 @@ async function main(): Promise<void> {
       proxy && addedP99Target(proxy.proxied, proxy.direct, 10),
       proxy && addedP99Target(proxy.transformed, proxy.direct, 25),
       ...readModels.map((row) => p99Target(row, 20)),
-      sealingLag && p99Target(sealingLag, 1_000, 'sealing lag p99'),
-      sealing &&
-        rateRatioTarget('POST /tokens sealing on ÷ off (req/s)', sealing.on.row, sealing.off.row, 95),
+      treeHeadLag && p99Target(treeHeadLag, 1_000, 'tree-head lag p99'),
+      treeHeads &&
+        rateRatioTarget('POST /tokens tree heads on ÷ off (req/s)', treeHeads.on.row, treeHeads.off.row, 95),
     ].filter((target) => target !== undefined);
     process.stdout.write(renderReport(info, rows, targets) + renderProfiles(profileSummaries()));
     const serviceLogs = stack.service.output().trim();

@@ -32,10 +32,10 @@ export const logSchema = z.object({
     .meta({ examples: ['1280'] }),
   /** The event the row records. */
   event_id: uuid,
-  /** The event's hash in the sealed log (docs/verifiable-log.md); null until it is sealed. */
+  /** The event's hash in the verifiable log (docs/verifiable-log.md); null until a tree head covers it. */
   event_hash: sha256Hex.nullable(),
-  /** The seal that covers the event; null until it is sealed. GET /logs/{id}/proof proves it. */
-  seal_number: z.number().int().nullable(),
+  /** The tree head that covers the event; null until one does. GET /logs/{id}/proof proves it. */
+  tree_head_number: z.number().int().nullable(),
   tenant_id: uuid,
   actor_id: uuid.optional(),
   actor_type: z.string().optional(),
@@ -55,24 +55,24 @@ export const logIdParams = z.object({ id: z.string().regex(/^\d{1,30}$/, 'Must b
 
 const positionSchema = z.object({ commit: z.string(), prepare: z.string() });
 
-/** One seal of the event log's hash chain (docs/verifiable-log.md). */
-export const logSealSchema = z.object({
+/** One tree head of the event log's hash chain (docs/verifiable-log.md). */
+export const treeHeadSchema = z.object({
   number: z.number().int(),
   previous_hash: sha256Hex,
   first_position: positionSchema,
   last_position: positionSchema,
   event_count: z.number().int(),
   merkle_root: sha256Hex,
-  sealed_at: timestamp,
-  seal_hash: sha256Hex,
-  signature: z.string().optional().describe('Ed25519 over the canonical JSON of the seal, base64'),
+  signed_at: timestamp,
+  tree_head_hash: sha256Hex,
+  signature: z.string().optional().describe('Ed25519 over the canonical JSON of the tree head, base64'),
   key_id: z.string().optional(),
 });
 
-/** What a tenant needs to check one of its log rows against a seal, offline (SDK: verifyLogProof). */
+/** What a tenant needs to check one of its log rows against a tree head, offline (SDK: verifyLogProof). */
 export const logProofSchema = z.object({
   log_id: z.string(),
-  /** The event as sealed: its data only as the SHA-256 of its canonical JSON. */
+  /** The event as logged: its data only as the SHA-256 of its canonical JSON. */
   event: z.object({
     event_id: uuid,
     stream: z.string(),
@@ -87,7 +87,7 @@ export const logProofSchema = z.object({
   leaf_index: z.number().int(),
   /** RFC 9162 inclusion path, leaf to root: hashes of other events' subtrees only. */
   merkle_path: z.array(sha256Hex),
-  seal: logSealSchema,
+  tree_head: treeHeadSchema,
 });
 export type LogProof = z.output<typeof logProofSchema>;
 

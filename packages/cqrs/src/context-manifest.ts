@@ -10,6 +10,11 @@ import type { Projection } from './projector.ts';
  */
 export interface ContextManifest<RouteDeps = never> {
   readonly name: string;
+  /**
+   * Names it had before: a migration applied under one keeps its id (deployed databases record
+   * it), and so the prefix of that name.
+   */
+  readonly formerNames?: readonly string[];
   /** Its tables (row-level security, grants), applied in the list's order after the infrastructure's. */
   readonly migrations: readonly Migration[];
   readonly projections: {

@@ -191,13 +191,13 @@ export const configSchema = z.object({
    * model is written by the projector, and a write waits for it (an event store elsewhere).
    */
   PROJECTIONS: z.enum(['inline', 'async']).default('inline'),
-  /** `on`: the sealing processor seals the event log into a hash chain (docs/verifiable-log.md). */
-  LOG_SEALING: z.enum(['on', 'off']).default('on'),
-  /** Most events one seal covers (fewer when fewer are waiting). */
-  LOG_SEAL_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(1_000),
-  /** Shortest time between two seals: what is appended meanwhile goes into the next one. */
-  LOG_SEAL_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(100),
-  /** Ed25519 key that signs the seals: base64 of a 32-byte seed or of PKCS#8 DER. Never logged. */
+  /** `on`: the tree-head signer chains the event log's tree heads (docs/verifiable-log.md). */
+  LOG_TREE_HEADS: z.enum(['on', 'off']).default('on'),
+  /** Most events one tree head covers (fewer when fewer are waiting). */
+  LOG_TREE_HEAD_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(1_000),
+  /** Shortest time between two tree heads: what is appended meanwhile goes into the next one. */
+  LOG_TREE_HEAD_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(100),
+  /** Ed25519 key that signs the tree heads: base64 of a 32-byte seed or of PKCS#8 DER. Never logged. */
   LOG_SIGNING_KEY: z
     .string()
     .refine(
@@ -283,10 +283,24 @@ export class ConfigError extends Error {
 }
 
 /**
+ * Settings under a former name, and their name now: set under the old one, a setting would be
+ * ignored without a word (LOG_SEALING=off would sign tree heads again), so it is refused instead.
+ */
+const renamedSettings = {
+  LOG_SEALING: 'LOG_TREE_HEADS',
+  LOG_SEAL_BATCH_SIZE: 'LOG_TREE_HEAD_BATCH_SIZE',
+  LOG_SEAL_INTERVAL_MS: 'LOG_TREE_HEAD_INTERVAL_MS',
+} as const;
+
+/**
  * Parses the environment. Without MASTER_KEY a development key is generated once and kept in
  * MASTER_KEY_FILE (gitignored), so a restarted dev server can still decrypt its own data.
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const renamed = Object.entries(renamedSettings)
+    .filter(([former]) => env[former] !== undefined)
+    .map(([former, now]) => `${former}: renamed ${now}; set ${now} instead`);
+  if (renamed.length) throw new ConfigError(renamed);
   const parsed = configSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));

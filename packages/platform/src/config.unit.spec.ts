@@ -31,6 +31,23 @@ describe('config', () => {
     }
   });
 
+  it('refuses a setting under its former name, naming the one to set', () => {
+    const keyFile = join(mkdtempSync(join(tmpdir(), 'tv-')), 'master.key');
+    try {
+      loadConfig({ MASTER_KEY_FILE: keyFile, LOG_SEALING: 'off', LOG_SEAL_INTERVAL_MS: '50' });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).issues).toEqual([
+        'LOG_SEALING: renamed LOG_TREE_HEADS; set LOG_TREE_HEADS instead',
+        'LOG_SEAL_INTERVAL_MS: renamed LOG_TREE_HEAD_INTERVAL_MS; set LOG_TREE_HEAD_INTERVAL_MS instead',
+      ]);
+    }
+    expect(
+      loadConfig({ MASTER_KEY_FILE: keyFile, LOG_TREE_HEADS: 'off', LOG_TREE_HEAD_INTERVAL_MS: '50' }),
+    ).toMatchObject({ LOG_TREE_HEADS: 'off', LOG_TREE_HEAD_INTERVAL_MS: 50 });
+  });
+
   it('requires a real master key in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', MASTER_KEY_FILE: '/nonexistent/key' })).toThrow(
       ConfigError,

@@ -2,11 +2,11 @@ import type { ContextManifest } from '@tokenvault/cqrs';
 import type { AppendHook, InlineProjection, UniquenessRules } from '@tokenvault/eventstore';
 import type { RouteDefinition } from '@tokenvault/platform';
 import { auditContext } from '@tokenvault/audit';
-import { logSealContext } from '@tokenvault/log-seal';
 import { proxyContext } from '@tokenvault/proxy';
 import { reactorsContext } from '@tokenvault/reactors';
 import { tenancyContext } from '@tokenvault/tenancy';
 import { tokensContext } from '@tokenvault/tokens';
+import { verifiableLogContext } from '@tokenvault/verifiable-log';
 
 /**
  * Every bounded context of the service, each through its manifest (`ContextManifest` of
@@ -20,7 +20,7 @@ export const contexts = [
   reactorsContext,
   proxyContext,
   auditContext,
-  logSealContext,
+  verifiableLogContext,
 ] as const;
 
 type RouteDepsOf<Context> = Context extends ContextManifest<infer Deps> ? Deps : never;

@@ -37,7 +37,7 @@ import { CodeRunQueue } from '@tokenvault/code-runs';
 import { contextInvalidationsOf, contextMigrations, contextRoutes, type ContextDeps } from './contexts.ts';
 import { readModelsProjectorName } from './projections.ts';
 import { connectEventStore } from './event-log.ts';
-import { logSignerOf, readModelsProjector } from './subscribers.ts';
+import { logSigningKeyOf, readModelsProjector } from './subscribers.ts';
 import { checkExternalEventStore } from './external-store.ts';
 import { checkProjectionMode, projectionModeMigrations } from './projection-mode.ts';
 import { startScrapeMetrics } from './scrape-metrics.ts';
@@ -324,7 +324,7 @@ export async function createRuntime(
     reactorDefinitions,
     proxies,
     allowlist,
-    logSigner: logSignerOf(config),
+    logSigningKey: logSigningKeyOf(config),
   };
   return {
     ...base,

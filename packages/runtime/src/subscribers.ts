@@ -1,7 +1,7 @@
 import type { Config, Logger, Pool } from '@tokenvault/platform';
 import type { EventStore } from '@tokenvault/eventstore';
 import { KafkaRelay } from '@tokenvault/relay';
-import { createLogSealer, SealSigner } from '@tokenvault/log-seal';
+import { createTreeHeadSigner, LogSigningKey } from '@tokenvault/verifiable-log';
 import { Projector, type Processor } from '@tokenvault/cqrs';
 import { projectorProjections, readModelsProjectorName } from './projections.ts';
 
@@ -39,23 +39,23 @@ export function relayFor(
   });
 }
 
-/** The seals' signer, when LOG_SIGNING_KEY is set. */
-export const logSignerOf = (config: Config): SealSigner | undefined =>
-  config.LOG_SIGNING_KEY ? new SealSigner(config.LOG_SIGNING_KEY) : undefined;
+/** The tree heads' signing key, when LOG_SIGNING_KEY is set. */
+export const logSigningKeyOf = (config: Config): LogSigningKey | undefined =>
+  config.LOG_SIGNING_KEY ? new LogSigningKey(config.LOG_SIGNING_KEY) : undefined;
 
-/** The sealing processor (docs/verifiable-log.md), or undefined with LOG_SEALING=off. */
-export function logSealerFor(
+/** The tree-head signer (docs/verifiable-log.md), or undefined with LOG_TREE_HEADS=off. */
+export function treeHeadSignerFor(
   config: Config,
   connection: { store: EventStore; pool: Pool },
   logger: Logger,
 ): Processor | undefined {
-  if (config.LOG_SEALING === 'off') return undefined;
-  return createLogSealer({
+  if (config.LOG_TREE_HEADS === 'off') return undefined;
+  return createTreeHeadSigner({
     store: connection.store,
     pool: connection.pool,
     logger,
-    batchSize: config.LOG_SEAL_BATCH_SIZE,
-    intervalMs: config.LOG_SEAL_INTERVAL_MS,
-    ...(config.LOG_SIGNING_KEY ? { signer: logSignerOf(config)! } : {}),
+    batchSize: config.LOG_TREE_HEAD_BATCH_SIZE,
+    intervalMs: config.LOG_TREE_HEAD_INTERVAL_MS,
+    ...(config.LOG_SIGNING_KEY ? { signingKey: logSigningKeyOf(config)! } : {}),
   });
 }

@@ -1,8 +1,8 @@
 /**
  * Offline check of a log proof (GET /logs/{id}/proof), with Web Crypto only: the event's hash is
- * recomputed from the event as sealed, the Merkle path leads to the seal's root, the seal's hash
- * is recomputed, and, when a public key is given (GET /.well-known/tokenvault-log-key), its
- * Ed25519 signature is checked. The encoding is docs/verifiable-log.md's: canonical JSON
+ * recomputed from the event as logged, the Merkle path leads to the tree head's root, the tree
+ * head's hash is recomputed, and, when a public key is given (GET /.well-known/tokenvault-log-key),
+ * its Ed25519 signature is checked. The encoding is docs/verifiable-log.md's: canonical JSON
  * (RFC 8785) and RFC 9162 Merkle trees.
  */
 
@@ -11,15 +11,15 @@ export interface LogProofPosition {
   prepare: string;
 }
 
-export interface LogProofSeal {
+export interface LogProofTreeHead {
   number: number;
   previous_hash: string;
   first_position: LogProofPosition;
   last_position: LogProofPosition;
   event_count: number;
   merkle_root: string;
-  sealed_at: string;
-  seal_hash: string;
+  signed_at: string;
+  tree_head_hash: string;
   signature?: string;
   key_id?: string;
 }
@@ -39,7 +39,7 @@ export interface LogProofDocument {
   global_position: string;
   leaf_index: number;
   merkle_path: string[];
-  seal: LogProofSeal;
+  tree_head: LogProofTreeHead;
 }
 
 export type LogProofCheck = { valid: true } | { valid: false; reason: string };
@@ -96,7 +96,7 @@ async function sha256(...parts: Uint8Array[]): Promise<Uint8Array> {
 const leafPrefix = new Uint8Array([0]);
 const nodePrefix = new Uint8Array([1]);
 
-/** The event's hash: SHA-256(0x00 || canonical JSON of the event as sealed). */
+/** The event's hash: SHA-256(0x00 || canonical JSON of the event as logged). */
 export async function logEventHash(event: LogProofDocument['event']): Promise<string> {
   const encoding = {
     event_id: event.event_id,
@@ -110,16 +110,20 @@ export async function logEventHash(event: LogProofDocument['event']): Promise<st
   return toHex(await sha256(leafPrefix, encoder.encode(canonicalJson(encoding))));
 }
 
-/** The canonical JSON a seal's hash and signature cover. */
-export function logSealEncoding(seal: LogProofSeal): string {
+/**
+ * The canonical JSON a tree head's hash and signature cover. The time is under the key
+ * `sealed_at`, the one the chain was first written with, so that every tree head keeps its hash
+ * (docs/verifiable-log.md).
+ */
+export function logTreeHeadEncoding(treeHead: LogProofTreeHead): string {
   return canonicalJson({
-    number: seal.number,
-    previous_hash: seal.previous_hash,
-    first_position: { commit: seal.first_position.commit, prepare: seal.first_position.prepare },
-    last_position: { commit: seal.last_position.commit, prepare: seal.last_position.prepare },
-    event_count: seal.event_count,
-    merkle_root: seal.merkle_root,
-    sealed_at: seal.sealed_at,
+    number: treeHead.number,
+    previous_hash: treeHead.previous_hash,
+    first_position: { commit: treeHead.first_position.commit, prepare: treeHead.first_position.prepare },
+    last_position: { commit: treeHead.last_position.commit, prepare: treeHead.last_position.prepare },
+    event_count: treeHead.event_count,
+    merkle_root: treeHead.merkle_root,
+    sealed_at: treeHead.signed_at,
   });
 }
 
@@ -153,7 +157,7 @@ async function rootFromPath(
 
 /**
  * Checks a proof. `publicKey`: the raw Ed25519 public key, base64 (`public_key` of
- * GET /.well-known/tokenvault-log-key); when given, the seal must carry its valid signature.
+ * GET /.well-known/tokenvault-log-key); when given, the tree head must carry its valid signature.
  */
 export async function verifyLogProof(
   proof: LogProofDocument,
@@ -165,18 +169,18 @@ export async function verifyLogProof(
     const root = await rootFromPath(
       fromHex(eventHash),
       proof.leaf_index,
-      proof.seal.event_count,
+      proof.tree_head.event_count,
       proof.merkle_path.map(fromHex),
     );
-    if (!root || toHex(root) !== proof.seal.merkle_root) {
-      return { valid: false, reason: 'the Merkle path does not lead to the seal’s root' };
+    if (!root || toHex(root) !== proof.tree_head.merkle_root) {
+      return { valid: false, reason: 'the Merkle path does not lead to the tree head’s root' };
     }
-    const sealEncoding = encoder.encode(logSealEncoding(proof.seal));
-    if (toHex(await sha256(sealEncoding)) !== proof.seal.seal_hash) {
-      return { valid: false, reason: 'the seal does not match its hash' };
+    const treeHeadEncoding = encoder.encode(logTreeHeadEncoding(proof.tree_head));
+    if (toHex(await sha256(treeHeadEncoding)) !== proof.tree_head.tree_head_hash) {
+      return { valid: false, reason: 'the tree head does not match its hash' };
     }
     if (options.publicKey !== undefined) {
-      if (!proof.seal.signature) return { valid: false, reason: 'the seal is not signed' };
+      if (!proof.tree_head.signature) return { valid: false, reason: 'the tree head is not signed' };
       const key = await crypto.subtle.importKey(
         'raw',
         fromBase64(options.publicKey),
@@ -187,10 +191,10 @@ export async function verifyLogProof(
       const signed = await crypto.subtle.verify(
         'Ed25519',
         key,
-        fromBase64(proof.seal.signature),
-        sealEncoding,
+        fromBase64(proof.tree_head.signature),
+        treeHeadEncoding,
       );
-      if (!signed) return { valid: false, reason: 'the seal’s signature does not verify with the key' };
+      if (!signed) return { valid: false, reason: 'the tree head’s signature does not verify with the key' };
     }
     return { valid: true };
   } catch {

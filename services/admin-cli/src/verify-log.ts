@@ -1,32 +1,34 @@
-// npm run verify-log [-- --from-seal N:HASH] [--public-key BASE64]: recomputes the event log's
-// hash chain (docs/verifiable-log.md). Exit 0: it holds; 1: it does not (the first event and seal
-// that no longer match are named); 2: bad arguments or configuration.
+// npm run verify-log [-- --from-tree-head N:HASH] [--public-key BASE64]: recomputes the event
+// log's hash chain (docs/verifiable-log.md). Exit 0: it holds; 1: it does not (the first event and
+// tree head that no longer match are named); 2: bad arguments or configuration.
 import { parseArgs } from 'node:util';
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { ConfigError, createLogger, loadConfig } from '@tokenvault/platform';
-import { publicKeyFrom, SealSigner, verifyLog, type TrustedSeal } from '@tokenvault/log-seal';
+import { LogSigningKey, publicKeyFrom, verifyLog, type TrustedTreeHead } from '@tokenvault/verifiable-log';
 import { connectEventStore } from '@tokenvault/runtime';
 
 function usage(message: string): never {
-  console.error(`${message}\nusage: npm run verify-log [-- --from-seal N:HASH] [--public-key BASE64]`);
+  console.error(`${message}\nusage: npm run verify-log [-- --from-tree-head N:HASH] [--public-key BASE64]`);
   process.exit(2);
 }
 
-let args: { 'from-seal'?: string; 'public-key'?: string };
+let args: { 'from-tree-head'?: string; 'public-key'?: string };
 try {
   args = parseArgs({
-    options: { 'from-seal': { type: 'string' }, 'public-key': { type: 'string' } },
+    options: { 'from-tree-head': { type: 'string' }, 'public-key': { type: 'string' } },
     allowPositionals: false,
   }).values;
 } catch (error) {
   usage((error as Error).message);
 }
 
-let from: TrustedSeal | undefined;
-if (args['from-seal']) {
-  const match = /^(\d+):([0-9a-f]{64})$/.exec(args['from-seal']);
-  if (!match) usage('--from-seal: give the trusted seal as NUMBER:HASH (its 64 hex digit seal_hash)');
-  from = { number: Number(match[1]), seal_hash: match[2]! };
+let from: TrustedTreeHead | undefined;
+if (args['from-tree-head']) {
+  const match = /^(\d+):([0-9a-f]{64})$/.exec(args['from-tree-head']);
+  if (!match) {
+    usage('--from-tree-head: give the trusted tree head as NUMBER:HASH (its 64 hex digit tree_head_hash)');
+  }
+  from = { number: Number(match[1]), tree_head_hash: match[2]! };
 }
 
 let config: ReturnType<typeof loadConfig>;
@@ -47,7 +49,7 @@ try {
 let publicKey: KeyObject | undefined;
 try {
   if (args['public-key']) publicKey = publicKeyFrom(args['public-key']);
-  else if (config.LOG_SIGNING_KEY) publicKey = new SealSigner(config.LOG_SIGNING_KEY).publicKey;
+  else if (config.LOG_SIGNING_KEY) publicKey = new LogSigningKey(config.LOG_SIGNING_KEY).publicKey;
 } catch {
   usage('--public-key: an Ed25519 public key, base64 of its 32 bytes or PEM');
 }
@@ -70,13 +72,13 @@ try {
   bar?.finish();
   const seconds = (performance.now() - started) / 1000;
   const rate = Math.round(result.events / Math.max(seconds, 0.001));
-  const counted = `${result.seals} seals, ${result.events} events in ${seconds.toFixed(2)} s (${rate} events/s)`;
+  const counted = `${result.treeHeads} tree heads, ${result.events} events in ${seconds.toFixed(2)} s (${rate} events/s)`;
   if (result.ok) {
-    const last = result.lastGoodSeal;
+    const last = result.lastGoodTreeHead;
     console.log(
-      `the event log verifies: ${counted}${publicKey ? ', every seal signed' : ''}` +
-        (last ? `; last seal ${last.number}:${last.seal_hash}` : '') +
-        (result.unsealed ? `; ${result.unsealed} newer events not sealed yet` : ''),
+      `the event log verifies: ${counted}${publicKey ? ', every tree head signed' : ''}` +
+        (last ? `; last tree head ${last.number}:${last.tree_head_hash}` : '') +
+        (result.uncovered ? `; ${result.uncovered} newer events not covered by a tree head yet` : ''),
     );
     process.exitCode = 0;
   } else {
@@ -87,7 +89,7 @@ try {
         `  event: ${problem.event.event_id} at global position ${problem.event.global_position} (${problem.kind})`,
       );
     }
-    console.log(`  seal: ${problem.seal.number}:${problem.seal.seal_hash}`);
+    console.log(`  tree head: ${problem.treeHead.number}:${problem.treeHead.tree_head_hash}`);
     console.log(`  verified before it: ${counted}`);
     process.exitCode = 1;
   }

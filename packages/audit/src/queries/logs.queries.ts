@@ -13,7 +13,7 @@ interface LogRow {
   position: number;
   event_id: string;
   event_hash: Buffer | null;
-  seal_number: string | null;
+  tree_head_number: string | null;
 }
 
 /** The audit log's tie-break is the event's global position. */
@@ -25,7 +25,7 @@ function toResponse(row: LogRow): LogResponse {
     id: String(row.position),
     event_id: row.event_id,
     event_hash: row.event_hash ? row.event_hash.toString('hex') : null,
-    seal_number: row.seal_number === null ? null : Number(row.seal_number),
+    tree_head_number: row.tree_head_number === null ? null : Number(row.tree_head_number),
     tenant_id: row.tenant_id,
     ...(row.actor_id ? { actor_id: row.actor_id } : {}),
     ...(row.actor_type ? { actor_type: row.actor_type } : {}),
@@ -60,13 +60,14 @@ export async function listLogs(appPool: Pool, tenantId: string, query: ListLogsQ
   const offset = cursor ? 0 : (page - 1) * query.size;
   return withTenant(appPool, tenantId, async (client) => {
     const result = await client.query<LogRow>(
-      // The seal of the row's event, when it has one (log-seal's table, under the same tenant policy).
+      // The tree head of the row's event, when one covers it (verifiable-log's table, under the same
+      // tenant policy).
       `SELECT l.tenant_id, actor_id, actor_type, entity_type, entity_id, operation, message, created_at, position,
-              l.event_id::text AS event_id, s.event_hash, s.seal_number::text AS seal_number
+              l.event_id::text AS event_id, t.event_hash, t.tree_head_number::text AS tree_head_number
        FROM (SELECT * FROM audit_logs WHERE ${conditions.join(' AND ')}
              ORDER BY created_at DESC, position DESC
              LIMIT ${query.size + 1} OFFSET ${offset}) l
-       LEFT JOIN log_sealed_events s ON s.event_id = l.event_id
+       LEFT JOIN log_tree_leaves t ON t.event_id = l.event_id
        ORDER BY created_at DESC, position DESC`,
       values,
     );

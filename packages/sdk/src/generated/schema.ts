@@ -685,7 +685,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The proof that a log row’s event is in the sealed event log, checkable offline
+         * The proof that a log row’s event is in the verifiable event log, checkable offline
          * @description Permission: `log:read`
          */
         get: operations["getLogProof"];
@@ -705,7 +705,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The Ed25519 public key that signs the event log’s seals (no API key)
+         * The Ed25519 public key that signs the event log’s tree heads (no API key)
          * @description No API key needed.
          */
         get: operations["getLogSigningKey"];
@@ -7414,7 +7414,7 @@ export interface operations {
                      *           "id": "1280",
                      *           "event_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *           "event_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-                     *           "seal_number": -9007199254740991,
+                     *           "tree_head_number": -9007199254740991,
                      *           "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *           "actor_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *           "actor_type": "string",
@@ -7441,7 +7441,7 @@ export interface operations {
                             /** Format: uuid */
                             event_id: string;
                             event_hash: string | null;
-                            seal_number: number | null;
+                            tree_head_number: number | null;
                             /** Format: uuid */
                             tenant_id: string;
                             /** Format: uuid */
@@ -7594,7 +7594,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The event as sealed, its Merkle path and its seal */
+            /** @description The event as logged, its Merkle path and its tree head */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7620,7 +7620,7 @@ export interface operations {
                      *       "merkle_path": [
                      *         "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
                      *       ],
-                     *       "seal": {
+                     *       "tree_head": {
                      *         "number": -9007199254740991,
                      *         "previous_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *         "first_position": {
@@ -7633,8 +7633,8 @@ export interface operations {
                      *         },
                      *         "event_count": -9007199254740991,
                      *         "merkle_root": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-                     *         "sealed_at": "2030-01-01T12:00:00.000Z",
-                     *         "seal_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+                     *         "signed_at": "2030-01-01T12:00:00.000Z",
+                     *         "tree_head_hash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
                      *         "signature": "string",
                      *         "key_id": "string"
                      *       }
@@ -7661,7 +7661,7 @@ export interface operations {
                         global_position: string;
                         leaf_index: number;
                         merkle_path: string[];
-                        seal: {
+                        tree_head: {
                             number: number;
                             /** @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 */
                             previous_hash: string;
@@ -7677,10 +7677,10 @@ export interface operations {
                             /** @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 */
                             merkle_root: string;
                             /** Format: date-time */
-                            sealed_at: string;
+                            signed_at: string;
                             /** @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 */
-                            seal_hash: string;
-                            /** @description Ed25519 over the canonical JSON of the seal, base64 */
+                            tree_head_hash: string;
+                            /** @description Ed25519 over the canonical JSON of the tree head, base64 */
                             signature?: string;
                             key_id?: string;
                         };
@@ -7729,7 +7729,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The event is not sealed yet (or no longer matches its seal) */
+            /** @description No tree head covers the event yet (or it no longer matches its tree head) */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7794,7 +7794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Seals are not signed (no LOG_SIGNING_KEY) */
+            /** @description Tree heads are not signed (no LOG_SIGNING_KEY) */
             404: {
                 headers: {
                     [name: string]: unknown;

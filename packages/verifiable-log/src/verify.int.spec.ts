@@ -5,13 +5,13 @@ import { createLogger, createPool, type Pool } from '@tokenvault/platform';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { eventStoreMigrations, PostgresEventStore, type NewEvent } from '@tokenvault/eventstore';
 import { projectorMigrations } from '@tokenvault/cqrs';
-import { logSealMigrations } from './migrations.ts';
-import { createLogSealer } from './sealer.ts';
-import { SealSigner } from './seal.ts';
+import { verifiableLogMigrations } from './migrations.ts';
+import { createTreeHeadSigner } from './tree-head-signer.ts';
+import { LogSigningKey } from './tree-head.ts';
 import { verifyLog, type LogVerification } from './verify.ts';
-import { readSeals } from './postgres/read-seals.ts';
+import { readTreeHeads } from './postgres/read-tree-heads.ts';
 
-const migrations = [...eventStoreMigrations, ...projectorMigrations, ...logSealMigrations];
+const migrations = [...eventStoreMigrations, ...projectorMigrations, ...verifiableLogMigrations];
 const streams = 60;
 const eventsPerStream = 5;
 const total = streams * eventsPerStream;
@@ -24,8 +24,8 @@ async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs 
   }
 }
 
-const sealedCount = async (pool: Pool) =>
-  (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM log_sealed_events')).rows[0]!.n;
+const coveredCount = async (pool: Pool) =>
+  (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM log_tree_leaves')).rows[0]!.n;
 
 /** Appends `count` streams of five events each, eight appends at a time. */
 async function appendStreams(store: PostgresEventStore, count: number): Promise<void> {
@@ -50,26 +50,26 @@ describe('verifyLog', () => {
   let database: TestDatabase;
   let pool: Pool;
   let store: PostgresEventStore;
-  const signer = new SealSigner(Buffer.alloc(32, 3).toString('base64'));
+  const signingKey = new LogSigningKey(Buffer.alloc(32, 3).toString('base64'));
 
   beforeAll(async () => {
     database = await createTestDatabase(migrations);
     pool = createPool({ connectionString: database.url, max: 6 });
     store = new PostgresEventStore(pool);
     await appendStreams(store, streams);
-    const sealer = createLogSealer({
+    const signer = createTreeHeadSigner({
       store,
       pool,
       logger: createLogger('warn'),
       batchSize: 40,
       intervalMs: 0,
-      signer,
+      signingKey,
     });
-    await sealer.start();
+    await signer.start();
     try {
-      await waitUntil(async () => (await sealedCount(pool)) === total, 'every event to be sealed');
+      await waitUntil(async () => (await coveredCount(pool)) === total, 'every event to be covered');
     } finally {
-      await sealer.stop();
+      await signer.stop();
     }
   });
 
@@ -83,13 +83,13 @@ describe('verifyLog', () => {
     verifyLog({ store, db: pool, pageSize: 64, ...options });
   /** The events in the port's order, as the tests pick them. */
   const events = () => store.readAll({ limit: total + 10 });
-  const sealOf = async (eventId: string) =>
+  const treeHeadOf = async (eventId: string) =>
     (
-      await pool.query<{ seal_number: number }>(
-        'SELECT seal_number::int FROM log_sealed_events WHERE event_id = $1',
+      await pool.query<{ tree_head_number: number }>(
+        'SELECT tree_head_number::int FROM log_tree_leaves WHERE event_id = $1',
         [eventId],
       )
-    ).rows[0]!.seal_number;
+    ).rows[0]!.tree_head_number;
 
   /** Tampers, verifies, and puts the table back as it was. */
   async function tampered(sql: string[], restore: string[]): Promise<LogVerification> {
@@ -102,16 +102,19 @@ describe('verifyLog', () => {
     }
   }
 
-  it('an untouched log verifies: every seal, every event, signatures included', async () => {
-    const result = await verify({ publicKey: signer.publicKey });
-    expect(result).toMatchObject({ ok: true, events: total, unsealed: 0 });
-    expect(result.seals).toBeGreaterThanOrEqual(Math.ceil(total / 40));
-    const seals = await readSeals(pool, 1, 10_000);
-    expect(seals.map((seal) => seal.number)).toEqual(seals.map((_, i) => i + 1));
-    expect(result.lastGoodSeal).toEqual({ number: seals.at(-1)!.number, seal_hash: seals.at(-1)!.seal_hash });
+  it('an untouched log verifies: every tree head, every event, signatures included', async () => {
+    const result = await verify({ publicKey: signingKey.publicKey });
+    expect(result).toMatchObject({ ok: true, events: total, uncovered: 0 });
+    expect(result.treeHeads).toBeGreaterThanOrEqual(Math.ceil(total / 40));
+    const heads = await readTreeHeads(pool, 1, 10_000);
+    expect(heads.map((head) => head.number)).toEqual(heads.map((_, i) => i + 1));
+    expect(result.lastGoodTreeHead).toEqual({
+      number: heads.at(-1)!.number,
+      tree_head_hash: heads.at(-1)!.tree_head_hash,
+    });
   });
 
-  it('one event’s data changed: names it (id, global position) and its seal', async () => {
+  it('one event’s data changed: names it (id, global position) and its tree head', async () => {
     const target = (await events())[123]!;
     const result = await tampered(
       [
@@ -125,7 +128,7 @@ describe('verifyLog', () => {
     expect(result.problem).toMatchObject({
       kind: 'altered',
       event: { event_id: target.event_id, global_position: target.position.prepare },
-      seal: { number: await sealOf(target.event_id) },
+      treeHead: { number: await treeHeadOf(target.event_id) },
     });
     expect(result.problem!.message).toContain(target.event_id);
     // Everything before it was checked.
@@ -144,14 +147,14 @@ describe('verifyLog', () => {
     expect(result.problem).toMatchObject({
       kind: 'deleted',
       event: { event_id: target.event_id, global_position: target.position.prepare },
-      seal: { number: await sealOf(target.event_id) },
+      treeHead: { number: await treeHeadOf(target.event_id) },
     });
   });
 
-  it('a forged event inserted among sealed ones: names it', async () => {
+  it('a forged event inserted among covered ones: names it', async () => {
     const before = (await events())[57]!;
     const forged = randomUUID();
-    // In the transaction of a sealed event: the port reads it between sealed events.
+    // In the transaction of a covered event: the port reads it between covered events.
     const result = await tampered(
       [
         `INSERT INTO es_events (transaction_id, stream_id, stream_revision, event_id, event_type, data, metadata)
@@ -183,36 +186,36 @@ describe('verifyLog', () => {
     expect(result.problem).toMatchObject({
       kind: 'reordered',
       event: { event_id: first.event_id, global_position: first.position.prepare },
-      seal: { number: await sealOf(first.event_id) },
+      treeHead: { number: await treeHeadOf(first.event_id) },
     });
     expect(result.problem!.message).toContain(second.event_id);
   });
 
-  it('a seal changed, or signed by another key: names the seal', async () => {
-    const [third] = await readSeals(pool, 3, 1);
+  it('a tree head changed, or signed by another key: names the tree head', async () => {
+    const [third] = await readTreeHeads(pool, 3, 1);
     const result = await tampered(
-      [`UPDATE log_seals SET merkle_root = '${'0'.repeat(64)}' WHERE number = 3`],
-      [`UPDATE log_seals SET merkle_root = '${third!.merkle_root}' WHERE number = 3`],
+      [`UPDATE log_tree_heads SET merkle_root = '${'0'.repeat(64)}' WHERE number = 3`],
+      [`UPDATE log_tree_heads SET merkle_root = '${third!.merkle_root}' WHERE number = 3`],
     );
-    expect(result.problem).toMatchObject({ kind: 'seal', seal: { number: 3 } });
-    const otherKey = new SealSigner(Buffer.alloc(32, 4).toString('base64')).publicKey;
+    expect(result.problem).toMatchObject({ kind: 'tree-head', treeHead: { number: 3 } });
+    const otherKey = new LogSigningKey(Buffer.alloc(32, 4).toString('base64')).publicKey;
     expect((await verify({ publicKey: otherKey })).problem).toMatchObject({
-      kind: 'seal',
-      seal: { number: 1 },
+      kind: 'tree-head',
+      treeHead: { number: 1 },
     });
   });
 
-  it('from a trusted seal: checks only what follows it; a wrong hash fails', async () => {
-    const [second] = await readSeals(pool, 2, 1);
-    const [first] = await readSeals(pool, 1, 1);
-    const fromSecond = await verify({ from: { number: 2, seal_hash: second!.seal_hash } });
+  it('from a trusted tree head: checks only what follows it; a wrong hash fails', async () => {
+    const [second] = await readTreeHeads(pool, 2, 1);
+    const [first] = await readTreeHeads(pool, 1, 1);
+    const fromSecond = await verify({ from: { number: 2, tree_head_hash: second!.tree_head_hash } });
     expect(fromSecond).toMatchObject({ ok: true, events: total - first!.event_count - second!.event_count });
-    const wrong = await verify({ from: { number: 2, seal_hash: first!.seal_hash } });
-    expect(wrong.problem).toMatchObject({ kind: 'seal', seal: { number: 2 } });
+    const wrong = await verify({ from: { number: 2, tree_head_hash: first!.tree_head_hash } });
+    expect(wrong.problem).toMatchObject({ kind: 'tree-head', treeHead: { number: 2 } });
   });
 });
 
-describe('the sealing processor killed (SIGKILL) mid-batch', () => {
+describe('the tree-head signer killed (SIGKILL) mid-batch', () => {
   let database: TestDatabase;
   let pool: Pool;
   let store: PostgresEventStore;
@@ -234,53 +237,58 @@ describe('the sealing processor killed (SIGKILL) mid-batch', () => {
     await database?.drop();
   });
 
-  it('restarted, continues the chain with no gap and no double seal', async () => {
-    child = fork(new URL('./testing/sealer-process.ts', import.meta.url).pathname, [], {
+  it('restarted, continues the chain with no gap and no event covered twice', async () => {
+    child = fork(new URL('./testing/tree-head-signer-process.ts', import.meta.url).pathname, [], {
       execArgv: [],
-      env: { ...process.env, DATABASE_URL: database.url, SEALER_BATCH_SIZE: '10', SEALER_PAUSE_MS: '30' },
+      env: {
+        ...process.env,
+        DATABASE_URL: database.url,
+        TREE_HEAD_SIGNER_BATCH_SIZE: '10',
+        TREE_HEAD_SIGNER_PAUSE_MS: '30',
+      },
       stdio: 'inherit',
     });
-    await waitUntil(async () => (await sealedCount(pool)) >= 200, 'the child sealer to make progress');
-    // Mid-batch: its transaction is open (a seal written, the checkpoint not yet moved).
+    await waitUntil(async () => (await coveredCount(pool)) >= 200, 'the child signer to make progress');
+    // Mid-batch: its transaction is open (a tree head written, the checkpoint not yet moved).
     await waitUntil(
       async () =>
         (
           await pool.query(
             `SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
-             AND application_name = 'log-sealer-crash-test' AND state = 'idle in transaction'`,
+             AND application_name = 'tree-head-signer-crash-test' AND state = 'idle in transaction'`,
           )
         ).rowCount === 1,
       'a batch in progress',
     );
     child.kill('SIGKILL');
     await new Promise((resolve) => child!.once('exit', resolve));
-    const atCrash = await sealedCount(pool);
+    const atCrash = await coveredCount(pool);
     expect(atCrash).toBeGreaterThanOrEqual(200);
     expect(atCrash).toBeLessThan(crashTotal);
 
-    const sealer = createLogSealer({
+    const signer = createTreeHeadSigner({
       store,
       pool,
       logger: createLogger('warn'),
       batchSize: 25,
       intervalMs: 0,
     });
-    await sealer.start();
+    await signer.start();
     try {
       await waitUntil(
-        async () => (await sealedCount(pool)) === crashTotal,
-        'the restarted sealer to catch up',
+        async () => (await coveredCount(pool)) === crashTotal,
+        'the restarted signer to catch up',
       );
     } finally {
-      await sealer.stop();
+      await signer.stop();
     }
-    const seals = await readSeals(pool, 1, 100_000);
-    expect(seals.map((seal) => seal.number)).toEqual(seals.map((_, i) => i + 1));
-    expect(seals.reduce((sum, seal) => sum + seal.event_count, 0)).toBe(crashTotal);
-    for (const [i, seal] of seals.entries()) {
-      expect(seal.previous_hash).toBe(i === 0 ? '0'.repeat(64) : seals[i - 1]!.seal_hash);
+    const heads = await readTreeHeads(pool, 1, 100_000);
+    expect(heads.map((head) => head.number)).toEqual(heads.map((_, i) => i + 1));
+    expect(heads.reduce((sum, head) => sum + head.event_count, 0)).toBe(crashTotal);
+    for (const [i, head] of heads.entries()) {
+      expect(head.previous_hash).toBe(i === 0 ? '0'.repeat(64) : heads[i - 1]!.tree_head_hash);
     }
     const result = await verifyLog({ store, db: pool });
-    expect(result).toMatchObject({ ok: true, events: crashTotal, seals: seals.length, unsealed: 0 });
+    expect(result).toMatchObject({ ok: true, events: crashTotal, treeHeads: heads.length, uncovered: 0 });
   });
 });

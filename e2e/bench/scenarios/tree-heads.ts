@@ -1,10 +1,10 @@
-// The sealed event log (docs/verifiable-log.md): the sealing lag under the POST /tokens load, the
-// sealer's and verify-log's own rates over a backlog (in the bench process, on the bare
-// database's appended events), and POST /tokens with the sealer off and on.
+// The verifiable event log (docs/verifiable-log.md): the tree-head lag under the POST /tokens load,
+// the tree-head signer's and verify-log's own rates over a backlog (in the bench process, on the
+// bare database's appended events), and POST /tokens with the signer off and on.
 import { projectorMigrations } from '@tokenvault/cqrs';
 import { randomUUID } from 'node:crypto';
 import { PostgresEventStore, eventStoreMigrations, type NewEvent } from '@tokenvault/eventstore';
-import { createLogSealer, logSealMigrations, verifyLog } from '@tokenvault/log-seal';
+import { createTreeHeadSigner, verifiableLogMigrations, verifyLog } from '@tokenvault/verifiable-log';
 import { createLogger, createPool, migrate } from '@tokenvault/platform';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { log } from '../support/log.ts';
@@ -15,40 +15,45 @@ import { settings } from '../support/settings.ts';
 import { startService, type Stack } from '../support/stack.ts';
 import { measurePostTokens, type MeasuredWrites } from './http-vs-baseline.ts';
 
-/** From an event's commit to its seal's, for the events written in the window (all sealed first). */
-export async function measureSealingLag(stack: Stack, window: TimeWindow): Promise<Row> {
+/** From an event's commit to its tree head's, for the events written in the window (all covered first). */
+export async function measureTreeHeadLag(stack: Stack, window: TimeWindow): Promise<Row> {
   const from = new Date(window.fromMs).toISOString();
   const to = new Date(window.toMs).toISOString();
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const { rows } = await stack.servicePool.query<{ unsealed: number }>(
-      `SELECT count(*)::int AS unsealed FROM es_events e
-       WHERE e.created_at BETWEEN $1 AND $2 AND NOT EXISTS (SELECT 1 FROM log_sealed_events s WHERE s.event_id = e.event_id)`,
+    const { rows } = await stack.servicePool.query<{ uncovered: number }>(
+      `SELECT count(*)::int AS uncovered FROM es_events e
+       WHERE e.created_at BETWEEN $1 AND $2 AND NOT EXISTS (SELECT 1 FROM log_tree_leaves l WHERE l.event_id = e.event_id)`,
       [from, to],
     );
-    if (rows[0]!.unsealed === 0) break;
+    if (rows[0]!.uncovered === 0) break;
     if (Date.now() > deadline)
-      throw new Error(`${rows[0]!.unsealed} events of the window were not sealed in 30 s`);
+      throw new Error(`${rows[0]!.uncovered} events of the window had no tree head in 30 s`);
     await sleep(200);
   }
-  const { rows } = await stack.servicePool.query<{ events: number; seals: number; p50: number; p99: number }>(
-    `SELECT count(*)::int AS events, count(DISTINCT s.number)::int AS seals,
+  const { rows } = await stack.servicePool.query<{
+    events: number;
+    tree_heads: number;
+    p50: number;
+    p99: number;
+  }>(
+    `SELECT count(*)::int AS events, count(DISTINCT h.number)::int AS tree_heads,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY lag) AS p50,
             percentile_cont(0.99) WITHIN GROUP (ORDER BY lag) AS p99
-     FROM (SELECT s.number, extract(epoch FROM s.sealed_at - e.created_at) * 1000 AS lag
-           FROM es_events e JOIN log_sealed_events l USING (event_id) JOIN log_seals s ON s.number = l.seal_number
-           WHERE e.created_at BETWEEN $1 AND $2) s`,
+     FROM (SELECT h.number, extract(epoch FROM h.signed_at - e.created_at) * 1000 AS lag
+           FROM es_events e JOIN log_tree_leaves l USING (event_id) JOIN log_tree_heads h ON h.number = l.tree_head_number
+           WHERE e.created_at BETWEEN $1 AND $2) h`,
     [from, to],
   );
   const row = rows[0]!;
   return {
-    scenario: 'sealing lag (event commit → its seal), under POST /tokens',
+    scenario: 'tree-head lag (event commit → its tree head), under POST /tokens',
     rate: row.events / ((window.toMs - window.fromMs) / 1000),
     p50Ms: row.p50,
     p99Ms: row.p99,
     failures: 0,
     errors: 0,
-    note: `events/s sealed as written; ${row.events} events in ${row.seals} seals (${(row.events / Math.max(row.seals, 1)).toFixed(1)} per seal)`,
+    note: `events/s covered as written; ${row.events} events in ${row.tree_heads} tree heads (${(row.events / Math.max(row.tree_heads, 1)).toFixed(1)} per tree head)`,
   };
 }
 
@@ -81,56 +86,57 @@ async function appendTokenEvents(store: PostgresEventStore, count: number): Prom
 }
 
 /**
- * The sealer catching up with every event of the bare database (the appends scenario's and
- * BENCH_LOG_EVENTS more), then verifyLog over them: each one's events per second, in this process.
+ * The tree-head signer catching up with every event of the bare database (the appends scenario's
+ * and BENCH_LOG_EVENTS more), then verifyLog over them: each one's events per second, in this
+ * process.
  */
-export async function measureSealAndVerify(connectionString: string): Promise<Row[]> {
-  const pool = createPool({ connectionString, max: 4, applicationName: 'bench-log-seal' });
+export async function measureTreeHeadsAndVerify(connectionString: string): Promise<Row[]> {
+  const pool = createPool({ connectionString, max: 4, applicationName: 'bench-tree-heads' });
   const store = new PostgresEventStore(pool);
   try {
     // The event store's own too: the appends group, which also migrates it, may not have run.
     await migrate(
       pool,
-      [...eventStoreMigrations, ...projectorMigrations, ...logSealMigrations],
+      [...eventStoreMigrations, ...projectorMigrations, ...verifiableLogMigrations],
       'tokenvault_app',
     );
-    log(`appending ${settings.logEvents} token-like events to seal`);
+    log(`appending ${settings.logEvents} token-like events to cover with tree heads`);
     await appendTokenEvents(store, settings.logEvents);
     const { rows } = await pool.query<{ events: number }>('SELECT count(*)::int AS events FROM es_events');
     const events = rows[0]!.events;
-    log(`sealing a backlog of ${events} events, then verifying it`);
-    const sealer = createLogSealer({
+    log(`signing tree heads over a backlog of ${events} events, then verifying it`);
+    const signer = createTreeHeadSigner({
       store,
       pool,
       logger: createLogger('warn'),
       batchSize: 1_000,
-      // No pause between seals (a backlog's batches are full and would not wait anyway).
+      // No pause between tree heads (a backlog's batches are full and would not wait anyway).
       intervalMs: 0,
     });
-    const sealStarted = performance.now();
-    await sealer.start();
+    const signStarted = performance.now();
+    await signer.start();
     try {
       for (;;) {
-        const sealed = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM log_sealed_events');
-        if (sealed.rows[0]!.n >= events) break;
+        const covered = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM log_tree_leaves');
+        if (covered.rows[0]!.n >= events) break;
         await sleep(20);
       }
     } finally {
-      await sealer.stop();
+      await signer.stop();
     }
-    const sealS = (performance.now() - sealStarted) / 1000;
+    const signS = (performance.now() - signStarted) / 1000;
     const verifyStarted = performance.now();
     const verified = await verifyLog({ store, db: pool });
     const verifyS = (performance.now() - verifyStarted) / 1000;
     return [
       {
-        scenario: 'sealing a backlog (events/s)',
-        rate: events / sealS,
+        scenario: 'tree heads over a backlog (events/s)',
+        rate: events / signS,
         p50Ms: Number.NaN,
         p99Ms: Number.NaN,
         failures: 0,
         errors: 0,
-        note: `${events} events, seals of up to 1,000, in ${sealS.toFixed(1)} s`,
+        note: `${events} events, tree heads of up to 1,000, in ${signS.toFixed(1)} s`,
       },
       {
         scenario: 'verify-log (events/s)',
@@ -139,7 +145,7 @@ export async function measureSealAndVerify(connectionString: string): Promise<Ro
         p99Ms: Number.NaN,
         failures: verified.ok ? 0 : 1,
         errors: 0,
-        note: `${verified.events} events, ${verified.seals} seals in ${verifyS.toFixed(1)} s, through the event store port`,
+        note: `${verified.events} events, ${verified.treeHeads} tree heads in ${verifyS.toFixed(1)} s, through the event store port`,
       },
     ];
   } finally {
@@ -149,27 +155,27 @@ export async function measureSealAndVerify(connectionString: string): Promise<Ro
 }
 
 /**
- * POST /tokens with the service restarted with LOG_SEALING=off, then with it on again: adjacent
- * runs on the same database, the sealed one last (on the larger tables).
+ * POST /tokens with the service restarted with LOG_TREE_HEADS=off, then with it on again: adjacent
+ * runs on the same database, the one with tree heads last (on the larger tables).
  */
-export async function measurePostTokensWithAndWithoutSealing(
+export async function measurePostTokensWithAndWithoutTreeHeads(
   stack: Stack,
 ): Promise<{ off: MeasuredWrites; on: MeasuredWrites }> {
-  const restartWith = async (sealing: 'on' | 'off'): Promise<Stack> => {
+  const restartWith = async (treeHeads: 'on' | 'off'): Promise<Stack> => {
     await stopChild(stack.service);
-    log(`restarting the service with LOG_SEALING=${sealing}`);
-    const { service, serviceUrl } = await startService(`service-sealing-${sealing}`, {
+    log(`restarting the service with LOG_TREE_HEADS=${treeHeads}`);
+    const { service, serviceUrl } = await startService(`service-tree-heads-${treeHeads}`, {
       ...stack.serviceEnv,
-      LOG_SEALING: sealing,
+      LOG_TREE_HEADS: treeHeads,
     });
     await waitForHttp(`${serviceUrl}/readyz`, service);
     stack = { ...stack, service, serviceUrl };
     return stack;
   };
-  const off = await measurePostTokens(await restartWith('off'), 'POST /tokens, LOG_SEALING=off');
+  const off = await measurePostTokens(await restartWith('off'), 'POST /tokens, LOG_TREE_HEADS=off');
   const on = await measurePostTokens(
     await restartWith('on'),
-    'POST /tokens, LOG_SEALING=on (run right after)',
+    'POST /tokens, LOG_TREE_HEADS=on (run right after)',
   );
   return { off, on };
 }

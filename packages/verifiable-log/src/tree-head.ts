@@ -2,11 +2,15 @@ import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 
 import type { Position } from '@tokenvault/eventstore';
 import { canonicalJson, sha256 } from './canonical.ts';
 
-/** What a seal's hash covers: its place in the chain and the batch of events it seals. */
-export interface SealContent {
-  /** 1 for the first seal, then one more each. */
+/**
+ * What a tree head's hash covers: its place in the chain and the batch of events it covers. A
+ * tree head is RFC 9162's signed tree head (a Merkle root, signed) that also chains to the one
+ * before it.
+ */
+export interface TreeHeadContent {
+  /** 1 for the first tree head, then one more each. */
   number: number;
-  /** The previous seal's hash (hex); 64 zeros for the first. */
+  /** The previous tree head's hash (hex); 64 zeros for the first. */
   previous_hash: string;
   first_position: Position;
   last_position: Position;
@@ -14,12 +18,12 @@ export interface SealContent {
   /** RFC 9162 Merkle tree root over the batch's event hashes, in commit order (hex). */
   merkle_root: string;
   /** ISO 8601 with milliseconds, UTC. */
-  sealed_at: string;
+  signed_at: string;
 }
 
-export interface Seal extends SealContent {
+export interface TreeHead extends TreeHeadContent {
   /** SHA-256 of the canonical JSON of the content (hex). */
-  seal_hash: string;
+  tree_head_hash: string;
   /** Ed25519 signature of the same canonical JSON (base64), when a signing key is configured. */
   signature?: string;
   /** Which key signed: the first 16 hex digits of SHA-256 of its raw public key. */
@@ -28,24 +32,30 @@ export interface Seal extends SealContent {
 
 export const genesisHash = '0'.repeat(64);
 
-export const sealEncodingOf = (seal: SealContent): string =>
+/**
+ * The bytes a tree head's hash and signature cover. The time is under the key `sealed_at`, the
+ * name the chain was first written with: another key would change the hash of every tree head
+ * already in a deployed chain, and of those kept elsewhere as trusted `number:hash` pairs.
+ */
+export const treeHeadEncodingOf = (head: TreeHeadContent): string =>
   canonicalJson({
-    number: seal.number,
-    previous_hash: seal.previous_hash,
-    first_position: { commit: seal.first_position.commit, prepare: seal.first_position.prepare },
-    last_position: { commit: seal.last_position.commit, prepare: seal.last_position.prepare },
-    event_count: seal.event_count,
-    merkle_root: seal.merkle_root,
-    sealed_at: seal.sealed_at,
+    number: head.number,
+    previous_hash: head.previous_hash,
+    first_position: { commit: head.first_position.commit, prepare: head.first_position.prepare },
+    last_position: { commit: head.last_position.commit, prepare: head.last_position.prepare },
+    event_count: head.event_count,
+    merkle_root: head.merkle_root,
+    sealed_at: head.signed_at,
   });
 
-export const sealHashOf = (seal: SealContent): string => sha256(sealEncodingOf(seal)).toString('hex');
+export const treeHeadHashOf = (head: TreeHeadContent): string =>
+  sha256(treeHeadEncodingOf(head)).toString('hex');
 
 /** PKCS#8 DER of an Ed25519 key is this prefix then the 32-byte seed (RFC 8410). */
 const ed25519Pkcs8Prefix = Buffer.from('302e020100300506032b657004220420', 'hex');
 
-/** The Ed25519 key of the seals: LOG_SIGNING_KEY, base64 of a 32-byte seed or of PKCS#8 DER. */
-export class SealSigner {
+/** The Ed25519 key of the tree heads: LOG_SIGNING_KEY, base64 of a 32-byte seed or of PKCS#8 DER. */
+export class LogSigningKey {
   private readonly privateKey: KeyObject;
   readonly publicKey: KeyObject;
   readonly keyId: string;
@@ -59,8 +69,8 @@ export class SealSigner {
     this.keyId = keyIdOf(this.publicKey);
   }
 
-  sign(seal: SealContent): string {
-    return sign(null, Buffer.from(sealEncodingOf(seal)), this.privateKey).toString('base64');
+  sign(head: TreeHeadContent): string {
+    return sign(null, Buffer.from(treeHeadEncodingOf(head)), this.privateKey).toString('base64');
   }
 
   /** The shape GET /.well-known/tokenvault-log-key publishes. */
@@ -92,6 +102,10 @@ export function publicKeyFrom(text: string): KeyObject {
   });
 }
 
-export function verifySealSignature(seal: SealContent, signature: string, publicKey: KeyObject): boolean {
-  return verify(null, Buffer.from(sealEncodingOf(seal)), publicKey, Buffer.from(signature, 'base64'));
+export function verifyTreeHeadSignature(
+  head: TreeHeadContent,
+  signature: string,
+  publicKey: KeyObject,
+): boolean {
+  return verify(null, Buffer.from(treeHeadEncodingOf(head)), publicKey, Buffer.from(signature, 'base64'));
 }

@@ -1,11 +1,18 @@
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { recordedEvent } from '@tokenvault/cqrs/testing';
-import { verifyLogProof, type LogProofDocument } from '@tokenvault/sdk';
-import { canonicalJson, eventHashOf, leafHashOf, sealedEncodingOf } from './canonical.ts';
+import { logTreeHeadEncoding, verifyLogProof, type LogProofDocument } from '@tokenvault/sdk';
+import { canonicalJson, eventHashOf, leafHashOf, loggedEncodingOf } from './canonical.ts';
 import { inclusionPath, merkleRoot, verifyInclusion } from './merkle.ts';
-import { publicKeyFrom, SealSigner, sealHashOf, verifySealSignature } from './seal.ts';
-import { sealBatch } from './sealer.ts';
+import {
+  LogSigningKey,
+  publicKeyFrom,
+  treeHeadEncodingOf,
+  treeHeadHashOf,
+  verifyTreeHeadSignature,
+  type TreeHeadContent,
+} from './tree-head.ts';
+import { nextTreeHead } from './tree-head-signer.ts';
 
 const hash = (...parts: Buffer[]) => createHash('sha256').update(Buffer.concat(parts)).digest();
 const leaf = (i: number) => hash(Buffer.from([0]), Buffer.from(`leaf ${i}`));
@@ -37,10 +44,10 @@ describe('canonical JSON (RFC 8785)', () => {
   });
 });
 
-describe('the sealed encoding of an event', () => {
+describe('the logged encoding of an event', () => {
   it('holds the data only as its hash, and every other field as is', () => {
     const event = recordedEvent('TokenCreated', { data_ciphertext: 'v1.abc', tenant_id: randomUUID() });
-    const encoding = sealedEncodingOf(event);
+    const encoding = loggedEncodingOf(event);
     expect(encoding).toEqual({
       event_id: event.event_id,
       stream: event.stream,
@@ -60,7 +67,7 @@ describe('the sealed encoding of an event', () => {
         { z: [1, 'x', null, { b: 2, a: 1 }], a: stream },
         { stream },
       );
-      expect(eventHashOf(event).equals(leafHashOf(sealedEncodingOf(event)))).toBe(true);
+      expect(eventHashOf(event).equals(leafHashOf(loggedEncodingOf(event)))).toBe(true);
     }
   });
 
@@ -77,7 +84,7 @@ describe('the sealed encoding of an event', () => {
       { ...event, created_at: new Date(event.created_at.getTime() + 1) },
     ];
     for (const variant of variants) expect(eventHashOf(variant).toString('hex')).not.toBe(original);
-    // The position is not part of it: the seal holds where the batch starts and ends.
+    // The position is not part of it: the tree head holds where the batch starts and ends.
     expect(eventHashOf({ ...event, position: { commit: '9', prepare: '9' } }).toString('hex')).toBe(original);
   });
 });
@@ -104,46 +111,73 @@ describe('the Merkle tree (RFC 9162)', () => {
   });
 });
 
-describe('seals', () => {
+describe('tree heads', () => {
   const events = Array.from({ length: 5 }, (_, i) => recordedEvent('TokenCreated', { i }));
-  const signer = new SealSigner(Buffer.alloc(32, 7).toString('base64'));
+  const signingKey = new LogSigningKey(Buffer.alloc(32, 7).toString('base64'));
 
   it('chain: the first links to the genesis hash, the next to the first', () => {
-    const first = sealBatch(events.slice(0, 3), undefined, new Date(0)).seal;
-    const second = sealBatch(events.slice(3), first, new Date(1)).seal;
+    const first = nextTreeHead(events.slice(0, 3), undefined, new Date(0)).treeHead;
+    const second = nextTreeHead(events.slice(3), first, new Date(1)).treeHead;
     expect(first).toMatchObject({ number: 1, previous_hash: '0'.repeat(64), event_count: 3 });
     expect(first.first_position).toEqual(events[0]!.position);
     expect(first.last_position).toEqual(events[2]!.position);
-    expect(second).toMatchObject({ number: 2, previous_hash: first.seal_hash, event_count: 2 });
-    expect(sealHashOf(second)).toBe(second.seal_hash);
-    expect(sealHashOf({ ...second, event_count: 3 })).not.toBe(second.seal_hash);
+    expect(second).toMatchObject({ number: 2, previous_hash: first.tree_head_hash, event_count: 2 });
+    expect(treeHeadHashOf(second)).toBe(second.tree_head_hash);
+    expect(treeHeadHashOf({ ...second, event_count: 3 })).not.toBe(second.tree_head_hash);
+  });
+
+  it('hash and sign the bytes the chain was first written with, here and in the SDK', () => {
+    const content: TreeHeadContent = {
+      number: 12,
+      previous_hash: 'c'.repeat(64),
+      first_position: { commit: '901', prepare: '35' },
+      last_position: { commit: '904', prepare: '41' },
+      event_count: 7,
+      merkle_root: 'd'.repeat(64),
+      signed_at: '2026-11-24T10:00:00.000Z',
+    };
+    // The time keeps its first key, `sealed_at`: tree heads already written keep their hashes.
+    const encoding =
+      '{"event_count":7,"first_position":{"commit":"901","prepare":"35"},' +
+      '"last_position":{"commit":"904","prepare":"41"},' +
+      `"merkle_root":"${'d'.repeat(64)}","number":12,"previous_hash":"${'c'.repeat(64)}",` +
+      '"sealed_at":"2026-11-24T10:00:00.000Z"}';
+    expect(treeHeadEncodingOf(content)).toBe(encoding);
+    expect(logTreeHeadEncoding({ ...content, tree_head_hash: '' })).toBe(encoding);
+    expect(treeHeadHashOf(content)).toBe(createHash('sha256').update(encoding).digest('hex'));
   });
 
   it('are signed with Ed25519 when a key is configured, and the signature covers every field', () => {
-    const { seal } = sealBatch(events, undefined, new Date(0), signer);
-    expect(seal.key_id).toBe(signer.keyId);
-    expect(verifySealSignature(seal, seal.signature!, signer.publicKey)).toBe(true);
+    const { treeHead } = nextTreeHead(events, undefined, new Date(0), signingKey);
+    expect(treeHead.key_id).toBe(signingKey.keyId);
+    expect(verifyTreeHeadSignature(treeHead, treeHead.signature!, signingKey.publicKey)).toBe(true);
     expect(
-      verifySealSignature({ ...seal, merkle_root: '0'.repeat(64) }, seal.signature!, signer.publicKey),
+      verifyTreeHeadSignature(
+        { ...treeHead, merkle_root: '0'.repeat(64) },
+        treeHead.signature!,
+        signingKey.publicKey,
+      ),
     ).toBe(false);
     const other = generateKeyPairSync('ed25519').publicKey;
-    expect(verifySealSignature(seal, seal.signature!, other)).toBe(false);
-    const published = publicKeyFrom(signer.describe().public_key);
-    expect(verifySealSignature(seal, seal.signature!, published)).toBe(true);
-    expect(JSON.stringify(signer.describe())).not.toContain(Buffer.alloc(32, 7).toString('base64'));
+    expect(verifyTreeHeadSignature(treeHead, treeHead.signature!, other)).toBe(false);
+    const published = publicKeyFrom(signingKey.describe().public_key);
+    expect(verifyTreeHeadSignature(treeHead, treeHead.signature!, published)).toBe(true);
+    expect(JSON.stringify(signingKey.describe())).not.toContain(Buffer.alloc(32, 7).toString('base64'));
   });
 
   it('accept a PKCS#8 key as well as a seed, and refuse a key that is not Ed25519', () => {
     const { privateKey } = generateKeyPairSync('ed25519');
     const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64');
-    expect(new SealSigner(pkcs8).keyId).toMatch(/^[0-9a-f]{16}$/);
+    expect(new LogSigningKey(pkcs8).keyId).toMatch(/^[0-9a-f]{16}$/);
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
-    expect(() => new SealSigner(rsa.export({ format: 'der', type: 'pkcs8' }).toString('base64'))).toThrow();
+    expect(
+      () => new LogSigningKey(rsa.export({ format: 'der', type: 'pkcs8' }).toString('base64')),
+    ).toThrow();
   });
 });
 
 describe('the SDK verifier on a proof built here', () => {
-  const signer = new SealSigner(Buffer.alloc(32, 9).toString('base64'));
+  const signingKey = new LogSigningKey(Buffer.alloc(32, 9).toString('base64'));
   const events = Array.from({ length: 7 }, (_, i) =>
     recordedEvent(
       'TokenCreated',
@@ -151,17 +185,17 @@ describe('the SDK verifier on a proof built here', () => {
       { metadata: { actor_id: randomUUID() } },
     ),
   );
-  const { seal, hashes } = sealBatch(events, undefined, new Date(0), signer);
+  const { treeHead, hashes } = nextTreeHead(events, undefined, new Date(0), signingKey);
   const proofOf = (index: number): LogProofDocument => ({
     log_id: '1',
-    event: { ...sealedEncodingOf(events[index]!), metadata: { ...events[index]!.metadata } },
+    event: { ...loggedEncodingOf(events[index]!), metadata: { ...events[index]!.metadata } },
     event_hash: hashes[index]!.toString('hex'),
     global_position: events[index]!.position.prepare,
     leaf_index: index,
     merkle_path: inclusionPath(hashes, index).map((h) => h.toString('hex')),
-    seal,
+    tree_head: treeHead,
   });
-  const publicKey = signer.describe().public_key;
+  const publicKey = signingKey.describe().public_key;
 
   it('accepts the proof of every leaf, signed', async () => {
     for (let index = 0; index < events.length; index++) {
@@ -177,16 +211,16 @@ describe('the SDK verifier on a proof built here', () => {
       { ...proof, event_hash: hashes[2]!.toString('hex') },
       { ...proof, leaf_index: 2 },
       { ...proof, merkle_path: proof.merkle_path.slice(1) },
-      { ...proof, seal: { ...proof.seal, number: 2 } },
-      { ...proof, seal: { ...proof.seal, merkle_root: 'a'.repeat(64) } },
+      { ...proof, tree_head: { ...proof.tree_head, number: 2 } },
+      { ...proof, tree_head: { ...proof.tree_head, merkle_root: 'a'.repeat(64) } },
     ];
     for (const bad of altered) expect((await verifyLogProof(bad)).valid).toBe(false);
-    const otherKey = new SealSigner(Buffer.alloc(32, 1).toString('base64')).describe().public_key;
+    const otherKey = new LogSigningKey(Buffer.alloc(32, 1).toString('base64')).describe().public_key;
     expect(await verifyLogProof(proof, { publicKey: otherKey })).toMatchObject({ valid: false });
-    const { signature: _signature, ...unsigned } = proof.seal;
-    expect(await verifyLogProof({ ...proof, seal: unsigned }, { publicKey })).toMatchObject({
+    const { signature: _signature, ...unsigned } = proof.tree_head;
+    expect(await verifyLogProof({ ...proof, tree_head: unsigned }, { publicKey })).toMatchObject({
       valid: false,
-      reason: 'the seal is not signed',
+      reason: 'the tree head is not signed',
     });
   });
 

@@ -41,11 +41,11 @@ export function canonicalJson(value: unknown): string {
 export const sha256 = (bytes: string | Buffer): Buffer => hash('sha256', bytes, 'buffer');
 
 /**
- * What a seal covers of an event: everything but its position. The data enters through the
+ * What a tree head covers of an event: everything but its position. The data enters through the
  * SHA-256 of its canonical JSON, so that a proof can show the event without its data (which is
  * ciphertext for token values, but may be an e-mail address for a user).
  */
-export interface SealedEventEncoding {
+export interface LoggedEventEncoding {
   event_id: string;
   stream: string;
   revision: number;
@@ -56,7 +56,7 @@ export interface SealedEventEncoding {
   created_at: string;
 }
 
-export function sealedEncodingOf(event: RecordedEvent): SealedEventEncoding {
+export function loggedEncodingOf(event: RecordedEvent): LoggedEventEncoding {
   return {
     event_id: event.event_id,
     stream: event.stream,
@@ -69,13 +69,13 @@ export function sealedEncodingOf(event: RecordedEvent): SealedEventEncoding {
 }
 
 /** RFC 9162's leaf hash: SHA-256(0x00 || canonical JSON of the encoding); U+0000 is the byte 0x00 in UTF-8. */
-export function leafHashOf(encoding: SealedEventEncoding): Buffer {
+export function leafHashOf(encoding: LoggedEventEncoding): Buffer {
   return sha256(`\u0000${canonicalJson(encoding)}`);
 }
 
 /**
- * The event's hash: what its seal's Merkle tree has as its leaf. The same bytes as
- * leafHashOf(sealedEncodingOf(event)), written out in the encoding's key order without building
+ * The event's hash: what its tree head's Merkle tree has as its leaf. The same bytes as
+ * leafHashOf(loggedEncodingOf(event)), written out in the encoding's key order without building
  * the object (verify-log hashes every event).
  */
 export function eventHashOf(event: RecordedEvent): Buffer {

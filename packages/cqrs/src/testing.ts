@@ -18,7 +18,7 @@ import {
   type EventStore,
   type RecordedEvent,
 } from '@tokenvault/eventstore';
-import { InMemoryEventStore } from '@tokenvault/eventstore/testing';
+import { InMemoryEventStore, type InMemoryEventStoreOptions } from '@tokenvault/eventstore/testing';
 import { ReadModelConsistency } from './consistency.ts';
 import { fold, type Decider, type DomainEvent } from './decider.ts';
 import { projectionHandler, Projector, projectorMigrations, type Projection } from './projector.ts';
@@ -218,14 +218,19 @@ export interface ReadSide {
 }
 
 /**
- * The read side of a route spec, as PROJECTIONS=async runs it, on a database of the spec file's
- * own (the event store's and projector's tables, then `migrations`, as the runtime orders them;
- * the tables the claims of tenancy's migrations refer to are the event store's): the commands append to an in-memory store, a Projector of
- * `projections` writes their tables from it, and a write's answer waits until it has. Read the
- * fields inside the tests (they are set by then); everything stops after the file's tests.
+ * The read side of a route spec, as PROJECTIONS=async runs it: the commands append to an
+ * in-memory store (`store`: its options, such as the context's uniqueness claims), a Projector of
+ * `projections` writes their tables from it, and a write's answer waits until it has. The
+ * database is the spec file's own: the event store's and projector's tables (tenancy's claims
+ * refer to the first), then `migrations`, in the runtime's order. Read the fields inside the tests
+ * (they are set by then); everything stops after the file's tests.
  */
-export function useReadSide(migrations: Migration[], projections: readonly Projection[]): Readonly<ReadSide> {
-  const side = { store: new InMemoryEventStore() } as ReadSide;
+export function useReadSide(
+  migrations: Migration[],
+  projections: readonly Projection[],
+  store: InMemoryEventStoreOptions = {},
+): Readonly<ReadSide> {
+  const side = { store: new InMemoryEventStore(store) } as ReadSide;
   const logger = createLogger('silent');
   let database: TestDatabase | undefined;
   let notifications: NotificationHub | undefined;

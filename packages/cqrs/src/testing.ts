@@ -1,17 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect } from 'vitest';
 import {
+  createLogger,
+  createNotificationHub,
   createPool,
   type Clock,
   type Migration,
+  type NotificationHub,
   type PoolClient,
   type Pool,
   type Principal,
 } from '@tokenvault/platform';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
-import type { EventMetadata, EventStore, RecordedEvent } from '@tokenvault/eventstore';
+import { createTestDatabase, testAppRole, type TestDatabase } from '@tokenvault/platform/testing';
+import {
+  eventStoreMigrations,
+  type EventMetadata,
+  type EventStore,
+  type RecordedEvent,
+} from '@tokenvault/eventstore';
+import { InMemoryEventStore, type InMemoryEventStoreOptions } from '@tokenvault/eventstore/testing';
+import { ReadModelConsistency } from './consistency.ts';
 import { fold, type Decider, type DomainEvent } from './decider.ts';
-import { projectionHandler, type Projection } from './projector.ts';
+import { projectionHandler, Projector, projectorMigrations, type Projection } from './projector.ts';
 
 /**
  * Given/when/then for deciders, in the manner of emmett's DeciderSpecification:
@@ -193,4 +203,65 @@ export function useTestPool(
     await env.database?.drop();
   });
   return env;
+}
+
+/** What a route spec's commands write to and its queries read from (useReadSide). */
+export interface ReadSide {
+  /** What the commands append to: the spec's "then" reads the events here. */
+  store: InMemoryEventStore;
+  /** The tables' owner: the projector's writes, vault keys, advisory locks, look-ups across tenants. */
+  ownerPool: Pool;
+  /** The service's app role: the queries' reads, under row-level security by tenant. */
+  appPool: Pool;
+  /** What a write's answer waits on: the projector's checkpoint, announced by NOTIFY. */
+  consistency: ReadModelConsistency;
+}
+
+/**
+ * The read side of a route spec, as PROJECTIONS=async runs it: the commands append to an
+ * in-memory store (`store`: its options, such as the context's uniqueness claims), a Projector of
+ * `projections` writes their tables from it, and a write's answer waits until it has. The
+ * database is the spec file's own: the event store's and projector's tables (tenancy's claims
+ * refer to the first), then `migrations`, in the runtime's order. Read the fields inside the tests
+ * (they are set by then); everything stops after the file's tests.
+ */
+export function useReadSide(
+  migrations: Migration[],
+  projections: readonly Projection[],
+  store: InMemoryEventStoreOptions = {},
+): Readonly<ReadSide> {
+  const side = { store: new InMemoryEventStore(store) } as ReadSide;
+  const logger = createLogger('silent');
+  let database: TestDatabase | undefined;
+  let notifications: NotificationHub | undefined;
+  let projector: Projector | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase([...eventStoreMigrations, ...projectorMigrations, ...migrations]);
+    side.ownerPool = createPool({ connectionString: database.url, max: 4 });
+    side.appPool = createPool({ connectionString: database.url, max: 4, role: testAppRole });
+    const name = 'read-models';
+    projector = new Projector({ name, store: side.store, pool: side.ownerPool, projections, logger });
+    notifications = createNotificationHub(database.url);
+    side.consistency = new ReadModelConsistency({
+      notifications,
+      pool: side.ownerPool,
+      projectorName: name,
+      timeoutMs: 10_000,
+      logger,
+      inline: false,
+      headPosition: () => side.store.headPosition(),
+      pollIntervalMs: 50,
+    });
+    await side.consistency.start();
+    await projector.start();
+  });
+  afterAll(async () => {
+    await projector?.stop();
+    await side.consistency?.close();
+    await notifications?.close();
+    await side.appPool?.end();
+    await side.ownerPool?.end();
+    await database?.drop();
+  });
+  return side;
 }

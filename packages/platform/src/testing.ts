@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import request from 'supertest';
+import { configSchema } from './config.ts';
 import { ensureDatabase, migrate, createPool, type Migration } from './db.ts';
-import { Problem } from './errors.ts';
+import { Problem, unauthorized } from './errors.ts';
+import { createHttpApp, finishHttpApp, mountRoutes } from './http-app.ts';
+import { createLogger } from './logger.ts';
+import type { Principal, RouteDefinition } from './route.ts';
 
 const serverUrl = process.env.TEST_DATABASE_SERVER_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const testAppRole = 'tokenvault_app';
@@ -85,4 +90,29 @@ export async function problemOfAsync(run: () => Promise<unknown>): Promise<Probl
     throw error;
   }
   throw new Error('expected a Problem');
+}
+
+/**
+ * Routes on the service's own express app, called in process with supertest: the gateway's shell
+ * (request ids, JSON parsing, BODY_LIMIT's default), its permission check and schemas, and its
+ * central handler answering every error as problem+json. Authentication is the one part given:
+ * a request's SVC-API-KEY names its caller among `callers` (a missing or unknown key is the 401
+ * authentication answers). The route guard (rate limits, caps, Idempotency-Key) is Redis's and
+ * has specs of its own (packages/runtime/src/guards).
+ */
+export function routeApp(routes: RouteDefinition[], callers: Readonly<Record<string, Principal>>) {
+  const logger = createLogger('silent');
+  const principals = new Map(Object.entries(callers));
+  const app = createHttpApp({
+    logger,
+    bodyLimit: configSchema.shape.BODY_LIMIT.parse(undefined),
+    configure: () => {},
+  });
+  mountRoutes(app, routes, async (apiKey) => {
+    const principal = apiKey === undefined ? undefined : principals.get(apiKey);
+    if (!principal) throw unauthorized();
+    return principal;
+  });
+  finishHttpApp(app, logger);
+  return request(app);
 }

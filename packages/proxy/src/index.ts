@@ -1,4 +1,4 @@
-export { proxyContext } from './context.ts';
+export { proxyContext, type ProxyContextDeps } from './context.ts';
 export { AddressAllowlist, embeddedIpv4, nonPublicKind } from './destination/addresses.ts';
 export {
   resolveDestination,

@@ -1,8 +1,8 @@
 export { reactorsContext, type ReactorsContextDeps } from './context.ts';
 export { reactorsMigrations } from './migrations.ts';
 export { reactorInvalidationsOf, reactorsProjection } from './projections/reactors.projection.ts';
-export { formulaRoutes, type ReactorRouteDeps } from './http/formulas.routes.ts';
-export { reactorRoutes } from './http/reactors.routes.ts';
+export { formulaRoutes, type FormulaRouteDeps } from './http/formulas.routes.ts';
+export { reactorRoutes, type ReactorRouteDeps } from './http/reactors.routes.ts';
 export { formulaDecider } from './domain/formula.ts';
 export { activeReactor } from './commands/reactors.commands.ts';
 export { assertMayBindReactor, type BoundReactor } from './domain/reactor.ts';

@@ -29,7 +29,7 @@ import {
   SignInLinks,
 } from '@tokenvault/tenancy';
 import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/mail';
-import { Detokenizer, ReadAuditor, TokenQueries, tokensContext } from '@tokenvault/tokens';
+import { Detokenizer, ReadAuditor, TokenCommands, TokenQueries, tokensContext } from '@tokenvault/tokens';
 import { FormulaQueries, ReactorDefinitions, ReactorQueries } from '@tokenvault/reactors';
 import { AddressAllowlist, ProxyGateway, ProxyPipeline, ProxyQueries } from '@tokenvault/proxy';
 import { CodeRunQueue } from '@tokenvault/code-runs';
@@ -103,6 +103,8 @@ export interface RuntimeBase {
   /** The process's token queries and read auditor (one group commit of reads per process). */
   tokenQueries: TokenQueries;
   readAuditor: ReadAuditor;
+  /** The process's token commands: the gateway's token routes and the worker's share them. */
+  tokenCommands: TokenCommands;
   /** The token routes, on this base: what a reactor's `svc` client calls in-process. */
   tokenRoutes: RouteDefinition[];
   /** A projector of the read models on this base's pool (admin commands catch up with it). */
@@ -195,6 +197,7 @@ export async function openRuntimeBase(
   // Built once for the process: the gateway's routes and the worker's svc client share them.
   const tokenQueries = new TokenQueries(appPool, clock);
   const readAuditor = new ReadAuditor(store, clock);
+  const tokenCommands = new TokenCommands(store, vault, tokenQueries, clock);
   const projectors: Projector[] = [];
   return {
     config,
@@ -209,6 +212,7 @@ export async function openRuntimeBase(
     sessions,
     tokenQueries,
     readAuditor,
+    tokenCommands,
     tokenRoutes: tokensContext.routes({
       store,
       appPool,
@@ -218,6 +222,7 @@ export async function openRuntimeBase(
       includedMonthlyActiveTokens: config.INCLUDED_MONTHLY_ACTIVE_TOKENS,
       tokenQueries,
       readAuditor,
+      tokenCommands,
     }),
     createProjector() {
       const projector = readModelsProjector(config, { store, pool: ownerPool }, logger);
@@ -244,7 +249,8 @@ export async function createRuntime(
   options: { clock?: Clock } = {},
 ): Promise<Runtime> {
   const base = await openRuntimeBase(config, logger, options);
-  const { ownerPool, appPool, store, vault, clock, consistency, tokenQueries, readAuditor } = base;
+  const { ownerPool, appPool, store, vault, clock, consistency, tokenQueries, readAuditor, tokenCommands } =
+    base;
   const redis = createRedis(config.REDIS_URL);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   // Advisory-lock sessions (formula locks): bounded, and apart from the pools their holders use.
@@ -316,6 +322,7 @@ export async function createRuntime(
     invitationQueries: new InvitationQueries(appPool),
     tokenQueries,
     readAuditor,
+    tokenCommands,
     detokenizer,
     reactorQueries,
     formulaQueries: new FormulaQueries(appPool),

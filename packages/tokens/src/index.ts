@@ -15,6 +15,7 @@ export {
 export { allowedOnAll, allowedOnAny } from './domain/access.ts';
 export { Detokenizer, type DetokenizerDeps } from './commands/detokenize.ts';
 export { ReadAuditor } from './commands/read-audit.ts';
+export { TokenCommands } from './commands/tokens.commands.ts';
 export { TokenQueries } from './queries/tokens.queries.ts';
 export type { TokenRouteDeps } from './http/token-access.ts';
 export { tokenClaims } from './domain/tokens.uniqueness.ts';

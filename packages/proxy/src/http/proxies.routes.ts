@@ -1,14 +1,6 @@
 import { z } from 'zod';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
-import type { EventStore } from '@tokenvault/eventstore';
-import {
-  defineRoute,
-  pageQuery,
-  paginated,
-  repeatable,
-  type Clock,
-  type RouteDefinition,
-} from '@tokenvault/platform';
+import { defineRoute, pageQuery, paginated, repeatable, type RouteDefinition } from '@tokenvault/platform';
 import {
   idParams,
   nameFilter,
@@ -18,31 +10,18 @@ import {
   proxySchema,
   uuid,
 } from '@tokenvault/contracts';
-import type { ApplicationQueries } from '@tokenvault/tenancy';
-import type { Vault } from '@tokenvault/vault';
-import { ProxyCommands } from '../commands/proxies.commands.ts';
-import type { AddressAllowlist } from '../destination/addresses.ts';
-import type { Resolver } from '../destination/resolve.ts';
+import type { ProxyCommands } from '../commands/proxies.commands.ts';
 import { proxyMissing } from '../domain/proxy.ts';
 import type { ProxyQueries } from '../queries/proxies.queries.ts';
 
+/** What the proxy routes use, built by the proxy manifest's `routes(deps)` (context.ts). */
 export interface ProxyRouteDeps {
-  store: EventStore;
-  consistency: ReadModelConsistency;
-  applications: ApplicationQueries;
-  /** Seals configurations and keys (commands) and opens them (queries). */
-  vault: Vault;
-  clock: Clock;
-  proxies: ProxyQueries;
-  /** The process's private addresses a destination may have (PROXY_ALLOWED_PRIVATE_ADDRESSES). */
-  allowlist: AddressAllowlist;
-  /** How destination names are resolved (tests give their own). */
-  resolver?: Resolver;
+  commands: Pick<ProxyCommands, 'create' | 'update' | 'patch' | 'delete'>;
+  queries: Pick<ProxyQueries, 'list' | 'get' | 'response'>;
+  consistency: Pick<ReadModelConsistency, 'afterWrite'>;
 }
 
-export function proxyRoutes(deps: ProxyRouteDeps): RouteDefinition[] {
-  const { consistency, proxies } = deps;
-  const commands = new ProxyCommands(deps);
+export function proxyRoutes({ commands, queries, consistency }: ProxyRouteDeps): RouteDefinition[] {
   const tag = 'Proxies';
   const written = async (
     status: 200 | 201,
@@ -50,7 +29,7 @@ export function proxyRoutes(deps: ProxyRouteDeps): RouteDefinition[] {
   ): Promise<{ status: 200 | 201; headers: Record<string, string>; body: z.output<typeof proxySchema> }> => ({
     status,
     headers: await consistency.afterWrite(outcome.position),
-    body: await proxies.response(outcome.row),
+    body: await queries.response(outcome.row),
   });
   return [
     defineRoute({
@@ -76,7 +55,7 @@ export function proxyRoutes(deps: ProxyRouteDeps): RouteDefinition[] {
       query: z.strictObject({ id: repeatable(uuid), name: nameFilter, ...pageQuery(100) }),
       responses: { 200: { description: 'A page of proxies', schema: paginatedSchema(proxySchema) } },
       async handle({ principal, query }) {
-        const { items, total } = await proxies.list(
+        const { items, total } = await queries.list(
           principal.tenantId,
           { ids: query.id, name: query.name },
           query.page,
@@ -95,7 +74,7 @@ export function proxyRoutes(deps: ProxyRouteDeps): RouteDefinition[] {
       params: idParams,
       responses: { 200: { description: 'The proxy', schema: proxySchema } },
       async handle({ principal, params }) {
-        const proxy = await proxies.get(principal.tenantId, params.id);
+        const proxy = await queries.get(principal.tenantId, params.id);
         if (!proxy) throw proxyMissing();
         return { status: 200, body: proxy };
       },

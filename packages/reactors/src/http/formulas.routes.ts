@@ -1,15 +1,6 @@
 import { z } from 'zod';
-import {
-  defineRoute,
-  notFound,
-  pageQuery,
-  paginated,
-  type Clock,
-  type Pool,
-  type RouteDefinition,
-} from '@tokenvault/platform';
+import { defineRoute, notFound, pageQuery, paginated, type RouteDefinition } from '@tokenvault/platform';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
-import type { EventStore } from '@tokenvault/eventstore';
 import {
   idParams,
   nameFilter,
@@ -17,41 +8,20 @@ import {
   reactorFormulaBody,
   reactorFormulaSchema,
 } from '@tokenvault/contracts';
-import type { ApplicationQueries } from '@tokenvault/tenancy';
-import type { Vault } from '@tokenvault/vault';
-import { FormulaCommands } from '../commands/formulas.commands.ts';
+import type { FormulaCommands } from '../commands/formulas.commands.ts';
 import type { FormulaQueries } from '../queries/formulas.queries.ts';
-import type { ReactorQueries } from '../queries/reactors.queries.ts';
 
-export interface ReactorRouteDeps {
-  store: EventStore;
-  appPool: Pool;
-  ownerPool: Pool;
-  /** The sessions of formula locks: a small pool of their own. */
-  lockPool: Pool;
-  consistency: ReadModelConsistency;
-  applications: ApplicationQueries;
-  /** Seals reactor configurations (commands) and opens them (queries). */
-  vault: Vault;
-  clock: Clock;
-  /** The process's reactor and formula queries (the formula commands count reactors with the first). */
-  reactorQueries: ReactorQueries;
-  formulaQueries: FormulaQueries;
+/** What the formula routes use, built by the reactors manifest's `routes(deps)` (context.ts). */
+export interface FormulaRouteDeps {
+  commands: Pick<FormulaCommands, 'create' | 'update' | 'delete'>;
+  queries: Pick<FormulaQueries, 'list' | 'get'>;
+  consistency: Pick<ReadModelConsistency, 'afterWrite'>;
 }
 
 const missing = () => notFound('No reactor formula with this id.');
 
 /** Formulas are guarded by the reactor:* permissions (the spec names no formula permissions). */
-export function formulaRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
-  const { consistency } = deps;
-  const commands = new FormulaCommands({
-    store: deps.store,
-    lockPool: deps.lockPool,
-    reactors: deps.reactorQueries,
-    applications: deps.applications,
-    clock: deps.clock,
-  });
-  const queries = deps.formulaQueries;
+export function formulaRoutes({ commands, queries, consistency }: FormulaRouteDeps): RouteDefinition[] {
   const tag = 'Reactor formulas';
   return [
     defineRoute({

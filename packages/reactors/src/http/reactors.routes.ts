@@ -16,15 +16,20 @@ import {
   updateReactorBody,
   uuid,
 } from '@tokenvault/contracts';
-import { ReactorCommands } from '../commands/reactors.commands.ts';
-import type { ReactorRouteDeps } from './formulas.routes.ts';
+import type { ReadModelConsistency } from '@tokenvault/cqrs';
+import type { ReactorCommands } from '../commands/reactors.commands.ts';
+import type { ReactorQueries } from '../queries/reactors.queries.ts';
+
+/** What the reactor routes use, built by the reactors manifest's `routes(deps)` (context.ts). */
+export interface ReactorRouteDeps {
+  commands: Pick<ReactorCommands, 'create' | 'update' | 'delete'>;
+  queries: Pick<ReactorQueries, 'list' | 'get'>;
+  consistency: Pick<ReadModelConsistency, 'afterWrite'>;
+}
 
 const missing = () => notFound('No reactor with this id.');
 
-export function reactorRoutes(deps: ReactorRouteDeps): RouteDefinition[] {
-  const { consistency } = deps;
-  const commands = new ReactorCommands(deps);
-  const queries = deps.reactorQueries;
+export function reactorRoutes({ commands, queries, consistency }: ReactorRouteDeps): RouteDefinition[] {
   const tag = 'Reactors';
   return [
     defineRoute({

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineRoute, notFound, pageQuery, paginated, type RouteDefinition } from '@tokenvault/platform';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
-import type { EventStore } from '@tokenvault/eventstore';
 import {
   applicationSchema,
   createApplicationBody,
@@ -10,31 +9,23 @@ import {
   paginatedSchema,
   updateApplicationBody,
 } from '@tokenvault/contracts';
-import { ApplicationCommands } from '../commands/applications.commands.ts';
-import type { Clock } from '@tokenvault/platform';
+import type { ApplicationCommands } from '../commands/applications.commands.ts';
 import type { ApplicationQueries } from '../queries/applications.queries.ts';
 
+/** What the application routes use, built by the tenancy manifest's `routes(deps)` (context.ts). */
 export interface ApplicationRouteDeps {
-  store: EventStore;
-  consistency: ReadModelConsistency;
-  /** RATE_LIMIT_PER_MINUTE: what an application without its own rate_limit may make. */
-  rateLimitPerMinute: number;
-  clock: Clock;
-  /** The process's application queries (reactors and proxies read applications with them too). */
-  applications: ApplicationQueries;
+  commands: Pick<ApplicationCommands, 'create' | 'update' | 'delete'>;
+  queries: Pick<ApplicationQueries, 'list' | 'get'>;
+  consistency: Pick<ReadModelConsistency, 'afterWrite'>;
 }
 
 const missing = () => notFound('No application with this id.');
 
 export function applicationRoutes({
-  store,
+  commands,
+  queries,
   consistency,
-  rateLimitPerMinute,
-  clock,
-  applications,
 }: ApplicationRouteDeps): RouteDefinition[] {
-  const commands = new ApplicationCommands(store, rateLimitPerMinute, clock);
-  const queries = applications;
   const tag = 'Applications';
   return [
     defineRoute({

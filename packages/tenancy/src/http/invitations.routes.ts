@@ -6,11 +6,10 @@ import {
   notFound,
   pageQuery,
   paginated,
-  type Pool,
+  type Clock,
   type RouteDefinition,
 } from '@tokenvault/platform';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
-import type { EventStore } from '@tokenvault/eventstore';
 import { acceptPage, acceptPageHeaders } from './accept-page.routes.ts';
 import {
   acceptInvitationBody,
@@ -20,24 +19,17 @@ import {
   memberSchema,
   paginatedSchema,
 } from '@tokenvault/contracts';
-import { InvitationCommands } from '../commands/invitations.commands.ts';
-import type { InvitationMailLimits } from '../commands/invitation-mail-limits.ts';
+import type { InvitationCommands } from '../commands/invitations.commands.ts';
 import type { InvitationQueries } from '../queries/invitations.queries.ts';
-import type { MemberQueries } from '../queries/members.queries.ts';
-import type { Clock } from '@tokenvault/platform';
 import { parseEmailAddress } from '../domain/email.ts';
-import type { InvitationLinks } from '../domain/invitation-link.ts';
 
+/** What the invitation routes use, built by the tenancy manifest's `routes(deps)` (context.ts). */
 export interface InvitationRouteDeps {
-  store: EventStore;
-  ownerPool: Pool;
-  consistency: ReadModelConsistency;
+  commands: Pick<InvitationCommands, 'create' | 'resend' | 'delete' | 'accept'>;
+  queries: Pick<InvitationQueries, 'list' | 'get'>;
+  consistency: Pick<ReadModelConsistency, 'afterWrite'>;
+  /** "Now" for an invitation's status (PENDING until it expires). */
   clock: Clock;
-  links: InvitationLinks;
-  mailLimits: InvitationMailLimits;
-  /** The process's queries of invitations and of members. */
-  invitationQueries: InvitationQueries;
-  memberQueries: MemberQueries;
 }
 
 /** A bare RFC 5322 address (see parseEmailAddress), its domain lower-cased. */
@@ -55,10 +47,12 @@ const createInvitationBody = z.strictObject({ email: emailAddress, role: z.liter
 
 const missing = () => notFound('No invitation with this id.');
 
-export function invitationRoutes(deps: InvitationRouteDeps): RouteDefinition[] {
-  const { consistency, clock } = deps;
-  const commands = new InvitationCommands(deps);
-  const queries = deps.invitationQueries;
+export function invitationRoutes({
+  commands,
+  queries,
+  consistency,
+  clock,
+}: InvitationRouteDeps): RouteDefinition[] {
   const tag = 'Tenant invitations';
   return [
     defineRoute({

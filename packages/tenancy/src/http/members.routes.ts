@@ -1,28 +1,18 @@
 import { z } from 'zod';
 import { defineRoute, pageQuery, paginated, repeatable, type RouteDefinition } from '@tokenvault/platform';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
-import type { EventStore } from '@tokenvault/eventstore';
 import { idParams, memberSchema, paginatedSchema, uuid } from '@tokenvault/contracts';
-import { MemberCommands } from '../commands/members.commands.ts';
+import type { MemberCommands } from '../commands/members.commands.ts';
 import type { MemberQueries } from '../queries/members.queries.ts';
-import type { Clock } from '@tokenvault/platform';
 
+/** What the member routes use, built by the tenancy manifest's `routes(deps)` (context.ts). */
 export interface MemberRouteDeps {
-  store: EventStore;
-  consistency: ReadModelConsistency;
-  clock: Clock;
-  /** The process's member queries. */
-  memberQueries: MemberQueries;
+  commands: Pick<MemberCommands, 'remove'>;
+  queries: Pick<MemberQueries, 'list'>;
+  consistency: Pick<ReadModelConsistency, 'afterWrite'>;
 }
 
-export function memberRoutes({
-  store,
-  consistency,
-  clock,
-  memberQueries,
-}: MemberRouteDeps): RouteDefinition[] {
-  const commands = new MemberCommands(store, clock);
-  const queries = memberQueries;
+export function memberRoutes({ commands, queries, consistency }: MemberRouteDeps): RouteDefinition[] {
   const tag = 'Tenant members';
   return [
     defineRoute({

@@ -1,21 +1,19 @@
 import { defineRoute, notFound, type Pool, type RouteDefinition } from '@tokenvault/platform';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
-import type { EventStore } from '@tokenvault/eventstore';
-import type { Clock } from '@tokenvault/platform';
 import { tenantSchema, updateTenantBody } from '@tokenvault/contracts';
-import { TenantCommands } from '../commands/tenants.commands.ts';
+import type { TenantCommands } from '../commands/tenants.commands.ts';
 import { getTenant } from '../queries/tenants.queries.ts';
 
+/** What the tenant routes use, built by the tenancy manifest's `routes(deps)` (context.ts). */
 export interface TenantRouteDeps {
-  store: EventStore;
-  clock: Clock;
+  commands: Pick<TenantCommands, 'update' | 'delete'>;
+  /** The app-role pool `getTenant` reads from. */
   appPool: Pool;
-  consistency: ReadModelConsistency;
+  consistency: Pick<ReadModelConsistency, 'afterWrite'>;
 }
 
 /** `self` is always the tenant that owns the calling key. */
-export function tenantRoutes({ store, appPool, consistency, clock }: TenantRouteDeps): RouteDefinition[] {
-  const commands = new TenantCommands(store, clock);
+export function tenantRoutes({ commands, appPool, consistency }: TenantRouteDeps): RouteDefinition[] {
   const tag = 'Tenant';
   return [
     defineRoute({

@@ -4,12 +4,12 @@ import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { openForReader } from '../commands/open-token.ts';
 import type { ReadAuditor } from '../commands/read-audit.ts';
-import { TokenCommands } from '../commands/tokens.commands.ts';
+import type { TokenCommands } from '../commands/tokens.commands.ts';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
 import type { TokenQueries, TokenRow } from '../queries/tokens.queries.ts';
 
-// What the token routes of every resource share: one set of queries and commands, the check that
-// a token is the caller's and allowed, and the opening of tokens for a reader (on record first).
+// What the token routes of every resource share: the process's queries and commands, the check
+// that a token is the caller's and allowed, and the opening of tokens for a reader (on record first).
 
 export interface TokenRouteDeps {
   store: EventStore;
@@ -22,6 +22,11 @@ export interface TokenRouteDeps {
   clock: Clock;
   /** The process's one set of token queries (the detokenizer's too). */
   tokenQueries: TokenQueries;
+  /**
+   * The process's token commands, built with its runtime base: the gateway's token routes and
+   * the worker's (reactors' `svc` calls) share them.
+   */
+  tokenCommands: Pick<TokenCommands, 'create' | 'update' | 'delete' | 'associate' | 'dissociate'>;
   /** The process's one read auditor: every read of the process in one group commit. */
   readAuditor: ReadAuditor;
 }
@@ -53,9 +58,9 @@ export function checkTokenAccess(
 }
 
 export function tokenAccess(deps: TokenRouteDeps) {
-  const { store, vault, clock, readAuditor } = deps;
+  const { store, vault, readAuditor } = deps;
   const queries = deps.tokenQueries;
-  const commands = new TokenCommands(store, vault, queries, clock);
+  const commands = deps.tokenCommands;
 
   /** A live token of the caller's tenant on which the caller holds the permission, or 404/403. */
   const tokenFor = async (

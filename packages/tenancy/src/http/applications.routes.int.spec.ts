@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
+import { createApplicationBody } from '@tokenvault/contracts';
+import { systemClock } from '@tokenvault/platform';
+import { routeApp } from '@tokenvault/platform/testing';
+import { ApplicationCommands } from '../commands/applications.commands.ts';
+import { hashApiKey } from '../domain/api-key.ts';
+import { streams } from '../domain/tenancy.events.ts';
+import { tenancyMigrations } from '../migrations.ts';
+import { tenancyProjection } from '../projections/tenancy.projection.ts';
+import { ApplicationQueries } from '../queries/applications.queries.ts';
+import { applicationRoutes } from './applications.routes.ts';
+
+const tenant = randomUUID();
+const otherTenant = randomUUID();
+const member = randomUUID();
+const writes = ['application:create', 'application:read', 'application:update', 'application:delete'];
+/** SVC-API-KEY → the caller it names: members, who hold every grant (and an application, below). */
+const callers = {
+  member: testPrincipal(tenant, member, writes, { actorType: 'user' }),
+  reader: testPrincipal(tenant, randomUUID(), ['application:read'], { actorType: 'user' }),
+  otherTenant: testPrincipal(otherTenant, randomUUID(), writes, { actorType: 'user' }),
+};
+
+const application = { name: 'Checkout', type: 'private', permissions: ['token:read'] };
+
+describe('application routes, in process (commands on an in-memory store, queries on PostgreSQL)', () => {
+  const side = useReadSide(tenancyMigrations, [tenancyProjection]);
+  let api: ReturnType<typeof routeApp>;
+
+  beforeAll(async () => {
+    const { store, appPool, consistency } = side;
+    const commands = new ApplicationCommands(store, 1_000, systemClock);
+    // An application of the tenant that may create applications, with no more than it holds.
+    const permissions = ['application:create', 'token:read'];
+    const body = createApplicationBody.parse({ ...application, permissions });
+    const creator = (await commands.create(callers.member, body, 'given')).application;
+    api = routeApp(applicationRoutes({ commands, queries: new ApplicationQueries(appPool), consistency }), {
+      ...callers,
+      creator: testPrincipal(tenant, creator.id, permissions),
+    });
+  });
+
+  const create = async () => {
+    const response = await api
+      .post('/applications')
+      .set('svc-api-key', 'member')
+      .send(application)
+      .expect(201);
+    return response.body as { id: string };
+  };
+
+  it('POST /applications appends ApplicationCreated (the key’s hash, never the key) and answers it with its key once', async () => {
+    const response = await api
+      .post('/applications')
+      .set('svc-api-key', 'member')
+      .send(application)
+      .expect(201);
+    const { key, ...created } = response.body as Record<string, unknown> & { id: string; key: string };
+    expect(created).toMatchObject({
+      tenant_id: tenant,
+      name: 'Checkout',
+      type: 'private',
+      permissions: ['token:read'],
+      rules: [],
+      created_by: member,
+    });
+    const events = await storedEvents(side.store, streams.application(tenant, created.id));
+    expect(events.map((event) => event.type)).toEqual(['ApplicationCreated']);
+    expect(events[0]!.data).toMatchObject({ key_hash: hashApiKey(key) });
+    expect(JSON.stringify(events[0]!.data)).not.toContain(key);
+    const read = await api.get(`/applications/${created.id}`).set('svc-api-key', 'reader').expect(200);
+    expect(read.body).toEqual(created);
+  });
+
+  it('a body the schema refuses is a 400 problem naming each field, and nothing is appended', async () => {
+    const head = await side.store.headPosition();
+    const response = await api
+      .post('/applications')
+      .set('svc-api-key', 'member')
+      .send({ name: '', type: 'public', permissions: ['token:read'] })
+      .expect(400)
+      .expect('content-type', /^application\/problem\+json/);
+    expect(Object.keys((response.body as { errors: object }).errors).sort()).toEqual([
+      'body.name',
+      'body.permissions.0',
+    ]);
+    expect(await side.store.headPosition()).toEqual(head);
+  });
+
+  it('an application granting what it does not hold is a 403 naming the field, and nothing is appended', async () => {
+    const head = await side.store.headPosition();
+    const response = await api
+      .post('/applications')
+      .set('svc-api-key', 'creator')
+      .send({ ...application, permissions: ['token:read', 'token:delete'] })
+      .expect(403);
+    expect(response.body).toMatchObject({
+      errors: { 'body.permissions': [expect.stringContaining('token:delete')] },
+    });
+    expect(await side.store.headPosition()).toEqual(head);
+  });
+
+  it('without an API key every route is a 401 problem', async () => {
+    const { id } = await create();
+    for (const call of [
+      api.post('/applications').send(application),
+      api.get('/applications'),
+      api.get(`/applications/${id}`),
+      api.put(`/applications/${id}`).send({ name: 'Renamed' }),
+      api.delete(`/applications/${id}`),
+    ]) {
+      const response = await call.expect(401).expect('content-type', /^application\/problem\+json/);
+      expect(response.body).toMatchObject({ status: 401 });
+    }
+  });
+
+  it('a key without the route’s permission is a 403 naming it, and the application stays as it was', async () => {
+    const { id } = await create();
+    const refused = await api
+      .post('/applications')
+      .set('svc-api-key', 'reader')
+      .send(application)
+      .expect(403);
+    expect(refused.body).toMatchObject({
+      status: 403,
+      detail: expect.stringContaining('application:create'),
+    });
+    await api.put(`/applications/${id}`).set('svc-api-key', 'reader').send({ name: 'Renamed' }).expect(403);
+    await api.delete(`/applications/${id}`).set('svc-api-key', 'reader').expect(403);
+    expect(await storedEvents(side.store, streams.application(tenant, id))).toHaveLength(1);
+  });
+
+  it('another tenant’s application is a 404 on every route that names it, and stays as it was', async () => {
+    const { id } = await create();
+    const asOther = 'otherTenant';
+    await api.get(`/applications/${id}`).set('svc-api-key', asOther).expect(404);
+    await api.put(`/applications/${id}`).set('svc-api-key', asOther).send({ name: 'Mine' }).expect(404);
+    await api.delete(`/applications/${id}`).set('svc-api-key', asOther).expect(404);
+    const listed = await api.get('/applications').set('svc-api-key', asOther).expect(200);
+    expect(listed.body).toMatchObject({ data: [], pagination: { total_items: 0 } });
+    expect(await storedEvents(side.store, streams.application(tenant, id))).toHaveLength(1);
+  });
+
+  it('PUT replaces the name and grants and DELETE removes the application: each answered after the read model has it', async () => {
+    const { id } = await create();
+    const updated = await api
+      .put(`/applications/${id}`)
+      .set('svc-api-key', 'member')
+      .send({ name: 'Renamed', permissions: ['token:create'] })
+      .expect(200);
+    expect(updated.body).toMatchObject({ id, name: 'Renamed', permissions: ['token:create'] });
+    expect((await api.get(`/applications/${id}`).set('svc-api-key', 'member')).body).toEqual(updated.body);
+    await api.delete(`/applications/${id}`).set('svc-api-key', 'member').expect(204);
+    await api.get(`/applications/${id}`).set('svc-api-key', 'member').expect(404);
+    expect(
+      (await storedEvents(side.store, streams.application(tenant, id))).map((event) => event.type),
+    ).toEqual(['ApplicationCreated', 'ApplicationUpdated', 'ApplicationDeleted']);
+  });
+});

@@ -1,0 +1,185 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
+import { systemClock } from '@tokenvault/platform';
+import { routeApp } from '@tokenvault/platform/testing';
+import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
+import { ReadAuditor } from '../commands/read-audit.ts';
+import { TokenCommands } from '../commands/tokens.commands.ts';
+import { tokenReadsStream, tokenStream } from '../domain/tokens.events.ts';
+import { tokenClaims } from '../domain/tokens.uniqueness.ts';
+import { tokensMigrations } from '../migrations.ts';
+import { tokensProjection } from '../projections/tokens.projection.ts';
+import { TokenQueries } from '../queries/tokens.queries.ts';
+import { tokenAccess } from './token-access.ts';
+import { tokenResourceRoutes } from './tokens.routes.ts';
+
+const tenant = randomUUID();
+const otherTenant = randomUUID();
+const actor = randomUUID();
+const writes = ['token:create', 'token:read', 'token:update', 'token:delete'];
+/** SVC-API-KEY → the caller it names. */
+const callers = {
+  admin: testPrincipal(tenant, actor, writes),
+  reader: testPrincipal(tenant, randomUUID(), ['token:read']),
+  /** May create tokens under /pci/ only. */
+  pciWriter: testPrincipal(tenant, randomUUID(), [], {
+    rules: [{ container: '/pci/', permissions: ['token:create'] }],
+  }),
+  otherTenant: testPrincipal(otherTenant, randomUUID(), writes),
+};
+
+const secret = 'the-secret-4242';
+
+describe('token routes, in process (commands on an in-memory store, queries on PostgreSQL)', () => {
+  const side = useReadSide([...vaultMigrations, ...tokensMigrations], [tokensProjection], {
+    uniqueness: tokenClaims,
+  });
+  let api: ReturnType<typeof routeApp>;
+
+  beforeAll(async () => {
+    const { store, ownerPool, appPool, consistency } = side;
+    // TOKEN_KEYS=off: tokens sealed under the tenant's key. A token's own key is stored by an
+    // append to PostgreSQL, in its transaction, which the in-memory store does not make.
+    const vault = new Vault(ownerPool, new LocalKeyring([['default', randomBytes(32).toString('base64')]]), {
+      perTokenKeys: false,
+    });
+    // What creating a tenant gives it: its data keys.
+    for (const tenantId of [tenant, otherTenant]) await vault.createTenantKeys(tenantId);
+    const tokenQueries = new TokenQueries(appPool, systemClock);
+    const deps = {
+      store,
+      appPool,
+      vault,
+      consistency,
+      includedMonthlyActiveTokens: 1_000,
+      clock: systemClock,
+      tokenQueries,
+      readAuditor: new ReadAuditor(store, systemClock),
+      tokenCommands: new TokenCommands(store, vault, tokenQueries, systemClock),
+    };
+    api = routeApp(tokenResourceRoutes(deps, tokenAccess(deps)), callers);
+  });
+
+  const create = async () => {
+    const response = await api.post('/tokens').set('svc-api-key', 'admin').send({ data: secret }).expect(201);
+    return response.body as { id: string };
+  };
+  /** The reads on record of one token: the TokensRead events that name it. */
+  const readsOf = async (tokenId: string) => {
+    const shards = await Promise.all(
+      [0, 1, 2, 3].map((shard) => storedEvents(side.store, tokenReadsStream(shard))),
+    );
+    return shards
+      .flat()
+      .filter((event) =>
+        (event.data as { tokens: { token_id: string }[] }).tokens.some((read) => read.token_id === tokenId),
+      );
+  };
+
+  it('POST /tokens appends TokenCreated (the data sealed) and answers without the data; GET opens it and puts the read on record', async () => {
+    const response = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ type: 'token', data: secret, metadata: { order: 'o-1' } })
+      .expect(201);
+    const created = response.body as Record<string, unknown> & { id: string };
+    expect(created).toMatchObject({
+      tenant_id: tenant,
+      type: 'token',
+      metadata: { order: 'o-1' },
+      containers: ['/general/high/'],
+      created_by: actor,
+    });
+    expect(created).not.toHaveProperty('data');
+    const events = await storedEvents(side.store, tokenStream(tenant, created.id));
+    expect(events.map((event) => event.type)).toEqual(['TokenCreated']);
+    expect(events[0]!.metadata).toMatchObject({ tenant_id: tenant, actor_id: actor });
+    expect(JSON.stringify(events[0]!.data)).not.toContain(secret);
+    expect(await readsOf(created.id)).toEqual([]);
+    const read = await api.get(`/tokens/${created.id}`).set('svc-api-key', 'reader').expect(200);
+    expect(read.body).toEqual({ ...created, data: secret });
+    expect(await readsOf(created.id)).toHaveLength(1);
+  });
+
+  it('a body the schema refuses is a 400 problem naming each field, and nothing is appended', async () => {
+    const head = await side.store.headPosition();
+    const response = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ type: 'card', data: { number: '4242' }, colour: 'blue' })
+      .expect(400)
+      .expect('content-type', /^application\/problem\+json/);
+    const fields = Object.keys((response.body as { errors: object }).errors);
+    expect(fields).toEqual(expect.arrayContaining(['body.colour', 'body.data.number']));
+    expect(JSON.stringify(response.body)).not.toContain('4242');
+    expect(await side.store.headPosition()).toEqual(head);
+  });
+
+  it('without an API key every route is a 401 problem', async () => {
+    const { id } = await create();
+    for (const call of [
+      api.post('/tokens').send({ data: secret }),
+      api.get('/tokens'),
+      api.get('/v2/tokens'),
+      api.get(`/tokens/${id}`),
+      api.patch(`/tokens/${id}`).send({ metadata: { order: 'o-2' } }),
+      api.delete(`/tokens/${id}`),
+    ]) {
+      const response = await call.expect(401).expect('content-type', /^application\/problem\+json/);
+      expect(response.body).toMatchObject({ status: 401 });
+    }
+  });
+
+  it('a key without the permission, on the tenant or on the containers named, is a 403, and nothing is appended', async () => {
+    const { id } = await create();
+    const head = await side.store.headPosition();
+    const refused = await api.post('/tokens').set('svc-api-key', 'reader').send({ data: secret }).expect(403);
+    expect(refused.body).toMatchObject({ status: 403, detail: expect.stringContaining('token:create') });
+    await api
+      .post('/tokens')
+      .set('svc-api-key', 'pciWriter')
+      .send({ data: secret, containers: ['/general/'] })
+      .expect(403);
+    await api.patch(`/tokens/${id}`).set('svc-api-key', 'reader').send({ metadata: {} }).expect(403);
+    await api.delete(`/tokens/${id}`).set('svc-api-key', 'reader').expect(403);
+    expect(await side.store.headPosition()).toEqual(head);
+    await api
+      .post('/tokens')
+      .set('svc-api-key', 'pciWriter')
+      .send({ data: secret, containers: ['/pci/'] })
+      .expect(201);
+  });
+
+  it('another tenant’s token is a 404 on every route that names it: nothing is read or changed', async () => {
+    const { id } = await create();
+    const head = await side.store.headPosition();
+    const asOther = 'otherTenant';
+    await api.get(`/tokens/${id}`).set('svc-api-key', asOther).expect(404);
+    await api.patch(`/tokens/${id}`).set('svc-api-key', asOther).send({ metadata: {} }).expect(404);
+    await api.delete(`/tokens/${id}`).set('svc-api-key', asOther).expect(404);
+    const listed = await api.get('/tokens').set('svc-api-key', asOther).expect(200);
+    expect(listed.body).toMatchObject({ data: [] });
+    expect(await side.store.headPosition()).toEqual(head);
+  });
+
+  it('PATCH merges the metadata and DELETE removes the token: each answered after the read model has it', async () => {
+    const { id } = await create();
+    const patched = await api
+      .patch(`/tokens/${id}`)
+      .set('svc-api-key', 'admin')
+      .set('content-type', 'application/merge-patch+json')
+      .send(JSON.stringify({ metadata: { order: 'o-2' } }))
+      .expect(200);
+    expect(patched.body).toMatchObject({ id, metadata: { order: 'o-2' } });
+    const read = await api.get(`/tokens/${id}`).set('svc-api-key', 'admin').expect(200);
+    expect(read.body).toMatchObject({ metadata: { order: 'o-2' }, data: secret });
+    await api.delete(`/tokens/${id}`).set('svc-api-key', 'admin').expect(204);
+    await api.get(`/tokens/${id}`).set('svc-api-key', 'admin').expect(404);
+    expect((await storedEvents(side.store, tokenStream(tenant, id))).map((event) => event.type)).toEqual([
+      'TokenCreated',
+      'TokenUpdated',
+      'TokenDeleted',
+    ]);
+  });
+});

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { ensureDatabase, migrate, createPool, type Migration } from './db.ts';
-import { Problem } from './errors.ts';
+import { DomainError, type DomainErrorKind } from './domain-errors.ts';
+import { asProblem, type Problem } from './errors.ts';
 
 const serverUrl = process.env.TEST_DATABASE_SERVER_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const testAppRole = 'tokenvault_app';
@@ -55,33 +56,58 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000)
 }
 
 /**
- * A check for `thenThrows` (and any `expect(check(error))`): the error is a Problem with this
- * status and, when a field is named, an error entry for that field.
+ * A check for `thenThrows` (and any `expect(check(error))`): the error answers as a problem with
+ * this status (a Problem, or a DomainError through problemOf) and, when a field is named, an
+ * error entry for that field.
  */
 export function problemWith(status: number, field?: string): (error: unknown) => boolean {
-  return (error) =>
-    error instanceof Problem &&
-    error.status === status &&
-    (!field || Object.hasOwn(error.errors ?? {}, field));
+  return (error) => {
+    const problem = asProblem(error);
+    return (
+      problem !== undefined &&
+      problem.status === status &&
+      (!field || Object.hasOwn(problem.errors ?? {}, field))
+    );
+  };
 }
 
-/** The Problem a call throws; anything else thrown is rethrown, and throwing nothing fails. */
-export function problemOf(run: () => unknown): Problem {
+/**
+ * A check for a decider's `thenThrows`: the error is a DomainError of this kind and, when given,
+ * with this code and an error entry for this field.
+ */
+export function domainErrorWith(
+  kind: DomainErrorKind,
+  expected: { field?: string; code?: string } = {},
+): (error: unknown) => boolean {
+  return (error) =>
+    error instanceof DomainError &&
+    error.kind === kind &&
+    (expected.code === undefined || error.code === expected.code) &&
+    (expected.field === undefined || Object.hasOwn(error.fields ?? {}, expected.field));
+}
+
+/**
+ * The problem a call's error answers with (a Problem, or a DomainError through problemOf);
+ * anything else thrown is rethrown, and throwing nothing fails.
+ */
+export function problemThrownBy(run: () => unknown): Problem {
   try {
     run();
   } catch (error) {
-    if (error instanceof Problem) return error;
+    const problem = asProblem(error);
+    if (problem) return problem;
     throw error;
   }
   throw new Error('expected a Problem');
 }
 
-/** The Problem an async call rejects with; as problemOf. */
-export async function problemOfAsync(run: () => Promise<unknown>): Promise<Problem> {
+/** The problem an async call's rejection answers with; as problemThrownBy. */
+export async function problemRejectedBy(run: () => Promise<unknown>): Promise<Problem> {
   try {
     await run();
   } catch (error) {
-    if (error instanceof Problem) return error;
+    const problem = asProblem(error);
+    if (problem) return problem;
     throw error;
   }
   throw new Error('expected a Problem');

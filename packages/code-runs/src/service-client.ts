@@ -95,7 +95,8 @@ export class ServiceClient {
       // The guest sees the problem as Basis Theory's SDK error (status and data); anything else is
       // logged by the sandbox and reaches the guest only as "Service call failed".
       const problem = asProblem(error);
-      if (problem) throw new ServiceCallError(problem.detail ?? problem.title, problem.status, problem.toJSON());
+      if (problem)
+        throw new ServiceCallError(problem.detail ?? problem.title, problem.status, problem.toJSON());
       throw error;
     }
   }

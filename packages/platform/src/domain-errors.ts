@@ -53,3 +53,7 @@ export const conflictError = (detail: string) => new DomainError('conflict', det
 export const goneError = (detail: string) => new DomainError('gone', detail);
 export const unprocessableCommand = (detail: string, fields?: FieldErrors) =>
   new DomainError('unprocessable', detail, { ...(fields && { fields }) });
+
+/** Whether an error is a decider's refusal of this kind (a create that found its id taken, say). */
+export const isDomainError = (error: unknown, kind: DomainErrorKind): error is DomainError =>
+  error instanceof DomainError && error.kind === kind;

@@ -207,7 +207,10 @@ describe('proxy decider', () => {
         .given([created])
         .when({ ...keepsReactor, caller: { ...caller, permissions: [...caller.permissions, 'token:read'] } })
         .then([{ ...updated, data: { ...updated.data, require_auth: true, request_reactor_id: reactorId } }]);
-      spec.given([created]).when(keepsReactor).thenThrows(domainErrorWith('not-allowed', { field: 'body.request_reactor_id' }));
+      spec
+        .given([created])
+        .when(keepsReactor)
+        .thenThrows(domainErrorWith('not-allowed', { field: 'body.request_reactor_id' }));
       spec
         .given([created])
         .when({ ...keepsReactor, reactorsFound: [{ id: reactorId }], caller: lowKey })

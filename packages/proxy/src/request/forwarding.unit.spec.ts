@@ -134,9 +134,9 @@ describe('what a proxied request forwards', () => {
   it('checks the URL it builds all the same: a form the parser resolves later is refused too', () => {
     // Not a dot segment as sent, but one once the URL parser drops the tab.
     for (const base of ['https://api.example/base', 'https://api.example/base/']) {
-      expect(Object.keys(problemThrownBy(() => destinationUrl(base, '/.\t./admin', '', 'h')).errors ?? {})).toEqual(
-        ['path'],
-      );
+      expect(
+        Object.keys(problemThrownBy(() => destinationUrl(base, '/.\t./admin', '', 'h')).errors ?? {}),
+      ).toEqual(['path']);
     }
   });
 

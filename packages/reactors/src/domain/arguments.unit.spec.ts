@@ -40,7 +40,9 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
       parameter('amount', 'number'),
       parameter('memo', 'string', true),
     ];
-    const problem = problemThrownBy(() => prepareArguments(declared, { user: { address: {} }, amount: null }));
+    const problem = problemThrownBy(() =>
+      prepareArguments(declared, { user: { address: {} }, amount: null }),
+    );
     expect(problem.status).toBe(400);
     expect(problem.errors).toEqual({
       'body.args.user.address.city': ['Required'],
@@ -90,11 +92,11 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
       'y',
     ]);
     // A token the caller could not resolve is a 400 naming where it was.
-    expect(problemThrownBy(() => substituteTokens({ a: { b: '{{ gone }}' } }, { data: new Map() })).errors).toEqual(
-      {
-        'body.args.a.b': ['Unknown token gone'],
-      },
-    );
+    expect(
+      problemThrownBy(() => substituteTokens({ a: { b: '{{ gone }}' } }, { data: new Map() })).errors,
+    ).toEqual({
+      'body.args.a.b': ['Unknown token gone'],
+    });
   });
 
   it('rule 7: a complex token is injected whole and can supply several nested parameters', () => {
@@ -121,7 +123,9 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
       ['flag-token', 'true'],
     ]);
     // Before substitution the expressions are not numbers; after it they cast.
-    expect(problemThrownBy(() => prepareArguments(declared, args)).errors).toHaveProperty(['body.args.amount']);
+    expect(problemThrownBy(() => prepareArguments(declared, args)).errors).toHaveProperty([
+      'body.args.amount',
+    ]);
     expect(prepareArguments(declared, substituteTokens(args, { data }))).toEqual({
       amount: 1250,
       approved: true,

@@ -33,6 +33,9 @@ export function assertConfiguration(
 ): void {
   const errors = configurationErrors(declarations, configuration);
   if (Object.keys(errors).length > 0) {
-    throw invalidCommand('The configuration does not satisfy the formula; see errors for each field.', errors);
+    throw invalidCommand(
+      'The configuration does not satisfy the formula; see errors for each field.',
+      errors,
+    );
   }
 }

@@ -34,7 +34,8 @@ export const linkOfAnotherBrowser = () =>
     { type: 'sign-in-link-other-browser' },
   );
 
-export const linkGone = () => gone('This sign-in link was already used, replaced by a newer one, or has expired.');
+export const linkGone = () =>
+  gone('This sign-in link was already used, replaced by a newer one, or has expired.');
 
 const sessionEnded = () => unauthorized('The session has ended or is not valid: sign in again.');
 

@@ -1,10 +1,4 @@
-import {
-  alreadyExists,
-  DomainError,
-  invalidCommand,
-  notAllowed,
-  notFoundError,
-} from '@tokenvault/platform';
+import { alreadyExists, DomainError, invalidCommand, notAllowed, notFoundError } from '@tokenvault/platform';
 import type { DataOf, Decider } from '@tokenvault/cqrs';
 import { allowedOnAll, type Grants } from './access.ts';
 import type { TokenEvent } from './tokens.events.ts';

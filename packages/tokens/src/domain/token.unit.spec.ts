@@ -56,7 +56,10 @@ describe('token decider', () => {
 
   it('refuses an id already used, even by a deleted token', () => {
     spec.given([created]).when({ type: 'CreateToken', token }).thenThrows(domainErrorWith('already-exists'));
-    spec.given([created, deleted]).when({ type: 'CreateToken', token }).thenThrows(domainErrorWith('already-exists'));
+    spec
+      .given([created, deleted])
+      .when({ type: 'CreateToken', token })
+      .thenThrows(domainErrorWith('already-exists'));
   });
 
   it('deletes a live token with token:delete on its containers', () => {

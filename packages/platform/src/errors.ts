@@ -115,6 +115,9 @@ export interface ProblemParts {
 export const problemFromParts = (parts: ProblemParts): Problem =>
   new Problem(parts.status, parts.slug, parts.title, parts.detail, parts.errors);
 
+/** A refusal's field errors and code, as a problem's errors and type. */
+const fieldsAndCode = (error: DomainError): ProblemOptions => ({ type: error.code, errors: error.fields });
+
 /**
  * The one mapping of a decider's refusal to HTTP: each kind's status, type and title (a code
  * names a type of its own), the detail and the field errors as they are. A new kind does not
@@ -122,12 +125,12 @@ export const problemFromParts = (parts: ProblemParts): Problem =>
  */
 const problemOfKind: Record<DomainErrorKind, (error: DomainError) => Problem> = {
   invalid: (error) => badRequest(error.detail, error.fields, { type: error.code }),
-  'not-allowed': (error) => forbidden(error.detail, { type: error.code, errors: error.fields }),
-  'not-found': (error) => notFound(error.detail, { type: error.code }),
-  'already-exists': (error) => conflict(error.detail, { type: error.code }),
-  conflict: (error) => conflict(error.detail, { type: error.code }),
-  gone: (error) => gone(error.detail, { type: error.code }),
-  unprocessable: (error) => unprocessable(error.detail, { type: error.code, errors: error.fields }),
+  'not-allowed': (error) => forbidden(error.detail, fieldsAndCode(error)),
+  'not-found': (error) => notFound(error.detail, fieldsAndCode(error)),
+  'already-exists': (error) => conflict(error.detail, fieldsAndCode(error)),
+  conflict: (error) => conflict(error.detail, fieldsAndCode(error)),
+  gone: (error) => gone(error.detail, fieldsAndCode(error)),
+  unprocessable: (error) => unprocessable(error.detail, fieldsAndCode(error)),
 };
 
 /** The problem+json a decider's refusal answers with. */

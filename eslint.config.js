@@ -67,6 +67,47 @@ export default tseslint.config(
     },
   },
   {
+    // Deciders say what is wrong in domain words (docs/architecture.md): a DomainError of
+    // @tokenvault/platform, which the HTTP edge maps to a problem (problemOf, errors.ts). A status
+    // chosen in the domain would be a second mapping.
+    files: ['packages/*/src/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@tokenvault/platform',
+              importNames: [
+                'Problem',
+                'badRequest',
+                'unauthorized',
+                'forbidden',
+                'notFound',
+                'requestTimeout',
+                'conflict',
+                'gone',
+                'payloadTooLarge',
+                'unsupportedMediaType',
+                'unprocessable',
+                'tooManyRequests',
+                'internalError',
+                'badGateway',
+                'serviceUnavailable',
+                'gatewayTimeout',
+                'problemOfStatus',
+                'problemFromParts',
+                'validationProblem',
+              ],
+              message:
+                'Domain code throws a DomainError, not an HTTP problem: invalidCommand, notAllowed, notFoundError, alreadyExists, conflictError, goneError or unprocessableCommand (@tokenvault/platform, domain-errors.ts); the edge maps it (problemOf).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Plain JavaScript (scripts, infra, the sandbox's guest prelude) is in no tsconfig: untyped.
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,

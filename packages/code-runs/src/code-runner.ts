@@ -1,5 +1,6 @@
 import {
-  Problem,
+  asProblem,
+  badRequest,
   type Config,
   type Logger,
   type Principal,
@@ -91,12 +92,9 @@ export class CodeRunner {
         ? await this.options.applicationPrincipal(caller.tenantId, request.application_id)
         : undefined;
       if (request.application_id && !application) {
-        throw new Problem(
-          400,
-          'invalid-reactor-configuration',
-          'Bad Request',
-          'The reactor’s application no longer exists.',
-        );
+        throw badRequest('The reactor’s application no longer exists.', undefined, {
+          type: 'invalid-reactor-configuration',
+        });
       }
       const outcome = await this.sandbox.run(
         {
@@ -127,7 +125,9 @@ export class CodeRunner {
         }
       }
     } catch (error) {
-      if (error instanceof Problem) return { ok: false, problem: problemData(error) };
+      // A problem (or a decider's refusal, as the API would answer it) is the run's outcome.
+      const problem = asProblem(error);
+      if (problem) return { ok: false, problem: problemData(problem) };
       throw error;
     }
   }

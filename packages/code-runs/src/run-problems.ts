@@ -1,11 +1,10 @@
 import { STATUS_CODES } from 'node:http';
-import { Problem } from '@tokenvault/platform';
+import { internalError } from '@tokenvault/platform';
 import type { SandboxOutcome } from '@tokenvault/sandbox';
 import type { ProblemData } from './run-request.ts';
 
 /** A run's own failure (what it answered cannot be used): a 500 `reactor-runtime` with this detail. */
-export const runtimeProblem = (detail: string) =>
-  new Problem(500, 'reactor-runtime', 'Internal Server Error', detail);
+export const runtimeProblem = (detail: string) => internalError(detail, { type: 'reactor-runtime' });
 
 /**
  * The code's thrown error (an SDK class, or anything else as ReactorRuntimeError) as a problem:

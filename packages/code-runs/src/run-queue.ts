@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createQueue, reactorRunQueueName, type Job, type Queue } from '@tokenvault/jobs';
-import { Problem, type Config, type Logger, type Principal } from '@tokenvault/platform';
+import { gatewayTimeout, type Config, type Logger, type Principal } from '@tokenvault/platform';
 import type { Vault } from '@tokenvault/vault';
 import { sealedOutcomeSubject, sealedRequestSubject, type CodeRunJob } from './run-job.ts';
 import { runFailure, type CodeRunOutcome, type CodeRunRequest } from './run-request.ts';
@@ -108,12 +108,9 @@ export class CodeRunQueue {
       // Still waiting (workers saturated): dropped, so it does not run after its caller was told
       // it failed. One that already started cannot be removed and finishes unobserved.
       await job.remove().catch(() => undefined);
-      throw new Problem(
-        504,
-        'reactor-timeout',
-        'Gateway Timeout',
-        `The reactor did not finish within ${this.config.REACTOR_TIMEOUT_MS} ms.`,
-      );
+      throw gatewayTimeout(`The reactor did not finish within ${this.config.REACTOR_TIMEOUT_MS} ms.`, {
+        type: 'reactor-timeout',
+      });
     }
     if (reply.sealed_outcome === undefined) return runFailure;
     return this.open(tenantId, runId, reply.sealed_outcome);

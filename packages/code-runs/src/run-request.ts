@@ -1,4 +1,10 @@
-import { Problem, type ContainerRule, type FieldErrors, type Principal } from '@tokenvault/platform';
+import {
+  problemFromParts,
+  type ContainerRule,
+  type FieldErrors,
+  type Principal,
+  type Problem,
+} from '@tokenvault/platform';
 
 /** A principal as plain data (it crosses Redis inside the sealed request). */
 export interface PrincipalData {
@@ -94,7 +100,7 @@ export function problemData(problem: Problem): ProblemData {
 }
 
 export function problemFromData(data: ProblemData): Problem {
-  return new Problem(data.status, data.slug, data.title, data.detail, data.errors);
+  return problemFromParts(data);
 }
 
 /** The sync answer of an outcome: its body, or its problem thrown. */

@@ -1,6 +1,6 @@
 import { ServiceCallError } from '@tokenvault/sandbox';
 import {
-  Problem,
+  asProblem,
   callRoute,
   type HandlerResult,
   type Principal,
@@ -94,8 +94,9 @@ export class ServiceClient {
     } catch (error) {
       // The guest sees the problem as Basis Theory's SDK error (status and data); anything else is
       // logged by the sandbox and reaches the guest only as "Service call failed".
-      if (error instanceof Problem)
-        throw new ServiceCallError(error.detail ?? error.title, error.status, error.toJSON());
+      const problem = asProblem(error);
+      if (problem)
+        throw new ServiceCallError(problem.detail ?? problem.title, problem.status, problem.toJSON());
       throw error;
     }
   }

@@ -1,5 +1,5 @@
 import { isPlainObject } from '@tokenvault/expressions';
-import { Problem } from '@tokenvault/platform';
+import { asProblem, problemFromParts } from '@tokenvault/platform';
 import { runtimeProblem } from './run-problems.ts';
 
 /** Creates one token from a token-create body (the tokens API's answer), or throws its problem. */
@@ -45,17 +45,21 @@ export async function tokenize(
     try {
       return await createToken(value);
     } catch (error) {
-      if (!(error instanceof Problem)) throw error;
+      // The tokens API's problem (a decider's refusal mapped as the API answers it), its fields
+      // named where they were in the answer.
+      const problem = asProblem(error);
+      if (!problem) throw error;
       const prefix = ['tokenize', ...path].join('.');
-      const errors = error.errors
+      const errors = problem.errors
         ? Object.fromEntries(
-            Object.entries(error.errors).map(([field, messages]) => [
+            Object.entries(problem.errors).map(([field, messages]) => [
               field.replace(/^body/, prefix),
               messages,
             ]),
           )
         : undefined;
-      throw new Problem(error.status, error.slug, error.title, error.detail, errors);
+      const { status, slug, title, detail } = problem;
+      throw problemFromParts({ status, slug, title, detail, errors });
     }
   }
   const tokens: Record<string, unknown> = {};

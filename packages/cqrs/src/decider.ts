@@ -6,7 +6,8 @@ export interface DomainEvent<Type extends string = string, Data extends object =
 
 /**
  * A pure decision function: given the state folded from past events, a command yields new
- * events or throws a Problem. No I/O, so it is tested given/when/then.
+ * events or throws a DomainError (@tokenvault/platform: what is wrong in domain words; the HTTP
+ * edge maps it to a problem). No I/O, so it is tested given/when/then.
  */
 export interface Decider<State, Command, Event extends DomainEvent> {
   initialState(): State;

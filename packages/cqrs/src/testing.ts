@@ -4,6 +4,7 @@ import {
   createLogger,
   createNotificationHub,
   createPool,
+  DomainError,
   type Clock,
   type Migration,
   type NotificationHub,
@@ -47,13 +48,21 @@ export function deciderSpec<State, Command, Event extends DomainEvent>(
                 thrown = error;
               }
               expect(thrown, 'the decider was expected to throw').toBeDefined();
-              expect(check(thrown)).toBe(true);
+              expect(check(thrown), `the decider threw ${describeThrown(thrown)}`).toBe(true);
             },
           };
         },
       };
     },
   };
+}
+
+/** What a decider threw, for the message of a failed `thenThrows`: a DomainError's kind, code and fields. */
+function describeThrown(thrown: unknown): string {
+  if (!(thrown instanceof DomainError)) return String(thrown);
+  const code = thrown.code === undefined ? '' : ` ${thrown.code}`;
+  const fields = thrown.fields === undefined ? '' : ` ${JSON.stringify(thrown.fields)}`;
+  return `a DomainError (${thrown.kind}${code}: ${thrown.detail})${fields}`;
 }
 
 /**

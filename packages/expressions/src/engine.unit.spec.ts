@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { problemOf } from '@tokenvault/platform/testing';
+import { problemThrownBy } from '@tokenvault/platform/testing';
 import {
   findTokenIds,
   jsonPointer,
@@ -84,10 +84,10 @@ describe('expressions: Basis Theory’s filters', () => {
   });
 
   it('json refuses script expressions and non-objects', () => {
-    expect(problemOf(() => one("{{ card-1 | json: '$[?(@.cvc)]' }}")).errors).toEqual({
+    expect(problemThrownBy(() => one("{{ card-1 | json: '$[?(@.cvc)]' }}")).errors).toEqual({
       '/v': ['json: the path $[?(@.cvc)] is not a valid JSONPath'],
     });
-    expect(problemOf(() => one("{{ name | json: '$.a' }}")).errors).toEqual({
+    expect(problemThrownBy(() => one("{{ name | json: '$.a' }}")).errors).toEqual({
       '/v': ['json expects an object or array'],
     });
   });
@@ -108,7 +108,7 @@ describe('expressions: Basis Theory’s filters', () => {
     expect(one("{{ card-1 | card_exp: 'YYYY-MM' }}")).toBe('2029-04');
     expect(one("{{ card-1 | card_exp: 'M-YY' }}")).toBe('4-29');
     expect(one('{{ card-1 | card_exp }}')).toBe('04/29');
-    expect(problemOf(() => one("{{ name | card_exp: 'MM/YY' }}")).errors?.['/v']).toEqual([
+    expect(problemThrownBy(() => one("{{ name | card_exp: 'MM/YY' }}")).errors?.['/v']).toEqual([
       'card_exp expects a card with expiration_month and expiration_year',
     ]);
   });
@@ -122,7 +122,7 @@ describe('expressions: Basis Theory’s filters', () => {
   it('pad_left: padded to a length with a character (default a space)', () => {
     expect(one("{{ short | pad_left: 6, '0' }}")).toBe('000042');
     expect(one('{{ short | pad_left: 4 }}')).toBe('  42');
-    expect(problemOf(() => one("{{ short | pad_left: 4, 'ab' }}")).errors?.['/v']).toEqual([
+    expect(problemThrownBy(() => one("{{ short | pad_left: 4, 'ab' }}")).errors?.['/v']).toEqual([
       'pad_left expects one character',
     ]);
   });
@@ -136,10 +136,10 @@ describe('expressions: Basis Theory’s filters', () => {
     expect(one('{{ amount | to_number }}')).toBe(12.5);
     expect(one("{{ card-1 | json: '$.expiration_year' | to_string }}")).toBe('2029');
     expect(one('{{ flag | to_boolean }}')).toBe(true);
-    expect(problemOf(() => one('{{ name | to_number }}')).errors?.['/v']).toEqual([
+    expect(problemThrownBy(() => one('{{ name | to_number }}')).errors?.['/v']).toEqual([
       'to_number expects a number or a numeric text',
     ]);
-    expect(problemOf(() => one('{{ name | to_boolean }}')).errors?.['/v']).toEqual([
+    expect(problemThrownBy(() => one('{{ name | to_boolean }}')).errors?.['/v']).toEqual([
       'to_boolean expects a boolean or the text true or false',
     ]);
   });
@@ -154,13 +154,13 @@ describe('expressions: the rules', () => {
   it(`at most ${maxTokensPerRequest} distinct tokens per request, a 400 naming the field`, () => {
     const texts = Array.from({ length: maxTokensPerRequest }, (_, index) => `{{ t${index} }}`);
     expect(findTokenIds([...texts, '{{ t0 }}'], 'body')).toHaveLength(maxTokensPerRequest);
-    const problem = problemOf(() => findTokenIds([...texts, '{{ t100 }}'], 'body'));
+    const problem = problemThrownBy(() => findTokenIds([...texts, '{{ t100 }}'], 'body'));
     expect(problem.status).toBe(400);
     expect(Object.keys(problem.errors ?? {})).toEqual(['body']);
   });
 
   it('an unknown token is a 400 naming every place (JSON pointer), never any data', () => {
-    const problem = problemOf(() =>
+    const problem = problemThrownBy(() =>
       renderJson({ card: { 'a/b': '{{ nope }}' }, list: ['ok', 'x {{ other }}'] }, opened, jsonPointer),
     );
     expect(problem.status).toBe(400);
@@ -172,7 +172,7 @@ describe('expressions: the rules', () => {
 
   it('a whole token asked for but not opened as one is unknown', () => {
     const dataOnly: OpenedTokens = { data: opened.data };
-    expect(problemOf(() => renderJson('{{ token: card-1 }}', dataOnly, jsonPointer)).errors).toEqual({
+    expect(problemThrownBy(() => renderJson('{{ token: card-1 }}', dataOnly, jsonPointer)).errors).toEqual({
       '': ['Unknown token card-1'],
     });
   });
@@ -181,10 +181,10 @@ describe('expressions: the rules', () => {
     expect(renderText("Bearer {{ card-1 | json: '$.number' }}", opened, 'authorization')).toBe(
       'Bearer 4242424242424242',
     );
-    const problem = problemOf(() => renderText('{{ card-1 | no_such_filter }}', opened, 'x-card'));
+    const problem = problemThrownBy(() => renderText('{{ card-1 | no_such_filter }}', opened, 'x-card'));
     expect(problem.errors).toEqual({ 'x-card': ['Unknown filter no_such_filter'] });
     expect(JSON.stringify(problem.toJSON())).not.toContain('4242');
-    const failing = problemOf(() =>
+    const failing = problemThrownBy(() =>
       renderText("{{ card-1 | json: '$.number' | to_number | append }}", opened, 'h'),
     );
     expect(JSON.stringify(failing.toJSON())).not.toContain('4242');
@@ -200,7 +200,7 @@ describe('expressions: the rules', () => {
   it('rendering is bounded: a filter building a huge text is refused', () => {
     const joiner = 'x'.repeat(200);
     const huge = `{{ short | pad_left: 10000, '0' | split: '' | join: '${joiner}' }}`;
-    const problem = problemOf(() => renderText(huge, opened, 'body'));
+    const problem = problemThrownBy(() => renderText(huge, opened, 'body'));
     expect(problem.errors?.body?.[0]).toMatch(/too large|exceeds/);
   });
 });

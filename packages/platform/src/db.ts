@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { Problem } from './errors.ts';
+import { serviceUnavailable } from './errors.ts';
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -113,16 +113,7 @@ export async function withAdvisoryLock<T>(
   work: () => Promise<T>,
 ): Promise<T> {
   const busy = () =>
-    new Problem(
-      503,
-      'busy',
-      'Service Unavailable',
-      'The same change is in progress; retry shortly.',
-      undefined,
-      {
-        'retry-after': '1',
-      },
-    );
+    serviceUnavailable('The same change is in progress; retry shortly.', { type: 'busy', retryAfter: 1 });
   // Every session of the lock pool busy for longer than its connection timeout: the same answer.
   const client = await lockPool.connect().catch(() => {
     throw busy();

@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { corsPolicy } from './cors.ts';
-import { Problem, badRequest, notFound, payloadTooLarge } from './errors.ts';
+import {
+  asProblem,
+  badRequest,
+  internalError,
+  notFound,
+  payloadTooLarge,
+  problemOfStatus,
+  unsupportedMediaType,
+  type Problem,
+} from './errors.ts';
 import type { Logger } from './logger.ts';
 import { httpMetrics } from './metrics.ts';
 import { incomingRequestId } from './request-id.ts';
@@ -214,9 +222,13 @@ function isDecompressionError(error: MiddlewareError): boolean {
   );
 }
 
-/** Never copies an error's message into the problem: it can quote the input. */
+/**
+ * A Problem as it is, a decider's DomainError mapped (problemOf), anything else by what raised
+ * it. Never copies an error's message into the problem: it can quote the input.
+ */
 function toProblem(error: unknown): Problem {
-  if (error instanceof Problem) return error;
+  const problem = asProblem(error);
+  if (problem) return problem;
   // The router's decodeURIComponent of a path parameter (`/tokens/%zz`).
   if (error instanceof URIError) {
     return badRequest('The path holds malformed percent-encoding.', {
@@ -230,14 +242,9 @@ function toProblem(error: unknown): Problem {
     case 'entity.too.large':
       return payloadTooLarge(`The body is larger than the limit of ${middlewareError.limit ?? '?'} bytes.`);
     case 'encoding.unsupported':
-      return new Problem(
-        415,
-        'unsupported-media-type',
-        'Unsupported Media Type',
-        'Content-Encoding must be identity, gzip, deflate or br.',
-      );
+      return unsupportedMediaType('Content-Encoding must be identity, gzip, deflate or br.');
     case 'charset.unsupported':
-      return new Problem(415, 'unsupported-media-type', 'Unsupported Media Type', 'Use UTF-8 JSON.');
+      return unsupportedMediaType('Use UTF-8 JSON.');
     case 'request.aborted':
       return badRequest('The request was aborted.');
     case 'request.size.invalid':
@@ -256,11 +263,5 @@ function toProblem(error: unknown): Problem {
   if (middlewareError.expose && status !== undefined && status >= 400 && status < 500) {
     return problemOfStatus(status, 'The request was refused.');
   }
-  return new Problem(500, 'internal', 'Internal Server Error', 'An unexpected error occurred.');
-}
-
-/** A problem named after its HTTP status (`Request Timeout`, slug `request-timeout`). */
-export function problemOfStatus(status: number, detail: string): Problem {
-  const title = STATUS_CODES[status] ?? 'Bad Request';
-  return new Problem(status, title.toLowerCase().replace(/\W+/g, '-'), title, detail);
+  return internalError();
 }

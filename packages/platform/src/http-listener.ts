@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type express from 'express';
-import { problemOfStatus } from './http-app.ts';
+import { problemOfStatus } from './errors.ts';
 
 /**
  * Serves the app like `app.listen`, and answers the requests Node's HTTP parser refuses (bad

@@ -1,4 +1,5 @@
-import { badRequest, type FieldErrors } from './errors.ts';
+import type { FieldErrors } from './domain-errors.ts';
+import { badRequest } from './errors.ts';
 
 /**
  * Input limits every route shares (docs/decisions.md, "Input limits"). They are checked on the

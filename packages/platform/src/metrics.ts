@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import client from 'prom-client';
-import { Problem } from './errors.ts';
+import { unauthorized } from './errors.ts';
 
 /**
  * The process's one Prometheus registry: every tokenvault_* metric (docs/metrics.md) is registered
@@ -147,14 +147,9 @@ export function metricsHandler(options: { token?: string | undefined }): Request
     if (expected) {
       const given = /^Bearer (.+)$/i.exec(req.get('authorization') ?? '')?.[1];
       if (!given || !timingSafeEqual(digest(given), expected)) {
-        throw new Problem(
-          401,
-          'unauthorized',
-          'Unauthorized',
-          'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>.',
-          undefined,
-          { 'www-authenticate': 'Bearer realm="metrics"' },
-        );
+        throw unauthorized('GET /metrics needs Authorization: Bearer <METRICS_TOKEN>.', {
+          headers: { 'www-authenticate': 'Bearer realm="metrics"' },
+        });
       }
     }
     const body = await metricsRegistry.metrics();

@@ -3,7 +3,8 @@ import pg from 'pg';
 import request from 'supertest';
 import { configSchema } from './config.ts';
 import { ensureDatabase, migrate, createPool, type Migration } from './db.ts';
-import { Problem, unauthorized } from './errors.ts';
+import { DomainError, type DomainErrorKind } from './domain-errors.ts';
+import { asProblem, Problem, unauthorized } from './errors.ts';
 import { createHttpApp, finishHttpApp, mountRoutes } from './http-app.ts';
 import { createLogger } from './logger.ts';
 import type { Principal, RouteDefinition } from './route.ts';
@@ -60,33 +61,58 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000)
 }
 
 /**
- * A check for `thenThrows` (and any `expect(check(error))`): the error is a Problem with this
- * status and, when a field is named, an error entry for that field.
+ * A check for `thenThrows` (and any `expect(check(error))`): the error answers as a problem with
+ * this status (a Problem, or a DomainError through problemOf) and, when a field is named, an
+ * error entry for that field.
  */
 export function problemWith(status: number, field?: string): (error: unknown) => boolean {
-  return (error) =>
-    error instanceof Problem &&
-    error.status === status &&
-    (!field || Object.hasOwn(error.errors ?? {}, field));
+  return (error) => {
+    const problem = asProblem(error);
+    return (
+      problem !== undefined &&
+      problem.status === status &&
+      (!field || Object.hasOwn(problem.errors ?? {}, field))
+    );
+  };
 }
 
-/** The Problem a call throws; anything else thrown is rethrown, and throwing nothing fails. */
-export function problemOf(run: () => unknown): Problem {
+/**
+ * A check for a decider's `thenThrows`: the error is a DomainError of this kind and, when given,
+ * with this code and an error entry for this field.
+ */
+export function domainErrorWith(
+  kind: DomainErrorKind,
+  expected: { field?: string; code?: string } = {},
+): (error: unknown) => boolean {
+  return (error) =>
+    error instanceof DomainError &&
+    error.kind === kind &&
+    (expected.code === undefined || error.code === expected.code) &&
+    (expected.field === undefined || Object.hasOwn(error.fields ?? {}, expected.field));
+}
+
+/**
+ * The problem a call's error answers with (a Problem, or a DomainError through problemOf);
+ * anything else thrown is rethrown, and throwing nothing fails.
+ */
+export function problemThrownBy(run: () => unknown): Problem {
   try {
     run();
   } catch (error) {
-    if (error instanceof Problem) return error;
+    const problem = asProblem(error);
+    if (problem) return problem;
     throw error;
   }
   throw new Error('expected a Problem');
 }
 
-/** The Problem an async call rejects with; as problemOf. */
-export async function problemOfAsync(run: () => Promise<unknown>): Promise<Problem> {
+/** The problem an async call's rejection answers with; as problemThrownBy. */
+export async function problemRejectedBy(run: () => Promise<unknown>): Promise<Problem> {
   try {
     await run();
   } catch (error) {
-    if (error instanceof Problem) return error;
+    const problem = asProblem(error);
+    if (problem) return problem;
     throw error;
   }
   throw new Error('expected a Problem');

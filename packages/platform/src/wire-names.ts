@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { badRequest, type FieldErrors, type Problem } from './errors.ts';
+import type { FieldErrors } from './domain-errors.ts';
+import { badRequest, type Problem } from './errors.ts';
 
 /**
  * Basis Theory's header names, accepted as compatibility names of the service's own so that its

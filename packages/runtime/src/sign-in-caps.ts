@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isIP } from 'node:net';
-import type { Config } from '@tokenvault/platform';
-import { tooManyRequests, type RateLimiter } from './guards/rate-limit.ts';
+import { tooManyRequests, type Config } from '@tokenvault/platform';
+import type { RateLimiter } from './guards/rate-limit.ts';
 
 /**
  * Who a client is for the caps: its IPv4 address (an IPv4-mapped IPv6 one unwrapped), or the /64

@@ -18,7 +18,7 @@ export {
 export { applicationDecider } from './domain/application.ts';
 export {
   actingGrantsNotHeld,
-  actingGrantsNotHeldProblem,
+  actingGrantsNotHeldError,
   assertActingApplication,
   grantsNotHeld,
   type ActingApplication,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { problemOfAsync } from '@tokenvault/platform/testing';
+import { problemRejectedBy } from '@tokenvault/platform/testing';
 import { AddressAllowlist, embeddedIpv4, ipv6Bytes, nonPublicKind } from './addresses.ts';
 import { resolveDestination, type Resolver } from './resolve.ts';
 
@@ -245,7 +245,7 @@ describe('resolving a destination', () => {
 
   it('refuses a name with any private address among its answers (public first, private next)', async () => {
     const resolver = resolverOf(['93.184.216.34', '10.0.0.5']);
-    const problem = await problemOfAsync(() =>
+    const problem = await problemRejectedBy(() =>
       resolveDestination(new URL('https://mixed.example/'), { allowlist: none, resolver }, 'SVC-PROXY-URL'),
     );
     expect(problem.status).toBe(400);
@@ -263,7 +263,7 @@ describe('resolving a destination', () => {
       'https://169.254.169.254/',
     ]) {
       expect(
-        (await problemOfAsync(() => resolveDestination(new URL(url), { allowlist: none, resolver }, 'u')))
+        (await problemRejectedBy(() => resolveDestination(new URL(url), { allowlist: none, resolver }, 'u')))
           .status,
       ).toBe(400);
     }
@@ -272,15 +272,15 @@ describe('resolving a destination', () => {
 
   it('https only, unless the address is on the allowlist; never other schemes or credentials', async () => {
     const resolver = resolverOf(['93.184.216.34']);
-    const plain = await problemOfAsync(() =>
+    const plain = await problemRejectedBy(() =>
       resolveDestination(new URL('http://public.example/'), { allowlist: none, resolver }, 'u'),
     );
     expect(plain.errors).toEqual({ u: ['Must be an https URL'] });
-    const ftp = await problemOfAsync(() =>
+    const ftp = await problemRejectedBy(() =>
       resolveDestination(new URL('ftp://public.example/'), { allowlist: none, resolver }, 'u'),
     );
     expect(ftp.errors).toEqual({ u: ['Must be an https URL'] });
-    const credentials = await problemOfAsync(() =>
+    const credentials = await problemRejectedBy(() =>
       resolveDestination(new URL('https://a:b@public.example/'), { allowlist: none, resolver }, 'u'),
     );
     expect(credentials.errors).toEqual({ u: ['Must not carry credentials'] });
@@ -296,7 +296,7 @@ describe('resolving a destination', () => {
     const resolver: Resolver = async () => {
       throw new Error('ENOTFOUND');
     };
-    const problem = await problemOfAsync(() =>
+    const problem = await problemRejectedBy(() =>
       resolveDestination(new URL('https://nowhere.example/'), { allowlist: none, resolver }, 'u'),
     );
     expect(problem.errors).toEqual({ u: ['The host name does not resolve'] });

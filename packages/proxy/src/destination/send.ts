@@ -6,7 +6,7 @@ import {
 } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { Problem } from '@tokenvault/platform';
+import { badGateway, requestTimeout, type Problem } from '@tokenvault/platform';
 import type { Destination } from './resolve.ts';
 
 export interface OutgoingRequest {
@@ -29,10 +29,7 @@ export interface SendLimits {
   ca?: string[];
 }
 
-export const proxyTimeout = () =>
-  new Problem(408, 'request-timeout', 'Request Timeout', 'The destination did not answer in time.');
-
-export const badGateway = (detail: string) => new Problem(502, 'bad-gateway', 'Bad Gateway', detail);
+export const proxyTimeout = () => requestTimeout('The destination did not answer in time.');
 
 /**
  * Sends one request to the checked destination and reads its whole answer. The connection goes

@@ -1,5 +1,5 @@
 import type { DataOf, Decider, EventOf } from '@tokenvault/cqrs';
-import { badRequest, conflict, notFound } from '@tokenvault/platform';
+import { alreadyExists, invalidCommand, notFoundError } from '@tokenvault/platform';
 import { assertMayBindReactor, type BoundReactor } from '@tokenvault/reactors';
 import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
 import type { ProxyTransform } from '../queries/configured-proxy.queries.ts';
@@ -56,7 +56,7 @@ export type ProxyCommand =
   | ({ type: 'UpdateProxy' } & Decision & Target)
   | ({ type: 'DeleteProxy' } & Target);
 
-export const proxyMissing = () => notFound('No proxy with this id.');
+export const proxyMissing = () => notFoundError('No proxy with this id.');
 
 /**
  * Whoever holds a proxy's key (without auth: anyone) acts through its stages: its reactors as
@@ -71,7 +71,7 @@ function checkDecision(decision: Decision): { application_id?: string } {
     if (id === undefined) continue;
     const reactor = decision.reactorsFound.find((found) => found.id === id);
     if (!reactor) {
-      throw badRequest('The proxy names a reactor that does not exist.', {
+      throw invalidCommand('The proxy names a reactor that does not exist.', {
         [`body.${field}`]: ['No reactor with this id'],
       });
     }
@@ -79,7 +79,7 @@ function checkDecision(decision: Decision): { application_id?: string } {
   }
   if (!application) return {};
   if (!application.found) {
-    throw badRequest('The proxy names an application that does not exist.', {
+    throw invalidCommand('The proxy names an application that does not exist.', {
       'body.application.id': ['No application with this id'],
     });
   }
@@ -139,7 +139,7 @@ export const proxyDecider: Decider<ProxyState, ProxyCommand, ProxyEvent> = {
   decide(command, state) {
     switch (command.type) {
       case 'CreateProxy': {
-        if (state.status !== 'absent') throw conflict('A proxy with this id exists.');
+        if (state.status !== 'absent') throw alreadyExists('A proxy with this id exists.');
         const application = checkDecision(command);
         const s = command.settings;
         return [

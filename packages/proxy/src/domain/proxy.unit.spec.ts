@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { fold } from '@tokenvault/cqrs';
-import { problemWith } from '@tokenvault/platform/testing';
+import { domainErrorWith } from '@tokenvault/platform/testing';
 import { proxyDecider, type ProxyCommand, type ProxyEvent } from './proxy.ts';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
@@ -91,13 +91,13 @@ const spec = deciderSpec(proxyDecider);
 describe('proxy decider', () => {
   it('creates once', () => {
     spec.given([]).when(create).then([created]);
-    spec.given([created]).when(create).thenThrows(problemWith(409));
+    spec.given([created]).when(create).thenThrows(domainErrorWith('already-exists'));
   });
 
   it('updates an active proxy only; an update keeps the key and drops what it leaves out', () => {
     spec.given([created]).when(update).then([updated]);
-    spec.given([]).when(update).thenThrows(problemWith(404));
-    spec.given([created, deleted]).when(update).thenThrows(problemWith(404));
+    spec.given([]).when(update).thenThrows(domainErrorWith('not-found'));
+    spec.given([created, deleted]).when(update).thenThrows(domainErrorWith('not-found'));
     const state = fold(proxyDecider, [created, updated]);
     expect(state).toMatchObject({
       status: 'active',
@@ -116,43 +116,43 @@ describe('proxy decider', () => {
     spec
       .given([created, deleted])
       .when({ type: 'DeleteProxy', ...target })
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
     spec
       .given([])
       .when({ type: 'DeleteProxy', ...target })
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
   });
 
-  it('refuses a reactor that is not one of the tenant’s (400 naming the field)', () => {
+  it('refuses a reactor that is not one of the tenant’s (invalid, naming the field)', () => {
     spec
       .given([])
       .when({ ...create, reactorsFound: [] })
-      .thenThrows(problemWith(400, 'body.request_reactor_id'));
+      .thenThrows(domainErrorWith('invalid', { field: 'body.request_reactor_id' }));
     spec
       .given([])
       .when({ ...create, settings: { ...settings, response_reactor_id: applicationId } })
-      .thenThrows(problemWith(400, 'body.response_reactor_id'));
+      .thenThrows(domainErrorWith('invalid', { field: 'body.response_reactor_id' }));
   });
 
-  it('refuses a missing or management application (400) and one holding more than the caller (403)', () => {
+  it('refuses a missing or management application (invalid) and one holding more than the caller (not allowed)', () => {
     spec
       .given([])
       .when({ ...create, application: { id: applicationId, found: undefined } })
-      .thenThrows(problemWith(400, 'body.application.id'));
+      .thenThrows(domainErrorWith('invalid', { field: 'body.application.id' }));
     spec
       .given([])
       .when({
         ...create,
         application: { id: applicationId, found: { ...application.found, type: 'management' } },
       })
-      .thenThrows(problemWith(400, 'body.application.id'));
+      .thenThrows(domainErrorWith('invalid', { field: 'body.application.id' }));
     spec
       .given([])
       .when({
         ...create,
         application: { id: applicationId, found: { ...application.found, permissions: ['token:read'] } },
       })
-      .thenThrows(problemWith(403, 'body.application.id'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.application.id' }));
   });
 
   describe('binding a reactor: whoever calls the proxy runs it, as its application', () => {
@@ -164,11 +164,11 @@ describe('proxy decider', () => {
     const lowKey = { permissions: ['proxy:create', 'proxy:update', 'token:create'], rules: [] };
     const withoutAuth = { ...settings, require_auth: false };
 
-    it('needs token:use, as invoking the reactor does (403 naming the field)', () => {
+    it('needs token:use, as invoking the reactor does (not allowed, naming the field)', () => {
       spec
         .given([])
         .when({ ...create, settings: withoutAuth, caller: lowKey })
-        .thenThrows(problemWith(403, 'body.request_reactor_id'));
+        .thenThrows(domainErrorWith('not-allowed', { field: 'body.request_reactor_id' }));
       spec
         .given([])
         .when({
@@ -176,7 +176,7 @@ describe('proxy decider', () => {
           settings: { ...withoutAuth, request_reactor_id: undefined, response_reactor_id: reactorId },
           caller: lowKey,
         })
-        .thenThrows(problemWith(403, 'body.response_reactor_id'));
+        .thenThrows(domainErrorWith('not-allowed', { field: 'body.response_reactor_id' }));
       // token:use through a container rule is what the react route asks for, too.
       const ruled = { ...lowKey, rules: [{ container: '/pci/', permissions: ['token:use'] }] };
       spec
@@ -185,11 +185,11 @@ describe('proxy decider', () => {
         .then([created]);
     });
 
-    it('refuses a reactor whose application holds more than the caller (403), binds one holding the same', () => {
+    it('refuses a reactor whose application holds more than the caller (not allowed), binds one holding the same', () => {
       spec
         .given([])
         .when({ ...create, reactorsFound: [reactorRunningAs(['token:read'])] })
-        .thenThrows(problemWith(403, 'body.request_reactor_id'));
+        .thenThrows(domainErrorWith('not-allowed', { field: 'body.request_reactor_id' }));
       spec
         .given([])
         .when({ ...create, reactorsFound: [reactorRunningAs(['token:use', 'token:create'])] })
@@ -207,11 +207,14 @@ describe('proxy decider', () => {
         .given([created])
         .when({ ...keepsReactor, caller: { ...caller, permissions: [...caller.permissions, 'token:read'] } })
         .then([{ ...updated, data: { ...updated.data, require_auth: true, request_reactor_id: reactorId } }]);
-      spec.given([created]).when(keepsReactor).thenThrows(problemWith(403, 'body.request_reactor_id'));
+      spec
+        .given([created])
+        .when(keepsReactor)
+        .thenThrows(domainErrorWith('not-allowed', { field: 'body.request_reactor_id' }));
       spec
         .given([created])
         .when({ ...keepsReactor, reactorsFound: [{ id: reactorId }], caller: lowKey })
-        .thenThrows(problemWith(403, 'body.request_reactor_id'));
+        .thenThrows(domainErrorWith('not-allowed', { field: 'body.request_reactor_id' }));
     });
   });
 

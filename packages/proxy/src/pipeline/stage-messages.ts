@@ -1,6 +1,6 @@
 // A proxied request or a destination's answer as a stage's code sees it (`args.body`,
 // `args.headers`) and back: pure conversions. Every value crosses the run queue sealed as JSON.
-import { Problem } from '@tokenvault/platform';
+import { unprocessable } from '@tokenvault/platform';
 import { isPlainObject } from '@tokenvault/expressions';
 import type { DestinationResponse } from '../destination/send.ts';
 import {
@@ -52,8 +52,7 @@ function bodyOfStage(kind: BodyKind, body: unknown): { kind: BodyKind; body: unk
 
 /** A stage's headers, names lower-cased; a value that is not text is the stage's error. */
 function headersOfStage(headers: unknown, stage: string): Record<string, string | string[]> {
-  const invalid = (detail: string) =>
-    new Problem(422, 'invalid-proxy-stage-answer', 'Unprocessable Entity', detail);
+  const invalid = (detail: string) => unprocessable(detail, { type: 'invalid-proxy-stage-answer' });
   if (!isPlainObject(headers)) throw invalid(`The ${stage} answered headers that are not an object.`);
   const normalized: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { problemOf } from '@tokenvault/platform/testing';
+import { problemThrownBy } from '@tokenvault/platform/testing';
 import {
   answered,
   requestMessage,
@@ -76,7 +76,7 @@ describe('a request as a stage sees it and back', () => {
   });
 
   it('refuses headers that are not text with a 422 naming the stage and the header', () => {
-    const refused = problemOf(() =>
+    const refused = problemThrownBy(() =>
       requestOfMessage(
         'json',
         { headers: { 'x-object': { a: 1 } as unknown as string } },

@@ -1,4 +1,4 @@
-import { Problem, type Principal } from '@tokenvault/platform';
+import { badRequest, type Principal } from '@tokenvault/platform';
 import { isPlainObject } from '@tokenvault/expressions';
 import { outcomeBody, principalData, type CodeRunQueue, type CodeRunRequest } from '@tokenvault/code-runs';
 import { reactorRunBase, reactorRunOwner, type ReactorQueries } from '@tokenvault/reactors';
@@ -110,12 +110,7 @@ export class ProxyPipeline {
     const { proxy } = stages;
     const reactor = await this.deps.reactors.get(proxy.tenant_id, reactorId);
     if (!reactor) {
-      throw new Problem(
-        400,
-        'invalid-proxy-configuration',
-        'Bad Request',
-        `The proxy’s ${direction} reactor no longer exists.`,
-      );
+      throw invalidProxyConfiguration(`The proxy’s ${direction} reactor no longer exists.`);
     }
     const outcome = await this.deps.runs.run(proxy.tenant_id, reactorRunOwner(reactorId), {
       ...this.runBase(stages, message),
@@ -136,12 +131,7 @@ export class ProxyPipeline {
   ): Promise<StageAnswer> {
     const { proxy } = stages;
     if (transform.type !== 'code') {
-      throw new Problem(
-        400,
-        'invalid-proxy-configuration',
-        'Bad Request',
-        `${where} is not a code transform.`,
-      );
+      throw invalidProxyConfiguration(`${where} is not a code transform.`);
     }
     const outcome = await this.deps.runs.run(proxy.tenant_id, `proxies/${proxy.id}`, {
       ...this.runBase(stages, message),
@@ -178,3 +168,7 @@ const anonymousCaller = (proxy: StagedProxy): CodeRunRequest['caller'] => ({
   rules: [],
   tenantSettings: {},
 });
+
+/** A stage the proxy names cannot run any more (what it names is gone or of another kind). */
+const invalidProxyConfiguration = (detail: string) =>
+  badRequest(detail, undefined, { type: 'invalid-proxy-configuration' });

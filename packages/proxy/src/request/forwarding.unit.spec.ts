@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { problemOf } from '@tokenvault/platform/testing';
+import { problemThrownBy } from '@tokenvault/platform/testing';
 import {
   bodyKindOf,
   decodeBody,
@@ -100,7 +100,7 @@ describe('what a proxied request forwards', () => {
       'https://api.example/v1/c?x=2&y=3',
     );
     expect(destinationUrl('https://api.example', '/', '', 'h').href).toBe('https://api.example/');
-    expect(problemOf(() => destinationUrl('api.example', '/', '', 'SVC-PROXY-URL')).errors).toEqual({
+    expect(problemThrownBy(() => destinationUrl('api.example', '/', '', 'SVC-PROXY-URL')).errors).toEqual({
       'SVC-PROXY-URL': ['Must be an absolute URL'],
     });
   });
@@ -125,7 +125,7 @@ describe('what a proxied request forwards', () => {
     '/x/..;a=b/admin',
   ])('refuses the path %s: it could leave the base path (400 naming path)', (path) => {
     for (const base of ['https://api.example/base', 'https://api.example/base/', 'https://api.example']) {
-      const problem = problemOf(() => destinationUrl(base, path, '', 'h'));
+      const problem = problemThrownBy(() => destinationUrl(base, path, '', 'h'));
       expect(problem.status).toBe(400);
       expect(Object.keys(problem.errors ?? {})).toEqual(['path']);
     }
@@ -134,9 +134,9 @@ describe('what a proxied request forwards', () => {
   it('checks the URL it builds all the same: a form the parser resolves later is refused too', () => {
     // Not a dot segment as sent, but one once the URL parser drops the tab.
     for (const base of ['https://api.example/base', 'https://api.example/base/']) {
-      expect(Object.keys(problemOf(() => destinationUrl(base, '/.\t./admin', '', 'h')).errors ?? {})).toEqual(
-        ['path'],
-      );
+      expect(
+        Object.keys(problemThrownBy(() => destinationUrl(base, '/.\t./admin', '', 'h')).errors ?? {}),
+      ).toEqual(['path']);
     }
   });
 

@@ -5,7 +5,7 @@
 //   3. substituteTokens(args, opened): the expressions rendered (@tokenvault/expressions);
 //   4. prepareArguments(request_parameters, args): declared names only, nested, required, cast.
 import type { ParameterType, RequestParameterDeclaration } from '@tokenvault/contracts';
-import { badRequest, type FieldErrors } from '@tokenvault/platform';
+import { invalidCommand, type FieldErrors } from '@tokenvault/platform';
 import {
   findTokenIds,
   isPlainObject,
@@ -94,7 +94,7 @@ export function prepareArguments(
 ): Record<string, unknown> {
   if (args === undefined || args === null) args = {};
   if (!isPlainObject(args))
-    throw badRequest('args must be an object.', { 'body.args': ['Must be an object'] });
+    throw invalidCommand('args must be an object.', { 'body.args': ['Must be an object'] });
   const prepared: Record<string, unknown> = {};
   const errors: FieldErrors = {};
   for (const { name, type, optional } of requestParameters) {
@@ -109,7 +109,7 @@ export function prepareArguments(
     else setAt(prepared, segments, cast);
   }
   if (Object.keys(errors).length > 0) {
-    throw badRequest('args do not satisfy the formula’s request parameters; see errors.', errors);
+    throw invalidCommand('args do not satisfy the formula’s request parameters; see errors.', errors);
   }
   return prepared;
 }

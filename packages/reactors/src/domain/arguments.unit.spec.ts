@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { problemOf } from '@tokenvault/platform/testing';
+import { problemThrownBy } from '@tokenvault/platform/testing';
 import type { RequestParameterDeclaration } from '@tokenvault/contracts';
 import { findTokenExpressions, prepareArguments, substituteTokens } from './arguments.ts';
 
@@ -18,7 +18,7 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
     // When args hold `amount` and `Amount`, Then only `amount` is taken
     expect(prepareArguments(declared, { amount: 5, Amount: 7 })).toEqual({ amount: 5 });
     // And `Amount` alone does not satisfy `amount`
-    expect(problemOf(() => prepareArguments(declared, { Amount: 7 })).errors).toEqual({
+    expect(problemThrownBy(() => prepareArguments(declared, { Amount: 7 })).errors).toEqual({
       'body.args.amount': ['Required'],
     });
   });
@@ -40,7 +40,9 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
       parameter('amount', 'number'),
       parameter('memo', 'string', true),
     ];
-    const problem = problemOf(() => prepareArguments(declared, { user: { address: {} }, amount: null }));
+    const problem = problemThrownBy(() =>
+      prepareArguments(declared, { user: { address: {} }, amount: null }),
+    );
     expect(problem.status).toBe(400);
     expect(problem.errors).toEqual({
       'body.args.user.address.city': ['Required'],
@@ -60,7 +62,7 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
     expect(
       prepareArguments(declared, { count: ' 42 ', flag: 'false', label: 7, items: [1], meta: { a: 1 } }),
     ).toEqual({ count: 42, flag: false, label: '7', items: [1], meta: { a: 1 } });
-    const problem = problemOf(() =>
+    const problem = problemThrownBy(() =>
       prepareArguments(declared, { count: 'forty', flag: 'yes', label: { a: 1 }, items: 'x', meta: [1] }),
     );
     expect(problem.status).toBe(400);
@@ -90,11 +92,11 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
       'y',
     ]);
     // A token the caller could not resolve is a 400 naming where it was.
-    expect(problemOf(() => substituteTokens({ a: { b: '{{ gone }}' } }, { data: new Map() })).errors).toEqual(
-      {
-        'body.args.a.b': ['Unknown token gone'],
-      },
-    );
+    expect(
+      problemThrownBy(() => substituteTokens({ a: { b: '{{ gone }}' } }, { data: new Map() })).errors,
+    ).toEqual({
+      'body.args.a.b': ['Unknown token gone'],
+    });
   });
 
   it('rule 7: a complex token is injected whole and can supply several nested parameters', () => {
@@ -121,7 +123,9 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
       ['flag-token', 'true'],
     ]);
     // Before substitution the expressions are not numbers; after it they cast.
-    expect(problemOf(() => prepareArguments(declared, args)).errors).toHaveProperty(['body.args.amount']);
+    expect(problemThrownBy(() => prepareArguments(declared, args)).errors).toHaveProperty([
+      'body.args.amount',
+    ]);
     expect(prepareArguments(declared, substituteTokens(args, { data }))).toEqual({
       amount: 1250,
       approved: true,
@@ -131,7 +135,7 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
       ['flag-token', true],
     ]);
     expect(
-      problemOf(() => prepareArguments(declared, substituteTokens(args, { data: wrong }))).errors,
+      problemThrownBy(() => prepareArguments(declared, substituteTokens(args, { data: wrong }))).errors,
     ).toEqual({
       'body.args.amount': ['Must be a number'],
     });
@@ -141,13 +145,13 @@ describe('invocation arguments (spec: "Invoking a reactor", rules 1-9)', () => {
     const ids = Array.from({ length: 100 }, (_, index) => `t${index}`);
     const hundred = { list: ids.map((id) => `{{ ${id} }}`), again: '{{t0}}{{t1}}' };
     expect(findTokenExpressions(hundred)).toHaveLength(100);
-    const problem = problemOf(() => findTokenExpressions({ ...hundred, more: '{{ t100 }}' }));
+    const problem = problemThrownBy(() => findTokenExpressions({ ...hundred, more: '{{ t100 }}' }));
     expect(problem.status).toBe(400);
     expect(Object.keys(problem.errors ?? {})).toEqual(['body.args']);
   });
 
   it('args that are not an object are a 400 naming body.args', () => {
-    expect(problemOf(() => prepareArguments([], [1, 2])).errors).toEqual({
+    expect(problemThrownBy(() => prepareArguments([], [1, 2])).errors).toEqual({
       'body.args': ['Must be an object'],
     });
   });

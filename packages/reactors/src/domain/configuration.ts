@@ -1,5 +1,5 @@
 import type { ConfigurationDeclaration } from '@tokenvault/contracts';
-import { badRequest, type FieldErrors } from '@tokenvault/platform';
+import { invalidCommand, type FieldErrors } from '@tokenvault/platform';
 import type { ReactorConfiguration } from './reactors.events.ts';
 import { hasType, typeMessage } from './values.ts';
 
@@ -26,13 +26,16 @@ export function configurationErrors(
   return errors;
 }
 
-/** Throws a 400 naming each wrong field, unless the configuration satisfies the declarations. */
+/** Refuses (invalid) naming each wrong field, unless the configuration satisfies the declarations. */
 export function assertConfiguration(
   declarations: readonly ConfigurationDeclaration[],
   configuration: ReactorConfiguration,
 ): void {
   const errors = configurationErrors(declarations, configuration);
   if (Object.keys(errors).length > 0) {
-    throw badRequest('The configuration does not satisfy the formula; see errors for each field.', errors);
+    throw invalidCommand(
+      'The configuration does not satisfy the formula; see errors for each field.',
+      errors,
+    );
   }
 }

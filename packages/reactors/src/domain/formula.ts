@@ -1,8 +1,8 @@
-import { conflict, notFound, Problem } from '@tokenvault/platform';
+import { alreadyExists, conflictError, notFoundError, unprocessableCommand } from '@tokenvault/platform';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
 import {
   actingGrantsNotHeld,
-  actingGrantsNotHeldProblem,
+  actingGrantsNotHeldError,
   type ActingApplication,
   type CallerGrants,
 } from '@tokenvault/tenancy';
@@ -52,28 +52,26 @@ export type FormulaCommand =
   /** `reactorsUsingIt`: how many reactors of the tenant run it (read under the formula's lock). */
   | ({ type: 'DeleteFormula'; reactorsUsingIt: number } & Target);
 
-export const formulaMissing = () => notFound('No reactor formula with this id.');
+export const formulaMissing = () => notFoundError('No reactor formula with this id.');
 
 /** Code that does not compile is refused when the formula is saved, never at invocation. */
 function assertCompiles(code: string): void {
   const error = checkFormulaSyntax(code);
   if (error !== undefined) {
-    throw new Problem(422, 'unprocessable', 'Unprocessable Entity', 'The formula code does not compile.', {
-      'body.code': [error],
-    });
+    throw unprocessableCommand('The formula code does not compile.', { 'body.code': [error] });
   }
 }
 
 /**
  * New code runs as the application of every reactor of the formula: the caller must hold
- * everything each of them holds, or the update would be an escalation (403 on path.id, naming
+ * everything each of them holds, or the update would be an escalation (not allowed on path.id, naming
  * each reactor and what its application holds that the caller does not).
  */
 function assertMayRunAs(reactors: readonly ReactorRunningFormula[], caller: CallerGrants): void {
   const notHeld = reactors.flatMap((reactor) =>
     actingGrantsNotHeld(caller, reactor.application).map((grant) => `reactor ${reactor.id}: ${grant}`),
   );
-  if (notHeld.length > 0) throw actingGrantsNotHeldProblem('reactor', 'path.id', notHeld);
+  if (notHeld.length > 0) throw actingGrantsNotHeldError('reactor', 'path.id', notHeld);
 }
 
 /** Optional fields only when present, so events and views never hold `undefined`. */
@@ -123,7 +121,7 @@ export const formulaDecider: Decider<FormulaState, FormulaCommand, FormulaEvent>
   decide(command, state) {
     switch (command.type) {
       case 'CreateFormula':
-        if (state.status !== 'absent') throw conflict('A reactor formula with this id exists.');
+        if (state.status !== 'absent') throw alreadyExists('A reactor formula with this id exists.');
         assertCompiles(command.definition.code);
         return [
           {
@@ -156,7 +154,7 @@ export const formulaDecider: Decider<FormulaState, FormulaCommand, FormulaEvent>
       case 'DeleteFormula':
         if (state.status !== 'active') throw formulaMissing();
         if (command.reactorsUsingIt > 0) {
-          throw conflict(
+          throw conflictError(
             `${command.reactorsUsingIt} reactor(s) use this formula: delete them before the formula.`,
           );
         }

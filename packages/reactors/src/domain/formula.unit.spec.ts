@@ -3,7 +3,8 @@ import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { fold } from '@tokenvault/cqrs';
 import { formulaDecider, type FormulaCommand, type FormulaEvent } from './formula.ts';
 import type { FormulaDefinition } from './reactors.events.ts';
-import { problemWith } from '@tokenvault/platform/testing';
+import type { DomainError } from '@tokenvault/platform';
+import { domainErrorWith } from '@tokenvault/platform/testing';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
 const formulaId = '9d2f0a1e-0000-4000-8000-000000000002';
@@ -48,25 +49,25 @@ const spec = deciderSpec(formulaDecider);
 describe('reactor formula decider', () => {
   it('creates once', () => {
     spec.given([]).when(create).then([created]);
-    spec.given([created]).when(create).thenThrows(problemWith(409));
+    spec.given([created]).when(create).thenThrows(domainErrorWith('already-exists'));
   });
 
-  it('refuses code that does not compile, at create and at update (422 naming body.code)', () => {
+  it('refuses code that does not compile, at create and at update (unprocessable, naming body.code)', () => {
     const broken = { ...definition, code: 'module.exports = function ( {' };
     spec
       .given([])
       .when({ ...create, definition: broken })
-      .thenThrows(problemWith(422, 'body.code'));
+      .thenThrows(domainErrorWith('unprocessable', { field: 'body.code' }));
     spec
       .given([created])
       .when({ ...update, definition: broken })
-      .thenThrows(problemWith(422, 'body.code'));
+      .thenThrows(domainErrorWith('unprocessable', { field: 'body.code' }));
   });
 
   it('updates an active formula only, keeping its creation and setting modified_*', () => {
     spec.given([created]).when(update).then([updated]);
-    spec.given([]).when(update).thenThrows(problemWith(404));
-    spec.given([created, deleted]).when(update).thenThrows(problemWith(404));
+    spec.given([]).when(update).thenThrows(domainErrorWith('not-found'));
+    spec.given([created, deleted]).when(update).thenThrows(domainErrorWith('not-found'));
     const state = fold(formulaDecider, [created, updated]);
     expect(state).toEqual({
       status: 'active',
@@ -82,7 +83,7 @@ describe('reactor formula decider', () => {
     });
   });
 
-  it('new code runs as each reactor’s application: the caller must hold what each holds (403 naming the reactors)', () => {
+  it('new code runs as each reactor’s application: the caller must hold what each holds (not allowed, naming the reactors)', () => {
     const runningAs = (id: string, permissions: string[]) => ({
       id,
       application: { id: `${id}-app`, type: 'private' as const, permissions, rules: [] },
@@ -98,18 +99,18 @@ describe('reactor formula decider', () => {
       .when({ ...update, reactorsRunningIt: [holding, reading] })
       .thenThrows(
         (error) =>
-          problemWith(403, 'path.id')(error) &&
-          JSON.stringify((error as { errors: unknown }).errors).includes(reading.id) &&
-          !JSON.stringify((error as { errors: unknown }).errors).includes(holding.id),
+          domainErrorWith('not-allowed', { field: 'path.id' })(error) &&
+          JSON.stringify((error as DomainError).fields).includes(reading.id) &&
+          !JSON.stringify((error as DomainError).fields).includes(holding.id),
       );
   });
 
-  it('deletes an active formula that no reactor uses; one in use is a 409', () => {
+  it('deletes an active formula that no reactor uses; one in use is a conflict', () => {
     spec.given([created]).when(remove).then([deleted]);
     spec
       .given([created])
       .when({ ...remove, reactorsUsingIt: 2 })
-      .thenThrows(problemWith(409));
-    spec.given([created, deleted]).when(remove).thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('conflict'));
+    spec.given([created, deleted]).when(remove).thenThrows(domainErrorWith('not-found'));
   });
 });

@@ -1,4 +1,4 @@
-import { Problem } from '@tokenvault/platform';
+import { invalidCommand } from '@tokenvault/platform';
 import type { ReactorResponse } from '@tokenvault/contracts';
 import type { CodeRunRequest } from '@tokenvault/code-runs';
 import { configurationErrors } from './configuration.ts';
@@ -8,20 +8,18 @@ export const reactorRunOwner = (reactorId: string) => `reactors/${reactorId}`;
 
 /**
  * What a run of this reactor takes from it (its code, its configuration, its application, its
- * answer: `{ raw, tokenize }`), or a 400 when its configuration no longer satisfies its formula
- * (the formula changed since).
+ * answer: `{ raw, tokenize }`); invalid (`invalid-reactor-configuration`) when its configuration
+ * no longer satisfies its formula (the formula changed since).
  */
 export function reactorRunBase(
   reactor: ReactorResponse,
 ): Pick<CodeRunRequest, 'code' | 'configuration' | 'application_id' | 'answers'> {
   const misconfigured = configurationErrors(reactor.formula.configuration, reactor.configuration);
   if (Object.keys(misconfigured).length > 0) {
-    throw new Problem(
-      400,
-      'invalid-reactor-configuration',
-      'Bad Request',
+    throw invalidCommand(
       'The reactor’s configuration no longer satisfies its formula; update the reactor.',
       misconfigured,
+      'invalid-reactor-configuration',
     );
   }
   return {

@@ -1,4 +1,4 @@
-import { conflict, notFound, Problem } from '@tokenvault/platform';
+import { alreadyExists, notAllowed, notFoundError } from '@tokenvault/platform';
 import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
 import { assertConfiguration } from './configuration.ts';
@@ -52,7 +52,7 @@ export type ReactorCommand =
   | ({ type: 'UpdateReactor' } & Settings & Target)
   | ({ type: 'DeleteReactor' } & Target);
 
-export const reactorMissing = () => notFound('No reactor with this id.');
+export const reactorMissing = () => notFoundError('No reactor with this id.');
 
 /** An active reactor as another object binds it: the application it runs as (none: undefined). */
 export interface BoundReactor {
@@ -63,18 +63,15 @@ export interface BoundReactor {
 /**
  * Whoever can make a bound reactor run (a proxy's callers; without auth, anyone with the proxy's
  * key) acts through it as its application, on data it detokenizes: binding one needs token:use,
- * as invoking it does, and nothing its application holds that the caller does not (403 on
- * `field`). A reactor whose application is gone runs as none (its runs fail), so binds as one.
+ * as invoking it does, and nothing its application holds that the caller does not (not allowed,
+ * on `field`). A reactor whose application is gone runs as none (its runs fail), so binds as one.
  */
 export function assertMayBindReactor(caller: CallerGrants, reactor: BoundReactor, field: string): void {
   const holdsTokenUse =
     caller.permissions.includes('token:use') ||
     caller.rules.some((rule) => rule.permissions.includes('token:use'));
   if (!holdsTokenUse) {
-    throw new Problem(
-      403,
-      'forbidden',
-      'Forbidden',
+    throw notAllowed(
       'Binding a reactor needs token:use, as invoking it does: whoever calls what it is bound to runs it.',
       { [field]: ['token:use is not held by this key'] },
     );
@@ -91,7 +88,7 @@ function checkSettings(settings: Settings): { application_id?: string } {
   if (settings.formula.status !== 'active') throw formulaMissing();
   const application = settings.application;
   if (application) {
-    if (!application.found) throw notFound('No application with this id.');
+    if (!application.found) throw notFoundError('No application with this id.');
     assertActingApplication('reactor', settings.caller, application.found, 'body.application.id');
   }
   assertConfiguration(settings.formula.formula.configuration, settings.configuration);
@@ -129,7 +126,7 @@ export const reactorDecider: Decider<ReactorState, ReactorCommand, ReactorEvent>
   decide(command, state) {
     switch (command.type) {
       case 'CreateReactor': {
-        if (state.status !== 'absent') throw conflict('A reactor with this id exists.');
+        if (state.status !== 'absent') throw alreadyExists('A reactor with this id exists.');
         const application = checkSettings(command);
         return [
           {

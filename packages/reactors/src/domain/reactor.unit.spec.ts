@@ -3,7 +3,7 @@ import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { fold } from '@tokenvault/cqrs';
 import { reactorDecider, type ReactorCommand, type ReactorEvent } from './reactor.ts';
 import type { FormulaState } from './formula.ts';
-import { problemWith } from '@tokenvault/platform/testing';
+import { domainErrorWith } from '@tokenvault/platform/testing';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
 const formulaId = '9d2f0a1e-0000-4000-8000-000000000002';
@@ -88,34 +88,34 @@ const spec = deciderSpec(reactorDecider);
 describe('reactor decider', () => {
   it('creates once, on an active formula', () => {
     spec.given([]).when(create).then([created]);
-    spec.given([created]).when(create).thenThrows(problemWith(409));
+    spec.given([created]).when(create).thenThrows(domainErrorWith('already-exists'));
     spec
       .given([])
       .when({ ...create, formula: { status: 'absent' } })
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
     spec
       .given([])
       .when({ ...create, formula: { status: 'deleted' } })
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
   });
 
-  it('checks the configuration against the formula: missing, wrong type and undeclared names are 400s', () => {
+  it('checks the configuration against the formula: missing, wrong type and undeclared names are invalid', () => {
     spec
       .given([])
       .when({ ...create, configuration: { RETRIES: 3 } })
-      .thenThrows(problemWith(400, 'body.configuration.API_KEY'));
+      .thenThrows(domainErrorWith('invalid', { field: 'body.configuration.API_KEY' }));
     spec
       .given([])
       .when({ ...create, configuration: { ...configuration, RETRIES: '3' } })
-      .thenThrows(problemWith(400, 'body.configuration.RETRIES'));
+      .thenThrows(domainErrorWith('invalid', { field: 'body.configuration.RETRIES' }));
     spec
       .given([])
       .when({ ...create, configuration: { ...configuration, EXTRA: 1 } })
-      .thenThrows(problemWith(400, 'body.configuration.EXTRA'));
+      .thenThrows(domainErrorWith('invalid', { field: 'body.configuration.EXTRA' }));
     spec
       .given([created])
       .when({ ...update, configuration: {} })
-      .thenThrows(problemWith(400, 'body.configuration.API_KEY'));
+      .thenThrows(domainErrorWith('invalid', { field: 'body.configuration.API_KEY' }));
   });
 
   it('puts only the sealed configuration in its events and state, never the plaintext', () => {
@@ -135,7 +135,7 @@ describe('reactor decider', () => {
     expect(written).not.toMatch(/"configuration"/);
   });
 
-  it('refuses a management application (400 naming body.application.id) and a missing one (404)', () => {
+  it('refuses a management application (invalid, naming body.application.id) and a missing one (not found)', () => {
     const management = {
       id: applicationId,
       found: { ...application.found, type: 'management' as const },
@@ -143,14 +143,14 @@ describe('reactor decider', () => {
     spec
       .given([])
       .when({ ...create, application: management })
-      .thenThrows(problemWith(400, 'body.application.id'));
+      .thenThrows(domainErrorWith('invalid', { field: 'body.application.id' }));
     spec
       .given([])
       .when({ ...create, application: { id: applicationId, found: undefined } })
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
   });
 
-  it('refuses an application holding what the caller does not (403 naming body.application.id)', () => {
+  it('refuses an application holding what the caller does not (not allowed, naming body.application.id)', () => {
     const greater = {
       id: applicationId,
       found: { ...application.found, permissions: ['token:create', 'token:read', 'token:delete'] },
@@ -158,11 +158,11 @@ describe('reactor decider', () => {
     spec
       .given([])
       .when({ ...create, application: greater })
-      .thenThrows(problemWith(403, 'body.application.id'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.application.id' }));
     spec
       .given([created])
       .when({ ...update, application: greater })
-      .thenThrows(problemWith(403, 'body.application.id'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.application.id' }));
     const ruled = {
       ...caller,
       permissions: ['token:create'],
@@ -183,7 +183,7 @@ describe('reactor decider', () => {
 
   it('updates name, configuration and application (left out: removed), keeping the formula', () => {
     spec.given([created]).when(update).then([updated]);
-    spec.given([]).when(update).thenThrows(problemWith(404));
+    spec.given([]).when(update).thenThrows(domainErrorWith('not-found'));
     const state = fold(reactorDecider, [created, updated]);
     expect(state).toEqual({
       status: 'active',
@@ -234,6 +234,6 @@ describe('reactor decider', () => {
         },
       ])
       .when(remove)
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
   });
 });

@@ -1,8 +1,10 @@
 import { createHash, createHmac, type KeyObject, randomUUID } from 'node:crypto';
 import {
+  asProblem,
   badRequest,
-  Problem,
+  conflict,
   screenInput,
+  unprocessable,
   type GuardedCall,
   type HandlerResult,
   type Redis,
@@ -121,12 +123,9 @@ export class Idempotency {
       const [state, second = '', third = ''] = current.split('|');
       const storedFingerprint = state === 'r' ? third : second;
       if (storedFingerprint !== fingerprint) {
-        throw new Problem(
-          422,
-          'idempotency-key-reused',
-          'Unprocessable Entity',
-          'This Idempotency-Key was used for a different request (method, path or body).',
-        );
+        throw unprocessable('This Idempotency-Key was used for a different request (method, path or body).', {
+          type: 'idempotency-key-reused',
+        });
       }
       if (state === 'r') throw inFlight();
       return this.replay(tenantId, third, recordId);
@@ -140,14 +139,16 @@ export class Idempotency {
       }
       return result;
     } catch (error) {
-      if (error instanceof Problem && storable(error.status)) {
+      // What the central handler answers for it: a Problem, or a decider's DomainError mapped.
+      const problem = asProblem(error);
+      if (problem && storable(problem.status)) {
         // A reactor's own problem can quote what it was given: withheld like its answers.
         stored = withheld
-          ? { status: error.status, withheld }
+          ? { status: problem.status, withheld }
           : {
-              status: error.status,
+              status: problem.status,
               headers: { 'content-type': 'application/problem+json' },
-              json: JSON.stringify({ ...error.toJSON(), request_id: req.requestId }),
+              json: JSON.stringify({ ...problem.toJSON(), request_id: req.requestId }),
             };
       }
       throw error;
@@ -227,22 +228,16 @@ function responseOf(result: HandlerResult): Exclude<StoredResponse, { withheld: 
 }
 
 const inFlight = () =>
-  new Problem(
-    409,
-    'idempotency-key-in-use',
-    'Conflict',
-    'A request with this Idempotency-Key is still being processed; retry later.',
-    undefined,
-    { 'retry-after': '1' },
-  );
+  conflict('A request with this Idempotency-Key is still being processed; retry later.', {
+    type: 'idempotency-key-in-use',
+    retryAfter: 1,
+  });
 
 /** A replay of a request whose response was not kept: it ran once, and does not run again. */
 const responseNotKept = (status: number | undefined) =>
-  new Problem(
-    409,
-    'idempotency-response-not-kept',
-    'Conflict',
+  conflict(
     `The first request with this Idempotency-Key completed${status === undefined ? '' : ` with status ${status}`}; ` +
       'its response is not kept (this operation’s responses can hold token data, which is never kept). ' +
       'Send a new Idempotency-Key to run it again.',
+    { type: 'idempotency-response-not-kept' },
   );

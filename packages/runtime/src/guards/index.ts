@@ -1,7 +1,7 @@
-import type { Config, Redis, RouteGuard } from '@tokenvault/platform';
+import { tooManyRequests, type Config, type Redis, type RouteGuard } from '@tokenvault/platform';
 import type { Vault } from '@tokenvault/vault';
 import { Idempotency } from './idempotency.ts';
-import { takeRateLimit, tooManyRequests, type RateLimiter } from './rate-limit.ts';
+import { takeRateLimit, type RateLimiter } from './rate-limit.ts';
 import { TenantConcurrency } from './tenant-concurrency.ts';
 
 export { Idempotency, idempotencyHeaders, replayedHeader } from './idempotency.ts';

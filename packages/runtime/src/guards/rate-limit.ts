@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { Problem, type Principal, type Redis } from '@tokenvault/platform';
+import { tooManyRequests, type Principal, type Redis } from '@tokenvault/platform';
 
 /**
  * GCRA (the generic cell rate algorithm) in one script, granting a lease of up to ARGV[3]
@@ -181,11 +181,6 @@ export class RateLimiter {
     }
   }
 }
-
-export const tooManyRequests = (detail: string, retryAfter: number) =>
-  new Problem(429, 'too-many-requests', 'Too Many Requests', detail, undefined, {
-    'retry-after': String(retryAfter),
-  });
 
 type HeaderSink = { setHeader(name: string, value: string): unknown };
 

@@ -3,7 +3,7 @@ import { commandHandler } from '@tokenvault/cqrs';
 import { UniqueClaimTaken, type EventMetadata, type EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { permissions, updateTenantBody } from '@tokenvault/contracts';
-import { badRequest, Problem } from '@tokenvault/platform';
+import { badRequest, isDomainError } from '@tokenvault/platform';
 import { parseEmailAddress } from '../domain/email.ts';
 import type { Position } from '@tokenvault/eventstore';
 import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
@@ -67,7 +67,7 @@ export async function bootstrapTenant(
     }).catch((error: unknown) => {
       // Registered meanwhile under the same derived id (a concurrent bootstrap or acceptance).
       const sameUser =
-        (error instanceof Problem && error.status === 409) ||
+        isDomainError(error, 'already-exists') ||
         (error instanceof UniqueClaimTaken && error.holder === ownerId);
       if (!sameUser) throw error;
     });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Problem, type Redis } from '@tokenvault/platform';
+import { tooManyRequests, type Redis } from '@tokenvault/platform';
 
 export interface InvitationMailLimitSettings {
   /** E-mails (create and resends) one invitation may cause per window. */
@@ -28,13 +28,9 @@ end
 return 0`;
 
 const tooManyEmails = (retryAfterSeconds: number) =>
-  new Problem(
-    429,
-    'too-many-requests',
-    'Too Many Requests',
+  tooManyRequests(
     'Too many invitation e-mails to this address or for this invitation; try again later.',
-    undefined,
-    { 'Retry-After': String(retryAfterSeconds) },
+    retryAfterSeconds,
   );
 
 /**

@@ -13,7 +13,7 @@ import {
   type EventStore,
   type Position,
 } from '@tokenvault/eventstore';
-import { badRequest, conflict, Problem, type Pool, type Principal } from '@tokenvault/platform';
+import { badRequest, conflict, isDomainError, type Pool, type Principal } from '@tokenvault/platform';
 import type { AcceptInvitationBody, InvitationResponse, MemberResponse } from '@tokenvault/contracts';
 import type { Clock } from '@tokenvault/platform';
 import { streams } from '../domain/tenancy.events.ts';
@@ -50,7 +50,6 @@ export interface InvitationCommandDeps {
   memberQueries: Pick<MemberQueries, 'hasMemberWithEmail'>;
 }
 
-const isConflict = (error: unknown) => error instanceof Problem && error.status === 409;
 const latest = (...positions: (Position | null)[]) =>
   positions.reduce<Position | null>(
     (last, position) => (position && (!last || comparePositions(position, last) > 0) ? position : last),
@@ -242,7 +241,10 @@ export class InvitationCommands {
         names = { first_name: body.first_name, last_name: body.last_name };
       } catch (error) {
         // Registered meanwhile under the same id (a concurrent acceptance): the same user.
-        if (!isConflict(error) && !(error instanceof UniqueClaimTaken && error.holder === userId))
+        if (
+          !isDomainError(error, 'already-exists') &&
+          !(error instanceof UniqueClaimTaken && error.holder === userId)
+        )
           throw error;
       }
     }
@@ -259,7 +261,8 @@ export class InvitationCommands {
       // The member exists: this link was used (by a concurrent acceptance that got there first,
       // or earlier). A used link is gone; only an acceptance that stopped before this step is
       // completed by a retry.
-      if (isConflict(error)) throw linkGone('This invitation has already been accepted.');
+      if (isDomainError(error, 'already-exists'))
+        throw linkGone('This invitation has already been accepted.');
       // The user became a member through another invitation meanwhile.
       if (error instanceof UniqueClaimTaken) throw conflict('This user is already a member of the tenant.');
       throw error;

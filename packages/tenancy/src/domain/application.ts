@@ -1,10 +1,10 @@
-import { badRequest, conflict, notFound } from '@tokenvault/platform';
+import { alreadyExists, invalidCommand, notFoundError } from '@tokenvault/platform';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
 import type { ApplicationType, Permission, RateLimit } from '@tokenvault/contracts';
 import type { ContainerRuleData, TenancyEvent } from './tenancy.events.ts';
 import {
   grantsNotHeld,
-  grantsNotHeldProblem,
+  grantsNotHeldError,
   quotaNotHeld,
   quotaOf,
   type ApplicationCaller,
@@ -68,7 +68,7 @@ export type ApplicationCommand =
       now: string;
     };
 
-const missing = () => notFound('No application with this id.');
+const missing = () => notFoundError('No application with this id.');
 
 /** The create body checks this for a new public application; an update is checked against its type here. */
 function publicHoldsOnlyTokenCreate(grants: Pick<Grants, 'permissions' | 'rules'>) {
@@ -83,7 +83,7 @@ function publicHoldsOnlyTokenCreate(grants: Pick<Grants, 'permissions' | 'rules'
     }),
   );
   if (Object.keys(errors).length > 0) {
-    throw badRequest('The request is not valid; see errors for each field.', errors);
+    throw invalidCommand('The request is not valid; see errors for each field.', errors);
   }
 }
 
@@ -147,7 +147,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
   decide(command, state) {
     switch (command.type) {
       case 'CreateApplication': {
-        if (state.status !== 'absent') throw conflict('An application with this id exists.');
+        if (state.status !== 'absent') throw alreadyExists('An application with this id exists.');
         const notHeld = {
           ...grantsNotHeld(command.caller, {
             type: command.applicationType,
@@ -156,7 +156,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
           }),
           ...requestedQuotaNotHeld(command),
         };
-        if (Object.keys(notHeld).length > 0) throw grantsNotHeldProblem(notHeld);
+        if (Object.keys(notHeld).length > 0) throw grantsNotHeldError(notHeld);
         return [
           {
             type: 'ApplicationCreated',
@@ -180,7 +180,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
         const type = state.application.type;
         // A lesser key neither raises an application above itself nor strips one that holds more.
         const current = targetNotHeld(command.caller, state.application);
-        if (current.length > 0) throw grantsNotHeldProblem({ 'path.id': current });
+        if (current.length > 0) throw grantsNotHeldError({ 'path.id': current });
         const notHeld = {
           ...grantsNotHeld(
             command.caller,
@@ -189,7 +189,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
           ),
           ...requestedQuotaNotHeld(command),
         };
-        if (Object.keys(notHeld).length > 0) throw grantsNotHeldProblem(notHeld);
+        if (Object.keys(notHeld).length > 0) throw grantsNotHeldError(notHeld);
         if (type === 'public') publicHoldsOnlyTokenCreate(command);
         return [
           {
@@ -211,7 +211,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
         if (state.status !== 'active') throw missing();
         // Only what the caller could have created: a lesser key never removes a greater one.
         const notHeld = targetNotHeld(command.caller, state.application);
-        if (notHeld.length > 0) throw grantsNotHeldProblem({ 'path.id': notHeld });
+        if (notHeld.length > 0) throw grantsNotHeldError({ 'path.id': notHeld });
         return [
           {
             type: 'ApplicationDeleted',

@@ -2,7 +2,7 @@ import { describe, it } from 'vitest';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { applicationDecider, type ApplicationCommand, type ApplicationEvent } from './application.ts';
 import { operatorGrants } from './grant-rule.ts';
-import { problemWith } from '@tokenvault/platform/testing';
+import { domainErrorWith } from '@tokenvault/platform/testing';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
 const applicationId = '9d2f0a1e-0000-4000-8000-000000000002';
@@ -66,7 +66,7 @@ const quota = (requestsPerMinute: number) => ({ requestsPerMinute, serviceDefaul
 describe('application decider', () => {
   it('creates once', () => {
     spec.given([]).when(create).then([created]);
-    spec.given([created]).when(create).thenThrows(problemWith(409));
+    spec.given([created]).when(create).thenThrows(domainErrorWith('already-exists'));
   });
 
   it('updates a live application', () => {
@@ -89,15 +89,15 @@ describe('application decider', () => {
       ]);
   });
 
-  it('deletes once; a deleted or absent application is a 404 for every change', () => {
+  it('deletes once; a deleted or absent application is not found for every change', () => {
     spec.given([created]).when(remove).then([deleted]);
     for (const command of [update, remove]) {
-      spec.given([]).when(command).thenThrows(problemWith(404));
-      spec.given([created, deleted]).when(command).thenThrows(problemWith(404));
+      spec.given([]).when(command).thenThrows(domainErrorWith('not-found'));
+      spec.given([created, deleted]).when(command).thenThrows(domainErrorWith('not-found'));
     }
   });
 
-  it('deletes only what the caller could have granted (403 naming path.id)', () => {
+  it('deletes only what the caller could have granted (not allowed, naming path.id)', () => {
     const lesser = {
       ...quota(6000),
       type: 'private' as const,
@@ -107,7 +107,7 @@ describe('application decider', () => {
     spec
       .given([created])
       .when({ ...remove, caller: lesser })
-      .thenThrows(problemWith(403));
+      .thenThrows(domainErrorWith('not-allowed'));
     const peer = {
       ...quota(6000),
       type: 'private' as const,
@@ -120,7 +120,7 @@ describe('application decider', () => {
       .then([deleted]);
   });
 
-  it('grants nothing the caller does not hold, on create and on update (403 naming the field)', () => {
+  it('grants nothing the caller does not hold, on create and on update (not allowed, naming the field)', () => {
     const reader = {
       ...quota(6000),
       type: 'private' as const,
@@ -130,15 +130,15 @@ describe('application decider', () => {
     spec
       .given([])
       .when({ ...create, caller: reader, permissions: ['token:read'] })
-      .thenThrows(problemWith(403, 'body.permissions'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.permissions' }));
     spec
       .given([])
       .when({ ...create, caller: reader, applicationType: 'management', permissions: [] })
-      .thenThrows(problemWith(403, 'body.type'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.type' }));
     spec
       .given([created])
       .when({ ...update, caller: reader })
-      .thenThrows(problemWith(403, 'body.permissions'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.permissions' }));
     const managementApplication: ApplicationEvent = {
       ...created,
       data: { ...created.data, type: 'management' },
@@ -146,7 +146,7 @@ describe('application decider', () => {
     spec
       .given([managementApplication])
       .when({ ...update, caller: reader, permissions: [], rules: [] })
-      .thenThrows(problemWith(403, 'path.id'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
   });
 
   it('gives no application a larger request quota than the caller holds, nor changes one that has more', () => {
@@ -157,29 +157,29 @@ describe('application decider', () => {
     spec
       .given([])
       .when({ ...create, caller: limited, rateLimit: { requests_per_minute: 101 } })
-      .thenThrows(problemWith(403, 'body.rate_limit.requests_per_minute'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.rate_limit.requests_per_minute' }));
     spec
       .given([])
       .when({ ...create, caller: limited })
-      .thenThrows(problemWith(403, 'body.rate_limit.requests_per_minute'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.rate_limit.requests_per_minute' }));
     spec
       .given([ratedAt(100)])
       .when({ ...update, caller: limited, rateLimit: { requests_per_minute: 1_000_000 } })
-      .thenThrows(problemWith(403, 'body.rate_limit.requests_per_minute'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.rate_limit.requests_per_minute' }));
     // Leaving rate_limit out of a replacement would lift it to the default: refused too.
     spec
       .given([ratedAt(100)])
       .when({ ...update, caller: limited })
-      .thenThrows(problemWith(403, 'body.rate_limit.requests_per_minute'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.rate_limit.requests_per_minute' }));
     // An application with a larger quota is not the caller's to change or delete.
     spec
       .given([ratedAt(5000)])
       .when({ ...update, caller: limited, rateLimit: { requests_per_minute: 50 } })
-      .thenThrows(problemWith(403, 'path.id'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
     spec
       .given([ratedAt(5000)])
       .when({ ...remove, caller: limited })
-      .thenThrows(problemWith(403, 'path.id'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
     // At or below its own quota is allowed; with RATE_LIMIT_PER_MINUTE=0 (no default) only an explicit quota is.
     spec
       .given([])
@@ -194,12 +194,12 @@ describe('application decider', () => {
     spec
       .given([])
       .when({ ...create, caller: unlimitedDefault })
-      .thenThrows(problemWith(403, 'body.rate_limit.requests_per_minute'));
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.rate_limit.requests_per_minute' }));
   });
 
-  it('keeps a public application to token:create when it is updated (400)', () => {
+  it('keeps a public application to token:create when it is updated (invalid)', () => {
     const publicApplication = { ...created, data: { ...created.data, type: 'public' } } as ApplicationEvent;
-    spec.given([publicApplication]).when(update).thenThrows(problemWith(400));
+    spec.given([publicApplication]).when(update).thenThrows(domainErrorWith('invalid'));
     spec
       .given([publicApplication])
       .when({ ...update, permissions: ['token:create'], rules: [] })

@@ -1,4 +1,4 @@
-import { Problem, badRequest, type FieldErrors } from '@tokenvault/platform';
+import { invalidCommand, notAllowed, type DomainError, type FieldErrors } from '@tokenvault/platform';
 import { permissions as everyPermission, type ApplicationType, type RateLimit } from '@tokenvault/contracts';
 
 /** An application's type and grants: what a caller holds, or what it asks an application to hold. */
@@ -94,12 +94,9 @@ export function grantsNotHeld(
   return errors;
 }
 
-/** 403 naming each field the caller does not hold. */
-export function grantsNotHeldProblem(errors: FieldErrors): Problem {
-  return new Problem(
-    403,
-    'forbidden',
-    'Forbidden',
+/** Not allowed, naming each field the caller does not hold. */
+export function grantsNotHeldError(errors: FieldErrors): DomainError {
+  return notAllowed(
     'This API key cannot grant a type, permission or rule it does not hold itself; see errors.',
     errors,
   );
@@ -123,17 +120,13 @@ export function actingGrantsNotHeld(caller: CallerGrants, application: Applicati
   return Object.values(grantsNotHeld({ type: 'private', ...caller }, application)).flat();
 }
 
-/** 403: the application a `subject` (reactor, proxy) runs as holds what the caller does not. */
-export const actingGrantsNotHeldProblem = (subject: string, field: string, notHeld: string[]): Problem =>
-  new Problem(
-    403,
-    'forbidden',
-    'Forbidden',
-    `A ${subject}’s application may hold nothing this API key does not hold itself.`,
-    { [field]: notHeld },
-  );
+/** Not allowed: the application a `subject` (reactor, proxy) runs as holds what the caller does not. */
+export const actingGrantsNotHeldError = (subject: string, field: string, notHeld: string[]): DomainError =>
+  notAllowed(`A ${subject}’s application may hold nothing this API key does not hold itself.`, {
+    [field]: notHeld,
+  });
 
-/** The application a `subject` runs as: public or private (400), holding nothing the caller does not (403). */
+/** The application a `subject` runs as: public or private (invalid), holding nothing the caller does not (not allowed). */
 export function assertActingApplication(
   subject: string,
   caller: CallerGrants,
@@ -141,10 +134,10 @@ export function assertActingApplication(
   field: string,
 ): void {
   if (application.type === 'management') {
-    throw badRequest(`A ${subject}’s application must be of type public or private.`, {
+    throw invalidCommand(`A ${subject}’s application must be of type public or private.`, {
       [field]: ['Must be a public or private application (this one is management)'],
     });
   }
   const notHeld = actingGrantsNotHeld(caller, application);
-  if (notHeld.length > 0) throw actingGrantsNotHeldProblem(subject, field, notHeld);
+  if (notHeld.length > 0) throw actingGrantsNotHeldError(subject, field, notHeld);
 }

@@ -1,4 +1,4 @@
-import { conflict, notFound, Problem } from '@tokenvault/platform';
+import { alreadyExists, goneError, notFoundError } from '@tokenvault/platform';
 import type { DataOf, Decider, EventOf } from '@tokenvault/cqrs';
 import type { TenancyEvent } from './tenancy.events.ts';
 import { sameDigest } from './invitation-link.ts';
@@ -56,16 +56,16 @@ export type InvitationCommand =
       now: string;
     };
 
-/** 410: the link existed but can no longer be used. */
-export const linkGone = (detail: string) => new Problem(410, 'gone', 'Gone', detail);
+/** The link existed but can no longer be used. */
+export const linkGone = (detail: string) => goneError(detail);
 
-const missing = () => notFound('No invitation with this id.');
+const missing = () => notFoundError('No invitation with this id.');
 const plus72h = (now: string) => new Date(Date.parse(now) + invitationLifetimeMs).toISOString();
 
 /**
  * Whether a presented link may still be used: the invitation is pending, the link is of its
  * current version and has not expired, and its hash is the one recorded (constant-time).
- * Throws a 410 naming why not.
+ * Throws a `gone` DomainError naming why not.
  */
 export function checkLink(
   state: InvitationState,
@@ -143,7 +143,7 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
   decide(command, state) {
     switch (command.type) {
       case 'CreateInvitation':
-        if (state.status !== 'absent') throw conflict('An invitation with this id exists.');
+        if (state.status !== 'absent') throw alreadyExists('An invitation with this id exists.');
         return [
           {
             type: 'InvitationCreated',

@@ -4,7 +4,7 @@ import { invitationDecider, type InvitationCommand, type InvitationEvent } from 
 import { InvitationLinks, hashLinkToken } from './invitation-link.ts';
 import { memberDecider, type MemberEvent } from './member.ts';
 import { derivedUuid, memberIdOfInvitation, userIdOfEmail } from './ids.ts';
-import { problemWith } from '@tokenvault/platform/testing';
+import { domainErrorWith } from '@tokenvault/platform/testing';
 
 const tenantId = '9d2f0a1e-0000-4000-8000-000000000001';
 const invitationId = '9d2f0a1e-0000-4000-8000-000000000002';
@@ -89,7 +89,7 @@ const spec = deciderSpec(invitationDecider);
 describe('invitation decider', () => {
   it('creates PENDING with link version 1 and 72 hours', () => {
     spec.given([]).when(create).then([created]);
-    spec.given([created]).when(create).thenThrows(problemWith(409));
+    spec.given([created]).when(create).thenThrows(domainErrorWith('already-exists'));
   });
 
   it('resend: a new version and 72 hours from now, from PENDING or EXPIRED; never once gone', () => {
@@ -109,29 +109,29 @@ describe('invitation decider', () => {
         },
       ]);
     for (const history of [[], [created, deleted], [created, acceptedV1]]) {
-      spec.given(history).when(resend).thenThrows(problemWith(404));
-      spec.given(history).when(remove).thenThrows(problemWith(404));
+      spec.given(history).when(resend).thenThrows(domainErrorWith('not-found'));
+      spec.given(history).when(remove).thenThrows(domainErrorWith('not-found'));
     }
     spec.given([created, resent]).when(remove).then([deleted]);
   });
 
-  it('accepts only the current, unexpired link whose hash matches (410 otherwise)', () => {
+  it('accepts only the current, unexpired link whose hash matches (gone otherwise)', () => {
     spec.given([created]).when(accept(1)).then([acceptedV1]);
-    spec.given([created, resent]).when(accept(1)).thenThrows(problemWith(410));
-    spec.given([created]).when(accept(1, in72h)).thenThrows(problemWith(410));
+    spec.given([created, resent]).when(accept(1)).thenThrows(domainErrorWith('gone'));
+    spec.given([created]).when(accept(1, in72h)).thenThrows(domainErrorWith('gone'));
     spec
       .given([created])
       .when(accept(1, later, linkHash(2)))
-      .thenThrows(problemWith(410));
-    spec.given([created, deleted]).when(accept(1)).thenThrows(problemWith(410));
-    spec.given([]).when(accept(1)).thenThrows(problemWith(410));
+      .thenThrows(domainErrorWith('gone'));
+    spec.given([created, deleted]).when(accept(1)).thenThrows(domainErrorWith('gone'));
+    spec.given([]).when(accept(1)).thenThrows(domainErrorWith('gone'));
     // The same acceptance again records nothing (a concurrent twin or a retry)...
     spec.given([created, acceptedV1]).when(accept(1)).then([]);
     // ...but another member accepting a used link is refused.
     spec
       .given([created, acceptedV1])
       .when({ ...accept(1), memberId: userId } as InvitationCommand)
-      .thenThrows(problemWith(410));
+      .thenThrows(domainErrorWith('gone'));
   });
 });
 
@@ -150,7 +150,7 @@ describe('member decider', () => {
   });
   const removeMember = { type: 'RemoveMember', memberId, tenantId, actorId, now: later } as const;
 
-  it('removes an ADMIN once; never the OWNER (422); unknown is 404', () => {
+  it('removes an ADMIN once; never the OWNER (unprocessable); unknown is not found', () => {
     member
       .given([added('ADMIN')])
       .when(removeMember)
@@ -169,8 +169,8 @@ describe('member decider', () => {
     member
       .given([added('OWNER')])
       .when(removeMember)
-      .thenThrows(problemWith(422));
-    member.given([]).when(removeMember).thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('unprocessable'));
+    member.given([]).when(removeMember).thenThrows(domainErrorWith('not-found'));
     member
       .given([
         added('ADMIN'),
@@ -186,14 +186,14 @@ describe('member decider', () => {
         },
       ])
       .when(removeMember)
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
   });
 
   it('adds a member once', () => {
     member
       .given([added('ADMIN')])
       .when({ type: 'AddMember', memberId, tenantId, userId, role: 'ADMIN', actorId, now })
-      .thenThrows(problemWith(409));
+      .thenThrows(domainErrorWith('already-exists'));
   });
 });
 

@@ -1,4 +1,4 @@
-import { conflict, notFound, unprocessable } from '@tokenvault/platform';
+import { alreadyExists, notFoundError, unprocessableCommand } from '@tokenvault/platform';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
 import type { TenancyEvent } from './tenancy.events.ts';
 
@@ -41,7 +41,7 @@ export const memberDecider: Decider<MemberState, MemberCommand, MemberEvent> = {
     switch (command.type) {
       case 'AddMember':
         // A member id is never reused: a removed member's stream stays closed.
-        if (state.status !== 'absent') throw conflict('The member exists.');
+        if (state.status !== 'absent') throw alreadyExists('The member exists.');
         return [
           {
             type: 'MemberAdded',
@@ -56,8 +56,8 @@ export const memberDecider: Decider<MemberState, MemberCommand, MemberEvent> = {
           },
         ];
       case 'RemoveMember':
-        if (state.status !== 'active') throw notFound('No member with this id.');
-        if (state.role === 'OWNER') throw unprocessable('The OWNER member cannot be deleted.');
+        if (state.status !== 'active') throw notFoundError('No member with this id.');
+        if (state.role === 'OWNER') throw unprocessableCommand('The OWNER member cannot be deleted.');
         return [
           {
             type: 'MemberRemoved',

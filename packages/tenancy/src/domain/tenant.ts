@@ -1,4 +1,4 @@
-import { conflict, notFound } from '@tokenvault/platform';
+import { alreadyExists, notFoundError } from '@tokenvault/platform';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
 import type { TenancyEvent, TenantSettings } from './tenancy.events.ts';
 
@@ -66,7 +66,7 @@ export const tenantDecider: Decider<TenantState, TenantCommand, TenantEvent> = {
   decide(command, state) {
     switch (command.type) {
       case 'CreateTenant':
-        if (state.status !== 'absent') throw conflict('The tenant exists.');
+        if (state.status !== 'absent') throw alreadyExists('The tenant exists.');
         return [
           {
             type: 'TenantCreated',
@@ -81,7 +81,7 @@ export const tenantDecider: Decider<TenantState, TenantCommand, TenantEvent> = {
           },
         ];
       case 'UpdateTenant': {
-        if (state.status !== 'active') throw notFound('No such tenant.');
+        if (state.status !== 'active') throw notFoundError('No such tenant.');
         // Settings left out of an update keep their values.
         const settings = { ...state.tenant.settings, ...command.settings };
         // PUT is idempotent: the same name and settings again change nothing, so concurrent
@@ -106,7 +106,7 @@ export const tenantDecider: Decider<TenantState, TenantCommand, TenantEvent> = {
         ];
       }
       case 'DeleteTenant':
-        if (state.status !== 'active') throw notFound('No such tenant.');
+        if (state.status !== 'active') throw notFoundError('No such tenant.');
         return [
           {
             type: 'TenantDeleted',

@@ -1,4 +1,4 @@
-import { badRequest, conflict, type FieldErrors } from '@tokenvault/platform';
+import { alreadyExists, invalidCommand, type FieldErrors } from '@tokenvault/platform';
 import { refusedInNames } from '@tokenvault/contracts';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
 import type { TenancyEvent } from './tenancy.events.ts';
@@ -25,14 +25,14 @@ function checkNames(command: UserCommand) {
       errors[field] = ['Must be at most 200 characters, without control characters or unpaired surrogates'];
     }
   }
-  if (Object.keys(errors).length > 0) throw badRequest('The name is not valid.', errors);
+  if (Object.keys(errors).length > 0) throw invalidCommand('The name is not valid.', errors);
 }
 
 export const userDecider: Decider<UserState, UserCommand, UserEvent> = {
   initialState: () => ({ registered: false }),
   evolve: () => ({ registered: true }),
   decide(command, state) {
-    if (state.registered) throw conflict('The user exists.');
+    if (state.registered) throw alreadyExists('The user exists.');
     checkNames(command);
     return [
       {

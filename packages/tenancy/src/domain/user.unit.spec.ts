@@ -1,6 +1,6 @@
 import { describe, it } from 'vitest';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
-import { problemWith } from '@tokenvault/platform/testing';
+import { domainErrorWith } from '@tokenvault/platform/testing';
 import { userDecider, type UserCommand } from './user.ts';
 
 const register: UserCommand = {
@@ -30,16 +30,16 @@ describe('user decider', () => {
       ]);
   });
 
-  it('refuses names PostgreSQL cannot store or that could pass for other text (400 naming the field)', () => {
+  it('refuses names PostgreSQL cannot store or that could pass for other text (invalid, naming the field)', () => {
     for (const bad of ['\u0000', 'Ada\ud800', 'Ada\u202eb', 'a\r\nb', 'x'.repeat(201)]) {
       spec
         .given([])
         .when({ ...register, firstName: bad })
-        .thenThrows(problemWith(400, 'body.first_name'));
+        .thenThrows(domainErrorWith('invalid', { field: 'body.first_name' }));
       spec
         .given([])
         .when({ ...register, lastName: bad })
-        .thenThrows(problemWith(400, 'body.last_name'));
+        .thenThrows(domainErrorWith('invalid', { field: 'body.last_name' }));
     }
   });
 });

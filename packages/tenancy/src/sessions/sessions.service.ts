@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { badRequest, Problem, unauthorized, type Pool } from '@tokenvault/platform';
+import { badRequest, forbidden, gone, unauthorized, type Pool } from '@tokenvault/platform';
 import type { CurrentSessionResponse } from '@tokenvault/contracts';
 import type { Clock } from '@tokenvault/platform';
 import { newSessionToken, sha256Hex, type SignInLinks } from './sign-in-links.ts';
@@ -29,20 +29,13 @@ export interface SessionMembership {
 
 /** A live link, of another browser (or sent without the cookie of the browser that asked for it). */
 export const linkOfAnotherBrowser = () =>
-  new Problem(
-    403,
-    'sign-in-link-other-browser',
-    'Forbidden',
+  forbidden(
     'This sign-in link was requested from another browser or device: open it there, or request a new link from this one.',
+    { type: 'sign-in-link-other-browser' },
   );
 
 export const linkGone = () =>
-  new Problem(
-    410,
-    'gone',
-    'Gone',
-    'This sign-in link was already used, replaced by a newer one, or has expired.',
-  );
+  gone('This sign-in link was already used, replaced by a newer one, or has expired.');
 
 const sessionEnded = () => unauthorized('The session has ended or is not valid: sign in again.');
 

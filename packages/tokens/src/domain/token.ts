@@ -1,4 +1,4 @@
-import { badRequest, conflict, forbidden, notFound, Problem } from '@tokenvault/platform';
+import { alreadyExists, DomainError, invalidCommand, notAllowed, notFoundError } from '@tokenvault/platform';
 import type { DataOf, Decider } from '@tokenvault/cqrs';
 import { allowedOnAll, type Grants } from './access.ts';
 import type { TokenEvent } from './tokens.events.ts';
@@ -70,7 +70,7 @@ export type TokenCommand =
   | ({ type: 'AssociateParent'; tokenId: string; parentId: string } & Acting)
   | ({ type: 'DissociateParent'; tokenId: string; parentId: string } & Acting);
 
-const missing = () => notFound('No token with this id.');
+const missing = () => notFoundError('No token with this id.');
 
 export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
   initialState: () => ({ status: 'absent' }),
@@ -106,7 +106,7 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
   decide(command, state) {
     if (command.type === 'CreateToken') {
       // Ids are never reused, not even after a delete: a token id names one value forever.
-      if (state.status !== 'absent') throw conflict('A token with this id exists.');
+      if (state.status !== 'absent') throw alreadyExists('A token with this id exists.');
       const { token } = command;
       return [
         {
@@ -152,7 +152,7 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
         return decideUpdate(command, state.token);
       case 'DeleteToken':
         if (!allowedOnAll(command.grants, 'token:delete', state.token.containers)) {
-          throw forbidden('This API key lacks token:delete on the token’s containers.');
+          throw notAllowed('This API key lacks token:delete on the token’s containers.');
         }
         return [
           {
@@ -169,7 +169,7 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
         ];
       case 'AssociateParent':
         if (command.parentId === command.tokenId)
-          throw badRequest('A token cannot be its own child.', {
+          throw invalidCommand('A token cannot be its own child.', {
             'path.child_id': ['Must differ from parent_id'],
           });
         // Already there: a success that changes nothing.
@@ -189,7 +189,7 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
           },
         ];
       case 'DissociateParent':
-        if (!state.parents.includes(command.parentId)) throw notFound('No such association.');
+        if (!state.parents.includes(command.parentId)) throw notFoundError('No such association.');
         return [
           {
             type: 'TokenDissociated',
@@ -216,16 +216,11 @@ const sameMetadata = (a: Record<string, string>, b: Record<string, string>) =>
 /**
  * The token's data changed after a data patch was merged into it: the command side merges again
  * into the new data (so two identical patches at once both succeed); only a token that keeps
- * changing under it answers this 409.
+ * changing under it answers this conflict. A class of its own so the command side can tell it.
  */
-export class StaleDataBasis extends Problem {
+export class StaleDataBasis extends DomainError {
   constructor() {
-    super(
-      409,
-      'conflict',
-      'Conflict',
-      'The token changed while this update was prepared; retry the request.',
-    );
+    super('conflict', 'The token changed while this update was prepared; retry the request.');
   }
 }
 
@@ -242,11 +237,11 @@ function decideUpdate(
   if (token.expires_at && Date.parse(token.expires_at) <= Date.parse(command.now)) throw missing();
   const { patch } = command;
   if (!allowedOnAll(command.grants, 'token:update', token.containers)) {
-    throw forbidden('This API key lacks token:update on the token’s containers.');
+    throw notAllowed('This API key lacks token:update on the token’s containers.');
   }
   const containers = patch.containers ? [...new Set(patch.containers)] : token.containers;
   if (!allowedOnAll(command.grants, 'token:update', containers)) {
-    throw forbidden('This API key lacks token:update on the requested containers.');
+    throw notAllowed('This API key lacks token:update on the requested containers.');
   }
   const metadata =
     patch.metadata === undefined
@@ -255,7 +250,7 @@ function decideUpdate(
         ? {}
         : (mergePatch(token.metadata, patch.metadata) as Record<string, string>);
   if (Object.keys(metadata).length > maxMetadataEntries) {
-    throw badRequest('The metadata the patch leads to has too many entries.', {
+    throw invalidCommand('The metadata the patch leads to has too many entries.', {
       'body.metadata': [`At most ${maxMetadataEntries} entries`],
     });
   }

@@ -3,7 +3,7 @@ import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { mergePatch } from './merge-patch.ts';
 import type { TokenEvent, TokenUpdate } from './tokens.events.ts';
 import { tokenDecider, type TokenPatch, type TokenView } from './token.ts';
-import { problemWith } from '@tokenvault/platform/testing';
+import { domainErrorWith } from '@tokenvault/platform/testing';
 
 const tenantId = '0b7a5c3e-1111-4a4a-9b9b-222222222222';
 const actorId = '0b7a5c3e-3333-4a4a-9b9b-444444444444';
@@ -55,8 +55,11 @@ describe('token decider', () => {
   });
 
   it('refuses an id already used, even by a deleted token', () => {
-    spec.given([created]).when({ type: 'CreateToken', token }).thenThrows(problemWith(409));
-    spec.given([created, deleted]).when({ type: 'CreateToken', token }).thenThrows(problemWith(409));
+    spec.given([created]).when({ type: 'CreateToken', token }).thenThrows(domainErrorWith('already-exists'));
+    spec
+      .given([created, deleted])
+      .when({ type: 'CreateToken', token })
+      .thenThrows(domainErrorWith('already-exists'));
   });
 
   it('deletes a live token with token:delete on its containers', () => {
@@ -78,18 +81,18 @@ describe('token decider', () => {
       .when(
         deleteCommand({ permissions: [], rules: [{ container: '/bank/', permissions: ['token:delete'] }] }),
       )
-      .thenThrows(problemWith(403));
+      .thenThrows(domainErrorWith('not-allowed'));
   });
 
-  it('answers 404 for a token that is absent or already deleted', () => {
+  it('refuses (not found) a token that is absent or already deleted', () => {
     spec
       .given([])
       .when(deleteCommand({ permissions: ['token:delete'] }))
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
     spec
       .given([created, deleted])
       .when(deleteCommand({ permissions: ['token:delete'] }))
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
   });
 
   it('folds events into the decided state', () => {
@@ -168,12 +171,12 @@ describe('token associations (kept in the child’s stream)', () => {
   });
 
   it('refuses a token as its own child, and a dissociation that is not there', () => {
-    spec.given([created]).when(associate('tok-1')).thenThrows(problemWith(400));
-    spec.given([created]).when(dissociate('p')).thenThrows(problemWith(404));
+    spec.given([created]).when(associate('tok-1')).thenThrows(domainErrorWith('invalid'));
+    spec.given([created]).when(dissociate('p')).thenThrows(domainErrorWith('not-found'));
     spec
       .given([created, associated('p'), dissociated('p')])
       .when(dissociate('p'))
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
   });
 
   it('re-associates after a dissociation, and a deleted token takes none', () => {
@@ -181,7 +184,7 @@ describe('token associations (kept in the child’s stream)', () => {
       .given([created, associated('p'), dissociated('p')])
       .when(associate('p'))
       .then([associated('p')]);
-    spec.given([created, deleted]).when(associate('p')).thenThrows(problemWith(404));
+    spec.given([created, deleted]).when(associate('p')).thenThrows(domainErrorWith('not-found'));
   });
 
   it('a deletion records the associations it ends', () => {
@@ -287,12 +290,12 @@ describe('token updates (merge patches prepared by the command side)', () => {
     spec
       .given([created])
       .when(update({ metadata: tooMany }))
-      .thenThrows(problemWith(400));
+      .thenThrows(domainErrorWith('invalid'));
     // Data merged into a ciphertext the token no longer holds: another update came in between.
     spec
       .given([created, updated({ data_ciphertext: 'v1.other', fingerprint: 'fp3' })])
       .when(update({ data: newData }))
-      .thenThrows(problemWith(409));
+      .thenThrows(domainErrorWith('conflict'));
   });
 
   it('needs token:update on every container before and after', () => {
@@ -304,7 +307,7 @@ describe('token updates (merge patches prepared by the command side)', () => {
     spec
       .given([created])
       .when(update({ containers: ['/pci/low/', '/general/'] }, onPci))
-      .thenThrows(problemWith(403));
+      .thenThrows(domainErrorWith('not-allowed'));
     spec
       .given([created])
       .when(
@@ -313,26 +316,26 @@ describe('token updates (merge patches prepared by the command side)', () => {
           { permissions: [], rules: [{ container: '/bank/', permissions: ['token:update'] }] },
         ),
       )
-      .thenThrows(problemWith(403));
+      .thenThrows(domainErrorWith('not-allowed'));
     spec
       .given([created])
       .when(update({ metadata: { a: 'b' } }, { permissions: ['token:read', 'token:create'] }))
-      .thenThrows(problemWith(403));
+      .thenThrows(domainErrorWith('not-allowed'));
   });
 
-  it('answers 404 for a token that is absent, deleted or expired', () => {
+  it('refuses (not found) a token that is absent, deleted or expired', () => {
     spec
       .given([])
       .when(update({ metadata: { a: 'b' } }))
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
     spec
       .given([created, deleted])
       .when(update({ metadata: { a: 'b' } }))
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
     spec
       .given([created, updated({ expires_at: '2026-01-03T00:00:00.000Z' })])
       .when(update({ metadata: { a: 'b' } }))
-      .thenThrows(problemWith(404));
+      .thenThrows(domainErrorWith('not-found'));
   });
 
   it('folds an update into the state, which later associations carry', () => {

@@ -2,7 +2,7 @@ export * from './decider.ts';
 export * from './event-types.ts';
 export * from './aggregate-stream.ts';
 export * from './command.ts';
-export * from './processor.ts';
+export * from './event-processor.ts';
 export * from './projector.ts';
 export * from './consistency.ts';
 export * from './checkpoint.ts';

@@ -4,6 +4,8 @@ export * from './aggregate-stream.ts';
 export * from './command.ts';
 export * from './event-processor.ts';
 export * from './projector.ts';
+export * from './read-your-writes.ts';
+export * from './cache-invalidations.ts';
 export * from './consistency.ts';
 export * from './checkpoint.ts';
 export * from './context-manifest.ts';

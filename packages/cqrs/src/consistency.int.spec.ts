@@ -75,6 +75,17 @@ describe('read-model consistency watcher', () => {
     expect(await waiting).toBe(true);
   });
 
+  it("tells its listeners of this process's invalidations at once, and of other processes' by NOTIFY", async () => {
+    invalidations.length = 0;
+    consistency.invalidate('principals:this-process');
+    expect(invalidations).toEqual(['principals:this-process']);
+    await pool.query('SELECT pg_notify($1, $2)', [invalidationChannel, 'principals:another-process']);
+    await eventually(async () => expect(invalidations).toContain('principals:another-process'));
+    // An empty payload is an invalidation of everything.
+    await pool.query('SELECT pg_notify($1, $2)', [invalidationChannel, '']);
+    await eventually(async () => expect(invalidations).toContain(null));
+  });
+
   it('reconnects when its connection dies, and then treats every cached value as stale', async () => {
     invalidations.length = 0;
     const killed = await pool.query(

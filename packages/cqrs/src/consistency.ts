@@ -1,163 +1,70 @@
-import type { Logger, NotificationHub, Pool } from '@tokenvault/platform';
-import { comparePositions, type Position } from '@tokenvault/eventstore';
-import { Checkpoint } from './checkpoint.ts';
-import { checkpointChannel, invalidationChannel } from './projector.ts';
+import type { Logger } from '@tokenvault/platform';
+import type { Position } from '@tokenvault/eventstore';
+import { CacheInvalidations, type InvalidationListener } from './cache-invalidations.ts';
+import { ReadYourWrites, type ReadYourWritesOptions } from './read-your-writes.ts';
 
-interface Waiter {
-  target: Position;
-  resolve(caughtUp: boolean): void;
-  timer: NodeJS.Timeout;
-}
-
-export const readModelLagHeader = 'x-read-model-lagging';
-
-/** A cache key that a projection declared stale, or null: anything may be stale. */
-export type InvalidationListener = (key: string | null) => void;
-
-export interface ReadModelConsistencyOptions {
-  /** The process's LISTEN connection: checkpoints and invalidations arrive there. */
-  notifications: NotificationHub;
-  pool: Pool;
-  projectorName: string;
-  timeoutMs: number;
+export interface ReadModelConsistencyOptions extends ReadYourWritesOptions {
   logger: Logger;
-  /**
-   * Whether appends write the read models that writes answer from in their own transaction
-   * (PROJECTIONS=inline): then a write waits for nothing, and only reads of the trailing read
-   * models (audit log, usage) wait for the projector.
-   */
-  inline: boolean;
-  /** The position of the last event committed: what a read of the trailing read models waits for. */
-  headPosition: () => Promise<Position | undefined>;
-  pollIntervalMs?: number;
 }
 
 /**
- * Read-your-writes. With inline projections a write is readable the moment its append commits;
- * otherwise a write's response waits until the projector's checkpoint has passed the write's
- * position. Reads of the read models only the projector writes (audit log, usage) wait until it
- * has passed every event committed before the read began. The projector announces each
- * checkpoint with NOTIFY; a slow poll covers a dropped LISTEN connection. The same connection
- * carries the projections' invalidations, which a transaction sends before its checkpoint: a
- * cache evicts before any waiter of that write wakes.
+ * What a process's writes and caches need of the read models, on its one LISTEN connection:
+ * read-your-writes (ReadYourWrites: waiting for the projector's checkpoint) and the caches'
+ * invalidations (CacheInvalidations). A transaction of the projector sends its invalidations
+ * before its checkpoint, and the connection delivers them in order: a cache evicts before any
+ * waiter of that write wakes. One object, because every role's composition root, route factory
+ * and cache takes it as `consistency` (ContextDeps): the two stay behind it as collaborators.
  */
 export class ReadModelConsistency {
-  private checkpoint: Position | undefined;
-  private readonly waiters = new Set<Waiter>();
-  private readonly unlisten: (() => void)[] = [];
-  private pollTimer: NodeJS.Timeout | null = null;
-  private readonly invalidationListeners = new Set<InvalidationListener>();
-  private readonly checkpointRow: Checkpoint;
+  private readonly readYourWrites: ReadYourWrites;
+  private readonly invalidations: CacheInvalidations;
 
-  private readonly options: ReadModelConsistencyOptions;
   constructor(options: ReadModelConsistencyOptions) {
-    this.options = options;
-    this.checkpointRow = new Checkpoint(options.pool, options.projectorName);
+    this.readYourWrites = new ReadYourWrites(options);
+    this.invalidations = new CacheInvalidations(options.notifications);
   }
 
+  /** Both listen before either awaits, so one connection (re)listens to both channels at once. */
   async start(): Promise<void> {
-    const { notifications } = this.options;
-    this.unlisten.push(
-      notifications.listen(checkpointChannel, (payload) => {
-        const [name, commit, prepare] = payload.split(':');
-        if (name === this.options.projectorName && commit && prepare) this.observe({ commit, prepare });
-      }),
-      notifications.listen(invalidationChannel, (payload) => this.invalidate(payload || null)),
-      // Notifications sent while there was no connection are lost: anything cached may be stale.
-      notifications.onConnected(() => {
-        this.invalidate(null);
-        this.checkpointRow
-          .read()
-          .then((position) => this.observe(position))
-          .catch(() => {});
-      }),
-    );
-    await notifications.connected();
-    this.observe(await this.checkpointRow.read());
-    this.pollTimer = setInterval(() => {
-      if (this.waiters.size === 0) return;
-      this.checkpointRow
-        .read()
-        .then((position) => this.observe(position))
-        .catch(() => {});
-    }, this.options.pollIntervalMs ?? 200);
-    this.pollTimer.unref();
+    await Promise.all([this.invalidations.start(), this.readYourWrites.start()]);
   }
 
   async close(): Promise<void> {
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    for (const waiter of this.waiters) this.settle(waiter, false);
-    for (const unlisten of this.unlisten) unlisten();
+    this.readYourWrites.close();
+    this.invalidations.close();
   }
 
   onInvalidation(listener: InvalidationListener): void {
-    this.invalidationListeners.add(listener);
+    this.invalidations.onInvalidation(listener);
   }
 
   /** Tells this process's caches at once (the same keys reach other processes by NOTIFY). */
   invalidate(key: string | null): void {
-    for (const listener of this.invalidationListeners) listener(key);
+    this.invalidations.invalidate(key);
   }
 
   /** Resolves true once the read models include the write, false when the wait timed out. */
-  waitFor(target: Position, timeoutMs = this.options.timeoutMs): Promise<boolean> {
-    if (this.checkpoint && comparePositions(this.checkpoint, target) >= 0) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        target,
-        resolve,
-        timer: setTimeout(() => this.settle(waiter, false), timeoutMs),
-      };
-      this.waiters.add(waiter);
-    });
+  waitFor(target: Position, timeoutMs?: number): Promise<boolean> {
+    return this.readYourWrites.waitFor(target, timeoutMs);
   }
 
   /** Resolves true once the read models writes answer from include this write. */
-  writeReadable(position: Position, timeoutMs = this.options.timeoutMs): Promise<boolean> {
-    return this.options.inline ? Promise.resolve(true) : this.waitFor(position, timeoutMs);
+  writeReadable(position: Position, timeoutMs?: number): Promise<boolean> {
+    return this.readYourWrites.writeReadable(position, timeoutMs);
   }
 
   /** Headers for a write's response: whether the read side is still catching up. */
-  async afterWrite(position: Position | null): Promise<Record<string, string>> {
-    if (!position) return {};
-    return (await this.writeReadable(position)) ? {} : { [readModelLagHeader]: 'true' };
+  afterWrite(position: Position | null): Promise<Record<string, string>> {
+    return this.readYourWrites.afterWrite(position);
   }
 
-  /**
-   * For an answer that names what another write made (a deduplicated create answering an equal
-   * token): waits until the read models writes answer from have every write committed so far.
-   * Headers for the response, as afterWrite's.
-   */
-  async afterLatestWrites(): Promise<Record<string, string>> {
-    return this.options.inline ? {} : this.beforeTrailingRead();
+  /** Headers for an answer that names what another write made (ReadYourWrites.afterLatestWrites). */
+  afterLatestWrites(): Promise<Record<string, string>> {
+    return this.readYourWrites.afterLatestWrites();
   }
 
-  /**
-   * Before a read of a read model only the projector writes (audit log, usage): waits until it
-   * has passed every event committed so far, so a client sees its own earlier writes there too.
-   * Headers for the response, as afterWrite's.
-   */
-  async beforeTrailingRead(): Promise<Record<string, string>> {
-    const head = await this.options.headPosition();
-    if (!head) return {};
-    return (await this.waitFor(head)) ? {} : { [readModelLagHeader]: 'true' };
-  }
-
-  /**
-   * The projector's checkpoint only moves forward, except when a rebuild resets it: the latest
-   * report is the truth, even when it is lower than the last one.
-   */
-  private observe(position: Position | undefined): void {
-    if (!position) return;
-    this.checkpoint = position;
-    for (const waiter of this.waiters) {
-      if (comparePositions(position, waiter.target) >= 0) this.settle(waiter, true);
-    }
-  }
-
-  private settle(waiter: Waiter, caughtUp: boolean): void {
-    clearTimeout(waiter.timer);
-    this.waiters.delete(waiter);
-    waiter.resolve(caughtUp);
+  /** Headers for a read of a read model only the projector writes (ReadYourWrites.beforeTrailingRead). */
+  beforeTrailingRead(): Promise<Record<string, string>> {
+    return this.readYourWrites.beforeTrailingRead();
   }
 }

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { withTransaction, type Migration, type Pool, type PoolClient } from '@tokenvault/platform';
 import { readCommitted, type AnyEvent, type InlineProjection, type Position } from '@tokenvault/eventstore';
 import { Checkpoint } from './checkpoint.ts';
-import { Processor, type BatchHandler, type ProcessorOptions } from './processor.ts';
+import { EventProcessor, type BatchHandler, type EventProcessorOptions } from './event-processor.ts';
 
 export const projectorMigrations: Migration[] = [
   {
@@ -60,7 +60,7 @@ export async function notifyInvalidation(tx: PoolClient, key: string): Promise<v
 }
 
 export interface ProjectorOptions extends Omit<
-  ProcessorOptions,
+  EventProcessorOptions,
   'handler' | 'announceOn' | 'streamPrefixes' | 'maxBackoffMs'
 > {
   projections: readonly Projection[];
@@ -84,7 +84,7 @@ export function projectionHandler(projections: readonly Projection[]): BatchHand
  * transaction, so a crash never applies an event twice nor skips one, and the new checkpoint is
  * announced at that commit for the writes waiting to read their own (read-your-writes).
  */
-export class Projector extends Processor {
+export class Projector extends EventProcessor {
   constructor(options: ProjectorOptions) {
     const { projections, ...rest } = options;
     super({ ...rest, handler: projectionHandler(projections), announceOn: checkpointChannel });

@@ -1,7 +1,7 @@
 import { createQueue, invitationMailQueueName, type Job, type Queue } from '@tokenvault/jobs';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Logger, Pool } from '@tokenvault/platform';
-import { Processor } from '@tokenvault/cqrs';
+import { EventProcessor } from '@tokenvault/cqrs';
 import type { Clock } from '@tokenvault/platform';
 import { loadInvitationMailFacts, type InvitationLinks } from '@tokenvault/tenancy';
 import { MailWorker, type MailConfig, type SendMail } from './mail-worker.ts';
@@ -46,10 +46,10 @@ export interface InvitationMailEnqueuerOptions {
  * BullMQ drops a job whose id it already has: at least once in, at most once per link out.
  */
 export class InvitationMailEnqueuer {
-  private readonly processor: Processor;
+  private readonly processor: EventProcessor;
 
   constructor(options: InvitationMailEnqueuerOptions) {
-    this.processor = new Processor({
+    this.processor = new EventProcessor({
       name: invitationMailEnqueuerName,
       store: options.store,
       pool: options.pool,

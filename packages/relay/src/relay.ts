@@ -2,7 +2,7 @@ import { Kafka, Partitioners, logLevel, type Admin, type LogEntry, type Producer
 import { eventTopics, toPublicMessage, type EventTopic } from '@tokenvault/contracts';
 import type { EventStore, RecordedEvent } from '@tokenvault/eventstore';
 import type { Logger, Pool } from '@tokenvault/platform';
-import { Processor } from '@tokenvault/cqrs';
+import { EventProcessor } from '@tokenvault/cqrs';
 
 export interface RelayOptions {
   store: EventStore;
@@ -36,7 +36,7 @@ export const topicName = (prefix: string, topic: EventTopic) => `${prefix}.${top
  */
 export class KafkaRelay {
   private readonly kafka: Kafka;
-  private readonly processor: Processor;
+  private readonly processor: EventProcessor;
   private producer: Producer | null = null;
   /** Events acknowledged by Kafka since this relay started. */
   published = 0;
@@ -60,7 +60,7 @@ export class KafkaRelay {
         },
     });
     const name = options.name ?? relayCheckpointName;
-    this.processor = new Processor({
+    this.processor = new EventProcessor({
       name,
       store: options.store,
       pool: options.pool,

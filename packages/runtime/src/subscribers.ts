@@ -2,7 +2,7 @@ import type { Config, Logger, Pool } from '@tokenvault/platform';
 import type { EventStore } from '@tokenvault/eventstore';
 import { KafkaRelay } from '@tokenvault/relay';
 import { createTreeHeadSigner, LogSigningKey } from '@tokenvault/verifiable-log';
-import { Projector, type Processor } from '@tokenvault/cqrs';
+import { Projector, type EventProcessor } from '@tokenvault/cqrs';
 import { projectorProjections, readModelsProjectorName } from './projections.ts';
 
 // The subscribers of the event log: each keeps its checkpoint in projection_checkpoints.
@@ -48,7 +48,7 @@ export function treeHeadSignerFor(
   config: Config,
   connection: { store: EventStore; pool: Pool },
   logger: Logger,
-): Processor | undefined {
+): EventProcessor | undefined {
   if (config.LOG_TREE_HEADS === 'off') return undefined;
   return createTreeHeadSigner({
     store: connection.store,

@@ -1,12 +1,8 @@
 export { canonicalJson, DecryptionError, derivedKey, open, seal } from './crypto.ts';
-export {
-  Vault,
-  vaultMigrations,
-  TenantKeysUnavailableError,
-  TokenKeyDestroyedError,
-  destroyTenantKeysWithin,
-  type VaultOptions,
-} from './vault.ts';
+export { Vault, type VaultOptions } from './vault.ts';
+export { vaultMigrations } from './migrations.ts';
+export { TenantKeysUnavailableError, TokenKeyDestroyedError } from './vault-errors.ts';
+export { destroyTenantKeysWithin } from './tenant-keys.ts';
 export { LocalKeyring, MissingMasterKeyError, parseMasterKeys, type MasterKeyring } from './keyring.ts';
 export { HsmUnavailableError, Pkcs11Keyring, type Pkcs11Options } from './pkcs11.ts';
 export {

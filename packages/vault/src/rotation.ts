@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { withTransaction, type Pool } from '@tokenvault/platform';
 import { open, seal } from './crypto.ts';
 import type { MasterKeyring } from './keyring.ts';
-import { tenantKeyAd, tokenKeyAd, unwrapTenantKeys, type TenantKeyRow } from './vault.ts';
+import { tenantKeyAd, tokenKeyAd } from './associated-data.ts';
+import { unwrapTenantKeys, type TenantKeyRow } from './tenant-keys.ts';
 
 export interface KeyStatus {
   provider: string;

@@ -1,130 +1,16 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
-import {
-  ConfigError,
-  LruCache,
-  Problem,
-  type Migration,
-  type Pool,
-  type Queryable,
-} from '@tokenvault/platform';
+import { ConfigError, type Pool } from '@tokenvault/platform';
+import { tenantKeyAd, tokenKeyAd } from './associated-data.ts';
 import { canonicalJson, hmac, open, seal, secretKeyOf } from './crypto.ts';
+import { TenantKeyCache, TokenKeyCache } from './key-caches.ts';
 import type { MasterKeyring } from './keyring.ts';
+import { unwrapTenantKeys, type TenantKeyRow, type TenantKeys } from './tenant-keys.ts';
 import type { NewTokenKey, SealedToken, WrappedTokenKey } from './token-keys.ts';
-
-export const vaultMigrations: Migration[] = [
-  {
-    id: 'vault/001_tenant_keys',
-    // Only the owner role reads this table: the app role never sees wrapped keys.
-    sql: `
-      CREATE TABLE tenant_keys (
-        tenant_id uuid PRIMARY KEY,
-        wrapped_data_key text NOT NULL,
-        wrapped_fingerprint_key text NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT now()
-      );
-      REVOKE ALL ON tenant_keys FROM PUBLIC;
-    `,
-  },
-  {
-    id: 'vault/002_key_versions_and_token_keys',
-    // Keys from before this migration are version 1 of their tenant, wrapped by the master key
-    // that MASTER_KEY still supplies as the ring's "default" version.
-    sql: `
-      ALTER TABLE tenant_keys
-        ADD COLUMN version integer NOT NULL DEFAULT 1,
-        ADD COLUMN kek_id text NOT NULL DEFAULT 'default',
-        ADD COLUMN retired_at timestamptz;
-      ALTER TABLE tenant_keys DROP CONSTRAINT tenant_keys_pkey, ADD PRIMARY KEY (tenant_id, version);
-      CREATE INDEX tenant_keys_kek ON tenant_keys (kek_id);
-      CREATE TABLE token_keys (
-        tenant_id uuid NOT NULL,
-        token_id text NOT NULL,
-        wrapped_key text NOT NULL,
-        tenant_key_version integer NOT NULL,
-        expires_at timestamptz,
-        created_at timestamptz NOT NULL DEFAULT now(),
-        PRIMARY KEY (tenant_id, token_id)
-      );
-      CREATE INDEX token_keys_expiry ON token_keys (expires_at) WHERE expires_at IS NOT NULL;
-      CREATE INDEX token_keys_version ON token_keys (tenant_id, tenant_key_version);
-      REVOKE ALL ON token_keys FROM PUBLIC;
-    `,
-  },
-  {
-    id: 'vault/003_token_keys_read_with_their_tokens',
-    // The app role reads its tenant's wrapped token keys with the token rows, so opening a token
-    // needs no query of its own. A wrapped key is ciphertext under a tenant data key, which stays
-    // in tenant_keys (owner role only) wrapped by the master key: the app role still holds no key
-    // that opens anything. Writes and the sweep stay the owner role's (it owns the table, so the
-    // policy does not apply to it). The version index goes: on a table not analyzed yet the
-    // planner took it, as cheap as the primary key, for the join's lookups (a scan of the
-    // tenant's keys per token); rotation walks the primary key instead.
-    sql: `
-      DROP INDEX token_keys_version;
-      ALTER TABLE token_keys ENABLE ROW LEVEL SECURITY;
-      CREATE POLICY tenant_isolation ON token_keys
-        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
-      GRANT SELECT (tenant_id, token_id, wrapped_key, tenant_key_version) ON token_keys TO {{app_role}};
-    `,
-  },
-];
-
-/**
- * Crypto-shredding inside the caller's transaction: the one that appends the tenant's deletion
- * (tenancy's key-shredding step), so the keys go atomically with the write.
- */
-export async function destroyTenantKeysWithin(tx: Queryable, tenantId: string): Promise<void> {
-  await tx.query('DELETE FROM token_keys WHERE tenant_id = $1', [tenantId]);
-  await tx.query('DELETE FROM tenant_keys WHERE tenant_id = $1', [tenantId]);
-}
-
-/**
- * A 401 where it reaches a client: a key of a tenant deleted a moment ago (and not yet forgotten
- * by every process's caches) is a key of no tenant.
- */
-export class TenantKeysUnavailableError extends Problem {
-  readonly tenantId: string;
-  constructor(tenantId: string) {
-    super(401, 'unauthorized', 'Unauthorized', 'The tenant of this API key no longer exists.');
-    this.tenantId = tenantId;
-    this.name = 'TenantKeysUnavailableError';
-  }
-}
-
-/** The token's key was destroyed (deleted, expired): the token answers as a deleted one. */
-export class TokenKeyDestroyedError extends Problem {
-  constructor() {
-    super(404, 'not-found', 'Not Found', 'No token with this id.');
-    this.name = 'TokenKeyDestroyedError';
-  }
-}
-
-/** What associated data binds each wrapped key to (version 1 keeps the AD of before versions). */
-const dataKeyAd = (tenantId: string, version: number) =>
-  version === 1 ? `data-key:${tenantId}` : `data-key:${tenantId}:${version}`;
-const fingerprintKeyAd = (tenantId: string, version: number) =>
-  version === 1 ? `fingerprint-key:${tenantId}` : `fingerprint-key:${tenantId}:${version}`;
-export const tokenKeyAd = (tenantId: string, tokenId: string) => `token-key:${tenantId}:${tokenId}`;
+import { TenantKeysUnavailableError, TokenKeyDestroyedError } from './vault-errors.ts';
 
 /** Sealed data: `tk:` under the token's own key; `k<n>:` under tenant data key version n; bare: version 1. */
 const tokenKeyPrefix = 'tk:';
 const versionPrefix = /^k(\d+):/;
-
-export interface TenantKeyRow {
-  tenant_id: string;
-  version: number;
-  kek_id: string;
-  wrapped_data_key: string;
-  wrapped_fingerprint_key: string;
-  retired_at: Date | null;
-}
-
-interface TenantKeys {
-  /** The version that wraps new token keys. */
-  current: number;
-  dataKeys: Map<number, KeyObject>;
-  fingerprintKey: KeyObject;
-}
 
 export interface VaultOptions {
   /** Unwrapped token keys kept in memory (LRU). Default 10 000; 0 keeps none. */
@@ -144,8 +30,8 @@ export interface VaultOptions {
  */
 export class Vault {
   readonly ring: MasterKeyring;
-  private readonly keys = new Map<string, Promise<TenantKeys>>();
-  private readonly tokenKeys: LruCache<KeyObject>;
+  private readonly keys = new TenantKeyCache();
+  private readonly tokenKeys: TokenKeyCache;
   private readonly pool: Pool;
   private readonly perTokenKeys: boolean;
 
@@ -153,7 +39,7 @@ export class Vault {
     this.pool = pool;
     this.ring = ring;
     this.perTokenKeys = options.perTokenKeys ?? true;
-    this.tokenKeys = new LruCache({
+    this.tokenKeys = new TokenKeyCache({
       maxEntries: options.tokenKeyCacheSize ?? 10_000,
       ttlMs: options.tokenKeyCacheTtlMs ?? 300_000,
     });
@@ -187,8 +73,8 @@ export class Vault {
       [
         tenantId,
         kek,
-        await this.ring.wrap(kek, randomBytes(32), dataKeyAd(tenantId, 1)),
-        await this.ring.wrap(kek, randomBytes(32), fingerprintKeyAd(tenantId, 1)),
+        await this.ring.wrap(kek, randomBytes(32), tenantKeyAd.data(tenantId, 1)),
+        await this.ring.wrap(kek, randomBytes(32), tenantKeyAd.fingerprint(tenantId, 1)),
       ],
     );
   }
@@ -240,7 +126,7 @@ export class Vault {
    * token back needs no query for its key.
    */
   keepTokenKey(key: NewTokenKey): void {
-    this.tokenKeys.set(tokenCacheKey(key.tenantId, key.tokenId), key.unwrappedKey);
+    this.tokenKeys.keep(key.tenantId, key.tokenId, key.unwrappedKey);
   }
 
   /**
@@ -256,7 +142,7 @@ export class Vault {
     const ad = `${tenantId}:${subjectId}`;
     if (sealed.startsWith(tokenKeyPrefix)) {
       const body = sealed.slice(tokenKeyPrefix.length);
-      const cached = this.tokenKeys.get(tokenCacheKey(tenantId, subjectId));
+      const cached = this.tokenKeys.get(tenantId, subjectId);
       if (cached) {
         try {
           return JSON.parse(open(cached, body, ad).toString('utf8'));
@@ -291,14 +177,14 @@ export class Vault {
       this.keys.clear();
       this.tokenKeys.clear();
     } else {
-      this.keys.delete(tenantId);
-      this.tokenKeys.deletePrefix(tokenCacheKey(tenantId, ''));
+      this.keys.forget(tenantId);
+      this.tokenKeys.forgetTenant(tenantId);
     }
   }
 
   /** Forgets a token's unwrapped key: its key was destroyed or replaced. */
   forgetToken(tenantId: string, tokenId: string): void {
-    this.tokenKeys.delete(tokenCacheKey(tenantId, tokenId));
+    this.tokenKeys.forgetToken(tenantId, tokenId);
   }
 
   /** How many unwrapped token keys this process holds (metrics, tests). */
@@ -307,7 +193,7 @@ export class Vault {
   }
 
   private async tokenKey(tenantId: string, tokenId: string): Promise<KeyObject> {
-    const cached = this.tokenKeys.get(tokenCacheKey(tenantId, tokenId));
+    const cached = this.tokenKeys.get(tenantId, tokenId);
     if (cached) return cached;
     const result = await this.pool.query<{ wrapped_key: string; tenant_key_version: number }>({
       name: 'token_keys_by_id',
@@ -332,18 +218,12 @@ export class Vault {
     const dataKey = (await this.tenantKeys(tenantId)).dataKeys.get(stored.tenantKeyVersion);
     if (!dataKey) throw new TenantKeysUnavailableError(tenantId);
     const key = secretKeyOf(open(dataKey, stored.wrappedKey, tokenKeyAd(tenantId, tokenId)));
-    this.tokenKeys.set(tokenCacheKey(tenantId, tokenId), key);
+    this.tokenKeys.keep(tenantId, tokenId, key);
     return key;
   }
 
   private tenantKeys(tenantId: string): Promise<TenantKeys> {
-    let keys = this.keys.get(tenantId);
-    if (!keys) {
-      keys = this.loadTenantKeys(tenantId);
-      this.keys.set(tenantId, keys);
-      keys.catch(() => this.keys.delete(tenantId));
-    }
-    return keys;
+    return this.keys.get(tenantId, (id) => this.loadTenantKeys(id));
   }
 
   private async loadTenantKeys(tenantId: string): Promise<TenantKeys> {
@@ -356,39 +236,4 @@ export class Vault {
   }
 }
 
-/** A token's entry in the cache of unwrapped token keys; a tenant's entries share its prefix (forget). */
-const tokenCacheKey = (tenantId: string, tokenId: string) => `${tenantId}/${tokenId}`;
-
 const plaintextOf = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
-
-/** Every version of a tenant's keys, unwrapped; the newest unretired one is current. */
-export async function unwrapTenantKeys(
-  ring: MasterKeyring,
-  tenantId: string,
-  rows: readonly TenantKeyRow[],
-): Promise<TenantKeys> {
-  const dataKeys = new Map<number, KeyObject>();
-  for (const row of rows) {
-    dataKeys.set(
-      row.version,
-      secretKeyOf(await ring.unwrap(row.kek_id, row.wrapped_data_key, dataKeyAd(tenantId, row.version))),
-    );
-  }
-  const live = rows.filter((row) => row.retired_at === null);
-  const current = (live.at(-1) ?? rows.at(-1)!).version;
-  const currentRow = rows.find((row) => row.version === current)!;
-  return {
-    current,
-    dataKeys,
-    fingerprintKey: secretKeyOf(
-      await ring.unwrap(
-        currentRow.kek_id,
-        currentRow.wrapped_fingerprint_key,
-        fingerprintKeyAd(tenantId, current),
-      ),
-    ),
-  };
-}
-
-/** For rotation: the associated data each wrapped tenant key is bound to. */
-export const tenantKeyAd = { data: dataKeyAd, fingerprint: fingerprintKeyAd };

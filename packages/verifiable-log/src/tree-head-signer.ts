@@ -1,6 +1,6 @@
 import type { Logger, Pool, PoolClient } from '@tokenvault/platform';
 import type { EventStore, RecordedEvent } from '@tokenvault/eventstore';
-import { Processor, type BatchHandler } from '@tokenvault/cqrs';
+import { EventProcessor, type BatchHandler } from '@tokenvault/cqrs';
 import { eventHashOf } from './canonical.ts';
 import { merkleRoot } from './merkle.ts';
 import {
@@ -78,7 +78,7 @@ export function treeHeadHandler(options: { signingKey?: LogSigningKey; now?: () 
   };
 }
 
-/** The tree-head signer: one more handler of the one Processor, over every stream. */
+/** The tree-head signer: one more handler of the one EventProcessor, over every stream. */
 export function createTreeHeadSigner(options: {
   store: EventStore;
   pool: Pool;
@@ -87,8 +87,8 @@ export function createTreeHeadSigner(options: {
   /** Shortest time between two tree heads (fewer, larger ones under load). */
   intervalMs: number;
   signingKey?: LogSigningKey;
-}): Processor {
-  return new Processor({
+}): EventProcessor {
+  return new EventProcessor({
     name: treeHeadSignerName,
     store: options.store,
     pool: options.pool,

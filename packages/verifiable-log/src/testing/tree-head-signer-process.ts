@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLogger, createPool } from '@tokenvault/platform';
 import { PostgresEventStore } from '@tokenvault/eventstore';
-import { Processor } from '@tokenvault/cqrs';
+import { EventProcessor } from '@tokenvault/cqrs';
 import { treeHeadHandler, treeHeadSignerName } from '../tree-head-signer.ts';
 
 if (process.argv[1] === new URL(import.meta.url).pathname) {
@@ -16,7 +16,7 @@ if (process.argv[1] === new URL(import.meta.url).pathname) {
   });
   const treeHeads = treeHeadHandler({});
   const pauseMs = Number(process.env.TREE_HEAD_SIGNER_PAUSE_MS ?? 0);
-  await new Processor({
+  await new EventProcessor({
     name: treeHeadSignerName,
     store: new PostgresEventStore(pool),
     pool,

@@ -17,7 +17,7 @@ export interface BatchHandler {
   handle(events: readonly RecordedEvent[], tx: PoolClient): Promise<void>;
 }
 
-export interface ProcessorOptions {
+export interface EventProcessorOptions {
   /** The checkpoint's name: one per processor (and per deployment of it). */
   name: string;
   store: EventStore;
@@ -58,7 +58,7 @@ const firstBackoffMs = 250;
  * moved it, the batch rolls back and this instance starts again from the stored checkpoint, so of
  * two instances only one advances (one leader per name).
  */
-export class Processor {
+export class EventProcessor {
   private subscription: Subscription | null = null;
   /** Where processing is: every event up to here was handled or passed over. */
   private position: Position = origin;
@@ -79,8 +79,8 @@ export class Processor {
   private endWindow: (() => void) | null = null;
   private readonly subscribed = new Set<() => void>();
 
-  protected readonly options: ProcessorOptions;
-  constructor(options: ProcessorOptions) {
+  protected readonly options: EventProcessorOptions;
+  constructor(options: EventProcessorOptions) {
     this.options = options;
     this.checkpoint = new Checkpoint(options.pool, options.name);
   }

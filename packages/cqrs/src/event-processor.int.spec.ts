@@ -9,10 +9,10 @@ import {
   type RecordedEvent,
 } from '@tokenvault/eventstore';
 import { Checkpoint } from './checkpoint.ts';
-import { Processor } from './processor.ts';
+import { EventProcessor } from './event-processor.ts';
 import { projectorMigrations } from './projector.ts';
 
-describe('Processor', () => {
+describe('EventProcessor', () => {
   let database: TestDatabase;
   let pool: Pool;
   let store: PostgresEventStore;
@@ -47,7 +47,7 @@ describe('Processor', () => {
     options: { batchWindowMs?: number; batchSize?: number; eventTypes?: ReadonlySet<string> } = {},
   ) => {
     const handled: RecordedEvent[][] = [];
-    const processor = new Processor({
+    const processor = new EventProcessor({
       name,
       store,
       pool,
@@ -146,7 +146,7 @@ describe('Processor', () => {
   describe('with batchWindowMs', () => {
     // Each on streams of its own (`<name>-…`), apart from the events the other cases appended.
     const processorWith = (name: string, batchWindowMs: number, sizes: number[]) =>
-      new Processor({
+      new EventProcessor({
         name,
         store,
         pool,

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { metadataOf } from '@tokenvault/cqrs';
+import { UniqueClaimTaken, type Position } from '@tokenvault/eventstore';
+import { forbidden, type Principal } from '@tokenvault/platform';
+import { defaultContainers, type CreateTokenBody, type TokenResponse } from '@tokenvault/contracts';
+import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
+import type { TokenView } from '../domain/token.ts';
+import { tokenIdOfHolder } from '../domain/tokens.uniqueness.ts';
+import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
+import { tokenFields } from '../queries/tokens.queries.ts';
+import { liveToken, type TokenCommandDeps } from './token-command-kit.ts';
+import { tokenResponseOf } from './token-response.ts';
+
+export type CreateTokenResult =
+  | { created: true; token: TokenResponse; position: Position | null }
+  | { created: false; token: TokenResponse };
+
+/** With a parent, the token and its association to the parent are one event. */
+export async function createToken(
+  deps: TokenCommandDeps,
+  principal: Principal,
+  body: CreateTokenBody,
+  correlationId: string,
+  parentId?: string,
+): Promise<CreateTokenResult> {
+  const containers = [...new Set(body.containers ?? [defaultContainers[body.type]])];
+  if (!allowedOnAll(principal, 'token:create', containers)) {
+    throw forbidden('This API key lacks token:create on the requested containers.');
+  }
+  const tenantId = principal.tenantId;
+  const fingerprint = await deps.vault.fingerprint(tenantId, body.type, body.data);
+  // A caller-chosen id asks for that token, not for any equal one.
+  const deduplicate =
+    body.id === undefined &&
+    (body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true');
+  const fields = { containers, fingerprint, parentId };
+  if (!deduplicate) return appendNewToken(deps, principal, body, correlationId, fields);
+  // Only a token in the same containers, and one this key may read, stands in for a new one. The
+  // read model finds one made before (with or without deduplication); the claim the new token
+  // takes in its own append finds one made at the same moment, however far behind the read model.
+  const existing = await deps.queries.findByFingerprint(tenantId, body.type, fingerprint, containers);
+  if (existing && allowedOnAny(principal, 'token:read', existing.containers)) {
+    return { created: false, token: tokenFields(existing) };
+  }
+  let claimTakenFrom: string | undefined;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await appendNewToken(deps, principal, body, correlationId, {
+        ...fields,
+        deduplicated: true,
+        claimTakenFrom,
+      });
+    } catch (error) {
+      if (!(error instanceof UniqueClaimTaken)) throw error;
+      const holderId = tokenIdOfHolder(error.holder);
+      const holder = await liveToken(deps, tenantId, holderId);
+      if (holder && allowedOnAny(principal, 'token:read', holder.containers)) {
+        return { created: false, token: tokenResponseOf(holder) };
+      }
+      // The holder expired: the new token takes its claim over (a concurrent twin doing the
+      // same then finds the claim taken by this one, and answers it).
+      if (!holder && attempt === 1) {
+        claimTakenFrom = holderId;
+        continue;
+      }
+      // The data's holder is not this key's to see: a token of its own, as a create by such a
+      // key makes (it cannot hold the claim).
+      return appendNewToken(deps, principal, body, correlationId, fields);
+    }
+  }
+}
+
+async function appendNewToken(
+  deps: TokenCommandDeps,
+  principal: Principal,
+  body: CreateTokenBody,
+  correlationId: string,
+  fields: {
+    containers: string[];
+    fingerprint: string;
+    parentId: string | undefined;
+    deduplicated?: true;
+    /** An expired token whose claim on the data this one takes over. */
+    claimTakenFrom?: string | undefined;
+  },
+): Promise<CreateTokenResult> {
+  const tenantId = principal.tenantId;
+  const id = body.id ?? randomUUID();
+  const sealed = await deps.vault.sealToken(tenantId, id, body.data, {
+    expiresAt: body.expires_at ? new Date(body.expires_at).toISOString() : null,
+  });
+  const token: TokenView = {
+    id,
+    tenant_id: tenantId,
+    type: body.type,
+    data_ciphertext: sealed.ciphertext,
+    containers: fields.containers,
+    metadata: body.metadata ?? {},
+    fingerprint: fields.fingerprint,
+    ...(body.expires_at ? { expires_at: new Date(body.expires_at).toISOString() } : {}),
+    created_by: principal.actorId,
+    created_at: deps.clock.now().toISOString(),
+    ...(fields.parentId === undefined ? {} : { parent_id: fields.parentId }),
+    ...(fields.deduplicated ? { deduplicated: true } : {}),
+    ...(fields.claimTakenFrom ? { claim_taken_from: fields.claimTakenFrom } : {}),
+  };
+  // The new key goes with the append (its side data), which stores it with the event.
+  const outcome = await deps.handle({ type: 'CreateToken', token }, metadataOf(principal, correlationId), {
+    newStream: true,
+    conflictDetail: 'A token with this id exists.',
+    sideData: tokenKeysSideData([sealed]),
+  });
+  // Stored: the key stays in memory, so that reading the token back needs no query for its key.
+  if (outcome.position !== null && sealed.newKey) deps.vault.keepTokenKey(sealed.newKey);
+  return { created: true, token: tokenResponseOf(token), position: outcome.position };
+}

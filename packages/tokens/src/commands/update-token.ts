@@ -1,0 +1,131 @@
+import { aggregateStream, defaultCommandAttempts } from '@tokenvault/cqrs';
+import { UniqueClaimTaken, type Position } from '@tokenvault/eventstore';
+import { badRequest, conflict, notFound, type FieldErrors, type Principal } from '@tokenvault/platform';
+import { tokenDataIssues, type TokenResponse, type UpdateTokenBody } from '@tokenvault/contracts';
+import type { SealedToken } from '@tokenvault/vault';
+import { allowedOnAny } from '../domain/access.ts';
+import { mergePatch } from '../domain/merge-patch.ts';
+import { StaleDataBasis, tokenDecider, type TokenPatch } from '../domain/token.ts';
+import { tokenStream, type TokenUpdate } from '../domain/tokens.events.ts';
+import { tokenIdOfHolder } from '../domain/tokens.uniqueness.ts';
+import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
+import { liveToken, tokenCommandContext, type TokenCommandDeps } from './token-command-kit.ts';
+import { tokenResponseOf } from './token-response.ts';
+
+/**
+ * A merge patch of a live token (docs/decisions.md, Tokens). The data is merged here, where it
+ * can be opened, then checked by the token's type, sealed and fingerprinted; the decider merges
+ * the rest and checks the permissions. Everything that can refuse the update runs before
+ * anything is appended. With the tenant deduplicating, an update that would make the token equal
+ * to another one this key may read is a 409 naming it.
+ */
+export async function updateToken(
+  deps: TokenCommandDeps,
+  principal: Principal,
+  tokenId: string,
+  body: UpdateTokenBody,
+  correlationId: string,
+): Promise<{ token: TokenResponse; position: Position | null }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await updateOnce(deps, principal, tokenId, body, correlationId);
+    } catch (error) {
+      // Another update changed the data this patch was merged into: merge into the new data.
+      if (!(error instanceof StaleDataBasis) || attempt >= defaultCommandAttempts) throw error;
+    }
+  }
+}
+
+async function updateOnce(
+  deps: TokenCommandDeps,
+  principal: Principal,
+  tokenId: string,
+  body: UpdateTokenBody,
+  correlationId: string,
+): Promise<{ token: TokenResponse; position: Position | null }> {
+  const tenantId = principal.tenantId;
+  const stream = tokenStream(tenantId, tokenId);
+  const { state } = await aggregateStream(deps.store, stream, tokenDecider);
+  if (state.status !== 'live') throw notFound('No token with this id.');
+  const current = state.token;
+  const patch: TokenPatch = {
+    ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
+    ...(body.containers === undefined ? {} : { containers: body.containers }),
+    ...(body.expires_at === undefined ? {} : { expires_at: body.expires_at }),
+  };
+  const { acting, metadata } = tokenCommandContext(principal, correlationId, deps.clock);
+  const commandOf = (prepared: TokenPatch) => ({
+    type: 'UpdateToken' as const,
+    tokenId,
+    patch: prepared,
+    ...acting,
+  });
+  let sealed: SealedToken | undefined;
+  // Permissions (and the rest of the patch) first: a key that may not update the token learns
+  // nothing from checks of the data it would lead to.
+  tokenDecider.decide(commandOf(patch), state);
+  if (body.data !== undefined) {
+    const merged = mergePatch(
+      await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext),
+      body.data,
+    );
+    const issues = tokenDataIssues(current.type, merged);
+    if (issues.length) {
+      const errors: FieldErrors = {};
+      for (const issue of issues) {
+        (errors[['body', ...(issue.path ?? []).map(String)].join('.')] ??= []).push(
+          issue.message ?? 'Invalid',
+        );
+      }
+      throw badRequest(`The data the patch leads to is not valid ${current.type} data; see errors.`, errors);
+    }
+    const fingerprint = await deps.vault.fingerprint(tenantId, current.type, merged);
+    if (fingerprint !== current.fingerprint) {
+      sealed = await deps.vault.sealToken(tenantId, tokenId, merged, {
+        reuseKeyOf: current.data_ciphertext,
+      });
+    }
+    patch.data = {
+      basis: current.data_ciphertext,
+      data_ciphertext: sealed ? sealed.ciphertext : current.data_ciphertext,
+      fingerprint,
+    };
+  }
+  // A new token key made for this update (a token sealed before token keys) goes with the append.
+  const sideData = tokenKeysSideData([sealed]);
+  const command = commandOf(patch);
+  const planned = tokenDecider.decide(command, state);
+  if (planned.length === 0) return { token: tokenResponseOf(current), position: null };
+  const execute = async (deduplicate: boolean) => {
+    const outcome = await deps.handle({ ...command, deduplicate }, metadata, { sideData });
+    const after = outcome.state.status === 'live' ? outcome.state.token : current;
+    return { token: tokenResponseOf(after), position: outcome.position };
+  };
+  const update = planned[0]!.data as TokenUpdate;
+  if (principal.tenantSettings.deduplicate_tokens !== 'true' || !update.data_claim)
+    return await execute(false);
+  // Only a token this key may read is named (and refuses the update): for any other, a 409
+  // would tell a key what data a token it cannot read holds. Those updates go through, as a
+  // create by such a key makes a new token (without the claim on the data).
+  const refuse = (holderId: string) =>
+    conflict(
+      `Token ${holderId} already holds this data in these containers, and the tenant deduplicates tokens: use that token, or delete one of them first.`,
+    );
+  const existing = await deps.queries.findByFingerprint(
+    tenantId,
+    current.type,
+    update.fingerprint,
+    update.containers,
+    tokenId,
+  );
+  if (existing && allowedOnAny(principal, 'token:read', existing.containers)) throw refuse(existing.id);
+  try {
+    return await execute(true);
+  } catch (error) {
+    if (!(error instanceof UniqueClaimTaken)) throw error;
+    const holderId = tokenIdOfHolder(error.holder);
+    const holder = await liveToken(deps, tenantId, holderId);
+    if (holder && allowedOnAny(principal, 'token:read', holder.containers)) throw refuse(holderId);
+    return await execute(false);
+  }
+}

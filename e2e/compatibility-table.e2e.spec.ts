@@ -156,5 +156,9 @@ describe('the check of the compatibility table', () => {
     expect(withRoute.calls[0]!.status).toEqual({ served: false, reason: another });
     const withoutRoute = classifyCalls(surfaceOf(signIn), documentOf({}), [another]);
     expect(withoutRoute.problems).toEqual([expect.stringContaining('drop routeIsAnotherOperation')]);
+    const onAPath = classifyCalls(surfaceOf(signIn), documentOf({ '/sessions': ['post'] }), [
+      { ...another, covers: '/sessions' },
+    ]);
+    expect(onAPath.problems).toEqual([expect.stringContaining('not a path (/sessions)')]);
   });
 });

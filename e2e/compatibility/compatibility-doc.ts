@@ -110,6 +110,10 @@ export function classifyCalls(
       problems.push(
         `${callName(call)} is served now (${operationId}), but ${reasonsFile} still gives a reason (${reason.covers}): remove it or narrow it to the calls not served.`,
       );
+    if (anotherOperation && !reason.covers.includes(' '))
+      problems.push(
+        `${reasonsFile}: routeIsAnotherOperation is for an entry naming one call (\`POST /sessions\`), not a path (${reason.covers}).`,
+      );
     if (operationId === undefined && anotherOperation)
       problems.push(
         `${reasonsFile} says ${reason.covers} is a route of the service for another operation, but the OpenAPI document has no ${call.httpMethod} ${call.path}: drop routeIsAnotherOperation.`,

@@ -16,7 +16,7 @@ export type UnservedReason =
       covers: string;
       category: 'not planned';
       why: string;
-      /** The service has a route of this method and path, but it does something else. */
+      /** The service has a route of this method and path, but it does something else (an entry naming one call). */
       routeIsAnotherOperation?: true;
     }
   | { covers: string; category: 'out of scope'; why: string };

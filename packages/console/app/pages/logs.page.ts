@@ -1,7 +1,7 @@
 import { api, type Page } from '../kit/api-client.ts';
 import { h } from '../kit/dom.ts';
 import { page } from '../kit/layout.ts';
-import { attempt, field, pager, table } from '../kit/widgets.ts';
+import { attempt, field, notice, pager, table } from '../kit/widgets.ts';
 
 interface Log {
   created_at: string;
@@ -27,7 +27,10 @@ export async function logsPage(): Promise<void> {
   const to = h('input', { type: 'date', name: 'end_date' });
   const results = h('div', { 'aria-live': 'polite' });
   const cursors: (string | undefined)[] = [undefined];
+  // Only the newest load draws: an older answer arriving late never replaces a filtered page.
+  let newestLoad = 0;
   const load = async (index: number) => {
+    const thisLoad = ++newestLoad;
     const query = new URLSearchParams({ size: '20' });
     if (entityType.value) query.set('entity_type', entityType.value);
     if (entityId.value.trim()) query.set('entity_id', entityId.value.trim());
@@ -36,6 +39,7 @@ export async function logsPage(): Promise<void> {
     const cursor = cursors[index];
     if (cursor) query.set('start', cursor);
     const logs = await api<Page<Log>>('GET', `/logs?${query.toString()}`);
+    if (thisLoad !== newestLoad) return;
     cursors.length = index + 1;
     if (logs.pagination.next) cursors.push(logs.pagination.next);
     results.replaceChildren(
@@ -59,6 +63,7 @@ export async function logsPage(): Promise<void> {
       onsubmit: (event: Event) => {
         event.preventDefault();
         cursors.length = 1;
+        results.replaceChildren(notice('Loading…'));
         void attempt(results, () => load(0));
       },
     },

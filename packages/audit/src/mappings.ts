@@ -70,6 +70,8 @@ const mappings = {
   ApplicationCreated: entry('application', 'application_id', 'create', 'Application created'),
   ApplicationUpdated: entry('application', 'application_id', 'update', 'Application updated'),
   ApplicationDeleted: entry('application', 'application_id', 'delete', 'Application deleted'),
+  ApplicationKeyCreated: entry('application_key', 'key_id', 'create', 'Application key created'),
+  ApplicationKeyDeleted: entry('application_key', 'key_id', 'delete', 'Application key deleted'),
   TokenCreated: tokenEntry('create', 'Token created'),
   TokenUpdated: tokenEntry('update', 'Token updated'),
   TokenDeleted: tokenEntry('delete', 'Token deleted'),
@@ -149,6 +151,7 @@ export const logMappings = mappings as unknown as Record<
 /** Every entity type the log names, for GET /logs/entity-types. */
 export const entityTypes = [
   { value: 'application', display_name: 'Application' },
+  { value: 'application_key', display_name: 'Application Key' },
   { value: 'bank', display_name: 'Bank' },
   { value: 'card', display_name: 'Card' },
   { value: 'proxy', display_name: 'Proxy' },

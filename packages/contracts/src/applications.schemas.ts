@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { containerPath, displayName, timestamp, uuid } from './common.ts';
-import { permissionSchema, tokenPermissionSchema } from './permissions.schemas.ts';
+import {
+  permissionDescriptions,
+  permissions,
+  permissionSchema,
+  tokenPermissionSchema,
+  type Permission,
+} from './permissions.schemas.ts';
 
 export const applicationTypes = ['private', 'public', 'management'] as const;
 export type ApplicationType = (typeof applicationTypes)[number];
@@ -21,32 +27,52 @@ const grants = {
   rules: z.array(rule).max(50).default([]),
 };
 
-/** A public application's key ships in browsers and apps: it may only create tokens. */
-function publicKeysOnlyCreate(
-  body: { type?: string; permissions: string[]; rules: { permissions: string[] }[] },
-  context: z.RefinementCtx,
-) {
-  if (body.type !== 'public') return;
-  body.permissions.forEach((permission, index) => {
-    if (permission !== 'token:create') {
-      context.addIssue({
-        code: 'custom',
-        path: ['permissions', index],
-        message: 'A public application may only hold token:create',
-      });
-    }
+/** What a public application may hold: its key ships in browsers and apps, so it only creates tokens. */
+const publicApplicationPermissions: readonly Permission[] = ['token:create'];
+
+/**
+ * Whether an application of this type may hold this permission, tenant-wide or in a rule: the one
+ * statement of the rule, which the create body, the application decider (an update of a public
+ * application) and `GET /permissions` read.
+ */
+export const typeMayHold = (type: ApplicationType, permission: string): boolean =>
+  type !== 'public' || (publicApplicationPermissions as readonly string[]).includes(permission);
+
+/** A permission (tenant-wide or of a rule) that an application's type may not hold: where, and why. */
+export interface GrantTypeMayNotHold {
+  /** From the body's root: `['permissions', 0]`, `['rules', 1, 'permissions', 0]`. */
+  path: (string | number)[];
+  message: string;
+}
+
+/** Every permission of these grants that an application of this type may not hold (typeMayHold). */
+export function grantsTypeMayNotHold(
+  type: ApplicationType,
+  grants: { permissions: readonly string[]; rules: readonly { permissions: readonly string[] }[] },
+): GrantTypeMayNotHold[] {
+  const message = `A ${type} application may only hold ${publicApplicationPermissions.join(', ')}`;
+  const refused: GrantTypeMayNotHold[] = [];
+  grants.permissions.forEach((permission, index) => {
+    if (!typeMayHold(type, permission)) refused.push({ path: ['permissions', index], message });
   });
-  body.rules.forEach((containerRule, ruleIndex) =>
+  grants.rules.forEach((containerRule, ruleIndex) =>
     containerRule.permissions.forEach((permission, index) => {
-      if (permission !== 'token:create') {
-        context.addIssue({
-          code: 'custom',
-          path: ['rules', ruleIndex, 'permissions', index],
-          message: 'A public application may only hold token:create',
-        });
+      if (!typeMayHold(type, permission)) {
+        refused.push({ path: ['rules', ruleIndex, 'permissions', index], message });
       }
     }),
   );
+  return refused;
+}
+
+/** A public application's key ships in browsers and apps: it may only create tokens. */
+function publicKeysOnlyCreate(
+  body: { type: ApplicationType; permissions: string[]; rules: { permissions: string[] }[] },
+  context: z.RefinementCtx,
+) {
+  for (const { path, message } of grantsTypeMayNotHold(body.type, body)) {
+    context.addIssue({ code: 'custom', path, message });
+  }
 }
 
 export const createApplicationBody = z
@@ -84,3 +110,55 @@ export type ApplicationResponse = z.output<typeof applicationSchema>;
 
 /** The create response is the only place the key ever appears. */
 export const createdApplicationSchema = applicationSchema.extend({ key: z.string() });
+
+/**
+ * `POST /applications/{id}/keys`: the body may be left out (Basis Theory's SDK sends none); the
+ * key stops working at `expires_at` when given.
+ */
+export const createApplicationKeyBody = z
+  .strictObject({
+    expires_at: timestamp.optional(),
+  })
+  .optional();
+export type CreateApplicationKeyBody = z.output<typeof createApplicationKeyBody>;
+
+/** One of an application's keys: never the key itself (only its create response shows it). */
+export const applicationKeySchema = z.object({
+  id: uuid,
+  tenant_id: uuid,
+  application_id: uuid,
+  /** From this instant on the key is refused (401); absent: it never expires. */
+  expires_at: timestamp.optional(),
+  created_by: uuid.optional(),
+  created_at: timestamp.optional(),
+});
+export type ApplicationKeyResponse = z.output<typeof applicationKeySchema>;
+
+/** The create response is the only place a key ever appears. */
+export const createdApplicationKeySchema = applicationKeySchema.extend({ key: z.string() });
+export type CreatedApplicationKeyResponse = z.output<typeof createdApplicationKeySchema>;
+
+export const applicationKeyParams = z.object({ id: uuid, key_id: uuid });
+
+/** One permission as `GET /permissions` lists it (Basis Theory's `Permission`). */
+export const permissionDescriptionSchema = z.object({
+  type: permissionSchema,
+  description: z.string(),
+  /** The application types that may hold it (typeMayHold). */
+  application_types: z.array(z.enum(applicationTypes)),
+});
+export type PermissionDescription = z.output<typeof permissionDescriptionSchema>;
+
+/** `GET /permissions?application_type=`: only the permissions that type may hold. */
+export const listPermissionsQuery = z.strictObject({ application_type: z.enum(applicationTypes).optional() });
+
+/** Every permission with what it allows and the types that may hold it, derived from typeMayHold. */
+export function describePermissions(applicationType?: ApplicationType): PermissionDescription[] {
+  return permissions
+    .map((permission) => ({
+      type: permission,
+      description: permissionDescriptions[permission],
+      application_types: applicationTypes.filter((type) => typeMayHold(type, permission)),
+    }))
+    .filter((entry) => applicationType === undefined || entry.application_types.includes(applicationType));
+}

@@ -40,3 +40,40 @@ export const permissions = [
 export type Permission = (typeof permissions)[number];
 export const permissionSchema = z.enum(permissions);
 export const tokenPermissionSchema = z.enum(tokenPermissions);
+
+/** What each permission lets its holder do, for `GET /permissions` and the API reference. */
+export const permissionDescriptions: Record<Permission, string> = {
+  'token:create': 'Create tokens (in the containers of its rules, when held by a rule).',
+  'token:read': 'Read tokens with their data (in the containers of its rules, when held by a rule).',
+  'token:update': 'Update tokens (in the containers of its rules, when held by a rule).',
+  'token:delete':
+    'Delete tokens and their associations (in the containers of its rules, when held by a rule).',
+  'token:use':
+    'Invoke reactors and use tokens without reading them: detokenized into a reactor or through the proxy (in the containers of its rules, when held by a rule).',
+  'application:create': 'Create applications, holding no more than the caller holds.',
+  'application:read': 'List and read applications and their keys (never a key itself).',
+  'application:update':
+    'Update applications and create or delete their keys, for applications holding no more than the caller holds.',
+  'application:delete': 'Delete applications holding no more than the caller holds.',
+  'log:read': 'Read the tenant’s audit log and the proofs of its rows.',
+  'tenant:read': 'Read the tenant: its name and settings.',
+  'tenant:update': 'Update the tenant’s name and settings.',
+  'tenant:delete': 'Delete the tenant and every piece of its data.',
+  'report:read': 'Read the tenant’s usage report.',
+  'tenant:member:read': 'List and read the tenant’s members.',
+  'tenant:member:delete': 'Remove members from the tenant.',
+  'tenant:invitation:create': 'Invite people to become members of the tenant, and resend invitations.',
+  'tenant:invitation:read': 'List and read the tenant’s invitations.',
+  'tenant:invitation:update':
+    'Kept for Basis Theory’s permission set: no route needs it (a resend needs tenant:invitation:create).',
+  'tenant:invitation:delete': 'Delete invitations.',
+  'reactor:create': 'Create reactors and reactor formulas.',
+  'reactor:read': 'List and read reactors and reactor formulas.',
+  'reactor:update': 'Update reactors and reactor formulas.',
+  'reactor:delete': 'Delete reactors and reactor formulas.',
+  'proxy:create': 'Create pre-configured proxies.',
+  'proxy:read': 'List and read pre-configured proxies.',
+  'proxy:update': 'Update pre-configured proxies.',
+  'proxy:delete': 'Delete pre-configured proxies.',
+  'proxy:invoke': 'Call the proxy, detokenizing what its request names.',
+};

@@ -358,6 +358,33 @@ export const publicEvents: Record<string, PublicEventContract> = {
       deleted_at: at('When'),
     }),
   }),
+  ApplicationKeyCreated: contract({
+    topic: 'tenancy',
+    description: 'An application got a new key. Neither the key nor its hash is published.',
+    entity: 'application',
+    entityId: (data) => `${data.tenant_id}/${data.application_id}`,
+    schema: z.object({
+      application_id: id('The application.'),
+      tenant_id: tenantId,
+      key_id: id('The key.'),
+      expires_at: at('When the key stops working').optional(),
+      created_by: id('Who created it.'),
+      created_at: at('When'),
+    }),
+  }),
+  ApplicationKeyDeleted: contract({
+    topic: 'tenancy',
+    description: 'An application’s key was deleted: it no longer works.',
+    entity: 'application',
+    entityId: (data) => `${data.tenant_id}/${data.application_id}`,
+    schema: z.object({
+      application_id: id('The application.'),
+      tenant_id: tenantId,
+      key_id: id('The key.'),
+      deleted_by: id('Who deleted it.'),
+      deleted_at: at('When'),
+    }),
+  }),
   MemberRemoved: contract({
     topic: 'tenancy',
     description: 'A member was removed from a tenant: the user no longer has access to it.',

@@ -77,6 +77,41 @@ describe('public events (the allow-list of what goes to Kafka)', () => {
     expect(JSON.stringify([application, user])).not.toMatch(/SECRET/);
   });
 
+  it('publishes a new application key by its id and expiry, never its hash', () => {
+    const created = toPublicMessage(
+      recorded('ApplicationKeyCreated', {
+        application_id: 'a1',
+        tenant_id: tenantId,
+        key_id: 'k1',
+        key_hash: 'SECRET-HASH',
+        expires_at: '2030-02-01T00:00:00.000Z',
+        created_by: 'u1',
+        created_at: '2030-01-01T00:00:00Z',
+      }),
+    );
+    const deleted = toPublicMessage(
+      recorded('ApplicationKeyDeleted', {
+        application_id: 'a1',
+        tenant_id: tenantId,
+        key_id: 'k1',
+        deleted_by: 'u1',
+        deleted_at: '2030-01-02T00:00:00Z',
+      }),
+    );
+    expect(created).toMatchObject({ topic: 'tenancy', key: `${tenantId}/a1` });
+    expect(Object.keys(created.value.data).sort()).toEqual(
+      ['application_id', 'created_at', 'created_by', 'expires_at', 'key_id', 'tenant_id'].sort(),
+    );
+    expect(deleted.value.data).toEqual({
+      application_id: 'a1',
+      tenant_id: tenantId,
+      key_id: 'k1',
+      deleted_by: 'u1',
+      deleted_at: '2030-01-02T00:00:00Z',
+    });
+    expect(JSON.stringify([created, deleted])).not.toMatch(/SECRET/);
+  });
+
   it('never publishes formula code nor reactor configuration values', () => {
     const formula = toPublicMessage(
       recorded('ReactorFormulaCreated', {

@@ -152,6 +152,17 @@ export const updateReactorBody = z.strictObject({
 });
 export type UpdateReactorBody = z.output<typeof updateReactorBody>;
 
+/**
+ * A merge patch of a reactor: the fields named change, the others stay; `application: null`
+ * unbinds its application; a configuration given replaces the whole configuration.
+ */
+export const patchReactorBody = z.strictObject({
+  name: reactorName.optional(),
+  configuration: configuration.optional(),
+  application: reference.nullable().optional(),
+});
+export type PatchReactorBody = z.output<typeof patchReactorBody>;
+
 export const reactorApplicationSchema = z.object({
   id: uuid,
   name: z.string(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RouteDefinition } from './route.ts';
+import { bodyMayBeLeftOut, type RouteDefinition } from './route.ts';
 
 /** The 4xx answers an operation may give besides its own statuses, each a problem+json. */
 const problemResponses = {
@@ -76,7 +76,7 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: OpenApiInf
       ...(body
         ? {
             requestBody: {
-              required: true,
+              required: !bodyMayBeLeftOut(route),
               content: Object.fromEntries(
                 (route.bodyMediaTypes ?? ['application/json']).map((type) => [
                   type,

@@ -1,6 +1,7 @@
 // What the API reference (GET /docs) shows of each operation beyond its schemas: the permission
 // it needs, first in its description, and an example of every JSON request and response body,
 // given for the key operations and otherwise generated from the body's JSON schema.
+import { anyCaller } from './route.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -88,7 +89,11 @@ export function describeOperations<D extends OpenApiDocument>(
       const operation = value as Operation;
       const given = examples[`${method} ${path}`] ?? {};
       const permission = operation['x-permission'];
-      const access = permission ? `Permission: \`${permission}\`` : 'No API key needed.';
+      const access = !permission
+        ? 'No API key needed.'
+        : permission === anyCaller
+          ? `Permission: \`${anyCaller}\` (any API key, whatever it holds).`
+          : `Permission: \`${permission}\``;
       operation.description = operation.description ? `${access}\n\n${operation.description}` : access;
       for (const [type, request] of Object.entries(operation.requestBody?.content ?? {})) {
         if (/^application\/(.+\+)?json$/.test(type)) {

@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { badRequest, forbidden } from './errors.ts';
 import {
+  anyCaller,
+  bodyMayBeLeftOut,
   holdsPermission,
   parseRouteInput,
   type HandlerResult,
@@ -28,10 +30,14 @@ export async function callRoute(
   principal: Principal,
   requestId: string,
 ): Promise<HandlerResult> {
-  if (route.permission !== null && !holdsPermission(principal, route.permission)) {
+  if (
+    route.permission !== null &&
+    route.permission !== anyCaller &&
+    !holdsPermission(principal, route.permission)
+  ) {
     throw forbidden(`This API key lacks the permission ${route.permission}.`);
   }
-  if (route.body && input.body === undefined) {
+  if (route.body && input.body === undefined && !bodyMayBeLeftOut(route)) {
     throw badRequest('A JSON body is required (Content-Type: application/json).', {
       body: ['Required'],
     });

@@ -85,10 +85,14 @@ export interface RouteDefinition<
   operationId: string;
   summary: string;
   tag: string;
-  /** Checked before the handler runs; null for routes that need no API key. */
+  /**
+   * Checked before the handler runs; `anyCaller` for routes any authenticated caller may call
+   * whatever it holds; null for routes that need no API key.
+   */
   permission: string | null;
   params?: P;
   query?: Q;
+  /** A schema that takes `undefined` (`.optional()`) lets the body be left out. */
   body?: B;
   /**
    * Top-level body fields encrypted before they are stored (token `data`): NUL is allowed in
@@ -111,6 +115,13 @@ export interface RouteDefinition<
   responses: Record<number, { description: string; schema?: z.ZodType }>;
   handle(context: HandlerContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<HandlerResult>;
 }
+
+/**
+ * The `permission` of a route that any API key (or member's session) may call, whatever it holds:
+ * what a caller reads about itself (`GET /applications/key`) or about the API (`GET /permissions`).
+ * No permission is named so, so none can be granted or withheld.
+ */
+export const anyCaller = 'authenticated';
 
 /** Keeps each route's own types while allowing heterogeneous lists of routes. */
 export function defineRoute<P extends AnyZodObject, Q extends AnyZodObject, B extends z.ZodType>(
@@ -171,6 +182,10 @@ export type Authenticate = (apiKey: string | undefined, request?: CallerCredenti
 /** The naming rule of operationId (see RouteDefinition.operationId). */
 export const operationIdPattern =
   /^(create|list|get|update|delete|associate|dissociate|invoke|resend|accept|request)[A-Z][A-Za-z0-9]*$/;
+
+/** Whether the route's body schema takes no body at all (it is `.optional()`). */
+export const bodyMayBeLeftOut = (route: RouteDefinition): boolean =>
+  route.body !== undefined && route.body.safeParse(undefined).success;
 
 /**
  * Tenant-wide, or on at least one container through a rule: a token route then checks the

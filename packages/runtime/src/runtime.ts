@@ -280,7 +280,7 @@ export async function createRuntime(
     defaultPerMinute: config.RATE_LIMIT_PER_MINUTE,
   });
   const authenticate = createCallerAuthenticator({
-    apiKeys: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS }),
+    apiKeys: createAuthenticator(ownerPool, consistency, { cacheTtlMs: config.API_KEY_CACHE_TTL_MS, clock }),
     sessions: base.sessions,
     publicUrl: config.PUBLIC_URL,
   });

@@ -12,6 +12,7 @@ import { tenancyClaims } from './domain/tenancy.uniqueness.ts';
 import { applicationRoutes } from './http/applications.routes.ts';
 import { invitationRoutes } from './http/invitations.routes.ts';
 import { memberRoutes } from './http/members.routes.ts';
+import { permissionRoutes } from './http/permissions.routes.ts';
 import { sessionRoutes, type SessionRouteDeps } from './http/sessions.routes.ts';
 import { tenantRoutes } from './http/tenants.routes.ts';
 import { tenancyMigrations } from './migrations.ts';
@@ -74,6 +75,7 @@ export const tenancyContext: ContextManifest<TenancyContextDeps> = {
         queries: deps.applications,
         consistency,
       }),
+      ...permissionRoutes(),
       ...tenantRoutes({ commands: new TenantCommands(store, clock), appPool: deps.appPool, consistency }),
       ...memberRoutes({
         commands: new MemberCommands(store, clock),

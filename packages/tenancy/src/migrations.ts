@@ -162,4 +162,27 @@ export const tenancyMigrations: Migration[] = [
       ALTER TABLE sign_in_links ADD PRIMARY KEY (user_id, browser_hash);
     `,
   },
+  {
+    id: 'tenancy/007_application_keys',
+    sql: `
+      -- Several keys per application, each with an id, its creation and an optional expiry. A key
+      -- from before has its application's id as its id (firstKeyIdOf in domain/application.ts),
+      -- as the projection gives the key of every ApplicationCreated.
+      ALTER TABLE api_keys
+        ADD COLUMN id uuid,
+        ADD COLUMN expires_at timestamptz,
+        ADD COLUMN created_by uuid,
+        ADD COLUMN created_at timestamptz;
+      UPDATE api_keys SET id = application_id;
+      UPDATE api_keys k SET created_by = a.created_by, created_at = a.created_at
+        FROM applications a WHERE a.tenant_id = k.tenant_id AND a.id = k.application_id;
+      ALTER TABLE api_keys ALTER COLUMN id SET NOT NULL;
+      DROP INDEX api_keys_by_application;
+      CREATE UNIQUE INDEX api_keys_by_id ON api_keys (tenant_id, application_id, id);
+      -- The app role lists a tenant's keys (row-level security) and never reads their digests.
+      ALTER TABLE api_keys ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON api_keys USING (tenant_id = ${currentTenant});
+      GRANT SELECT (id, tenant_id, application_id, expires_at, created_by, created_at) ON api_keys TO {{app_role}};
+    `,
+  },
 ];

@@ -12,6 +12,7 @@ import { withAdvisoryLock, type Clock, type Pool, type Principal } from '@tokenv
 import type {
   ApplicationResponse,
   CreateReactorBody,
+  PatchReactorBody,
   ReactorResponse,
   UpdateReactorBody,
 } from '@tokenvault/contracts';
@@ -25,6 +26,7 @@ import {
   type ReactorCommand,
   type ReactorEvent,
   type ReactorState,
+  type ReactorView,
 } from '../domain/reactor.ts';
 import { formulaLock, loadFormula } from './formulas.commands.ts';
 
@@ -50,8 +52,8 @@ export interface ReactorCommandDeps {
   lockPool: Pool;
   consistency: Pick<ReadModelConsistency, 'writeReadable'>;
   applications: Pick<ApplicationQueries, 'getMany'>;
-  /** Seals each configuration under the tenant's data key before it is decided on. */
-  vault: Pick<Vault, 'encrypt'>;
+  /** Seals each configuration under the tenant's data key before it is decided on (a patch opens the kept one). */
+  vault: Pick<Vault, 'encrypt' | 'decrypt'>;
   clock: Clock;
 }
 
@@ -146,21 +148,58 @@ export class ReactorCommands {
     });
   }
 
+  /** The reactor as its own stream has it now; a 404 when it is not active. */
+  private async current(tenantId: string, reactorId: string): Promise<ReactorView> {
+    const { state } = await aggregateStream(this.deps.store, streams.reactor(tenantId, reactorId), reactorDecider);
+    if (state.status !== 'active') throw reactorMissing();
+    return state.reactor;
+  }
+
   /** Name, configuration (checked against the formula as it is now) and application; never the formula. */
   async update(principal: Principal, reactorId: string, body: UpdateReactorBody, correlationId: string) {
     const tenantId = principal.tenantId;
-    const { state: current } = await aggregateStream(
-      this.deps.store,
-      streams.reactor(tenantId, reactorId),
-      reactorDecider,
-    );
-    if (current.status !== 'active') throw reactorMissing();
+    const current = await this.current(tenantId, reactorId);
     const application = await this.application(tenantId, body.application);
     const configurationCiphertext = await this.seal(tenantId, reactorId, body.configuration);
-    return this.write(principal, reactorId, current.reactor.formula_id, correlationId, {
+    return this.write(principal, reactorId, current.formula_id, correlationId, {
       command: { type: 'UpdateReactor' },
       name: body.name,
       configuration: body.configuration,
+      configurationCiphertext,
+      application,
+    });
+  }
+
+  /**
+   * A merge patch: the fields named change (`application: null` unbinds it, a configuration given
+   * replaces the whole one), and the result is decided as a PUT of the whole reactor would be. So
+   * the application it keeps is checked against the caller too: a key that could not bind that
+   * application cannot rename the reactor, or change its configuration, either. An application
+   * deleted since is not kept (the reactor already runs as none).
+   */
+  async patch(principal: Principal, reactorId: string, body: PatchReactorBody, correlationId: string) {
+    const tenantId = principal.tenantId;
+    const current = await this.current(tenantId, reactorId);
+    const configuration =
+      body.configuration ??
+      ((await this.deps.vault.decrypt(
+        tenantId,
+        configurationSubject(reactorId),
+        current.configuration_ciphertext,
+      )) as ReactorConfiguration);
+    const configurationCiphertext = body.configuration
+      ? await this.seal(tenantId, reactorId, body.configuration)
+      : current.configuration_ciphertext;
+    let application: RequestedApplication | undefined;
+    if (body.application) application = await this.application(tenantId, body.application);
+    else if (body.application === undefined && current.application_id !== undefined) {
+      const kept = await this.application(tenantId, { id: current.application_id });
+      if (kept?.found) application = kept;
+    }
+    return this.write(principal, reactorId, current.formula_id, correlationId, {
+      command: { type: 'UpdateReactor' },
+      name: body.name ?? current.name,
+      configuration,
       configurationCiphertext,
       application,
     });

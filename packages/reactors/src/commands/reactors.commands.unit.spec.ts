@@ -3,7 +3,7 @@ import { fixedClock, poolAnsweringNoRows, storedEvents, testPrincipal } from '@t
 import type { EventMetadata, Position } from '@tokenvault/eventstore';
 import { InMemoryEventStore } from '@tokenvault/eventstore/testing';
 import { problemWith } from '@tokenvault/platform/testing';
-import { reactorFormulaBody } from '@tokenvault/contracts';
+import { reactorFormulaBody, type ApplicationResponse } from '@tokenvault/contracts';
 import { streams, type ReactorsEvent } from '../domain/reactors.events.ts';
 import { FormulaCommands } from './formulas.commands.ts';
 import { ReactorCommands } from './reactors.commands.ts';
@@ -56,8 +56,33 @@ const reactorCreated: ReactorsEvent = {
   },
 };
 
+const applicationId = '5b2d0c3a-0000-4000-8000-000000000005';
+/** A private application of the tenant that reads every token: more than `principal` holds. */
+const reader: ApplicationResponse = {
+  id: applicationId,
+  tenant_id: tenantId,
+  name: 'Reader',
+  type: 'private',
+  permissions: ['token:read'],
+  rules: [],
+};
+/** What the fake vault seals: readable, so that a spec can see what was sealed and open it again. */
+const sealedPrefix = (subject: string) => `sealed:${subject}:`;
+const vault = {
+  encrypt: async (_tenant: string, subject: string, value: unknown) =>
+    `${sealedPrefix(subject)}${JSON.stringify(value)}`,
+  decrypt: async (_tenant: string, subject: string, sealed: string): Promise<unknown> =>
+    JSON.parse(sealed.slice(sealedPrefix(subject).length)),
+};
+const sealedConfiguration = (configuration: object) =>
+  `${sealedPrefix(`reactor/${reactorId}/configuration`)}${JSON.stringify(configuration)}`;
+
 /** Both handlers on one in-memory store holding `history` (each event in its own stream). */
-async function given(history: ReactorsEvent[] = [], reactorsUsingFormula = 0) {
+async function given(
+  history: ReactorsEvent[] = [],
+  reactorsUsingFormula = 0,
+  tenantApplications: ApplicationResponse[] = [],
+) {
   const store = new InMemoryEventStore();
   for (const event of history) {
     const stream =
@@ -67,7 +92,10 @@ async function given(history: ReactorsEvent[] = [], reactorsUsingFormula = 0) {
     await store.given(stream, [{ ...event, metadata }]);
   }
   const readable: Position[] = [];
-  const applications = { getMany: async () => [] };
+  const applications = {
+    getMany: async (_tenant: string, ids: readonly string[]) =>
+      tenantApplications.filter((application) => ids.includes(application.id)),
+  };
   const clock = fixedClock(now);
   const formulas = new FormulaCommands({
     store,
@@ -85,7 +113,7 @@ async function given(history: ReactorsEvent[] = [], reactorsUsingFormula = 0) {
     lockPool,
     consistency: { writeReadable: async (position) => readable.push(position) > 0 },
     applications,
-    vault: { encrypt: async (_tenant, subject, value) => `sealed:${subject}:${JSON.stringify(value)}` },
+    vault,
     clock,
   });
   return { store, formulas, reactors, readable };
@@ -171,6 +199,81 @@ describe('ReactorCommands against an in-memory event store', () => {
     const { reactors } = await given([formulaCreated]);
     const body = { name: 'Charge it', configuration: { other: 'x' }, formula: { id: formulaId } };
     await expect(reactors.create(principal, body, correlationId)).rejects.toSatisfy(problemWith(400));
+  });
+
+  describe('patch', () => {
+    /** The reactor, bound to `reader`, with its configuration sealed as the fake vault seals it. */
+    const bound: ReactorsEvent = {
+      type: 'ReactorCreated',
+      data: {
+        ...reactorCreated.data,
+        configuration_ciphertext: sealedConfiguration({ api_key: 'sk' }),
+        application_id: applicationId,
+      },
+    };
+    const readerKey = testPrincipal(tenantId, actorId, ['reactor:update', 'token:read']);
+
+    it('changes the name alone: the configuration (sealed as it was) and the application stay', async () => {
+      const { store, reactors } = await given([formulaCreated, bound], 0, [reader]);
+      const { reactor } = await reactors.patch(readerKey, reactorId, { name: 'Renamed' }, correlationId);
+      expect(reactor).toMatchObject({
+        name: 'Renamed',
+        configuration: { api_key: 'sk' },
+        application: { id: applicationId, name: 'Reader', type: 'private' },
+      });
+      expect((await storedEvents(store, streams.reactor(tenantId, reactorId))).at(-1)).toEqual({
+        type: 'ReactorUpdated',
+        data: {
+          reactor_id: reactorId,
+          tenant_id: tenantId,
+          name: 'Renamed',
+          configuration_ciphertext: sealedConfiguration({ api_key: 'sk' }),
+          application_id: applicationId,
+          modified_by: actorId,
+          modified_at: now,
+        },
+        metadata,
+      });
+    });
+
+    it('re-decides the whole reactor: a key not holding what its application holds cannot even rename it (403)', async () => {
+      const { store, reactors } = await given([formulaCreated, bound], 0, [reader]);
+      await expect(
+        reactors.patch(principal, reactorId, { name: 'Renamed' }, correlationId),
+      ).rejects.toSatisfy(problemWith(403, 'body.application.id'));
+      expect(await storedEvents(store, streams.reactor(tenantId, reactorId))).toHaveLength(1);
+    });
+
+    it('application: null unbinds it; a new configuration replaces the whole one and is checked against the formula', async () => {
+      const { store, reactors } = await given([formulaCreated, bound], 0, [reader]);
+      await expect(
+        reactors.patch(readerKey, reactorId, { configuration: { other: 'x' } }, correlationId),
+      ).rejects.toSatisfy(problemWith(400));
+      const { reactor } = await reactors.patch(
+        principal,
+        reactorId,
+        { application: null, configuration: { api_key: 'sk2' } },
+        correlationId,
+      );
+      expect(reactor.application).toBeUndefined();
+      expect(reactor.configuration).toEqual({ api_key: 'sk2' });
+      expect((await storedEvents(store, streams.reactor(tenantId, reactorId))).at(-1)!.data).toEqual({
+        reactor_id: reactorId,
+        tenant_id: tenantId,
+        name: 'Charge it',
+        configuration_ciphertext: sealedConfiguration({ api_key: 'sk2' }),
+        modified_by: actorId,
+        modified_at: now,
+      });
+    });
+
+    it('a reactor that does not exist is a 404, and nothing is appended', async () => {
+      const { store, reactors } = await given([formulaCreated]);
+      await expect(reactors.patch(principal, reactorId, { name: 'x' }, correlationId)).rejects.toSatisfy(
+        problemWith(404),
+      );
+      expect(await storedEvents(store, streams.reactor(tenantId, reactorId))).toEqual([]);
+    });
   });
 
   it('delete: appends ReactorDeleted naming its formula', async () => {

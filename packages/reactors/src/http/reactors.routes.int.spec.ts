@@ -155,6 +155,31 @@ describe('reactor routes, in process (commands on an in-memory store, queries on
     expect(await storedEvents(side.store, streams.reactor(tenant, id))).toHaveLength(1);
   });
 
+  it('PATCH changes the fields named and keeps the others; a refused body, no key, a lesser key and another tenant change nothing', async () => {
+    const { id } = await create();
+    const patched = await api
+      .patch(`/reactors/${id}`)
+      .set('svc-api-key', 'admin')
+      .set('content-type', 'application/merge-patch+json')
+      .send(JSON.stringify({ name: 'Patched' }))
+      .expect(200);
+    expect(patched.body).toMatchObject({ id, name: 'Patched', configuration: { api_key: 'sk_1' } });
+    expect((await api.get(`/reactors/${id}`).set('svc-api-key', 'reader')).body).toEqual(patched.body);
+    const refused = await api
+      .patch(`/reactors/${id}`)
+      .set('svc-api-key', 'admin')
+      .send({ name: '', formula: { id: formulaId } })
+      .expect(400);
+    expect(Object.keys((refused.body as { errors: object }).errors).sort()).toEqual(['body.formula', 'body.name']);
+    await api.patch(`/reactors/${id}`).send({ name: 'x' }).expect(401);
+    await api.patch(`/reactors/${id}`).set('svc-api-key', 'reader').send({ name: 'x' }).expect(403);
+    await api.patch(`/reactors/${id}`).set('svc-api-key', 'otherTenant').send({ name: 'x' }).expect(404);
+    expect((await storedEvents(side.store, streams.reactor(tenant, id))).map((event) => event.type)).toEqual([
+      'ReactorCreated',
+      'ReactorUpdated',
+    ]);
+  });
+
   it('PUT replaces the name and configuration and DELETE removes the reactor: each answered after the read model has it', async () => {
     const { id } = await create();
     const updated = await api

@@ -12,6 +12,7 @@ import {
   idParams,
   nameFilter,
   paginatedSchema,
+  patchReactorBody,
   reactorSchema,
   updateReactorBody,
   uuid,
@@ -22,7 +23,7 @@ import type { ReactorQueries } from '../queries/reactors.queries.ts';
 
 /** What the reactor routes use, built by the reactors manifest's `routes(deps)` (context.ts). */
 export interface ReactorRouteDeps {
-  commands: Pick<ReactorCommands, 'create' | 'update' | 'delete'>;
+  commands: Pick<ReactorCommands, 'create' | 'update' | 'patch' | 'delete'>;
   queries: Pick<ReactorQueries, 'list' | 'get'>;
   consistency: Pick<ReadModelConsistency, 'afterWrite'>;
 }
@@ -96,6 +97,26 @@ export function reactorRoutes({ commands, queries, consistency }: ReactorRouteDe
       responses: { 200: { description: 'The updated reactor', schema: reactorSchema } },
       async handle({ principal, params, body, requestId }) {
         const updated = await commands.update(principal, params.id, body, requestId);
+        return {
+          status: 200,
+          headers: await consistency.afterWrite(updated.position),
+          body: updated.reactor,
+        };
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/reactors/:id',
+      operationId: 'updateReactorFields',
+      summary: 'Change the fields named (application: null unbinds it); the whole reactor is checked again',
+      tag,
+      permission: 'reactor:update',
+      params: idParams,
+      body: patchReactorBody,
+      bodyMediaTypes: ['application/merge-patch+json', 'application/json'],
+      responses: { 200: { description: 'The updated reactor', schema: reactorSchema } },
+      async handle({ principal, params, body, requestId }) {
+        const updated = await commands.patch(principal, params.id, body, requestId);
         return {
           status: 200,
           headers: await consistency.afterWrite(updated.position),

@@ -6,12 +6,18 @@ import {
   type CommandHandler,
   type CommandOutcome,
 } from '@tokenvault/cqrs';
-import type { EventStore } from '@tokenvault/eventstore';
+import type { EventStore, Position } from '@tokenvault/eventstore';
 import { unauthorized, type Principal } from '@tokenvault/platform';
-import type { CreateApplicationBody, UpdateApplicationBody } from '@tokenvault/contracts';
+import type {
+  CreateApplicationBody,
+  CreatedApplicationKeyResponse,
+  CreateApplicationKeyBody,
+  UpdateApplicationBody,
+} from '@tokenvault/contracts';
 import { generateApiKey, hashApiKey } from '../domain/api-key.ts';
 import {
   applicationDecider,
+  applicationMissing,
   type ApplicationCommand,
   type ApplicationEvent,
   type ApplicationState,
@@ -118,6 +124,57 @@ export class ApplicationCommands {
       metadata,
     );
     return { application: viewOf(outcome), position: outcome.position };
+  }
+
+  /**
+   * A new key for the application, answered once (only its SHA-256 is kept). Its prefix says the
+   * application's type, which never changes, so it is read before the decision.
+   */
+  async createKey(
+    principal: Principal,
+    applicationId: string,
+    body: CreateApplicationKeyBody,
+    correlationId: string,
+  ): Promise<{ key: CreatedApplicationKeyResponse; position: Position | null }> {
+    const { state } = await aggregateStream(
+      this.store,
+      streams.application(principal.tenantId, applicationId),
+      applicationDecider,
+    );
+    if (state.status !== 'active') throw applicationMissing();
+    const key = generateApiKey(state.application.type);
+    const keyId = randomUUID();
+    const caller = await this.callerGrants(principal);
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    const expiresAt = body?.expires_at === undefined ? undefined : new Date(body.expires_at).toISOString();
+    const outcome = await this.handle(
+      {
+        type: 'CreateApplicationKey',
+        applicationId,
+        keyId,
+        keyHash: hashApiKey(key),
+        ...(expiresAt === undefined ? {} : { expiresAt }),
+        caller,
+        ...acting,
+      },
+      metadata,
+    );
+    if (outcome.state.status !== 'active') throw new Error('the application is not active after the command');
+    const created = outcome.state.keys.find((candidate) => candidate.id === keyId)!;
+    return {
+      key: { ...created, tenant_id: principal.tenantId, application_id: applicationId, key },
+      position: outcome.position,
+    };
+  }
+
+  async deleteKey(principal: Principal, applicationId: string, keyId: string, correlationId: string) {
+    const caller = await this.callerGrants(principal);
+    const { acting, metadata } = commandContext(principal, correlationId, this.clock);
+    const outcome = await this.handle(
+      { type: 'DeleteApplicationKey', applicationId, keyId, caller, ...acting },
+      metadata,
+    );
+    return { position: outcome.position };
   }
 
   async delete(principal: Principal, applicationId: string, correlationId: string) {

@@ -1,6 +1,11 @@
-import { alreadyExists, invalidCommand, notFoundError } from '@tokenvault/platform';
+import { alreadyExists, conflictError, invalidCommand, notFoundError } from '@tokenvault/platform';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
-import type { ApplicationType, Permission, RateLimit } from '@tokenvault/contracts';
+import {
+  grantsTypeMayNotHold,
+  type ApplicationType,
+  type Permission,
+  type RateLimit,
+} from '@tokenvault/contracts';
 import type { ContainerRuleData, TenancyEvent } from './tenancy.events.ts';
 import {
   grantsNotHeld,
@@ -12,7 +17,11 @@ import {
 
 export type ApplicationEvent = EventOf<
   TenancyEvent,
-  'ApplicationCreated' | 'ApplicationUpdated' | 'ApplicationDeleted'
+  | 'ApplicationCreated'
+  | 'ApplicationUpdated'
+  | 'ApplicationDeleted'
+  | 'ApplicationKeyCreated'
+  | 'ApplicationKeyDeleted'
 >;
 
 /** The whole application as decided: create and update responses are built from it. */
@@ -30,8 +39,29 @@ export interface ApplicationView {
   modified_at?: string;
 }
 
+/** One of an application's keys as decided: never the key, nor its digest. */
+export interface ApplicationKeyView {
+  id: string;
+  /** From this instant on the key is refused; absent: it never expires. */
+  expires_at?: string;
+  created_by: string;
+  created_at: string;
+}
+
 export type ApplicationState =
-  { status: 'absent' } | { status: 'active'; application: ApplicationView } | { status: 'deleted' };
+  | { status: 'absent' }
+  | { status: 'active'; application: ApplicationView; keys: ApplicationKeyView[] }
+  | { status: 'deleted' };
+
+/**
+ * The id of the key an application is created with (its ApplicationCreated carries its digest):
+ * the application's own id, so that keys created before applications had several keep one stable
+ * id, which the read model's migration can give them too (docs/decisions.md).
+ */
+export const firstKeyIdOf = (applicationId: string) => applicationId;
+
+/** The most keys an application holds at once: enough to rotate and to give each deployment its own. */
+export const maxKeysPerApplication = 20;
 
 interface Grants {
   name: string;
@@ -66,22 +96,38 @@ export type ApplicationCommand =
       caller: ApplicationCaller;
       actorId: string;
       now: string;
+    }
+  | {
+      type: 'CreateApplicationKey';
+      applicationId: string;
+      tenantId: string;
+      keyId: string;
+      /** SHA-256 of the new key, which the command handler generated and answers once. */
+      keyHash: string;
+      expiresAt?: string;
+      caller: ApplicationCaller;
+      actorId: string;
+      now: string;
+    }
+  | {
+      type: 'DeleteApplicationKey';
+      applicationId: string;
+      tenantId: string;
+      keyId: string;
+      caller: ApplicationCaller;
+      actorId: string;
+      now: string;
     };
 
-const missing = () => notFoundError('No application with this id.');
+export const applicationMissing = () => notFoundError('No application with this id.');
+const keyMissing = () => notFoundError('The application has no key with this id.');
 
-/** The create body checks this for a new public application; an update is checked against its type here. */
-function publicHoldsOnlyTokenCreate(grants: Pick<Grants, 'permissions' | 'rules'>) {
-  const message = 'A public application may only hold token:create';
+/** The create body checks this for a new application; an update is checked against its type here. */
+function typeMayHoldGrants(type: ApplicationType, grants: Pick<Grants, 'permissions' | 'rules'>) {
   const errors: Record<string, string[]> = {};
-  grants.permissions.forEach((permission, index) => {
-    if (permission !== 'token:create') errors[`body.permissions.${index}`] = [message];
-  });
-  grants.rules.forEach((rule, ruleIndex) =>
-    rule.permissions.forEach((permission, index) => {
-      if (permission !== 'token:create') errors[`body.rules.${ruleIndex}.permissions.${index}`] = [message];
-    }),
-  );
+  for (const { path, message } of grantsTypeMayNotHold(type, grants)) {
+    (errors[`body.${path.join('.')}`] ??= []).push(message);
+  }
   if (Object.keys(errors).length > 0) {
     throw invalidCommand('The request is not valid; see errors for each field.', errors);
   }
@@ -110,6 +156,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
         const d = event.data;
         return {
           status: 'active',
+          keys: [{ id: firstKeyIdOf(d.application_id), created_by: d.created_by, created_at: d.created_at }],
           application: {
             id: d.application_id,
             tenant_id: d.tenant_id,
@@ -129,6 +176,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
         const { rate_limit: _previous, ...rest } = state.application;
         return {
           status: 'active',
+          keys: state.keys,
           application: {
             ...rest,
             ...(d.rate_limit ? { rate_limit: d.rate_limit } : {}),
@@ -142,6 +190,21 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
       }
       case 'ApplicationDeleted':
         return { status: 'deleted' };
+      case 'ApplicationKeyCreated': {
+        if (state.status !== 'active') return state;
+        const d = event.data;
+        const key: ApplicationKeyView = {
+          id: d.key_id,
+          ...(d.expires_at === undefined ? {} : { expires_at: d.expires_at }),
+          created_by: d.created_by,
+          created_at: d.created_at,
+        };
+        return { ...state, keys: [...state.keys, key] };
+      }
+      case 'ApplicationKeyDeleted': {
+        if (state.status !== 'active') return state;
+        return { ...state, keys: state.keys.filter((key) => key.id !== event.data.key_id) };
+      }
     }
   },
   decide(command, state) {
@@ -176,7 +239,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
         ];
       }
       case 'UpdateApplication': {
-        if (state.status !== 'active') throw missing();
+        if (state.status !== 'active') throw applicationMissing();
         const type = state.application.type;
         // A lesser key neither raises an application above itself nor strips one that holds more.
         const current = targetNotHeld(command.caller, state.application);
@@ -190,7 +253,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
           ...requestedQuotaNotHeld(command),
         };
         if (Object.keys(notHeld).length > 0) throw grantsNotHeldError(notHeld);
-        if (type === 'public') publicHoldsOnlyTokenCreate(command);
+        typeMayHoldGrants(type, command);
         return [
           {
             type: 'ApplicationUpdated',
@@ -208,7 +271,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
         ];
       }
       case 'DeleteApplication': {
-        if (state.status !== 'active') throw missing();
+        if (state.status !== 'active') throw applicationMissing();
         // Only what the caller could have created: a lesser key never removes a greater one.
         const notHeld = targetNotHeld(command.caller, state.application);
         if (notHeld.length > 0) throw grantsNotHeldError({ 'path.id': notHeld });
@@ -218,6 +281,56 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
             data: {
               application_id: command.applicationId,
               tenant_id: command.tenantId,
+              deleted_by: command.actorId,
+              deleted_at: command.now,
+            },
+          },
+        ];
+      }
+      case 'CreateApplicationKey': {
+        if (state.status !== 'active') throw applicationMissing();
+        // A key acts as its application: minting one for an application that holds what the
+        // caller does not would hand the caller those grants (a lesser key minting a greater one).
+        const notHeld = targetNotHeld(command.caller, state.application);
+        if (notHeld.length > 0) throw grantsNotHeldError({ 'path.id': notHeld });
+        if (command.expiresAt !== undefined && Date.parse(command.expiresAt) <= Date.parse(command.now)) {
+          throw invalidCommand('A key cannot be created expired.', {
+            'body.expires_at': ['Must be later than now (ISO 8601 with an offset)'],
+          });
+        }
+        if (state.keys.length >= maxKeysPerApplication) {
+          throw conflictError(
+            `The application holds ${maxKeysPerApplication} keys, the most it may: delete one it no longer uses first.`,
+          );
+        }
+        return [
+          {
+            type: 'ApplicationKeyCreated',
+            data: {
+              application_id: command.applicationId,
+              tenant_id: command.tenantId,
+              key_id: command.keyId,
+              key_hash: command.keyHash,
+              ...(command.expiresAt === undefined ? {} : { expires_at: command.expiresAt }),
+              created_by: command.actorId,
+              created_at: command.now,
+            },
+          },
+        ];
+      }
+      case 'DeleteApplicationKey': {
+        if (state.status !== 'active') throw applicationMissing();
+        // Only what the caller could have created: a lesser key never revokes a greater one's keys.
+        const notHeld = targetNotHeld(command.caller, state.application);
+        if (notHeld.length > 0) throw grantsNotHeldError({ 'path.id': notHeld });
+        if (!state.keys.some((key) => key.id === command.keyId)) throw keyMissing();
+        return [
+          {
+            type: 'ApplicationKeyDeleted',
+            data: {
+              application_id: command.applicationId,
+              tenant_id: command.tenantId,
+              key_id: command.keyId,
               deleted_by: command.actorId,
               deleted_at: command.now,
             },

@@ -119,6 +119,24 @@ export type TenancyEvent =
   | DomainEvent<
       'ApplicationDeleted',
       { application_id: string; tenant_id: string; deleted_by: string; deleted_at: string }
+    >
+  | DomainEvent<
+      'ApplicationKeyCreated',
+      {
+        application_id: string;
+        tenant_id: string;
+        key_id: string;
+        /** SHA-256 of the key: the key itself is never stored. */
+        key_hash: string;
+        /** From this instant on the key is refused; absent: it never expires. */
+        expires_at?: string;
+        created_by: string;
+        created_at: string;
+      }
+    >
+  | DomainEvent<
+      'ApplicationKeyDeleted',
+      { application_id: string; tenant_id: string; key_id: string; deleted_by: string; deleted_at: string }
     >;
 
 export const streams = {
@@ -145,4 +163,6 @@ export const tenancyEventTypes = Object.keys({
   ApplicationCreated: true,
   ApplicationUpdated: true,
   ApplicationDeleted: true,
+  ApplicationKeyCreated: true,
+  ApplicationKeyDeleted: true,
 } satisfies Record<TenancyEvent['type'], true>) as TenancyEvent['type'][];

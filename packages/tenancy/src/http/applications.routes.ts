@@ -1,9 +1,21 @@
 import { z } from 'zod';
-import { defineRoute, notFound, pageQuery, paginated, type RouteDefinition } from '@tokenvault/platform';
+import {
+  anyCaller,
+  defineRoute,
+  forbidden,
+  notFound,
+  pageQuery,
+  paginated,
+  type RouteDefinition,
+} from '@tokenvault/platform';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
 import {
+  applicationKeyParams,
+  applicationKeySchema,
   applicationSchema,
   createApplicationBody,
+  createApplicationKeyBody,
+  createdApplicationKeySchema,
   createdApplicationSchema,
   idParams,
   paginatedSchema,
@@ -14,12 +26,13 @@ import type { ApplicationQueries } from '../queries/applications.queries.ts';
 
 /** What the application routes use, built by the tenancy manifest's `routes(deps)` (context.ts). */
 export interface ApplicationRouteDeps {
-  commands: Pick<ApplicationCommands, 'create' | 'update' | 'delete'>;
-  queries: Pick<ApplicationQueries, 'list' | 'get'>;
+  commands: Pick<ApplicationCommands, 'create' | 'update' | 'delete' | 'createKey' | 'deleteKey'>;
+  queries: Pick<ApplicationQueries, 'list' | 'get' | 'listKeys' | 'getKey'>;
   consistency: Pick<ReadModelConsistency, 'afterWrite'>;
 }
 
 const missing = () => notFound('No application with this id.');
+const keyMissing = () => notFound('The application has no key with this id.');
 
 export function applicationRoutes({
   commands,
@@ -60,6 +73,26 @@ export function applicationRoutes({
       async handle({ principal, query }) {
         const { items, total } = await queries.list(principal.tenantId, query.page, query.size);
         return { status: 200, body: paginated(items, query.page, query.size, total) };
+      },
+    }),
+    // Before /applications/:id, which would take `key` for an id.
+    defineRoute({
+      method: 'get',
+      path: '/applications/key',
+      operationId: 'getApplicationByKey',
+      summary: 'Get the application of the calling API key',
+      tag,
+      permission: anyCaller,
+      responses: { 200: { description: 'The caller’s own application', schema: applicationSchema } },
+      async handle({ principal }) {
+        if (principal.actorType !== 'application') {
+          throw forbidden(
+            'GET /applications/key answers the application of the calling API key; a member’s session belongs to none. Call it with SVC-API-KEY.',
+          );
+        }
+        const application = await queries.get(principal.tenantId, principal.actorId);
+        if (!application) throw missing();
+        return { status: 200, body: application };
       },
     }),
     defineRoute({
@@ -107,6 +140,65 @@ export function applicationRoutes({
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params, requestId }) {
         const deleted = await commands.delete(principal, params.id, requestId);
+        return { status: 204, headers: await consistency.afterWrite(deleted.position) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/applications/:id/keys',
+      operationId: 'createApplicationKey',
+      summary: 'Create another key for an application (shown only in this response)',
+      tag,
+      permission: 'application:update',
+      params: idParams,
+      body: createApplicationKeyBody,
+      responses: { 201: { description: 'Created', schema: createdApplicationKeySchema } },
+      async handle({ principal, params, body, requestId }) {
+        const created = await commands.createKey(principal, params.id, body, requestId);
+        return { status: 201, headers: await consistency.afterWrite(created.position), body: created.key };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/applications/:id/keys',
+      operationId: 'listApplicationKeys',
+      summary: 'List an application’s keys (never the keys themselves)',
+      tag,
+      permission: 'application:read',
+      params: idParams,
+      responses: { 200: { description: 'The keys, oldest first', schema: z.array(applicationKeySchema) } },
+      async handle({ principal, params }) {
+        const keys = await queries.listKeys(principal.tenantId, params.id);
+        if (!keys) throw missing();
+        return { status: 200, body: keys };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/applications/:id/keys/:key_id',
+      operationId: 'getApplicationKey',
+      summary: 'Get one of an application’s keys (never the key itself)',
+      tag,
+      permission: 'application:read',
+      params: applicationKeyParams,
+      responses: { 200: { description: 'The key’s id and dates', schema: applicationKeySchema } },
+      async handle({ principal, params }) {
+        const key = await queries.getKey(principal.tenantId, params.id, params.key_id);
+        if (!key) throw keyMissing();
+        return { status: 200, body: key };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/applications/:id/keys/:key_id',
+      operationId: 'deleteApplicationKey',
+      summary: 'Delete one of an application’s keys; it stops working at once',
+      tag,
+      permission: 'application:update',
+      params: applicationKeyParams,
+      responses: { 204: { description: 'Deleted' } },
+      async handle({ principal, params, requestId }) {
+        const deleted = await commands.deleteKey(principal, params.id, params.key_id, requestId);
         return { status: 204, headers: await consistency.afterWrite(deleted.position) };
       },
     }),

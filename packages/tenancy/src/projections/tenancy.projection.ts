@@ -1,6 +1,7 @@
-import { notifyInvalidation, onTenantDeleted, type Projection } from '@tokenvault/cqrs';
+import { notifyInvalidation, onTenantDeleted, type DataOf, type Projection } from '@tokenvault/cqrs';
 import type { PoolClient } from '@tokenvault/platform';
 import type { RecordedOf } from '@tokenvault/eventstore';
+import { firstKeyIdOf } from '../domain/application.ts';
 import type { TenancyEvent } from '../domain/tenancy.events.ts';
 
 /** The rows of a deleted tenant in the tables of its members, invitations and applications. */
@@ -28,6 +29,8 @@ export const tenancyProjection: Projection<TenancyEvent> = {
     'ApplicationCreated',
     'ApplicationUpdated',
     'ApplicationDeleted',
+    'ApplicationKeyCreated',
+    'ApplicationKeyDeleted',
   ],
   async apply(events, tx) {
     for (const event of events) {
@@ -58,12 +61,34 @@ export function tenancyInvalidationsOf(event: { type: string; data: unknown }): 
     case 'TenantUpdated':
     case 'ApplicationUpdated':
     case 'ApplicationDeleted':
+    // A new key needs none: keys unknown to a process are never cached.
+    case 'ApplicationKeyDeleted':
       return [principalsOfTenant(tenantId)];
     case 'TenantDeleted':
       return [principalsOfTenant(tenantId), keysOfTenant(tenantId)];
     default:
       return [];
   }
+}
+
+/** A key's row: its digest (what a request is resolved by), its id and dates. */
+async function insertKey(
+  tx: PoolClient,
+  key: DataOf<TenancyEvent, 'ApplicationKeyCreated'>,
+): Promise<void> {
+  await tx.query(
+    `INSERT INTO api_keys (key_hash, tenant_id, application_id, id, expires_at, created_by, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+    [
+      key.key_hash,
+      key.tenant_id,
+      key.application_id,
+      key.key_id,
+      key.expires_at ?? null,
+      key.created_by,
+      key.created_at,
+    ],
+  );
 }
 
 async function applyOne(event: RecordedOf<TenancyEvent>, tx: PoolClient): Promise<void> {
@@ -160,10 +185,14 @@ async function applyOne(event: RecordedOf<TenancyEvent>, tx: PoolClient): Promis
           d.rate_limit ? JSON.stringify(d.rate_limit) : null,
         ],
       );
-      await tx.query(
-        'INSERT INTO api_keys (key_hash, tenant_id, application_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
-        [d.key_hash, d.tenant_id, d.application_id],
-      );
+      await insertKey(tx, {
+        key_hash: d.key_hash,
+        tenant_id: d.tenant_id,
+        application_id: d.application_id,
+        key_id: firstKeyIdOf(d.application_id),
+        created_by: d.created_by,
+        created_at: d.created_at,
+      });
       return;
     }
     case 'ApplicationUpdated': {
@@ -194,6 +223,18 @@ async function applyOne(event: RecordedOf<TenancyEvent>, tx: PoolClient): Promis
       await tx.query('DELETE FROM applications WHERE tenant_id = $1 AND id = $2', [
         d.tenant_id,
         d.application_id,
+      ]);
+      return;
+    }
+    case 'ApplicationKeyCreated':
+      await insertKey(tx, event.data);
+      return;
+    case 'ApplicationKeyDeleted': {
+      const d = event.data;
+      await tx.query('DELETE FROM api_keys WHERE tenant_id = $1 AND application_id = $2 AND id = $3', [
+        d.tenant_id,
+        d.application_id,
+        d.key_id,
       ]);
       return;
     }

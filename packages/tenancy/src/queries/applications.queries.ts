@@ -1,5 +1,5 @@
 import { withTenant, type Pool } from '@tokenvault/platform';
-import type { ApplicationResponse } from '@tokenvault/contracts';
+import type { ApplicationKeyResponse, ApplicationResponse } from '@tokenvault/contracts';
 
 interface ApplicationRow {
   id: string;
@@ -34,6 +34,29 @@ function toResponse(row: ApplicationRow): ApplicationResponse {
   };
 }
 
+interface KeyRow {
+  id: string;
+  tenant_id: string;
+  application_id: string;
+  expires_at: Date | null;
+  created_by: string | null;
+  created_at: Date | null;
+}
+
+/** What the app role may read of a key: never its digest (the column is not granted to it). */
+const keyColumns = 'id, tenant_id, application_id, expires_at, created_by, created_at';
+
+function toKeyResponse(row: KeyRow): ApplicationKeyResponse {
+  return {
+    id: row.id,
+    tenant_id: row.tenant_id,
+    application_id: row.application_id,
+    ...(row.expires_at ? { expires_at: row.expires_at.toISOString() } : {}),
+    ...(row.created_by ? { created_by: row.created_by } : {}),
+    ...(row.created_at ? { created_at: row.created_at.toISOString() } : {}),
+  };
+}
+
 /** Reads run as the tenant: row-level security hides every other tenant's rows. */
 export class ApplicationQueries {
   private readonly appPool: Pool;
@@ -48,6 +71,38 @@ export class ApplicationQueries {
         [tenantId, id],
       );
       return result.rows[0] && toResponse(result.rows[0]);
+    });
+  }
+
+  /**
+   * The keys of an application, oldest first, expired ones included (until they are deleted);
+   * undefined when there is no such application.
+   */
+  async listKeys(tenantId: string, applicationId: string): Promise<ApplicationKeyResponse[] | undefined> {
+    return withTenant(this.appPool, tenantId, async (client) => {
+      const [application, keys] = await Promise.all([
+        client.query('SELECT 1 FROM applications WHERE tenant_id = $1 AND id = $2', [tenantId, applicationId]),
+        client.query<KeyRow>(
+          `SELECT ${keyColumns} FROM api_keys WHERE tenant_id = $1 AND application_id = $2
+           ORDER BY created_at, id`,
+          [tenantId, applicationId],
+        ),
+      ]);
+      return application.rowCount === 0 ? undefined : keys.rows.map(toKeyResponse);
+    });
+  }
+
+  async getKey(
+    tenantId: string,
+    applicationId: string,
+    keyId: string,
+  ): Promise<ApplicationKeyResponse | undefined> {
+    return withTenant(this.appPool, tenantId, async (client) => {
+      const result = await client.query<KeyRow>(
+        `SELECT ${keyColumns} FROM api_keys WHERE tenant_id = $1 AND application_id = $2 AND id = $3`,
+        [tenantId, applicationId, keyId],
+      );
+      return result.rows[0] && toKeyResponse(result.rows[0]);
     });
   }
 

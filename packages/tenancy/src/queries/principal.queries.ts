@@ -1,6 +1,8 @@
 import {
+  systemClock,
   unauthorized,
   type Authenticate,
+  type Clock,
   type ContainerRule,
   type Pool,
   type Principal,
@@ -20,6 +22,7 @@ interface PrincipalRow {
 
 interface CachedPrincipal {
   principal: Principal;
+  /** The cache's own lifetime, and never past the key's expiry. */
   expiresAt: number;
 }
 
@@ -27,6 +30,8 @@ export interface AuthenticatorOptions {
   /** Upper bound on how long a resolved key is trusted without a look-up; 0 disables the cache. */
   cacheTtlMs: number;
   maxCachedKeys?: number;
+  /** What a key's expiry is compared with (the service's clock). */
+  clock?: Clock;
 }
 
 /**
@@ -34,7 +39,8 @@ export interface AuthenticatorOptions {
  * looked up (fixed length, indexed). Resolved keys are cached by digest; the projection that
  * changes or deletes an application or tenant invalidates that tenant's entries in the same
  * notification stream a write's response waits on, so a deleted key fails as soon as the DELETE
- * has answered. Unknown keys are never cached.
+ * has answered. Unknown keys are never cached. A key past its `expires_at` is refused by the
+ * look-up, and a cached one is never trusted past it.
  */
 export function createAuthenticator(
   ownerPool: Pool,
@@ -43,6 +49,7 @@ export function createAuthenticator(
 ): Authenticate {
   const cache = new Map<string, CachedPrincipal>();
   const maxCachedKeys = options.maxCachedKeys ?? 10_000;
+  const clock = options.clock ?? systemClock;
   // A look-up that started before an invalidation must not cache what it read.
   let generation = 0;
   consistency.onInvalidation((key) => {
@@ -55,31 +62,38 @@ export function createAuthenticator(
   return async (apiKey) => {
     if (!apiKey || !looksLikeApiKey(apiKey)) throw unauthorized();
     const digest = hashApiKey(apiKey);
+    const now = clock.now();
     const cached = cache.get(digest);
-    if (cached && cached.expiresAt > Date.now()) return cached.principal;
+    if (cached && cached.expiresAt > now.getTime()) return cached.principal;
     const generationAtLookUp = generation;
-    const principal = await lookUp(ownerPool, digest);
+    const { principal, keyExpiresAt } = await lookUp(ownerPool, digest, now);
     if (options.cacheTtlMs > 0 && generationAtLookUp === generation) {
       if (cache.size >= maxCachedKeys) cache.delete(cache.keys().next().value!);
-      cache.set(digest, { principal, expiresAt: Date.now() + options.cacheTtlMs });
+      const expiresAt = Math.min(now.getTime() + options.cacheTtlMs, keyExpiresAt?.getTime() ?? Infinity);
+      cache.set(digest, { principal, expiresAt });
     }
     return principal;
   };
 }
 
-const principalQuery = `SELECT a.tenant_id, a.id AS application_id, a.permissions, a.rules, a.rate_limit, t.settings
-       FROM applications a JOIN tenants t ON t.id = a.tenant_id`;
+const principalColumns = 'a.tenant_id, a.id AS application_id, a.permissions, a.rules, a.rate_limit, t.settings';
+const principalSource = 'FROM applications a JOIN tenants t ON t.id = a.tenant_id';
 
-async function lookUp(ownerPool: Pool, digest: string): Promise<Principal> {
-  const result = await ownerPool.query<PrincipalRow>(
-    `${principalQuery}
+/** The principal of a key that exists and has not expired at `now`, and when the key expires. */
+async function lookUp(
+  ownerPool: Pool,
+  digest: string,
+  now: Date,
+): Promise<{ principal: Principal; keyExpiresAt: Date | null }> {
+  const result = await ownerPool.query<PrincipalRow & { key_expires_at: Date | null }>(
+    `SELECT ${principalColumns}, k.expires_at AS key_expires_at ${principalSource}
        JOIN api_keys k ON k.tenant_id = a.tenant_id AND k.application_id = a.id
-       WHERE k.key_hash = $1`,
-    [digest],
+       WHERE k.key_hash = $1 AND (k.expires_at IS NULL OR k.expires_at > $2)`,
+    [digest, now],
   );
   const row = result.rows[0];
   if (!row) throw unauthorized();
-  return principalOf(row);
+  return { principal: principalOf(row), keyExpiresAt: row.key_expires_at };
 }
 
 /**
@@ -93,7 +107,7 @@ export async function principalOfApplication(
   applicationId: string,
 ): Promise<Principal | undefined> {
   const result = await ownerPool.query<PrincipalRow>(
-    `${principalQuery} WHERE a.tenant_id = $1 AND a.id = $2`,
+    `SELECT ${principalColumns} ${principalSource} WHERE a.tenant_id = $1 AND a.id = $2`,
     [tenantId, applicationId],
   );
   const row = result.rows[0];

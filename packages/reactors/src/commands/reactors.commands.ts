@@ -150,7 +150,11 @@ export class ReactorCommands {
 
   /** The reactor as its own stream has it now; a 404 when it is not active. */
   private async current(tenantId: string, reactorId: string): Promise<ReactorView> {
-    const { state } = await aggregateStream(this.deps.store, streams.reactor(tenantId, reactorId), reactorDecider);
+    const { state } = await aggregateStream(
+      this.deps.store,
+      streams.reactor(tenantId, reactorId),
+      reactorDecider,
+    );
     if (state.status !== 'active') throw reactorMissing();
     return state.reactor;
   }

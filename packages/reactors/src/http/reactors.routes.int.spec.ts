@@ -170,7 +170,10 @@ describe('reactor routes, in process (commands on an in-memory store, queries on
       .set('svc-api-key', 'admin')
       .send({ name: '', formula: { id: formulaId } })
       .expect(400);
-    expect(Object.keys((refused.body as { errors: object }).errors).sort()).toEqual(['body.formula', 'body.name']);
+    expect(Object.keys((refused.body as { errors: object }).errors).sort()).toEqual([
+      'body.formula',
+      'body.name',
+    ]);
     await api.patch(`/reactors/${id}`).send({ name: 'x' }).expect(401);
     await api.patch(`/reactors/${id}`).set('svc-api-key', 'reader').send({ name: 'x' }).expect(403);
     await api.patch(`/reactors/${id}`).set('svc-api-key', 'otherTenant').send({ name: 'x' }).expect(404);

@@ -1,6 +1,12 @@
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
-import { applicationDecider, type ApplicationCommand, type ApplicationEvent } from './application.ts';
+import {
+  applicationDecider,
+  firstKeyIdOf,
+  maxKeysPerApplication,
+  type ApplicationCommand,
+  type ApplicationEvent,
+} from './application.ts';
 import { operatorGrants } from './grant-rule.ts';
 import { domainErrorWith } from '@tokenvault/platform/testing';
 
@@ -217,5 +223,169 @@ describe('application decider', () => {
           },
         },
       ]);
+  });
+
+  describe('keys', () => {
+    const keyId = '9d2f0a1e-0000-4000-8000-000000000004';
+    const later = '2026-03-02T00:00:00.000Z';
+    const createKey: ApplicationCommand = {
+      type: 'CreateApplicationKey',
+      applicationId,
+      tenantId,
+      keyId,
+      keyHash: 'second digest',
+      expiresAt: later,
+      caller: operatorGrants,
+      actorId,
+      now,
+    };
+    const keyCreated: ApplicationEvent = {
+      type: 'ApplicationKeyCreated',
+      data: {
+        application_id: applicationId,
+        tenant_id: tenantId,
+        key_id: keyId,
+        key_hash: 'second digest',
+        expires_at: later,
+        created_by: actorId,
+        created_at: now,
+      },
+    };
+    const deleteKey = (id: string): ApplicationCommand => ({
+      type: 'DeleteApplicationKey',
+      applicationId,
+      tenantId,
+      keyId: id,
+      caller: operatorGrants,
+      actorId,
+      now,
+    });
+    const keyDeleted = (id: string): ApplicationEvent => ({
+      type: 'ApplicationKeyDeleted',
+      data: {
+        application_id: applicationId,
+        tenant_id: tenantId,
+        key_id: id,
+        deleted_by: actorId,
+        deleted_at: now,
+      },
+    });
+    /** What the decider holds of the application's keys after these events. */
+    const keysAfter = (events: ApplicationEvent[]) => {
+      const state = events.reduce(
+        (folded, event) => applicationDecider.evolve(folded, event),
+        applicationDecider.initialState(),
+      );
+      return state.status === 'active' ? state.keys.map((key) => key.id) : undefined;
+    };
+
+    it('an application is created with one key, whose id is the application’s own', () => {
+      expect(keysAfter([created])).toEqual([firstKeyIdOf(applicationId)]);
+      expect(firstKeyIdOf(applicationId)).toBe(applicationId);
+    });
+
+    it('creates a key with its digest and expiry; its first key and the new one can each be deleted', () => {
+      spec.given([created]).when(createKey).then([keyCreated]);
+      const { expiresAt: _never, ...forever } = createKey;
+      const { expires_at: _none, ...foreverData } = (keyCreated as { data: Record<string, unknown> }).data;
+      spec
+        .given([created])
+        .when(forever)
+        .then([{ type: 'ApplicationKeyCreated', data: foreverData } as ApplicationEvent]);
+      spec
+        .given([created, keyCreated])
+        .when(deleteKey(applicationId))
+        .then([keyDeleted(applicationId)]);
+      spec
+        .given([created, keyCreated])
+        .when(deleteKey(keyId))
+        .then([keyDeleted(keyId)]);
+      expect(keysAfter([created, keyCreated, keyDeleted(applicationId)])).toEqual([keyId]);
+    });
+
+    it('a key that is not the application’s, or was deleted, is not found; so is every key of a deleted application', () => {
+      spec.given([created]).when(deleteKey(keyId)).thenThrows(domainErrorWith('not-found'));
+      spec
+        .given([created, keyCreated, keyDeleted(keyId)])
+        .when(deleteKey(keyId))
+        .thenThrows(domainErrorWith('not-found'));
+      for (const command of [createKey, deleteKey(applicationId)]) {
+        spec.given([]).when(command).thenThrows(domainErrorWith('not-found'));
+        spec.given([created, deleted]).when(command).thenThrows(domainErrorWith('not-found'));
+      }
+    });
+
+    it('no key mints or revokes a key of an application holding what it does not (not allowed, naming path.id)', () => {
+      const lesser = {
+        ...quota(6000),
+        type: 'private' as const,
+        permissions: ['application:update'],
+        rules: [],
+      };
+      spec
+        .given([created])
+        .when({ ...createKey, caller: lesser })
+        .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
+      spec
+        .given([created, keyCreated])
+        .when({ ...deleteKey(keyId), caller: lesser })
+        .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
+      // A rule on /pci/ does not hold token:create everywhere, nor a smaller quota the default one.
+      const scoped = { ...lesser, rules: [{ container: '/pci/', permissions: ['token:create'] }] };
+      spec
+        .given([created])
+        .when({ ...createKey, caller: scoped })
+        .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
+      spec
+        .given([created])
+        .when({ ...createKey, caller: { ...operatorGrants, ...quota(100) } })
+        .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
+      // A peer holding all it holds may.
+      const peer = { ...lesser, permissions: ['application:update', 'token:create'] };
+      spec
+        .given([created])
+        .when({ ...createKey, caller: peer })
+        .then([keyCreated]);
+    });
+
+    it('refuses a key expiring now or before (invalid, naming body.expires_at)', () => {
+      for (const expiresAt of [now, '2026-02-28T23:59:59.999Z']) {
+        spec
+          .given([created])
+          .when({ ...createKey, expiresAt })
+          .thenThrows(domainErrorWith('invalid', { field: 'body.expires_at' }));
+      }
+    });
+
+    it(`holds at most ${maxKeysPerApplication} keys at once (conflict); deleting one makes room`, () => {
+      const more = Array.from({ length: maxKeysPerApplication - 1 }, (_, index) => ({
+        ...keyCreated,
+        data: { ...keyCreated.data, key_id: `key-${index}`, key_hash: `digest-${index}` },
+      })) as ApplicationEvent[];
+      spec
+        .given([created, ...more])
+        .when(createKey)
+        .thenThrows(domainErrorWith('conflict'));
+      spec
+        .given([created, ...more, keyDeleted('key-0')])
+        .when(createKey)
+        .then([keyCreated]);
+    });
+
+    it('keeps the keys across an update of the application', () => {
+      const updated: ApplicationEvent = {
+        type: 'ApplicationUpdated',
+        data: {
+          application_id: applicationId,
+          tenant_id: tenantId,
+          name: 'Renamed',
+          permissions: ['token:create'],
+          rules: [],
+          modified_by: actorId,
+          modified_at: now,
+        },
+      };
+      expect(keysAfter([created, keyCreated, updated])).toEqual([applicationId, keyId]);
+    });
   });
 });

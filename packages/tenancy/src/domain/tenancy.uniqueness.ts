@@ -68,6 +68,8 @@ export function tenancyClaims(event: { type: string; data: unknown }): ClaimChan
     case 'TenantUpdated':
     case 'ApplicationCreated':
     case 'ApplicationUpdated':
+    case 'ApplicationKeyCreated':
+    case 'ApplicationKeyDeleted':
     case 'ApplicationDeleted':
     case 'InvitationResent':
       return undefined;

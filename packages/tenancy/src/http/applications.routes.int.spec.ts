@@ -158,4 +158,99 @@ describe('application routes, in process (commands on an in-memory store, querie
       (await storedEvents(side.store, streams.application(tenant, id))).map((event) => event.type),
     ).toEqual(['ApplicationCreated', 'ApplicationUpdated', 'ApplicationDeleted']);
   });
+
+  describe('keys', () => {
+    interface Key {
+      id: string;
+      key?: string;
+      expires_at?: string;
+    }
+    const keysOf = async (id: string) =>
+      (await api.get(`/applications/${id}/keys`).set('svc-api-key', 'reader').expect(200)).body as Key[];
+
+    it('POST /applications/{id}/keys appends ApplicationKeyCreated (its hash) and answers the key once; GET never shows it', async () => {
+      const { id } = await create();
+      // Basis Theory's SDK sends no body at all.
+      const created = (await api.post(`/applications/${id}/keys`).set('svc-api-key', 'member').expect(201))
+        .body as Key & { key: string };
+      expect(created).toMatchObject({ tenant_id: tenant, application_id: id, created_by: member });
+      const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+      const expiring = (
+        await api
+          .post(`/applications/${id}/keys`)
+          .set('svc-api-key', 'member')
+          .send({ expires_at: expiresAt })
+          .expect(201)
+      ).body as Key & { key: string };
+      expect(expiring.expires_at).toBe(expiresAt);
+      const events = await storedEvents(side.store, streams.application(tenant, id));
+      expect(events.map((event) => event.type)).toEqual([
+        'ApplicationCreated',
+        'ApplicationKeyCreated',
+        'ApplicationKeyCreated',
+      ]);
+      expect(events[1]!.data).toMatchObject({ key_id: created.id, key_hash: hashApiKey(created.key) });
+      const listed = await keysOf(id);
+      expect(listed.map((key) => key.id)).toEqual([id, created.id, expiring.id]);
+      const { key: _shown, ...withoutKey } = expiring;
+      expect(listed[2]).toEqual(withoutKey);
+      const one = await api
+        .get(`/applications/${id}/keys/${expiring.id}`)
+        .set('svc-api-key', 'reader')
+        .expect(200);
+      expect(one.body).toEqual(withoutKey);
+      const everything = JSON.stringify([listed, one.body, events.map((event) => event.data)]);
+      for (const key of [created.key, expiring.key]) expect(everything).not.toContain(key);
+    });
+
+    it('DELETE /applications/{id}/keys/{key_id} removes that key only, then it is a 404', async () => {
+      const { id } = await create();
+      const created = (await api.post(`/applications/${id}/keys`).set('svc-api-key', 'member').expect(201))
+        .body as Key;
+      await api.delete(`/applications/${id}/keys/${id}`).set('svc-api-key', 'member').expect(204);
+      expect((await keysOf(id)).map((key) => key.id)).toEqual([created.id]);
+      await api.get(`/applications/${id}/keys/${id}`).set('svc-api-key', 'reader').expect(404);
+      await api.delete(`/applications/${id}/keys/${id}`).set('svc-api-key', 'member').expect(404);
+    });
+
+    it('a refused body names the field; no key, a lesser key, a key minting for more than it holds and another tenant append nothing', async () => {
+      const { id } = await create();
+      const head = await side.store.headPosition();
+      const past = await api
+        .post(`/applications/${id}/keys`)
+        .set('svc-api-key', 'member')
+        .send({ expires_at: '2020-01-01T00:00:00Z' })
+        .expect(400);
+      expect(Object.keys((past.body as { errors: object }).errors)).toEqual(['body.expires_at']);
+      const malformed = await api
+        .post(`/applications/${id}/keys`)
+        .set('svc-api-key', 'member')
+        .send({ expires_at: 'tomorrow', key: 'mine' })
+        .expect(400);
+      // A caller never chooses its key: the service generates it.
+      expect(Object.keys((malformed.body as { errors: object }).errors).sort()).toEqual([
+        'body.expires_at',
+        'body.key',
+      ]);
+      await api.post(`/applications/${id}/keys`).expect(401);
+      await api.get(`/applications/${id}/keys`).expect(401);
+      await api.post(`/applications/${id}/keys`).set('svc-api-key', 'reader').expect(403);
+      await api.delete(`/applications/${id}/keys/${id}`).set('svc-api-key', 'reader').expect(403);
+      // `creator` holds application:create and token:read, not application:update.
+      await api.post(`/applications/${id}/keys`).set('svc-api-key', 'creator').expect(403);
+      await api.post(`/applications/${id}/keys`).set('svc-api-key', 'otherTenant').expect(404);
+      await api.get(`/applications/${id}/keys`).set('svc-api-key', 'otherTenant').expect(404);
+      await api.get(`/applications/${id}/keys/${id}`).set('svc-api-key', 'otherTenant').expect(404);
+      await api.delete(`/applications/${id}/keys/${id}`).set('svc-api-key', 'otherTenant').expect(404);
+      expect(await side.store.headPosition()).toEqual(head);
+    });
+
+    it('GET /applications/key answers the calling key’s own application, and a member’s session a 403 saying why', async () => {
+      const own = await api.get('/applications/key').set('svc-api-key', 'creator').expect(200);
+      expect(own.body).toMatchObject({ name: 'Checkout', permissions: ['application:create', 'token:read'] });
+      const session = await api.get('/applications/key').set('svc-api-key', 'member').expect(403);
+      expect(session.body).toMatchObject({ detail: expect.stringContaining('API key') });
+      await api.get('/applications/key').expect(401);
+    });
+  });
 });

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { anyCaller, defineRoute, type RouteDefinition } from '@tokenvault/platform';
-import { describePermissions, listPermissionsQuery, permissionDescriptionSchema } from '@tokenvault/contracts';
+import {
+  describePermissions,
+  listPermissionsQuery,
+  permissionDescriptionSchema,
+} from '@tokenvault/contracts';
 
 /** `GET /permissions`: what an application may be given, read from the contracts (no state). */
 export function permissionRoutes(): RouteDefinition[] {

@@ -441,8 +441,17 @@ describe('tenancyProjection', () => {
               modified_at: null,
             },
           ]);
+          // Its key's id is the application's own (firstKeyIdOf).
           expect(await select(tx, 'SELECT * FROM api_keys')).toEqual([
-            { key_hash: `key-hash-${application}`, tenant_id: tenant, application_id: application },
+            {
+              key_hash: `key-hash-${application}`,
+              tenant_id: tenant,
+              application_id: application,
+              id: application,
+              expires_at: null,
+              created_by: actor,
+              created_at: new Date(created_at),
+            },
           ]);
         });
     });
@@ -485,6 +494,77 @@ describe('tenancyProjection', () => {
     });
   });
 
+  describe('application keys', () => {
+    const keyCreated = (applicationId: string, keyId: string, expiresAt?: string) =>
+      event(
+        'ApplicationKeyCreated',
+        {
+          application_id: applicationId,
+          tenant_id: tenant,
+          key_id: keyId,
+          key_hash: `key-hash-${keyId}`,
+          ...(expiresAt ? { expires_at: expiresAt } : {}),
+          created_by: actor,
+          created_at: modified_at,
+        },
+        streams.application(tenant, applicationId),
+      );
+    const keyDeleted = (applicationId: string, keyId: string) =>
+      event(
+        'ApplicationKeyDeleted',
+        {
+          application_id: applicationId,
+          tenant_id: tenant,
+          key_id: keyId,
+          deleted_by: actor,
+          deleted_at: modified_at,
+        },
+        streams.application(tenant, applicationId),
+      );
+
+    it('ApplicationKeyCreated inserts the key’s digest, id and dates beside the application’s first key, once', async () => {
+      const [application, key] = [randomUUID(), randomUUID()];
+      const expiresAt = '2026-02-01T00:00:00.000Z';
+      await spec()
+        .given([applicationCreated(application), keyCreated(application, key, expiresAt)])
+        .when([keyCreated(application, key, expiresAt)])
+        .then(async (tx) => {
+          expect(
+            await select(tx, 'SELECT * FROM api_keys WHERE application_id = $1 ORDER BY created_at', [
+              application,
+            ]),
+          ).toEqual([
+            expect.objectContaining({ key_hash: `key-hash-${application}`, id: application }),
+            {
+              key_hash: `key-hash-${key}`,
+              tenant_id: tenant,
+              application_id: application,
+              id: key,
+              expires_at: new Date(expiresAt),
+              created_by: actor,
+              created_at: new Date(modified_at),
+            },
+          ]);
+        });
+    });
+
+    it('ApplicationKeyDeleted removes that key only; ApplicationDeleted removes every key of the application', async () => {
+      const [application, key, other] = [randomUUID(), randomUUID(), randomUUID()];
+      await spec()
+        .given([applicationCreated(application), keyCreated(application, key), applicationCreated(other)])
+        .when([keyDeleted(application, application)])
+        .then(async (tx) => {
+          expect(await idsIn(tx, 'api_keys')).toEqual([`key-hash-${key}`, `key-hash-${other}`].sort());
+        });
+      await spec()
+        .given([applicationCreated(application), keyCreated(application, key), applicationCreated(other)])
+        .when([applicationDeleted(application)])
+        .then(async (tx) => {
+          expect(await idsIn(tx, 'api_keys')).toEqual([`key-hash-${other}`]);
+        });
+    });
+  });
+
   describe('TenantDeleted', () => {
     it('removes the tenant with its members, invitations, applications and keys, and no other tenant’s', async () => {
       const user = randomUUID();
@@ -510,9 +590,11 @@ describe('tenancyProjection', () => {
   });
 
   // Committed (a notification is sent at commit), with tenants that have no rows to change.
-  it('announces the caches it makes stale at its commit (principals, and a deleted tenant’s keys)', async () => {
+  it('announces the caches it makes stale at its commit (principals, a deleted tenant’s keys, a deleted key’s principals)', async () => {
     const updatedTenant = randomUUID();
     const deletedTenant = randomUUID();
+    // A deleted key: the principals of its tenant (a process may hold it cached).
+    const [keyTenant, keyOwner] = [randomUUID(), randomUUID()];
     const listener = await db.pool.connect();
     try {
       const received: string[] = [];
@@ -533,6 +615,17 @@ describe('tenancyProjection', () => {
               streams.tenant(updatedTenant),
             ),
             tenantDeleted(deletedTenant),
+            event(
+              'ApplicationKeyDeleted',
+              {
+                application_id: keyOwner,
+                tenant_id: keyTenant,
+                key_id: keyOwner,
+                deleted_by: actor,
+                deleted_at: modified_at,
+              },
+              streams.application(keyTenant, keyOwner),
+            ),
           ],
           tx,
         );
@@ -546,6 +639,7 @@ describe('tenancyProjection', () => {
           `principals:${updatedTenant}`,
           `principals:${deletedTenant}`,
           `tenant-keys:${deletedTenant}`,
+          `principals:${keyTenant}`,
         ]);
     } finally {
       await listener.query('UNLISTEN *');

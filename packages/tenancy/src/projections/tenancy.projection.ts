@@ -61,21 +61,18 @@ export function tenancyInvalidationsOf(event: { type: string; data: unknown }): 
     case 'TenantUpdated':
     case 'ApplicationUpdated':
     case 'ApplicationDeleted':
-    // A new key needs none: keys unknown to a process are never cached.
     case 'ApplicationKeyDeleted':
       return [principalsOfTenant(tenantId)];
     case 'TenantDeleted':
       return [principalsOfTenant(tenantId), keysOfTenant(tenantId)];
     default:
+      // A new key (ApplicationKeyCreated) among them: keys unknown to a process are never cached.
       return [];
   }
 }
 
 /** A key's row: its digest (what a request is resolved by), its id and dates. */
-async function insertKey(
-  tx: PoolClient,
-  key: DataOf<TenancyEvent, 'ApplicationKeyCreated'>,
-): Promise<void> {
+async function insertKey(tx: PoolClient, key: DataOf<TenancyEvent, 'ApplicationKeyCreated'>): Promise<void> {
   await tx.query(
     `INSERT INTO api_keys (key_hash, tenant_id, application_id, id, expires_at, created_by, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,

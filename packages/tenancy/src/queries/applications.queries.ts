@@ -81,7 +81,10 @@ export class ApplicationQueries {
   async listKeys(tenantId: string, applicationId: string): Promise<ApplicationKeyResponse[] | undefined> {
     return withTenant(this.appPool, tenantId, async (client) => {
       const [application, keys] = await Promise.all([
-        client.query('SELECT 1 FROM applications WHERE tenant_id = $1 AND id = $2', [tenantId, applicationId]),
+        client.query('SELECT 1 FROM applications WHERE tenant_id = $1 AND id = $2', [
+          tenantId,
+          applicationId,
+        ]),
         client.query<KeyRow>(
           `SELECT ${keyColumns} FROM api_keys WHERE tenant_id = $1 AND application_id = $2
            ORDER BY created_at, id`,

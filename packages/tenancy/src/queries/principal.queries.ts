@@ -76,7 +76,8 @@ export function createAuthenticator(
   };
 }
 
-const principalColumns = 'a.tenant_id, a.id AS application_id, a.permissions, a.rules, a.rate_limit, t.settings';
+const principalColumns =
+  'a.tenant_id, a.id AS application_id, a.permissions, a.rules, a.rate_limit, t.settings';
 const principalSource = 'FROM applications a JOIN tenants t ON t.id = a.tenant_id';
 
 /** The principal of a key that exists and has not expired at `now`, and when the key expires. */

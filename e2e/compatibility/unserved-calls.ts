@@ -3,7 +3,7 @@
 // calls, and e2e/compatibility-table.e2e.spec.ts fails when a call is neither served nor listed
 // here, or when an entry here names a call that is now served (then delete the entry).
 
-export const plannedFeatures = ['search and bulk operations', 'webhooks', 'access: keys and rules'] as const;
+export const plannedFeatures = ['search and bulk operations', 'webhooks'] as const;
 export type PlannedFeature = (typeof plannedFeatures)[number];
 
 /**
@@ -69,31 +69,6 @@ export const unservedCalls: UnservedReason[] = [
     category: 'planned',
     feature: 'webhooks',
     why: 'The webhooks client’s `ping` comes with the webhooks.',
-  },
-  // Planned: access, keys and rules.
-  {
-    covers: '/applications/{id}/keys',
-    category: 'planned',
-    feature: 'access: keys and rules',
-    why: 'An application has one key today, shown once when the application is created; several keys per application, each listed and revoked, are planned.',
-  },
-  {
-    covers: 'GET /applications/key',
-    category: 'planned',
-    feature: 'access: keys and rules',
-    why: 'Reading the application of the calling key comes with the keys of an application.',
-  },
-  {
-    covers: 'GET /permissions',
-    category: 'planned',
-    feature: 'access: keys and rules',
-    why: 'Listing the permissions an application may be given comes with the keys and rules.',
-  },
-  {
-    covers: 'PATCH /reactors/{id}',
-    category: 'planned',
-    feature: 'access: keys and rules',
-    why: 'Changing some of a reactor’s fields (its application among them) comes with the rules; `PUT /reactors/{id}` replaces them all today.',
   },
   // Not planned.
   {

@@ -66,6 +66,8 @@ describe('audit log: one row per event, for every write the service offers', () 
       client.request('POST', '/applications', { body: { name: 'a', type: 'private', permissions: [] } }),
     );
     await ok(client.request('PUT', `/applications/${application.id}`, { body: { name: 'b' } }));
+    const applicationKey = await ok(client.request('POST', `/applications/${application.id}/keys`));
+    await ok(client.request('DELETE', `/applications/${application.id}/keys/${applicationKey.id}`));
     await ok(client.request('DELETE', `/applications/${application.id}`));
     await ok(client.request('PUT', '/tenants/self', { body: { name: 'renamed' } }));
     const email = `audited-${Date.now()}@example.com`;
@@ -108,6 +110,12 @@ describe('audit log: one row per event, for every write the service offers', () 
     );
     await ok(
       client.request('PUT', `/reactors/${reactor.id}`, { body: { name: 's', configuration: { KEY: 'l' } } }),
+    );
+    await ok(
+      client.request('PATCH', `/reactors/${reactor.id}`, {
+        body: { name: 't' },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      }),
     );
     await ok(client.request('DELETE', `/reactors/${reactor.id}`));
     await ok(client.request('DELETE', `/reactor-formulas/${formula.id}`));

@@ -2,6 +2,7 @@ import { BasisTheory } from '@basis-theory/basis-theory-js';
 import { BasisTheoryClient } from '@basis-theory/node-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '@tokenvault/platform/testing';
+import { createReactor } from './support/reactors.ts';
 import { useStack } from './support/stack.ts';
 import { startHttpDestination, type TestDestination } from './support/destinations.ts';
 
@@ -229,5 +230,103 @@ describe('compatibility', () => {
     });
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body.errors).sort()).toEqual(['query.metadata', 'query.size']);
+  });
+
+  describe('application keys, the caller’s application, permissions and reactor patches, as the Node SDK calls them', () => {
+    // Basis Theory's own client, pointed at the service, unpatched: its key goes as BT-API-KEY.
+    const sdk = (key = env.tenant.apiKey) => new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: key });
+    const newApplication = async () =>
+      env.tenant.client.applications.create({
+        name: 'SDK keys',
+        type: 'private',
+        permissions: ['token:create'],
+      });
+
+    it('applicationKeys.create', async () => {
+      const application = await newApplication();
+      // The SDK sends no body: a key that never expires.
+      const created = await sdk().applicationKeys.create(application.id);
+      expect(created).toMatchObject({
+        id: expect.any(String),
+        key: expect.stringMatching(/^tv_prv_/),
+        createdBy: env.tenant.applicationId,
+        createdAt: expect.any(Date),
+      });
+      const byKey = await sdk(created.key).applications.getByKey();
+      expect(byKey.id).toBe(application.id);
+    });
+
+    it('applicationKeys.list', async () => {
+      const application = await newApplication();
+      const created = await sdk().applicationKeys.create(application.id);
+      const listed = await sdk().applicationKeys.list(application.id);
+      expect(listed.map((key) => key.id)).toEqual([application.id, created.id]);
+      expect(listed.every((key) => key.key === undefined)).toBe(true);
+      await expect(sdk().applicationKeys.list('00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({
+        statusCode: 404,
+      });
+    });
+
+    it('applicationKeys.get', async () => {
+      const application = await newApplication();
+      const created = await sdk().applicationKeys.create(application.id);
+      const read = await sdk().applicationKeys.get(application.id, created.id!);
+      expect(read).toMatchObject({
+        id: created.id,
+        createdBy: created.createdBy,
+        createdAt: created.createdAt,
+      });
+      expect(read).not.toHaveProperty('key');
+    });
+
+    it('applicationKeys.delete', async () => {
+      const application = await newApplication();
+      const created = await sdk().applicationKeys.create(application.id);
+      await sdk().applicationKeys.delete(application.id, application.id);
+      await expect(sdk(application.key).applications.getByKey()).rejects.toMatchObject({ statusCode: 401 });
+      expect((await sdk(created.key!).applications.getByKey()).id).toBe(application.id);
+      await expect(sdk().applicationKeys.get(application.id, application.id)).rejects.toMatchObject({
+        statusCode: 404,
+      });
+    });
+
+    it('applications.getByKey', async () => {
+      const application = await sdk().applications.getByKey();
+      expect(application).toMatchObject({
+        id: env.tenant.applicationId,
+        tenantId: env.tenant.tenantId,
+        type: 'management',
+      });
+    });
+
+    it('permissions.list', async () => {
+      const all = await sdk().permissions.list();
+      expect(all.find((permission) => permission.type === 'token:create')).toEqual({
+        type: 'token:create',
+        description: expect.any(String),
+        applicationTypes: ['private', 'public', 'management'],
+      });
+      const forPublic = await sdk().permissions.list({ applicationType: 'public' });
+      expect(forPublic.map((permission) => permission.type)).toEqual(['token:create']);
+    });
+
+    it('reactors.patch', async () => {
+      const reactorId = await createReactor(
+        env.tenant,
+        {
+          code: 'module.exports = async (req) => ({ raw: req.configuration });',
+          configuration: [{ name: 'URL', type: 'string' }],
+        },
+        { configuration: { URL: 'https://one.example' } },
+      );
+      // Basis Theory's PATCH answers nothing the SDK reads: read it back.
+      await sdk().reactors.patch(reactorId, { name: 'Patched by the SDK' });
+      expect(await sdk().reactors.get(reactorId)).toMatchObject({
+        name: 'Patched by the SDK',
+        configuration: { URL: 'https://one.example' },
+      });
+      await sdk().reactors.patch(reactorId, { configuration: { URL: 'https://two.example' } });
+      expect((await sdk().reactors.get(reactorId)).configuration).toEqual({ URL: 'https://two.example' });
+    });
   });
 });

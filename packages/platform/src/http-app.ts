@@ -15,7 +15,7 @@ import {
 import type { Logger } from './logger.ts';
 import { httpMetrics } from './metrics.ts';
 import { incomingRequestId } from './request-id.ts';
-import { bodyMayBeLeftOut, type Authenticate, type Principal, type RouteDefinition } from './route.ts';
+import type { Authenticate, Principal, RouteDefinition } from './route.ts';
 import { callRoute } from './route-call.ts';
 import type { RouteGuard } from './route-guard.ts';
 import { adoptCompatibilityHeaders } from './wire-names.ts';
@@ -45,9 +45,9 @@ export function mountRoutes(
 ): void {
   for (const route of routes) {
     router[route.method](route.path, async (req: Request, res: Response) => {
-      // The JSON parser reads an empty body as {}: a route that takes a body refuses it instead,
-      // unless its body may be left out (then {} is what its schema is given).
-      if (route.body && req.blankJsonBody && !bodyMayBeLeftOut(route)) throw emptyBody();
+      // The JSON parser reads an empty body as {}: a route that takes a body refuses it instead
+      // (one whose body may be left out is called without any, and no Content-Type).
+      if (route.body && req.blankJsonBody) throw emptyBody();
       const principal =
         route.permission === null
           ? anonymous

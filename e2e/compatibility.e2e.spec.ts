@@ -284,7 +284,7 @@ describe('compatibility', () => {
       const created = await sdk().applicationKeys.create(application.id);
       await sdk().applicationKeys.delete(application.id, application.id);
       await expect(sdk(application.key).applications.getByKey()).rejects.toMatchObject({ statusCode: 401 });
-      expect((await sdk(created.key!).applications.getByKey()).id).toBe(application.id);
+      expect((await sdk(created.key).applications.getByKey()).id).toBe(application.id);
       await expect(sdk().applicationKeys.get(application.id, application.id)).rejects.toMatchObject({
         statusCode: 404,
       });

@@ -226,7 +226,7 @@ describe('token updates (merge patches prepared by the command side)', () => {
       ...changes,
     },
   });
-  const newData = { basis: 'v1.sealed', data_ciphertext: 'v1.sealed-again', fingerprint: 'fp2' };
+  const newData = { basis: 'v1.sealed', changed: true, data_ciphertext: 'v1.sealed-again', fingerprint: 'fp2' };
 
   it('merges metadata (null removes a key), replaces containers and sets the expiry', () => {
     spec
@@ -278,10 +278,11 @@ describe('token updates (merge patches prepared by the command side)', () => {
       .given([created])
       .when(update({ metadata: { k: 'v' }, containers: ['/pci/high/'] }))
       .then([]);
-    // Equal data (same fingerprint): the token keeps its ciphertext, and nothing changed.
+    // Equal data (the command side found the merged value unchanged): the token keeps its
+    // ciphertext, and nothing changed.
     spec
       .given([created])
-      .when(update({ data: { ...newData, fingerprint: 'fp' } }))
+      .when(update({ data: { ...newData, changed: false, fingerprint: 'fp' } }))
       .then([]);
   });
 

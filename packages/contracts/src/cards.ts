@@ -172,7 +172,12 @@ export function cardDataIssues(data: unknown, now: Date): CardDataIssue[] {
   const number = typeof card.number === 'string' && /^\d{13,19}$/.test(card.number) ? card.number : undefined;
   const brand = number && passesLuhn(number) ? cardBrandOf(number) : undefined;
   const cvcLength = cvcLengthOf(brand);
-  if (typeof card.cvc === 'string' && /^\d{3,4}$/.test(card.cvc) && cvcLength && card.cvc.length !== cvcLength) {
+  if (
+    typeof card.cvc === 'string' &&
+    /^\d{3,4}$/.test(card.cvc) &&
+    cvcLength &&
+    card.cvc.length !== cvcLength
+  ) {
     issues.push({ field: 'cvc', message: `Must be ${cvcLength} digits for a ${brand} card` });
   }
   const month = card.expiration_month;

@@ -155,7 +155,8 @@ const socialSecurityNumber = z
     if (area === '000' || area === '666' || area.startsWith('9')) {
       context.addIssue({
         code: 'custom',
-        message: 'Is not a valid social security number: the area number (first 3 digits) is never 000, 666 or 900–999',
+        message:
+          'Is not a valid social security number: the area number (first 3 digits) is never 000, 666 or 900–999',
       });
     }
     if (plain.slice(3, 5) === '00') {
@@ -177,17 +178,7 @@ const socialSecurityNumber = z
  * internet's); 00, 07–09, 17–19, 28, 29, 49, 69, 70, 78, 79, 89, 96 and 97 are never assigned.
  */
 export const employerIdPrefixes: ReadonlySet<string> = new Set(
-  [
-    '01-06',
-    '10-16',
-    '20-27',
-    '30-48',
-    '50-68',
-    '71-77',
-    '80-88',
-    '90-95',
-    '98-99',
-  ].flatMap((span) => {
+  ['01-06', '10-16', '20-27', '30-48', '50-68', '71-77', '80-88', '90-95', '98-99'].flatMap((span) => {
     const [from, to] = span.split('-').map(Number) as [number, number];
     return Array.from({ length: to - from + 1 }, (_, index) => String(from + index).padStart(2, '0'));
   }),
@@ -197,7 +188,8 @@ const employerIdNumber = z
   .string({ error: 'Must be a string: NN-NNNNNNN or 9 digits' })
   .regex(/^(\d{2}-\d{7}|\d{9})$/, { message: 'Must be NN-NNNNNNN or 9 digits', abort: true })
   .refine((value) => employerIdPrefixes.has(value.slice(0, 2)), {
-    message: 'Is not a valid employer identification number: the IRS assigns no EIN with this prefix (first 2 digits)',
+    message:
+      'Is not a valid employer identification number: the IRS assigns no EIN with this prefix (first 2 digits)',
   });
 
 /** The data of the single-value types: a string each, checked as its type says. */

@@ -101,7 +101,9 @@ export function tokenDataIssues(type: TokenType, data: unknown, now = new Date()
   const result = schema.safeParse(data);
   const issues = result.success
     ? []
-    : result.error.issues.map((issue) => ({ ...issue, path: ['data', ...issue.path] }) as z.core.$ZodRawIssue);
+    : result.error.issues.map(
+        (issue) => ({ ...issue, path: ['data', ...issue.path] }) as z.core.$ZodRawIssue,
+      );
   if (type === 'card') {
     for (const issue of cardDataIssues(data, now)) {
       issues.push({ code: 'custom', input: data, path: ['data', issue.field], message: issue.message });
@@ -169,8 +171,12 @@ export const tokenSchema = z.object({
   modified_by: uuid.optional(),
   modified_at: timestamp.optional(),
   privacy: privacyResponseSchema.describe('Its classification, impact level and restriction policy'),
-  card: cardDetailsSchema.optional().describe('A card’s summary (card and card_number tokens), shown with or without the data'),
-  bank: bankDetailsSchema.optional().describe('A bank account’s summary (bank tokens), shown with or without the data'),
+  card: cardDetailsSchema
+    .optional()
+    .describe('A card’s summary (card and card_number tokens), shown with or without the data'),
+  bank: bankDetailsSchema
+    .optional()
+    .describe('A bank account’s summary (bank tokens), shown with or without the data'),
 });
 export type TokenResponse = z.output<typeof tokenSchema>;
 

@@ -36,7 +36,9 @@ export const cardCvcRemovalEnqueuerName = 'card-cvc-removal-enqueuer';
 
 export type CardCvcRemovalConfig = QueueConfig & Pick<Config, 'WORKER_CONCURRENCY'>;
 
-export function createCardCvcRemovalQueue(config: QueueConfig): Queue<CardCvcRemovalJob, CardCvcRemovalOutcome> {
+export function createCardCvcRemovalQueue(
+  config: QueueConfig,
+): Queue<CardCvcRemovalJob, CardCvcRemovalOutcome> {
   return createQueue<CardCvcRemovalJob, CardCvcRemovalOutcome>(cardCvcRemovalQueueName, config, {
     // A removal that fails (the database away, a clock a little ahead of the worker's) is tried
     // again for about an hour and a half before it is given up (and kept, as a failed job, to see).

@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { metadataOf } from '@tokenvault/cqrs';
 import { UniqueClaimTaken, type Position } from '@tokenvault/eventstore';
 import { forbidden, type Principal } from '@tokenvault/platform';
-import { containerOfPrivacy, privacyOf, type CreateTokenBody, type TokenResponse } from '@tokenvault/contracts';
+import {
+  containerOfPrivacy,
+  privacyOf,
+  type CreateTokenBody,
+  type TokenResponse,
+} from '@tokenvault/contracts';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
 import type { TokenView } from '../domain/token.ts';
 import { fingerprintSubjectOf, holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
@@ -26,7 +31,9 @@ export async function createToken(
 ): Promise<CreateTokenResult> {
   // Without containers, the token goes where its privacy says; either way the key needs
   // token:create there, so privacy never puts a token where the key could not.
-  const containers = [...new Set(body.containers ?? [containerOfPrivacy(privacyOf(body.type, body.privacy))])];
+  const containers = [
+    ...new Set(body.containers ?? [containerOfPrivacy(privacyOf(body.type, body.privacy))]),
+  ];
   if (!allowedOnAll(principal, 'token:create', containers)) {
     throw forbidden('This API key lacks token:create on the requested containers.');
   }

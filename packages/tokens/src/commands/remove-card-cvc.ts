@@ -66,7 +66,14 @@ export async function removeCardCvc(
     );
     try {
       const outcome = await handle(
-        { type: 'RemoveCvc', tenantId, tokenId, basis, data_ciphertext: sealed.ciphertext, now: now.toISOString() },
+        {
+          type: 'RemoveCvc',
+          tenantId,
+          tokenId,
+          basis,
+          data_ciphertext: sealed.ciphertext,
+          now: now.toISOString(),
+        },
         { tenant_id: tenantId, actor_type: 'system', correlation_id: correlationId },
         { sideData: tokenKeysSideData([sealed]) },
       );

@@ -25,7 +25,10 @@ export function cardSummaryOf(number: string, expiry?: { month: number; year: nu
 }
 
 /** `card` for card and card_number tokens, `bank` for bank tokens; nothing for the other types. */
-export function tokenSummariesOf(type: TokenType, data: CheckedData): { card?: CardSummary; bank?: BankSummary } {
+export function tokenSummariesOf(
+  type: TokenType,
+  data: CheckedData,
+): { card?: CardSummary; bank?: BankSummary } {
   switch (type) {
     case 'card':
       return {

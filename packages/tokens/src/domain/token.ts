@@ -344,7 +344,10 @@ function decideUpdate(
  * A CVC's removal, once its time has come: nothing when the token holds none any more, or holds
  * a newer one whose time is still to come (an update gave it: its own removal is scheduled).
  */
-function decideCvcRemoval(command: Extract<TokenCommand, { type: 'RemoveCvc' }>, token: TokenView): TokenEvent[] {
+function decideCvcRemoval(
+  command: Extract<TokenCommand, { type: 'RemoveCvc' }>,
+  token: TokenView,
+): TokenEvent[] {
   if (!token.cvc_expires_at || Date.parse(token.cvc_expires_at) > Date.parse(command.now)) return [];
   if (command.basis !== token.data_ciphertext) throw new StaleDataBasis();
   return [

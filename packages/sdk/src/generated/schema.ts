@@ -2980,7 +2980,7 @@ export interface operations {
     listTokens: {
         parameters: {
             query?: {
-                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
+                type?: ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number") | ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number")[];
                 container?: string | string[];
                 page?: number;
                 size?: number;
@@ -3025,7 +3025,24 @@ export interface operations {
                      *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *           "created_at": "2030-01-01T12:00:00.000Z",
                      *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "modified_at": "2030-01-01T12:00:00.000Z"
+                     *           "modified_at": "2030-01-01T12:00:00.000Z",
+                     *           "privacy": {
+                     *             "classification": "general",
+                     *             "impact_level": "low",
+                     *             "restriction_policy": "mask"
+                     *           },
+                     *           "card": {
+                     *             "bin": "string",
+                     *             "last4": "string",
+                     *             "brand": "visa",
+                     *             "funding": "credit",
+                     *             "expiration_month": -9007199254740991,
+                     *             "expiration_year": -9007199254740991
+                     *           },
+                     *           "bank": {
+                     *             "routing_number": "string",
+                     *             "account_number_last4": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -3043,7 +3060,7 @@ export interface operations {
                             /** Format: uuid */
                             tenant_id: string;
                             /** @enum {string} */
-                            type: "token" | "card" | "bank";
+                            type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                             data?: components["schemas"]["schema0"];
                             containers: string[];
                             metadata: {
@@ -3060,6 +3077,38 @@ export interface operations {
                             modified_by?: string;
                             /** Format: date-time */
                             modified_at?: string;
+                            /** @description Its classification, impact level and restriction policy */
+                            privacy: {
+                                /** @enum {string} */
+                                classification: "general" | "bank" | "pci" | "pii";
+                                /** @enum {string} */
+                                impact_level: "low" | "moderate" | "high";
+                                /** @enum {string} */
+                                restriction_policy: "mask" | "redact";
+                            };
+                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            card?: {
+                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                bin: string;
+                                last4: string;
+                                /**
+                                 * @description Absent when no range of the table holds the number
+                                 * @enum {string}
+                                 */
+                                brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                                /**
+                                 * @description Known for well-known test BINs only; absent otherwise
+                                 * @enum {string}
+                                 */
+                                funding?: "credit" | "debit" | "prepaid";
+                                expiration_month?: number;
+                                expiration_year?: number;
+                            };
+                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            bank?: {
+                                routing_number: string;
+                                account_number_last4: string;
+                            };
                         }[];
                     };
                 };
@@ -3145,7 +3194,7 @@ export interface operations {
                      * @default token
                      * @enum {string}
                      */
-                    type?: "token" | "card" | "bank";
+                    type?: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                     data: components["schemas"]["schema0"];
                     metadata?: {
                         [key: string]: string;
@@ -3154,6 +3203,15 @@ export interface operations {
                     /** Format: date-time */
                     expires_at?: string;
                     deduplicate_token?: boolean;
+                    /** @description Classification, impact level and restriction policy; each left out takes the type’s default (docs/token-types.md). Without containers, the token goes in /<classification>/<impact_level>/. */
+                    privacy?: {
+                        /** @enum {string} */
+                        classification?: "general" | "bank" | "pci" | "pii";
+                        /** @enum {string} */
+                        impact_level?: "low" | "moderate" | "high";
+                        /** @enum {string} */
+                        restriction_policy?: "mask" | "redact";
+                    };
                 };
             };
         };
@@ -3182,7 +3240,24 @@ export interface operations {
                      *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "created_at": "2030-01-01T12:00:00.000Z",
                      *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *       "modified_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "general",
+                     *         "impact_level": "low",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -3190,7 +3265,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -3207,6 +3282,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };
@@ -3232,7 +3339,20 @@ export interface operations {
                      *       },
                      *       "fingerprint": "CmZgHbeqj3NBBNr2NPEjXR5C1qKBFTHqKa1ZpFrbZbFm",
                      *       "created_by": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
-                     *       "created_at": "2030-01-01T12:00:00.000Z"
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "pci",
+                     *         "impact_level": "high",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "42424242",
+                     *         "last4": "4242",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": 12,
+                     *         "expiration_year": 2030
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -3240,7 +3360,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -3257,6 +3377,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };
@@ -3316,7 +3468,7 @@ export interface operations {
     listTokensV2: {
         parameters: {
             query?: {
-                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
+                type?: ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number") | ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number")[];
                 container?: string | string[];
                 metadata?: string;
                 size?: number;
@@ -3357,7 +3509,24 @@ export interface operations {
                      *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *           "created_at": "2030-01-01T12:00:00.000Z",
                      *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "modified_at": "2030-01-01T12:00:00.000Z"
+                     *           "modified_at": "2030-01-01T12:00:00.000Z",
+                     *           "privacy": {
+                     *             "classification": "general",
+                     *             "impact_level": "low",
+                     *             "restriction_policy": "mask"
+                     *           },
+                     *           "card": {
+                     *             "bin": "string",
+                     *             "last4": "string",
+                     *             "brand": "visa",
+                     *             "funding": "credit",
+                     *             "expiration_month": -9007199254740991,
+                     *             "expiration_year": -9007199254740991
+                     *           },
+                     *           "bank": {
+                     *             "routing_number": "string",
+                     *             "account_number_last4": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -3373,7 +3542,7 @@ export interface operations {
                             /** Format: uuid */
                             tenant_id: string;
                             /** @enum {string} */
-                            type: "token" | "card" | "bank";
+                            type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                             data?: components["schemas"]["schema0"];
                             containers: string[];
                             metadata: {
@@ -3390,6 +3559,38 @@ export interface operations {
                             modified_by?: string;
                             /** Format: date-time */
                             modified_at?: string;
+                            /** @description Its classification, impact level and restriction policy */
+                            privacy: {
+                                /** @enum {string} */
+                                classification: "general" | "bank" | "pci" | "pii";
+                                /** @enum {string} */
+                                impact_level: "low" | "moderate" | "high";
+                                /** @enum {string} */
+                                restriction_policy: "mask" | "redact";
+                            };
+                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            card?: {
+                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                bin: string;
+                                last4: string;
+                                /**
+                                 * @description Absent when no range of the table holds the number
+                                 * @enum {string}
+                                 */
+                                brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                                /**
+                                 * @description Known for well-known test BINs only; absent otherwise
+                                 * @enum {string}
+                                 */
+                                funding?: "credit" | "debit" | "prepaid";
+                                expiration_month?: number;
+                                expiration_year?: number;
+                            };
+                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            bank?: {
+                                routing_number: string;
+                                account_number_last4: string;
+                            };
                         }[];
                     };
                 };
@@ -3475,7 +3676,24 @@ export interface operations {
                      *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "created_at": "2030-01-01T12:00:00.000Z",
                      *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *       "modified_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "general",
+                     *         "impact_level": "low",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -3483,7 +3701,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -3500,6 +3718,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };
@@ -3718,7 +3968,24 @@ export interface operations {
                      *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "created_at": "2030-01-01T12:00:00.000Z",
                      *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *       "modified_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "general",
+                     *         "impact_level": "low",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -3726,7 +3993,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -3743,6 +4010,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };
@@ -3986,7 +4285,7 @@ export interface operations {
         parameters: {
             query?: {
                 id?: string | string[];
-                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
+                type?: ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number") | ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number")[];
                 page?: number;
                 size?: number;
             };
@@ -4029,7 +4328,24 @@ export interface operations {
                      *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *           "created_at": "2030-01-01T12:00:00.000Z",
                      *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "modified_at": "2030-01-01T12:00:00.000Z"
+                     *           "modified_at": "2030-01-01T12:00:00.000Z",
+                     *           "privacy": {
+                     *             "classification": "general",
+                     *             "impact_level": "low",
+                     *             "restriction_policy": "mask"
+                     *           },
+                     *           "card": {
+                     *             "bin": "string",
+                     *             "last4": "string",
+                     *             "brand": "visa",
+                     *             "funding": "credit",
+                     *             "expiration_month": -9007199254740991,
+                     *             "expiration_year": -9007199254740991
+                     *           },
+                     *           "bank": {
+                     *             "routing_number": "string",
+                     *             "account_number_last4": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -4046,7 +4362,7 @@ export interface operations {
                             /** Format: uuid */
                             tenant_id: string;
                             /** @enum {string} */
-                            type: "token" | "card" | "bank";
+                            type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                             data?: components["schemas"]["schema0"];
                             containers: string[];
                             metadata: {
@@ -4063,6 +4379,38 @@ export interface operations {
                             modified_by?: string;
                             /** Format: date-time */
                             modified_at?: string;
+                            /** @description Its classification, impact level and restriction policy */
+                            privacy: {
+                                /** @enum {string} */
+                                classification: "general" | "bank" | "pci" | "pii";
+                                /** @enum {string} */
+                                impact_level: "low" | "moderate" | "high";
+                                /** @enum {string} */
+                                restriction_policy: "mask" | "redact";
+                            };
+                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            card?: {
+                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                bin: string;
+                                last4: string;
+                                /**
+                                 * @description Absent when no range of the table holds the number
+                                 * @enum {string}
+                                 */
+                                brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                                /**
+                                 * @description Known for well-known test BINs only; absent otherwise
+                                 * @enum {string}
+                                 */
+                                funding?: "credit" | "debit" | "prepaid";
+                                expiration_month?: number;
+                                expiration_year?: number;
+                            };
+                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            bank?: {
+                                routing_number: string;
+                                account_number_last4: string;
+                            };
                         }[];
                     };
                 };
@@ -4151,7 +4499,12 @@ export interface operations {
                  *         "/pci/high/"
                  *       ],
                  *       "expires_at": "2030-01-01T12:00:00.000Z",
-                 *       "deduplicate_token": true
+                 *       "deduplicate_token": true,
+                 *       "privacy": {
+                 *         "classification": "general",
+                 *         "impact_level": "low",
+                 *         "restriction_policy": "mask"
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -4160,7 +4513,7 @@ export interface operations {
                      * @default token
                      * @enum {string}
                      */
-                    type?: "token" | "card" | "bank";
+                    type?: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                     data: components["schemas"]["schema0"];
                     metadata?: {
                         [key: string]: string;
@@ -4169,6 +4522,15 @@ export interface operations {
                     /** Format: date-time */
                     expires_at?: string;
                     deduplicate_token?: boolean;
+                    /** @description Classification, impact level and restriction policy; each left out takes the type’s default (docs/token-types.md). Without containers, the token goes in /<classification>/<impact_level>/. */
+                    privacy?: {
+                        /** @enum {string} */
+                        classification?: "general" | "bank" | "pci" | "pii";
+                        /** @enum {string} */
+                        impact_level?: "low" | "moderate" | "high";
+                        /** @enum {string} */
+                        restriction_policy?: "mask" | "redact";
+                    };
                 };
             };
         };
@@ -4197,7 +4559,24 @@ export interface operations {
                      *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "created_at": "2030-01-01T12:00:00.000Z",
                      *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *       "modified_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "general",
+                     *         "impact_level": "low",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -4205,7 +4584,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -4222,6 +4601,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };
@@ -4249,7 +4660,24 @@ export interface operations {
                      *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "created_at": "2030-01-01T12:00:00.000Z",
                      *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *       "modified_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "general",
+                     *         "impact_level": "low",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -4257,7 +4685,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -4274,6 +4702,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };

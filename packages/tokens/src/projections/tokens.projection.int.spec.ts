@@ -200,6 +200,7 @@ describe('tokensProjection', () => {
               privacy: null,
               card: null,
               bank: null,
+              cvc_removed_at: null,
             },
           ]);
           expect(await associations(tx)).toEqual([]);
@@ -320,6 +321,7 @@ describe('tokensProjection', () => {
           expect(row).toEqual(
             expect.objectContaining({
               data_ciphertext: 'sealed-without-cvc',
+              cvc_removed_at: new Date('2026-01-10T11:00:00.000Z'),
               fingerprint: 'fp-card-1',
               card,
               metadata: { a: '1' },

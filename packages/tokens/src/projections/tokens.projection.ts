@@ -59,14 +59,8 @@ async function created(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCreated'
   );
 }
 
-/**
- * A new ciphertext (the same data, or the data without its CVC): nothing else of the token
- * changes.
- */
-async function resealed(
-  tx: PoolClient,
-  events: DataOf<TokenEvent, 'TokenReencrypted' | 'TokenCvcRemoved'>[],
-): Promise<void> {
+/** A new ciphertext of the same data: nothing else of the token changes. */
+async function reencrypted(tx: PoolClient, events: DataOf<TokenEvent, 'TokenReencrypted'>[]): Promise<void> {
   for (const event of events) {
     await tx.query('UPDATE tokens SET data_ciphertext = $3 WHERE tenant_id = $1 AND id = $2', [
       event.tenant_id,
@@ -81,6 +75,16 @@ async function resealed(
  * run counts (one UPDATE … FROM would apply an arbitrary one of several). The token's association rows as a child carry its containers
  * and expiry for child lists: they change with it.
  */
+/** The data without its CVC, in a new ciphertext; nothing else of the token changes. */
+async function cvcRemoved(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCvcRemoved'>[]): Promise<void> {
+  for (const event of events) {
+    await tx.query(
+      'UPDATE tokens SET data_ciphertext = $3, cvc_removed_at = $4 WHERE tenant_id = $1 AND id = $2',
+      [event.tenant_id, event.token_id, event.data_ciphertext, event.removed_at],
+    );
+  }
+}
+
 async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'>[]): Promise<void> {
   const last = [...new Map(events.map((event) => [`${event.tenant_id}/${event.token_id}`, event])).values()];
   // The token rows and their metadata entries in one statement: entries the update dropped go,
@@ -169,8 +173,10 @@ export const tokensProjection: Projection<Handled> = {
           await deleted(tx, run.data);
           break;
         case 'TokenReencrypted':
+          await reencrypted(tx, run.data);
+          break;
         case 'TokenCvcRemoved':
-          await resealed(tx, run.data);
+          await cvcRemoved(tx, run.data);
           break;
         case 'TenantDeleted':
           await tenantDeleted(tx, run.data);

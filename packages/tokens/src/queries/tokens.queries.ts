@@ -19,6 +19,8 @@ export interface TokenRow {
   privacy: TokenPrivacy | null;
   card: CardSummary | null;
   bank: BankSummary | null;
+  /** When a card's CVC was last removed from its data (TokenCvcRemoved). */
+  cvc_removed_at: Date | null;
   /** The token's key as `token_keys` holds it (null: destroyed, or a token sealed before token keys). */
   wrapped_key: string | null;
   tenant_key_version: number | null;
@@ -38,7 +40,7 @@ const liveAt = (placeholder: string, table = '') =>
 
 /** The response fields of a token; `data` is added only by callers that opened it for a reader. */
 export function tokenFields(
-  row: Omit<TokenRow, 'data_ciphertext' | 'wrapped_key' | 'tenant_key_version'>,
+  row: Omit<TokenRow, 'data_ciphertext' | 'wrapped_key' | 'tenant_key_version' | 'cvc_removed_at'>,
 ): TokenResponse {
   return {
     id: row.id,

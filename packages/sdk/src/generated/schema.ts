@@ -569,7 +569,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted)
+         * The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted, or a card’s CVC it saw is removed)
          * @description Permission: `token:use`
          */
         get: operations["getReactorResult"];

@@ -26,7 +26,12 @@ describe('audit log: one row per event, for every write the service offers', () 
   beforeAll(async () => {
     smtp = await startSmtpServer();
     // 127.0.0.1 is allow-listed: a proxy's destination is checked when it is saved (never called here).
-    stack = await startStack({ SMTP_URL: smtp.url, PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1' });
+    // A card's CVC goes a second after it was given (TokenCvcRemoved, a write of the worker).
+    stack = await startStack({
+      SMTP_URL: smtp.url,
+      PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
+      CARD_CVC_TTL_SECONDS: '1',
+    });
     tenant = await stack.createTenant();
   });
   afterAll(async () => {
@@ -48,6 +53,14 @@ describe('audit log: one row per event, for every write the service offers', () 
       }),
     );
     await ok(client.request('GET', `/tokens/${other.id}`));
+    const card = await ok(
+      client.request('POST', '/tokens', {
+        body: {
+          type: 'card',
+          data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2030, cvc: '123' },
+        },
+      }),
+    );
     await ok(
       client.request('PATCH', `/tokens/${other.id}`, {
         body: { metadata: { note: 'patched' }, data: { account_number: '5678' } },
@@ -129,6 +142,12 @@ describe('audit log: one row per event, for every write the service offers', () 
     );
     await ok(client.request('PATCH', `/proxies/${proxy.id}`, { body: { require_auth: false } }));
     await ok(client.request('DELETE', `/proxies/${proxy.id}`));
+
+    // The worker's removal of the card's CVC.
+    await eventually(async () => {
+      const read = await client.request<{ data: Record<string, unknown> }>('GET', `/tokens/${card.id}`);
+      expect(read.body.data).not.toHaveProperty('cvc');
+    });
 
     // An operator's key commands (npm run keys) are events and log rows too.
     const { KAFKA_BROKERS: _kafka, MASTER_KEY: _key, MASTER_KEYS: _keys, ...inherited } = process.env;

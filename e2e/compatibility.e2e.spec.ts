@@ -1,5 +1,5 @@
 import { BasisTheory } from '@basis-theory/basis-theory-js';
-import { BasisTheoryClient } from '@basis-theory/node-sdk';
+import { BasisTheoryClient, type BasisTheory as NodeSdk } from '@basis-theory/node-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '@tokenvault/platform/testing';
 import { createReactor } from './support/reactors.ts';
@@ -52,6 +52,89 @@ describe('compatibility', () => {
     });
     await sdk.proxies.delete(created.id!);
     await expect(sdk.proxies.get(created.id!)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  it('tokens.create', async () => {
+    // Privacy, a card with its CVC, a bank account and the single-value types, as the SDK sends
+    // them (camelCase in, snake_case on the wire), answered as its Token type reads them.
+    const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
+    const cardToken: NodeSdk.Token = await sdk.tokens.create({
+      type: 'card',
+      data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2030, cvc: '123' },
+      privacy: { restrictionPolicy: 'redact' },
+      metadata: { via: 'node-sdk' },
+    });
+    expect(cardToken).toMatchObject({
+      type: 'card',
+      containers: ['/pci/high/'],
+      privacy: { classification: 'pci', impactLevel: 'high', restrictionPolicy: 'redact' },
+      card: {
+        bin: '42424242',
+        last4: '4242',
+        brand: 'visa',
+        funding: 'credit',
+        expirationMonth: 12,
+        expirationYear: 2030,
+      },
+    });
+    expect(cardToken.data).toBeUndefined();
+    const bankToken = await sdk.tokens.create({
+      type: 'bank',
+      data: { routing_number: '011000015', account_number: '000123456789' },
+    });
+    expect(bankToken.bank).toEqual({ routingNumber: '011000015', accountNumberLast4: '6789' });
+    expect(bankToken.privacy).toEqual({
+      classification: 'bank',
+      impactLevel: 'high',
+      restrictionPolicy: 'mask',
+    });
+    const singleValues: [string, string, string][] = [
+      ['card_number', '5555555555554444', '/pci/high/'],
+      ['us_bank_account_number', '000123456789', '/bank/high/'],
+      ['us_bank_routing_number', '011000015', '/bank/low/'],
+      ['social_security_number', '123-45-6789', '/pii/high/'],
+      ['employer_id_number', '12-3456789', '/pii/high/'],
+    ];
+    for (const [type, data, container] of singleValues) {
+      const token = await sdk.tokens.create({ type, data });
+      expect(token, type).toMatchObject({ type, containers: [container] });
+    }
+    const general = await sdk.tokens.create({
+      data: 'x',
+      privacy: { classification: 'pii', impactLevel: 'moderate' },
+    });
+    expect(general.containers).toEqual(['/pii/moderate/']);
+    // A refusal comes back as the SDK's BadRequestError, naming the field.
+    await expect(
+      sdk.tokens.create({ type: 'social_security_number', data: '666-12-3456' }),
+    ).rejects.toMatchObject({
+      statusCode: 400,
+      body: { errors: { 'body.data': [expect.stringContaining('area number')] } },
+    });
+  });
+
+  it('tokens.get', async () => {
+    const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
+    const created = await sdk.tokens.create({
+      type: 'card',
+      data: { number: '378282246310005', expiration_month: 1, expiration_year: 2031, cvc: '1234' },
+    });
+    const token: NodeSdk.Token = await sdk.tokens.get(created.id!);
+    expect(token.data).toEqual({
+      number: '378282246310005',
+      expiration_month: 1,
+      expiration_year: 2031,
+      cvc: '1234',
+    });
+    expect(token.card).toEqual({
+      bin: '378282',
+      last4: '0005',
+      brand: 'american-express',
+      funding: 'credit',
+      expirationMonth: 1,
+      expirationYear: 2031,
+    });
+    expect(token.privacy?.restrictionPolicy).toBe('mask');
   });
 
   it('invokes a pre-configured proxy through basis-theory-js 4’s proxy.post', async () => {

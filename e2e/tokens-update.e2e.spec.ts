@@ -107,13 +107,18 @@ describe('PATCH /tokens/{id}', () => {
 
   it('patches one field of a card, re-fingerprinted; sets and removes an expiry', async () => {
     const created = await env.tenant.client.tokens.create({ type: 'card', data: card });
-    const updated = await patch(created.id, { data: { expiration_year: 2033 } });
+    // A card's fingerprint is of its number (docs/token-types.md): another number is another card.
+    const updated = await patch(created.id, { data: { number: '4000056655665556' } });
     expect(updated.status).toBe(200);
     expect(updated.body.fingerprint).not.toBe(created.fingerprint);
-    expect((await read(created.id)).data).toEqual({ ...card, expiration_year: 2033 });
+    expect((await read(created.id)).data).toEqual({ ...card, number: '4000056655665556' });
     // Patching back gives the fingerprint of the original data.
-    const back = await patch(created.id, { data: { expiration_year: 2030 } });
+    const back = await patch(created.id, { data: { number: card.number } });
     expect(back.body.fingerprint).toBe(created.fingerprint);
+    // Another expiry is the same card: new data, the same fingerprint.
+    const renewed = await patch(created.id, { data: { expiration_year: 2033 } });
+    expect(renewed.body.fingerprint).toBe(created.fingerprint);
+    expect((await read(created.id)).data).toEqual({ ...card, expiration_year: 2033 });
 
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
     expect((await patch(created.id, { expires_at: expiresAt })).body.expires_at).toBe(expiresAt);

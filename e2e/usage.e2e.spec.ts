@@ -13,6 +13,15 @@ interface Usage {
   };
 }
 
+/** The types of docs/token-types.md beyond token, card and bank, none created here. */
+const newTypesUnused = {
+  card_number: { count: 0 },
+  us_bank_account_number: { count: 0 },
+  us_bank_routing_number: { count: 0 },
+  social_security_number: { count: 0 },
+  employer_id_number: { count: 0 },
+};
+
 describe('usage report', () => {
   const env = useStack({ INCLUDED_MONTHLY_ACTIVE_TOKENS: '250' });
 
@@ -24,7 +33,7 @@ describe('usage report', () => {
 
   it('starts empty, with every type listed and the plan’s allowance', async () => {
     expect(await usage()).toEqual({
-      metrics_by_type: { token: { count: 0 }, card: { count: 0 }, bank: { count: 0 } },
+      metrics_by_type: { token: { count: 0 }, card: { count: 0 }, bank: { count: 0 }, ...newTypesUnused },
       included_monthly_active_tokens: 250,
       monthly_active_tokens: 0,
     });
@@ -46,6 +55,7 @@ describe('usage report', () => {
       token: { count: 3, last_created_at: expect.any(String) },
       card: { count: 1, last_created_at: lastCard.created_at },
       bank: { count: 1, last_created_at: bank.created_at },
+      ...newTypesUnused,
     });
     // Six distinct tokens were created this month (the deleted card included).
     expect(report.monthly_active_tokens).toBe(6);

@@ -76,6 +76,7 @@ const mappings = {
   TokenUpdated: tokenEntry('update', 'Token updated'),
   TokenDeleted: tokenEntry('delete', 'Token deleted'),
   TokenReencrypted: tokenEntry('update', 'Token re-encrypted under a new key (old key destroyed)'),
+  TokenCvcRemoved: tokenEntry('update', 'Card CVC removed (its retention time passed; old key destroyed)'),
   TenantKeyRotated: (data) => [
     {
       entity_type: 'tenant',
@@ -154,12 +155,17 @@ export const entityTypes = [
   { value: 'application_key', display_name: 'Application Key' },
   { value: 'bank', display_name: 'Bank' },
   { value: 'card', display_name: 'Card' },
+  { value: 'card_number', display_name: 'Card Number' },
+  { value: 'employer_id_number', display_name: 'Employer ID Number' },
   { value: 'proxy', display_name: 'Proxy' },
   { value: 'reactor', display_name: 'Reactor' },
   { value: 'reactor_formula', display_name: 'Reactor Formula' },
+  { value: 'social_security_number', display_name: 'Social Security Number' },
   { value: 'tenant', display_name: 'Tenant' },
   { value: 'tenant_invitation', display_name: 'Tenant Invitation' },
   { value: 'tenant_member', display_name: 'Tenant Member' },
   { value: 'token', display_name: 'Token' },
+  { value: 'us_bank_account_number', display_name: 'US Bank Account Number' },
+  { value: 'us_bank_routing_number', display_name: 'US Bank Routing Number' },
   { value: 'user', display_name: 'User' },
 ] as const;

@@ -23,14 +23,17 @@ const queueGraceMs = 2_000;
 export const runHoldMs = (config: Pick<Config, 'REACTOR_TIMEOUT_MS'>): number =>
   2 * config.REACTOR_TIMEOUT_MS + 30_000;
 
-/** `withdrawn`: the result saw a token deleted since, and is gone with it. */
+/** `withdrawn`: the result saw a token deleted (or its CVC removed) since, and is gone with it. */
 export type CodeRunStatus =
   | { status: 'pending' }
   | { status: 'withdrawn' }
   | { status: 'completed' | 'failed'; outcome: CodeRunOutcome };
 
-/** Whether every one of these tokens of the tenant is still live (not deleted, not expired). */
-export type TokensLive = (tenantId: string, tokenIds: readonly string[]) => Promise<boolean>;
+/**
+ * Whether every one of these tokens of the tenant is still live (not deleted, not expired) and
+ * holds all it held when the run began (`seenAt`: no card's CVC removed since).
+ */
+export type TokensLive = (tenantId: string, tokenIds: readonly string[], seenAt: Date) => Promise<boolean>;
 
 /**
  * The gateway's side of code runs (reactor invocations, proxy stages): puts a sealed run on the
@@ -138,7 +141,9 @@ export class CodeRunQueue {
       const finished = job.returnvalue ? job : await this.queue.getJob(runId);
       if (!finished?.returnvalue) return undefined;
       const outcome = await this.open(tenantId, runId, finished.returnvalue);
-      if (outcome.token_ids?.length && !(await tokensLive(tenantId, outcome.token_ids))) {
+      // The run read its tokens after the worker took it (processedOn).
+      const seenAt = new Date(finished.processedOn ?? finished.timestamp);
+      if (outcome.token_ids?.length && !(await tokensLive(tenantId, outcome.token_ids, seenAt))) {
         await finished.remove();
         return { status: 'withdrawn' };
       }

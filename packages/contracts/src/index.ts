@@ -13,3 +13,5 @@ export * from './invitations.schemas.ts';
 export * from './reactors.schemas.ts';
 export * from './sessions.schemas.ts';
 export * from './proxies.schemas.ts';
+export * from './token-types.ts';
+export * from './cards.ts';

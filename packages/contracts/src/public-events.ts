@@ -146,6 +146,19 @@ export const publicEvents: Record<string, PublicEventContract> = {
       reencrypted_at: at('When'),
     }),
   }),
+  TokenCvcRemoved: contract({
+    topic: 'tokens',
+    description:
+      'A card token’s CVC was removed from its data, CARD_CVC_TTL_SECONDS after it was given; the rest of the token is unchanged. Neither ciphertext nor key is published.',
+    entity: 'token',
+    entityId: (data) => `${data.tenant_id}/${data.token_id}`,
+    schema: z.object({
+      token_id: id('The token id.'),
+      tenant_id: tenantId,
+      type: tokenTypeSchema.describe('The token type (card).'),
+      removed_at: at('When'),
+    }),
+  }),
   TokenDeleted: contract({
     topic: 'tokens',
     description: 'A token was deleted.',

@@ -1,16 +1,25 @@
 import { z } from 'zod';
+import { cardBrands, cardDataIssues, cardFundings } from './cards.ts';
 import { passesAbaChecksum, passesLuhn } from './checksums.ts';
 import { containerPath, timestamp, uuid } from './common.ts';
+import {
+  containerOfPrivacy,
+  privacyIssues,
+  privacyResponseSchema,
+  privacySchema,
+  singleValueDataSchemas,
+  tokenTypes,
+  tokenTypeSchema,
+  typePrivacy,
+  type TokenType,
+} from './token-types.ts';
 
-export const tokenTypes = ['token', 'card', 'bank'] as const;
-export type TokenType = (typeof tokenTypes)[number];
-export const tokenTypeSchema = z.enum(tokenTypes);
+export { tokenTypes, tokenTypeSchema, type TokenType } from './token-types.ts';
 
-export const defaultContainers: Record<TokenType, string> = {
-  token: '/general/high/',
-  card: '/pci/high/',
-  bank: '/bank/high/',
-};
+/** Where a token goes when its create names no containers nor privacy: its type's default privacy's container. */
+export const defaultContainers = Object.fromEntries(
+  tokenTypes.map((type) => [type, containerOfPrivacy(typePrivacy[type].defaults)]),
+) as Record<TokenType, string>;
 
 export const tokenId = z
   .string()
@@ -42,7 +51,11 @@ export const bankData = z.strictObject({
   account_number: z.string().regex(/^\d{3,17}$/, 'Must be 3 to 17 digits'),
 });
 
-const dataSchemas: Partial<Record<TokenType, z.ZodType>> = { card: cardData, bank: bankData };
+const dataSchemas: Partial<Record<TokenType, z.ZodType>> = {
+  card: cardData,
+  bank: bankData,
+  ...singleValueDataSchemas,
+};
 
 export const metadataSchema = z
   .record(z.string().min(1).max(100), z.string().max(500, 'At most 500 characters'))
@@ -63,24 +76,40 @@ export const createTokenBody = z
       .refine((value) => Date.parse(value) > Date.now(), 'Must be in the future')
       .optional(),
     deduplicate_token: z.boolean().optional(),
+    privacy: privacySchema
+      .optional()
+      .describe(
+        'Classification, impact level and restriction policy; each left out takes the type’s default (docs/token-types.md). Without containers, the token goes in /<classification>/<impact_level>/.',
+      ),
   })
   .superRefine((body, context) => {
     for (const issue of tokenDataIssues(body.type, body.data)) context.addIssue(issue);
+    for (const issue of privacyIssues(body.type, body.privacy ?? {})) {
+      context.addIssue({ code: 'custom', path: ['privacy', issue.field], message: issue.message });
+    }
   });
 export type CreateTokenBody = z.output<typeof createTokenBody>;
 
 /**
- * What is wrong with `data` for a token of this type (card and bank data have a shape), as issues
- * on `data.<field>`: a create checks its body with it, an update the data its patch leads to.
+ * What is wrong with `data` for a token of this type (card and bank data have a shape, the
+ * single-value types a format), as issues on `data.<field>` (or `data`): a create checks its body
+ * with it, an update the data its patch leads to. A card's expiry is checked against `now`.
  */
-export function tokenDataIssues(type: TokenType, data: unknown): z.core.$ZodRawIssue[] {
+export function tokenDataIssues(type: TokenType, data: unknown, now = new Date()): z.core.$ZodRawIssue[] {
   const schema = dataSchemas[type];
   if (!schema) return [];
   const result = schema.safeParse(data);
-  if (result.success) return [];
-  return result.error.issues.map(
-    (issue) => ({ ...issue, path: ['data', ...issue.path] }) as z.core.$ZodRawIssue,
-  );
+  const issues = result.success
+    ? []
+    : result.error.issues.map(
+        (issue) => ({ ...issue, path: ['data', ...issue.path] }) as z.core.$ZodRawIssue,
+      );
+  if (type === 'card') {
+    for (const issue of cardDataIssues(data, now)) {
+      issues.push({ code: 'custom', input: data, path: ['data', issue.field], message: issue.message });
+    }
+  }
+  return issues;
 }
 
 /**
@@ -103,6 +132,27 @@ export const updateTokenBody = z.strictObject({
 });
 export type UpdateTokenBody = z.output<typeof updateTokenBody>;
 
+/**
+ * A card's summary: no more of the number than PCI DSS lets show beside it (BIN and last four),
+ * brand and funding from the BIN range table (cards.ts), and the expiry of a `card`.
+ */
+export const cardDetailsSchema = z.object({
+  bin: z.string().describe('The first 8 digits of a number of 16 digits or more, the first 6 otherwise'),
+  last4: z.string(),
+  brand: z.enum(cardBrands).optional().describe('Absent when no range of the table holds the number'),
+  funding: z.enum(cardFundings).optional().describe('Known for well-known test BINs only; absent otherwise'),
+  expiration_month: z.number().int().optional(),
+  expiration_year: z.number().int().optional(),
+});
+export type CardDetails = z.output<typeof cardDetailsSchema>;
+
+/** A bank account's summary: its routing number (public) and the last four of its account number. */
+export const bankDetailsSchema = z.object({
+  routing_number: z.string(),
+  account_number_last4: z.string(),
+});
+export type BankDetails = z.output<typeof bankDetailsSchema>;
+
 export const tokenParams = z.object({ id: tokenId });
 export const parentParams = z.object({ parent_id: tokenId });
 export const associationParams = z.object({ parent_id: tokenId, child_id: tokenId });
@@ -120,6 +170,13 @@ export const tokenSchema = z.object({
   created_at: timestamp,
   modified_by: uuid.optional(),
   modified_at: timestamp.optional(),
+  privacy: privacyResponseSchema.describe('Its classification, impact level and restriction policy'),
+  card: cardDetailsSchema
+    .optional()
+    .describe('A card’s summary (card and card_number tokens), shown with or without the data'),
+  bank: bankDetailsSchema
+    .optional()
+    .describe('A bank account’s summary (bank tokens), shown with or without the data'),
 });
 export type TokenResponse = z.output<typeof tokenSchema>;
 

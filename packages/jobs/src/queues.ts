@@ -22,8 +22,15 @@ export const invitationMailQueueName = 'invitation-email';
 export const signInMailQueueName = 'sign-in-email';
 /** Reactor runs (queued by the gateway, run by the reactor worker in the sandbox). */
 export const reactorRunQueueName = 'reactor-run';
+/** Cards' CVC removals, delayed until CARD_CVC_TTL_SECONDS after each CVC was given (the worker). */
+export const cardCvcRemovalQueueName = 'card-cvc-removal';
 
-export const queueNames = [invitationMailQueueName, signInMailQueueName, reactorRunQueueName] as const;
+export const queueNames = [
+  invitationMailQueueName,
+  signInMailQueueName,
+  reactorRunQueueName,
+  cardCvcRemovalQueueName,
+] as const;
 
 export type QueueName = (typeof queueNames)[number];
 

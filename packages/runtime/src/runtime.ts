@@ -197,7 +197,9 @@ export async function openRuntimeBase(
   // Built once for the process: the gateway's routes and the worker's svc client share them.
   const tokenQueries = new TokenQueries(appPool, clock);
   const readAuditor = new ReadAuditor(store, clock);
-  const tokenCommands = new TokenCommands(store, vault, tokenQueries, clock);
+  const tokenCommands = new TokenCommands(store, vault, tokenQueries, clock, {
+    cardCvcTtlSeconds: config.CARD_CVC_TTL_SECONDS,
+  });
   const projectors: Projector[] = [];
   return {
     config,

@@ -215,4 +215,16 @@ export const tokensMigrations: Migration[] = [
         FROM token_associations WHERE expires_at IS NULL GROUP BY 1, 2, 3, 4;
     `,
   },
+  {
+    id: 'tokens/009_privacy_and_summaries',
+    // A token's privacy (null: created before it, the type's defaults apply), and the summaries
+    // of a card (BIN, last four, brand, funding, expiry) and of a bank account (routing number,
+    // last four), derived from the data by the command and carried by the events: the projection
+    // never opens the data. Tokens created before have none until their data is updated. When a
+    // card's CVC was removed: an async reactor result that saw the token before is withdrawn.
+    sql: `
+      ALTER TABLE tokens ADD COLUMN privacy jsonb, ADD COLUMN card jsonb, ADD COLUMN bank jsonb,
+        ADD COLUMN cvc_removed_at timestamptz;
+    `,
+  },
 ];

@@ -123,6 +123,11 @@ const expectedEntries: Record<string, { entity_type: string; operation: string; 
     operation: 'update',
     message: 'Token re-encrypted under a new key (old key destroyed)',
   },
+  TokenCvcRemoved: {
+    entity_type: 'card',
+    operation: 'update',
+    message: 'Card CVC removed (its retention time passed; old key destroyed)',
+  },
   TenantKeyRotated: {
     entity_type: 'tenant',
     operation: 'update',

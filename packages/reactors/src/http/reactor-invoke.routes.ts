@@ -128,7 +128,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       path: '/reactors/:id/results/:request_id',
       operationId: 'getReactorResult',
       summary:
-        'The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted)',
+        'The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted, or a card’s CVC it saw is removed)',
       tag,
       permission: 'token:use',
       params: reactorResultParams,
@@ -138,12 +138,12 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
           principal,
           reactorRunOwner(params.id),
           params.request_id,
-          (tenantId, ids) => deps.detokenizer.allLive(tenantId, ids),
+          (tenantId, ids, seenAt) => deps.detokenizer.allLive(tenantId, ids, seenAt),
         );
         if (!run) throw notFound('No reactor request with this id.');
         if (run.status === 'withdrawn') {
           throw notFound(
-            'This result saw the data of a token deleted since: it was withdrawn with the token.',
+            'This result saw data of a token deleted (or a card’s CVC removed) since: it was withdrawn with that data.',
           );
         }
         const base = { async_reactor_request_id: params.request_id, status: run.status };

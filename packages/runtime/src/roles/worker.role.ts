@@ -2,6 +2,7 @@ import { createLogger, type Config } from '@tokenvault/platform';
 import { SignInMailWorker, startInvitationMail } from '@tokenvault/mail';
 import { CodeRunWorker } from '@tokenvault/code-runs';
 import { principalOfApplication } from '@tokenvault/tenancy';
+import { startCardCvcRemoval } from '@tokenvault/tokens';
 import { openRuntimeBase, prepareDatabase, type RuntimeBase } from '../runtime.ts';
 import { startTokenKeySweeperOf } from '../token-key-sweeper.ts';
 import type { StartedRole } from './role.ts';
@@ -9,7 +10,8 @@ import type { StartedRole } from './role.ts';
 /**
  * The worker role: turns invitation events into BullMQ jobs and sends the invitation and sign-in
  * e-mails, runs reactors from their queue in sandbox child processes (their `svc` calls go to the
- * token routes in-process), and destroys expired tokens' keys. Alone (services/worker) it opens
+ * token routes in-process), removes cards' CVCs when their time comes, and destroys expired
+ * tokens' keys. Alone (services/worker) it opens
  * the shared runtime base (no Redis of its own, no producers' queues, no HTTP); the all-in-one
  * process gives it its runtime.
  */
@@ -39,6 +41,19 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
     logger,
   });
   const tokenKeySweeper = startTokenKeySweeperOf(runtime);
+  // Cards' CVCs, removed CARD_CVC_TTL_SECONDS after they were given.
+  const cvcRemoval = await startCardCvcRemoval({
+    config,
+    store: runtime.store,
+    ownerPool: runtime.ownerPool,
+    deps: {
+      store: runtime.store,
+      vault: runtime.vault,
+      clock: runtime.clock,
+      freshKey: !config.EVENTSTORE_URL,
+    },
+    logger,
+  });
   logger.info(
     { concurrency: config.WORKER_CONCURRENCY, reactorConcurrency: config.REACTOR_CONCURRENCY },
     'worker running',
@@ -50,6 +65,7 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
       await invitationMail.stop();
       await signInMail.close();
       await reactors.close();
+      await cvcRemoval.stop();
       await tokenKeySweeper.stop();
       if (!shared) await runtime.close();
     },

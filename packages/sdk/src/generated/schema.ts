@@ -661,7 +661,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted)
+         * The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted, or a card’s CVC it saw is removed)
          * @description Permission: `token:use`
          */
         get: operations["getReactorResult"];
@@ -3692,7 +3692,7 @@ export interface operations {
     listTokens: {
         parameters: {
             query?: {
-                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
+                type?: ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number") | ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number")[];
                 container?: string | string[];
                 page?: number;
                 size?: number;
@@ -3737,7 +3737,24 @@ export interface operations {
                      *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *           "created_at": "2030-01-01T12:00:00.000Z",
                      *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "modified_at": "2030-01-01T12:00:00.000Z"
+                     *           "modified_at": "2030-01-01T12:00:00.000Z",
+                     *           "privacy": {
+                     *             "classification": "general",
+                     *             "impact_level": "low",
+                     *             "restriction_policy": "mask"
+                     *           },
+                     *           "card": {
+                     *             "bin": "string",
+                     *             "last4": "string",
+                     *             "brand": "visa",
+                     *             "funding": "credit",
+                     *             "expiration_month": -9007199254740991,
+                     *             "expiration_year": -9007199254740991
+                     *           },
+                     *           "bank": {
+                     *             "routing_number": "string",
+                     *             "account_number_last4": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -3755,7 +3772,7 @@ export interface operations {
                             /** Format: uuid */
                             tenant_id: string;
                             /** @enum {string} */
-                            type: "token" | "card" | "bank";
+                            type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                             data?: components["schemas"]["schema0"];
                             containers: string[];
                             metadata: {
@@ -3772,6 +3789,38 @@ export interface operations {
                             modified_by?: string;
                             /** Format: date-time */
                             modified_at?: string;
+                            /** @description Its classification, impact level and restriction policy */
+                            privacy: {
+                                /** @enum {string} */
+                                classification: "general" | "bank" | "pci" | "pii";
+                                /** @enum {string} */
+                                impact_level: "low" | "moderate" | "high";
+                                /** @enum {string} */
+                                restriction_policy: "mask" | "redact";
+                            };
+                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            card?: {
+                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                bin: string;
+                                last4: string;
+                                /**
+                                 * @description Absent when no range of the table holds the number
+                                 * @enum {string}
+                                 */
+                                brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                                /**
+                                 * @description Known for well-known test BINs only; absent otherwise
+                                 * @enum {string}
+                                 */
+                                funding?: "credit" | "debit" | "prepaid";
+                                expiration_month?: number;
+                                expiration_year?: number;
+                            };
+                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            bank?: {
+                                routing_number: string;
+                                account_number_last4: string;
+                            };
                         }[];
                     };
                 };
@@ -3857,7 +3906,7 @@ export interface operations {
                      * @default token
                      * @enum {string}
                      */
-                    type?: "token" | "card" | "bank";
+                    type?: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                     data: components["schemas"]["schema0"];
                     metadata?: {
                         [key: string]: string;
@@ -3866,6 +3915,15 @@ export interface operations {
                     /** Format: date-time */
                     expires_at?: string;
                     deduplicate_token?: boolean;
+                    /** @description Classification, impact level and restriction policy; each left out takes the type’s default (docs/token-types.md). Without containers, the token goes in /<classification>/<impact_level>/. */
+                    privacy?: {
+                        /** @enum {string} */
+                        classification?: "general" | "bank" | "pci" | "pii";
+                        /** @enum {string} */
+                        impact_level?: "low" | "moderate" | "high";
+                        /** @enum {string} */
+                        restriction_policy?: "mask" | "redact";
+                    };
                 };
             };
         };
@@ -3894,7 +3952,24 @@ export interface operations {
                      *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "created_at": "2030-01-01T12:00:00.000Z",
                      *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *       "modified_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "general",
+                     *         "impact_level": "low",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -3902,7 +3977,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -3919,6 +3994,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };
@@ -3944,7 +4051,20 @@ export interface operations {
                      *       },
                      *       "fingerprint": "CmZgHbeqj3NBBNr2NPEjXR5C1qKBFTHqKa1ZpFrbZbFm",
                      *       "created_by": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
-                     *       "created_at": "2030-01-01T12:00:00.000Z"
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "pci",
+                     *         "impact_level": "high",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "42424242",
+                     *         "last4": "4242",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": 12,
+                     *         "expiration_year": 2030
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -3952,7 +4072,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -3969,6 +4089,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };
@@ -4028,7 +4180,7 @@ export interface operations {
     listTokensV2: {
         parameters: {
             query?: {
-                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
+                type?: ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number") | ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number")[];
                 container?: string | string[];
                 metadata?: string;
                 size?: number;
@@ -4069,7 +4221,24 @@ export interface operations {
                      *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *           "created_at": "2030-01-01T12:00:00.000Z",
                      *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "modified_at": "2030-01-01T12:00:00.000Z"
+                     *           "modified_at": "2030-01-01T12:00:00.000Z",
+                     *           "privacy": {
+                     *             "classification": "general",
+                     *             "impact_level": "low",
+                     *             "restriction_policy": "mask"
+                     *           },
+                     *           "card": {
+                     *             "bin": "string",
+                     *             "last4": "string",
+                     *             "brand": "visa",
+                     *             "funding": "credit",
+                     *             "expiration_month": -9007199254740991,
+                     *             "expiration_year": -9007199254740991
+                     *           },
+                     *           "bank": {
+                     *             "routing_number": "string",
+                     *             "account_number_last4": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -4085,7 +4254,7 @@ export interface operations {
                             /** Format: uuid */
                             tenant_id: string;
                             /** @enum {string} */
-                            type: "token" | "card" | "bank";
+                            type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                             data?: components["schemas"]["schema0"];
                             containers: string[];
                             metadata: {
@@ -4102,6 +4271,38 @@ export interface operations {
                             modified_by?: string;
                             /** Format: date-time */
                             modified_at?: string;
+                            /** @description Its classification, impact level and restriction policy */
+                            privacy: {
+                                /** @enum {string} */
+                                classification: "general" | "bank" | "pci" | "pii";
+                                /** @enum {string} */
+                                impact_level: "low" | "moderate" | "high";
+                                /** @enum {string} */
+                                restriction_policy: "mask" | "redact";
+                            };
+                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            card?: {
+                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                bin: string;
+                                last4: string;
+                                /**
+                                 * @description Absent when no range of the table holds the number
+                                 * @enum {string}
+                                 */
+                                brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                                /**
+                                 * @description Known for well-known test BINs only; absent otherwise
+                                 * @enum {string}
+                                 */
+                                funding?: "credit" | "debit" | "prepaid";
+                                expiration_month?: number;
+                                expiration_year?: number;
+                            };
+                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            bank?: {
+                                routing_number: string;
+                                account_number_last4: string;
+                            };
                         }[];
                     };
                 };
@@ -4187,7 +4388,24 @@ export interface operations {
                      *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "created_at": "2030-01-01T12:00:00.000Z",
                      *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *       "modified_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "general",
+                     *         "impact_level": "low",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -4195,7 +4413,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -4212,6 +4430,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };
@@ -4430,7 +4680,24 @@ export interface operations {
                      *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "created_at": "2030-01-01T12:00:00.000Z",
                      *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *       "modified_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "general",
+                     *         "impact_level": "low",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -4438,7 +4705,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -4455,6 +4722,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };
@@ -4698,7 +4997,7 @@ export interface operations {
         parameters: {
             query?: {
                 id?: string | string[];
-                type?: ("token" | "card" | "bank") | ("token" | "card" | "bank")[];
+                type?: ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number") | ("token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number")[];
                 page?: number;
                 size?: number;
             };
@@ -4741,7 +5040,24 @@ export interface operations {
                      *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *           "created_at": "2030-01-01T12:00:00.000Z",
                      *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *           "modified_at": "2030-01-01T12:00:00.000Z"
+                     *           "modified_at": "2030-01-01T12:00:00.000Z",
+                     *           "privacy": {
+                     *             "classification": "general",
+                     *             "impact_level": "low",
+                     *             "restriction_policy": "mask"
+                     *           },
+                     *           "card": {
+                     *             "bin": "string",
+                     *             "last4": "string",
+                     *             "brand": "visa",
+                     *             "funding": "credit",
+                     *             "expiration_month": -9007199254740991,
+                     *             "expiration_year": -9007199254740991
+                     *           },
+                     *           "bank": {
+                     *             "routing_number": "string",
+                     *             "account_number_last4": "string"
+                     *           }
                      *         }
                      *       ]
                      *     }
@@ -4758,7 +5074,7 @@ export interface operations {
                             /** Format: uuid */
                             tenant_id: string;
                             /** @enum {string} */
-                            type: "token" | "card" | "bank";
+                            type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                             data?: components["schemas"]["schema0"];
                             containers: string[];
                             metadata: {
@@ -4775,6 +5091,38 @@ export interface operations {
                             modified_by?: string;
                             /** Format: date-time */
                             modified_at?: string;
+                            /** @description Its classification, impact level and restriction policy */
+                            privacy: {
+                                /** @enum {string} */
+                                classification: "general" | "bank" | "pci" | "pii";
+                                /** @enum {string} */
+                                impact_level: "low" | "moderate" | "high";
+                                /** @enum {string} */
+                                restriction_policy: "mask" | "redact";
+                            };
+                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            card?: {
+                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                bin: string;
+                                last4: string;
+                                /**
+                                 * @description Absent when no range of the table holds the number
+                                 * @enum {string}
+                                 */
+                                brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                                /**
+                                 * @description Known for well-known test BINs only; absent otherwise
+                                 * @enum {string}
+                                 */
+                                funding?: "credit" | "debit" | "prepaid";
+                                expiration_month?: number;
+                                expiration_year?: number;
+                            };
+                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            bank?: {
+                                routing_number: string;
+                                account_number_last4: string;
+                            };
                         }[];
                     };
                 };
@@ -4863,7 +5211,12 @@ export interface operations {
                  *         "/pci/high/"
                  *       ],
                  *       "expires_at": "2030-01-01T12:00:00.000Z",
-                 *       "deduplicate_token": true
+                 *       "deduplicate_token": true,
+                 *       "privacy": {
+                 *         "classification": "general",
+                 *         "impact_level": "low",
+                 *         "restriction_policy": "mask"
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -4872,7 +5225,7 @@ export interface operations {
                      * @default token
                      * @enum {string}
                      */
-                    type?: "token" | "card" | "bank";
+                    type?: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                     data: components["schemas"]["schema0"];
                     metadata?: {
                         [key: string]: string;
@@ -4881,6 +5234,15 @@ export interface operations {
                     /** Format: date-time */
                     expires_at?: string;
                     deduplicate_token?: boolean;
+                    /** @description Classification, impact level and restriction policy; each left out takes the type’s default (docs/token-types.md). Without containers, the token goes in /<classification>/<impact_level>/. */
+                    privacy?: {
+                        /** @enum {string} */
+                        classification?: "general" | "bank" | "pci" | "pii";
+                        /** @enum {string} */
+                        impact_level?: "low" | "moderate" | "high";
+                        /** @enum {string} */
+                        restriction_policy?: "mask" | "redact";
+                    };
                 };
             };
         };
@@ -4909,7 +5271,24 @@ export interface operations {
                      *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "created_at": "2030-01-01T12:00:00.000Z",
                      *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *       "modified_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "general",
+                     *         "impact_level": "low",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -4917,7 +5296,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -4934,6 +5313,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };
@@ -4961,7 +5372,24 @@ export interface operations {
                      *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "created_at": "2030-01-01T12:00:00.000Z",
                      *       "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
-                     *       "modified_at": "2030-01-01T12:00:00.000Z"
+                     *       "modified_at": "2030-01-01T12:00:00.000Z",
+                     *       "privacy": {
+                     *         "classification": "general",
+                     *         "impact_level": "low",
+                     *         "restriction_policy": "mask"
+                     *       },
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -4969,7 +5397,7 @@ export interface operations {
                         /** Format: uuid */
                         tenant_id: string;
                         /** @enum {string} */
-                        type: "token" | "card" | "bank";
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
                         data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
@@ -4986,6 +5414,38 @@ export interface operations {
                         modified_by?: string;
                         /** Format: date-time */
                         modified_at?: string;
+                        /** @description Its classification, impact level and restriction policy */
+                        privacy: {
+                            /** @enum {string} */
+                            classification: "general" | "bank" | "pci" | "pii";
+                            /** @enum {string} */
+                            impact_level: "low" | "moderate" | "high";
+                            /** @enum {string} */
+                            restriction_policy: "mask" | "redact";
+                        };
+                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
                     };
                 };
             };

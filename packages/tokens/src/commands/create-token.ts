@@ -2,9 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { metadataOf } from '@tokenvault/cqrs';
 import { UniqueClaimTaken, type Position } from '@tokenvault/eventstore';
 import { forbidden, type Principal } from '@tokenvault/platform';
-import { defaultContainers, type CreateTokenBody, type TokenResponse } from '@tokenvault/contracts';
+import {
+  containerOfPrivacy,
+  privacyOf,
+  type CreateTokenBody,
+  type TokenResponse,
+} from '@tokenvault/contracts';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
 import type { TokenView } from '../domain/token.ts';
+import { fingerprintSubjectOf, holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
 import { tokenIdOfHolder } from '../domain/tokens.uniqueness.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
 import { tokenFields } from '../queries/tokens.queries.ts';
@@ -23,12 +29,20 @@ export async function createToken(
   correlationId: string,
   parentId?: string,
 ): Promise<CreateTokenResult> {
-  const containers = [...new Set(body.containers ?? [defaultContainers[body.type]])];
+  // Without containers, the token goes where its privacy says; either way the key needs
+  // token:create there, so privacy never puts a token where the key could not.
+  const containers = [
+    ...new Set(body.containers ?? [containerOfPrivacy(privacyOf(body.type, body.privacy))]),
+  ];
   if (!allowedOnAll(principal, 'token:create', containers)) {
     throw forbidden('This API key lacks token:create on the requested containers.');
   }
   const tenantId = principal.tenantId;
-  const fingerprint = await deps.vault.fingerprint(tenantId, body.type, body.data);
+  const fingerprint = await deps.vault.fingerprint(
+    tenantId,
+    body.type,
+    fingerprintSubjectOf(body.type, body.data),
+  );
   // A caller-chosen id asks for that token, not for any equal one.
   const deduplicate =
     body.id === undefined &&
@@ -89,6 +103,7 @@ async function appendNewToken(
   const sealed = await deps.vault.sealToken(tenantId, id, body.data, {
     expiresAt: body.expires_at ? new Date(body.expires_at).toISOString() : null,
   });
+  const createdAt = deps.clock.now();
   const token: TokenView = {
     id,
     tenant_id: tenantId,
@@ -99,10 +114,15 @@ async function appendNewToken(
     fingerprint: fields.fingerprint,
     ...(body.expires_at ? { expires_at: new Date(body.expires_at).toISOString() } : {}),
     created_by: principal.actorId,
-    created_at: deps.clock.now().toISOString(),
+    created_at: createdAt.toISOString(),
     ...(fields.parentId === undefined ? {} : { parent_id: fields.parentId }),
     ...(fields.deduplicated ? { deduplicated: true } : {}),
     ...(fields.claimTakenFrom ? { claim_taken_from: fields.claimTakenFrom } : {}),
+    privacy: privacyOf(body.type, body.privacy),
+    ...tokenSummariesOf(body.type, body.data),
+    ...(holdsCvc(body.type, body.data)
+      ? { cvc_expires_at: new Date(createdAt.getTime() + deps.cardCvcTtlSeconds * 1000).toISOString() }
+      : {}),
   };
   // The new key goes with the append (its side data), which stores it with the event.
   const outcome = await deps.handle({ type: 'CreateToken', token }, metadataOf(principal, correlationId), {

@@ -28,10 +28,17 @@ export class Detokenizer {
     this.queries = deps.tokenQueries;
   }
 
-  /** Whether every one of these tokens is live (not deleted, not expired), as the read model has them. */
-  async allLive(tenantId: string, ids: readonly string[]): Promise<boolean> {
+  /**
+   * Whether every one of these tokens is live (not deleted, not expired), as the read model has
+   * them, and, with `seenAt`, still holds all it held then: no CVC was removed since.
+   */
+  async allLive(tenantId: string, ids: readonly string[], seenAt?: Date): Promise<boolean> {
     const unique = [...new Set(ids)];
-    return (await this.queries.getMany(tenantId, unique)).length === unique.length;
+    const rows = await this.queries.getMany(tenantId, unique);
+    if (rows.length !== unique.length) return false;
+    return (
+      !seenAt || rows.every((row) => !row.cvc_removed_at || row.cvc_removed_at.getTime() < seenAt.getTime())
+    );
   }
 
   /**

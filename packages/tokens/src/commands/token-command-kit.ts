@@ -20,6 +20,8 @@ export interface TokenCommandDeps {
   vault: TokenCommandsVault;
   queries: Pick<TokenQueries, 'findByFingerprint' | 'childIds'>;
   clock: Clock;
+  /** How long a card keeps its CVC (CARD_CVC_TTL_SECONDS). */
+  cardCvcTtlSeconds: number;
   /** The token aggregate's command handler on `store`. */
   handle: CommandHandler<TokenState, TokenCommand, TokenEvent>;
 }

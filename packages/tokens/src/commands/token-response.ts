@@ -10,5 +10,8 @@ export function tokenResponseOf(view: TokenView): TokenResponse {
     created_at: new Date(view.created_at),
     modified_by: view.modified_by ?? null,
     modified_at: view.modified_at ? new Date(view.modified_at) : null,
+    privacy: view.privacy ?? null,
+    card: view.card ?? null,
+    bank: view.bank ?? null,
   });
 }

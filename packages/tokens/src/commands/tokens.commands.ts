@@ -8,6 +8,9 @@ import type { TokenCommandDeps, TokenCommandsVault } from './token-command-kit.t
 import { tokenCommandHandler } from './token-handler.ts';
 import { updateToken } from './update-token.ts';
 
+/** PCI DSS keeps a CVC only until authorisation: an hour, as Basis Theory (CARD_CVC_TTL_SECONDS). */
+const defaultCardCvcTtlSeconds = 3600;
+
 /**
  * The token commands, as the routes use them: one object built once with its collaborators. Each
  * command is a module of its own (create-token.ts, update-token.ts, delete-token.ts,
@@ -20,8 +23,16 @@ export class TokenCommands {
     vault: TokenCommandsVault,
     queries: TokenCommandDeps['queries'],
     clock: Clock,
+    options: { cardCvcTtlSeconds?: number } = {},
   ) {
-    this.deps = { store, vault, queries, clock, handle: tokenCommandHandler(store) };
+    this.deps = {
+      store,
+      vault,
+      queries,
+      clock,
+      cardCvcTtlSeconds: options.cardCvcTtlSeconds ?? defaultCardCvcTtlSeconds,
+      handle: tokenCommandHandler(store),
+    };
   }
 
   /** With a parent, the token and its association to the parent are one event. */

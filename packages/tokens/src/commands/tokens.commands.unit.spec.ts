@@ -10,6 +10,7 @@ import { tokenStream } from '../domain/tokens.events.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
 import type { TokenCommandsVault } from './token-command-kit.ts';
 import { TokenCommands } from './tokens.commands.ts';
+import { CvcNotDueYet, removeCardCvc } from './remove-card-cvc.ts';
 
 const tenantId = '8e4b7d20-0000-4000-8000-000000000001';
 const actorId = '8e4b7d20-0000-4000-8000-000000000002';
@@ -115,5 +116,217 @@ describe('TokenCommands against an in-memory event store', () => {
       ['TokenAssociated'],
       ['TokenDissociated'],
     ]);
+  });
+});
+
+/**
+ * TokenCommands (and the CVC's removal) on an in-memory store, with a vault that keeps what it
+ * sealed (so the commands can open it again) and fingerprints what it is given, in the open.
+ */
+function givenCards(ttlSeconds = 3600) {
+  const appends: { events: readonly RecordedEvent[]; sideData: AppendSideData | undefined }[] = [];
+  const store = new InMemoryEventStore({
+    onAppend: (events, context) => appends.push({ events, sideData: context.sideData }),
+  });
+  const plaintexts = new Map<string, unknown>();
+  let sealed = 0;
+  const vault: TokenCommandsVault = {
+    fingerprint: async (_tenant, kind, value) => `${kind}:${JSON.stringify(value)}`,
+    sealToken: async (tenant, token, value, options = {}): Promise<SealedToken> => {
+      const ciphertext = `tk:sealed-${++sealed}`;
+      plaintexts.set(ciphertext, value);
+      if (options.reuseKeyOf) return { ciphertext };
+      return {
+        ciphertext,
+        newKey: {
+          sealed: ciphertext,
+          tenantId: tenant,
+          tokenId: token,
+          wrappedKey: `wrapped-${sealed}`,
+          tenantKeyVersion: 1,
+          expiresAt: null,
+          unwrappedKey: createSecretKey(randomBytes(32)),
+        },
+      };
+    },
+    keepTokenKey: () => undefined,
+    decrypt: async (_tenant, _token, ciphertext) => plaintexts.get(ciphertext),
+    forgetToken: () => undefined,
+  };
+  let clockNow = Date.parse(now);
+  const clock = { now: () => new Date(clockNow) };
+  const queries = { findByFingerprint: async () => undefined, childIds: async () => [] };
+  const commands = new TokenCommands(store, vault, queries, clock, { cardCvcTtlSeconds: ttlSeconds });
+  const updater = testPrincipal(tenantId, actorId, [
+    'token:create',
+    'token:read',
+    'token:update',
+    'token:delete',
+  ]);
+  return {
+    store,
+    appends,
+    plaintexts,
+    vault,
+    clock,
+    commands,
+    updater,
+    advance: (ms: number) => void (clockNow += ms),
+    /** The token's data as its stream has it now, opened. */
+    dataOf: async (id: string) => {
+      const events = await store.readStream(tokenStream(tenantId, id));
+      const last = events.findLast((event) => (event.data as { data_ciphertext?: string }).data_ciphertext);
+      return plaintexts.get((last!.data as { data_ciphertext: string }).data_ciphertext);
+    },
+    removal: (freshKey = true) => ({ store, vault, clock, freshKey }),
+  };
+}
+
+describe('card tokens: summaries, fingerprints and the CVC’s removal', () => {
+  const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030, cvc: '123' };
+  const cardBody = (data: unknown = card) => createTokenBody.parse({ id: tokenId, type: 'card', data });
+  const inAnHour = '2026-03-01T01:00:00.000Z';
+
+  it('create: privacy, the card summary and the CVC’s time go in the event; the fingerprint is of the number', async () => {
+    const { appends, commands, updater } = givenCards();
+    const result = await commands.create(updater, cardBody(), 'request-1');
+    const data = appends[0]!.events[0]!.data;
+    expect(data).toMatchObject({
+      containers: ['/pci/high/'],
+      fingerprint: 'card:"4242424242424242"',
+      privacy: { classification: 'pci', impact_level: 'high', restriction_policy: 'mask' },
+      card: {
+        bin: '42424242',
+        last4: '4242',
+        brand: 'visa',
+        funding: 'credit',
+        expiration_month: 12,
+        expiration_year: 2030,
+      },
+      cvc_expires_at: inAnHour,
+    });
+    // Nothing of the number beyond BIN and last four (the fake vault's fingerprint is in the open).
+    const { fingerprint: _inTheOpen, ...rest } = data as Record<string, unknown>;
+    expect(JSON.stringify(rest)).not.toContain('424242424242');
+    expect(result.token).toMatchObject({
+      card: { bin: '42424242', last4: '4242' },
+      privacy: { classification: 'pci' },
+    });
+    expect(result.token).not.toHaveProperty('data');
+  });
+
+  it('create: privacy given picks the container; a card without a CVC has no CVC time', async () => {
+    const { appends, commands, updater } = givenCards();
+    const { cvc: _cvc, ...noCvc } = card;
+    await commands.create(
+      updater,
+      createTokenBody.parse({ type: 'card', data: noCvc, privacy: { restriction_policy: 'redact' } }),
+      'request-1',
+    );
+    await commands.create(
+      updater,
+      createTokenBody.parse({
+        type: 'token',
+        data: 'x',
+        privacy: { classification: 'pii', impact_level: 'low' },
+      }),
+      'request-2',
+    );
+    expect(appends.map((append) => append.events[0]!.data)).toEqual([
+      expect.not.objectContaining({ cvc_expires_at: expect.anything() }),
+      expect.objectContaining({
+        containers: ['/pii/low/'],
+        privacy: { classification: 'pii', impact_level: 'low', restriction_policy: 'redact' },
+      }),
+    ]);
+    expect(appends[0]!.events[0]!.data).toMatchObject({
+      privacy: { restriction_policy: 'redact' },
+      containers: ['/pci/high/'],
+    });
+  });
+
+  it('update: a new CVC (same number, same fingerprint) is new data with a new time; the same CVC keeps its time', async () => {
+    const { appends, commands, updater, advance } = givenCards();
+    await commands.create(updater, cardBody(), 'request-1');
+    advance(10 * 60_000);
+    await commands.update(updater, tokenId, { data: { cvc: '999' } }, 'request-2');
+    expect(appends.at(-1)!.events[0]!.data).toMatchObject({
+      fingerprint: 'card:"4242424242424242"',
+      cvc_expires_at: '2026-03-01T01:10:00.000Z',
+    });
+    expect(appends.at(-1)!.events[0]!.data).not.toHaveProperty('data_claim');
+    await commands.update(updater, tokenId, { data: { expiration_year: 2031 } }, 'request-3');
+    expect(appends.at(-1)!.events[0]!.data).toMatchObject({
+      card: { expiration_year: 2031 },
+      cvc_expires_at: '2026-03-01T01:10:00.000Z',
+    });
+    // The same data again: nothing appended.
+    const before = appends.length;
+    await commands.update(updater, tokenId, { data: { cvc: '999' } }, 'request-4');
+    expect(appends).toHaveLength(before);
+  });
+
+  it('removal: after its time the CVC goes, sealed under a new key carried by the append; nothing else changes', async () => {
+    const { appends, commands, updater, advance, dataOf, removal } = givenCards();
+    await commands.create(updater, cardBody(), 'request-1');
+    await expect(
+      removeCardCvc(removal(), { tenantId, tokenId, cvcExpiresAt: inAnHour }, 'job-1'),
+    ).rejects.toThrow(CvcNotDueYet);
+    advance(3600_000);
+    const removed = await removeCardCvc(removal(), { tenantId, tokenId, cvcExpiresAt: inAnHour }, 'job-1');
+    expect(removed.outcome).toBe('removed');
+    const { cvc: _cvc, ...rest } = card;
+    expect(await dataOf(tokenId)).toEqual(rest);
+    const [event] = appends.at(-1)!.events;
+    expect(event!.type).toBe('TokenCvcRemoved');
+    expect(Object.keys(event!.data as object).sort()).toEqual([
+      'data_ciphertext',
+      'removed_at',
+      'tenant_id',
+      'token_id',
+      'type',
+    ]);
+    expect(event!.metadata).toMatchObject({ actor_type: 'system', correlation_id: 'job-1' });
+    expect(appends.at(-1)!.sideData).toBeDefined();
+    // Retried: nothing more to do.
+    expect(
+      (await removeCardCvc(removal(), { tenantId, tokenId, cvcExpiresAt: inAnHour }, 'job-1')).outcome,
+    ).toBe('no-cvc');
+  });
+
+  it('removal: a token deleted meanwhile is gone; one given a new CVC meanwhile keeps it until its own time', async () => {
+    const { commands, updater, advance, dataOf, removal } = givenCards();
+    await commands.create(updater, cardBody(), 'request-1');
+    advance(30 * 60_000);
+    await commands.update(updater, tokenId, { data: { cvc: '456' } }, 'request-2');
+    advance(30 * 60_000);
+    const first = await removeCardCvc(removal(), { tenantId, tokenId, cvcExpiresAt: inAnHour }, 'job-1');
+    expect(first.outcome).toBe('renewed');
+    expect(await dataOf(tokenId)).toMatchObject({ cvc: '456' });
+    advance(30 * 60_000);
+    const second = await removeCardCvc(
+      removal(),
+      { tenantId, tokenId, cvcExpiresAt: '2026-03-01T01:30:00.000Z' },
+      'job-2',
+    );
+    expect(second.outcome).toBe('removed');
+    expect(await dataOf(tokenId)).not.toHaveProperty('cvc');
+    await commands.delete(updater, tokenId, 'request-3');
+    expect(
+      (await removeCardCvc(removal(), { tenantId, tokenId, cvcExpiresAt: inAnHour }, 'job-3')).outcome,
+    ).toBe('gone');
+  });
+
+  it('removal without a fresh key (an external event store) seals under the token’s key: no key in the side data', async () => {
+    const { appends, commands, updater, advance, removal } = givenCards(60);
+    await commands.create(updater, cardBody(), 'request-1');
+    advance(60_000);
+    const removed = await removeCardCvc(
+      removal(false),
+      { tenantId, tokenId, cvcExpiresAt: '2026-03-01T00:01:00.000Z' },
+      'job-1',
+    );
+    expect(removed.outcome).toBe('removed');
+    expect(appends.at(-1)!.sideData).toBeUndefined();
   });
 });

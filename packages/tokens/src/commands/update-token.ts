@@ -2,10 +2,11 @@ import { aggregateStream, defaultCommandAttempts } from '@tokenvault/cqrs';
 import { UniqueClaimTaken, type Position } from '@tokenvault/eventstore';
 import { badRequest, conflict, notFound, type FieldErrors, type Principal } from '@tokenvault/platform';
 import { tokenDataIssues, type TokenResponse, type UpdateTokenBody } from '@tokenvault/contracts';
-import type { SealedToken } from '@tokenvault/vault';
+import { canonicalJson, type SealedToken } from '@tokenvault/vault';
 import { allowedOnAny } from '../domain/access.ts';
 import { mergePatch } from '../domain/merge-patch.ts';
-import { StaleDataBasis, tokenDecider, type TokenPatch } from '../domain/token.ts';
+import { StaleDataBasis, tokenDecider, type TokenPatch, type TokenView } from '../domain/token.ts';
+import { fingerprintSubjectOf, holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
 import { tokenStream, type TokenUpdate } from '../domain/tokens.events.ts';
 import { tokenIdOfHolder } from '../domain/tokens.uniqueness.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
@@ -65,11 +66,9 @@ async function updateOnce(
   // nothing from checks of the data it would lead to.
   tokenDecider.decide(commandOf(patch), state);
   if (body.data !== undefined) {
-    const merged = mergePatch(
-      await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext),
-      body.data,
-    );
-    const issues = tokenDataIssues(current.type, merged);
+    const currentData = await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext);
+    const merged = mergePatch(currentData, body.data);
+    const issues = tokenDataIssues(current.type, merged, deps.clock.now());
     if (issues.length) {
       const errors: FieldErrors = {};
       for (const issue of issues) {
@@ -79,16 +78,25 @@ async function updateOnce(
       }
       throw badRequest(`The data the patch leads to is not valid ${current.type} data; see errors.`, errors);
     }
-    const fingerprint = await deps.vault.fingerprint(tenantId, current.type, merged);
-    if (fingerprint !== current.fingerprint) {
+    const fingerprint = await deps.vault.fingerprint(
+      tenantId,
+      current.type,
+      fingerprintSubjectOf(current.type, merged),
+    );
+    const changed = canonicalJson(merged) !== canonicalJson(currentData);
+    if (changed) {
       sealed = await deps.vault.sealToken(tenantId, tokenId, merged, {
         reuseKeyOf: current.data_ciphertext,
       });
     }
+    const cvcExpiresAt = cvcExpiryAfterUpdate(deps, current, currentData, merged);
     patch.data = {
       basis: current.data_ciphertext,
+      changed,
       data_ciphertext: sealed ? sealed.ciphertext : current.data_ciphertext,
       fingerprint,
+      ...tokenSummariesOf(current.type, merged),
+      ...(cvcExpiresAt ? { cvc_expires_at: cvcExpiresAt } : {}),
     };
   }
   // A new token key made for this update (a token sealed before token keys) goes with the append.
@@ -128,4 +136,22 @@ async function updateOnce(
     if (holder && allowedOnAny(principal, 'token:read', holder.containers)) throw refuse(holderId);
     return await execute(false);
   }
+}
+
+/**
+ * When the CVC of the updated data goes: a new CVC (another value, or one where none was left)
+ * gets CARD_CVC_TTL_SECONDS of its own; the same CVC keeps its time (one given before removals
+ * existed gets it from this update); no CVC, no time.
+ */
+function cvcExpiryAfterUpdate(
+  deps: TokenCommandDeps,
+  current: TokenView,
+  currentData: unknown,
+  merged: unknown,
+): string | undefined {
+  if (!holdsCvc(current.type, merged)) return undefined;
+  const cvcOf = (data: unknown) => (data as { cvc?: unknown }).cvc;
+  const sameCvc = holdsCvc(current.type, currentData) && cvcOf(currentData) === cvcOf(merged);
+  if (sameCvc && current.cvc_expires_at) return current.cvc_expires_at;
+  return new Date(deps.clock.now().getTime() + deps.cardCvcTtlSeconds * 1000).toISOString();
 }

@@ -1,7 +1,7 @@
 import { alreadyExists, DomainError, invalidCommand, notAllowed, notFoundError } from '@tokenvault/platform';
 import type { DataOf, Decider } from '@tokenvault/cqrs';
 import { allowedOnAll, type Grants } from './access.ts';
-import type { TokenEvent } from './tokens.events.ts';
+import type { BankSummary, CardSummary, TokenEvent } from './tokens.events.ts';
 import { mergePatch } from './merge-patch.ts';
 
 /**
@@ -24,8 +24,17 @@ export interface TokenPatch {
   data?: {
     /** The ciphertext the data was merged into: it must still be the token's. */
     basis: string;
+    /**
+     * Whether the merged value differs from the token's (the command side compared them): equal
+     * data keeps its ciphertext. Not the fingerprint's to say: a card's is of its number alone.
+     */
+    changed: boolean;
     data_ciphertext: string;
     fingerprint: string;
+    /** The summaries of the merged data, and when its CVC goes (absent: it holds none). */
+    card?: CardSummary;
+    bank?: BankSummary;
+    cvc_expires_at?: string;
   };
   /** `null` removes every key; a `null` value removes its key. */
   metadata?: Record<string, string | null> | null;
@@ -67,6 +76,16 @@ export type TokenCommand =
       actorId: string;
       now: string;
     }
+  | {
+      /** The CVC's time has come: its data without the CVC, sealed by the command side. */
+      type: 'RemoveCvc';
+      tenantId: string;
+      tokenId: string;
+      /** The ciphertext the CVC was removed from: it must still be the token's. */
+      basis: string;
+      data_ciphertext: string;
+      now: string;
+    }
   | ({ type: 'AssociateParent'; tokenId: string; parentId: string } & Acting)
   | ({ type: 'DissociateParent'; tokenId: string; parentId: string } & Acting);
 
@@ -87,8 +106,20 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
       case 'TokenUpdated': {
         if (state.status !== 'live') return state;
         const { token_id: _id, tenant_id: _tenant, type: _type, expires_at, ...changed } = event.data;
-        const { expires_at: _previous, ...token } = state.token;
+        // The event holds the editable state in full: what it leaves out, the token no longer has.
+        const {
+          expires_at: _previous,
+          card: _card,
+          bank: _bank,
+          cvc_expires_at: _cvc,
+          ...token
+        } = state.token;
         return { ...state, token: { ...token, ...changed, ...(expires_at ? { expires_at } : {}) } };
+      }
+      case 'TokenCvcRemoved': {
+        if (state.status !== 'live') return state;
+        const { cvc_expires_at: _removed, ...token } = state.token;
+        return { ...state, token: { ...token, data_ciphertext: event.data.data_ciphertext } };
       }
       case 'TokenAssociated':
         if (state.status !== 'live') return state;
@@ -125,11 +156,16 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
             ...(token.parent_id === undefined ? {} : { parent_id: token.parent_id }),
             ...(token.deduplicated ? { deduplicated: true as const } : {}),
             ...(token.claim_taken_from === undefined ? {} : { claim_taken_from: token.claim_taken_from }),
+            ...(token.privacy === undefined ? {} : { privacy: token.privacy }),
+            ...(token.card === undefined ? {} : { card: token.card }),
+            ...(token.bank === undefined ? {} : { bank: token.bank }),
+            ...(token.cvc_expires_at === undefined ? {} : { cvc_expires_at: token.cvc_expires_at }),
           },
         },
       ];
     }
     if (state.status !== 'live') throw missing();
+    if (command.type === 'RemoveCvc') return decideCvcRemoval(command, state.token);
     if (command.type === 'ReencryptToken') {
       if (command.basis !== state.token.data_ciphertext) throw new StaleDataBasis();
       return [
@@ -260,17 +296,18 @@ function decideUpdate(
       : patch.expires_at === null
         ? undefined
         : new Date(patch.expires_at).toISOString();
-  let { data_ciphertext, fingerprint } = token;
+  let { data_ciphertext, fingerprint, card, bank, cvc_expires_at } = token;
   if (patch.data) {
     // The data was merged into what the token held when the command side read it: another update
     // since then would be lost by appending this one.
     if (patch.data.basis !== token.data_ciphertext) throw new StaleDataBasis();
-    // Equal data keeps its ciphertext: the fingerprint says whether the value changed.
-    if (patch.data.fingerprint !== token.fingerprint) ({ data_ciphertext, fingerprint } = patch.data);
+    // Equal data keeps its ciphertext (and its summaries, and its CVC's time).
+    if (patch.data.changed) ({ data_ciphertext, fingerprint, card, bank, cvc_expires_at } = patch.data);
   }
   const sameIdentity =
     fingerprint === token.fingerprint && sameMembers([...containers].sort(), [...token.containers].sort());
   if (
+    data_ciphertext === token.data_ciphertext &&
     sameIdentity &&
     sameMembers(containers, token.containers) &&
     sameMetadata(metadata, token.metadata) &&
@@ -295,6 +332,33 @@ function decideUpdate(
           : { data_claim: command.deduplicate ? ('moved' as const) : ('released' as const) }),
         modified_by: command.actorId,
         modified_at: command.now,
+        ...(card ? { card } : {}),
+        ...(bank ? { bank } : {}),
+        ...(cvc_expires_at ? { cvc_expires_at } : {}),
+      },
+    },
+  ];
+}
+
+/**
+ * A CVC's removal, once its time has come: nothing when the token holds none any more, or holds
+ * a newer one whose time is still to come (an update gave it: its own removal is scheduled).
+ */
+function decideCvcRemoval(
+  command: Extract<TokenCommand, { type: 'RemoveCvc' }>,
+  token: TokenView,
+): TokenEvent[] {
+  if (!token.cvc_expires_at || Date.parse(token.cvc_expires_at) > Date.parse(command.now)) return [];
+  if (command.basis !== token.data_ciphertext) throw new StaleDataBasis();
+  return [
+    {
+      type: 'TokenCvcRemoved',
+      data: {
+        token_id: token.id,
+        tenant_id: token.tenant_id,
+        type: token.type,
+        data_ciphertext: command.data_ciphertext,
+        removed_at: command.now,
       },
     },
   ];

@@ -226,7 +226,12 @@ describe('token updates (merge patches prepared by the command side)', () => {
       ...changes,
     },
   });
-  const newData = { basis: 'v1.sealed', data_ciphertext: 'v1.sealed-again', fingerprint: 'fp2' };
+  const newData = {
+    basis: 'v1.sealed',
+    changed: true,
+    data_ciphertext: 'v1.sealed-again',
+    fingerprint: 'fp2',
+  };
 
   it('merges metadata (null removes a key), replaces containers and sets the expiry', () => {
     spec
@@ -278,10 +283,11 @@ describe('token updates (merge patches prepared by the command side)', () => {
       .given([created])
       .when(update({ metadata: { k: 'v' }, containers: ['/pci/high/'] }))
       .then([]);
-    // Equal data (same fingerprint): the token keeps its ciphertext, and nothing changed.
+    // Equal data (the command side found the merged value unchanged): the token keeps its
+    // ciphertext, and nothing changed.
     spec
       .given([created])
-      .when(update({ data: { ...newData, fingerprint: 'fp' } }))
+      .when(update({ data: { ...newData, changed: false, fingerprint: 'fp' } }))
       .then([]);
   });
 
@@ -355,6 +361,159 @@ describe('token updates (merge patches prepared by the command side)', () => {
         modified_at: now,
       },
     });
+  });
+});
+
+describe('privacy, summaries and the CVC’s time', () => {
+  const cardSummary = {
+    bin: '42424242',
+    last4: '4242',
+    brand: 'visa' as const,
+    expiration_month: 12,
+    expiration_year: 2030,
+  };
+  const withCvc: TokenView = {
+    ...token,
+    privacy: { classification: 'pci', impact_level: 'high', restriction_policy: 'mask' },
+    card: cardSummary,
+    cvc_expires_at: '2026-01-01T01:00:00.000Z',
+  };
+  const removeCvc = (now: string, basis = 'v1.sealed') => ({
+    type: 'RemoveCvc' as const,
+    tenantId,
+    tokenId: 'tok-1',
+    basis,
+    data_ciphertext: 'v1.without-cvc',
+    now,
+  });
+  const cvcRemoved = (now: string): TokenEvent => ({
+    type: 'TokenCvcRemoved',
+    data: {
+      token_id: 'tok-1',
+      tenant_id: tenantId,
+      type: 'card',
+      data_ciphertext: 'v1.without-cvc',
+      removed_at: now,
+    },
+  });
+
+  it('records the privacy, the card summary and the CVC’s time with the token', () => {
+    const [event] = tokenDecider.decide({ type: 'CreateToken', token: withCvc }, tokenDecider.initialState());
+    expect(event).toEqual({
+      type: 'TokenCreated',
+      data: {
+        ...tokenWithoutId(),
+        token_id: 'tok-1',
+        privacy: withCvc.privacy,
+        card: cardSummary,
+        cvc_expires_at: '2026-01-01T01:00:00.000Z',
+      },
+    });
+  });
+
+  it('removes the CVC once its time has come, and nothing before', () => {
+    const [event] = tokenDecider.decide({ type: 'CreateToken', token: withCvc }, tokenDecider.initialState());
+    spec
+      .given([event!])
+      .when(removeCvc('2026-01-01T01:00:00.000Z'))
+      .then([cvcRemoved('2026-01-01T01:00:00.000Z')]);
+    spec.given([event!]).when(removeCvc('2026-01-01T00:59:59.999Z')).then([]);
+  });
+
+  it('removes it once: a retried removal, or one of a token without a CVC, appends nothing', () => {
+    const [event] = tokenDecider.decide({ type: 'CreateToken', token: withCvc }, tokenDecider.initialState());
+    const later = '2026-01-01T02:00:00.000Z';
+    spec
+      .given([event!, cvcRemoved(later)])
+      .when(removeCvc(later, 'v1.without-cvc'))
+      .then([]);
+    spec.given([created]).when(removeCvc(later)).then([]);
+  });
+
+  it('refuses a removal from data the token no longer holds, and one of a deleted token', () => {
+    const [event] = tokenDecider.decide({ type: 'CreateToken', token: withCvc }, tokenDecider.initialState());
+    const later = '2026-01-01T02:00:00.000Z';
+    spec.given([event!]).when(removeCvc(later, 'v1.older')).thenThrows(domainErrorWith('conflict'));
+    spec.given([event!, deleted]).when(removeCvc(later)).thenThrows(domainErrorWith('not-found'));
+  });
+
+  it('folds the removal into the state: the new ciphertext, no CVC time, the rest unchanged', () => {
+    const [event] = tokenDecider.decide({ type: 'CreateToken', token: withCvc }, tokenDecider.initialState());
+    const state = [event!, cvcRemoved('2026-01-01T02:00:00.000Z')].reduce(
+      (folded, next) => tokenDecider.evolve(folded, next),
+      tokenDecider.initialState(),
+    );
+    const { cvc_expires_at: _gone, ...rest } = withCvc;
+    expect(state).toEqual({
+      status: 'live',
+      parents: [],
+      token: { ...rest, data_ciphertext: 'v1.without-cvc' },
+    });
+  });
+
+  it('an update of the data carries its new summaries and CVC time; equal data keeps them', () => {
+    const [event] = tokenDecider.decide({ type: 'CreateToken', token: withCvc }, tokenDecider.initialState());
+    const acting = {
+      tenantId,
+      grants: { permissions: ['token:update'], rules: [] },
+      actorId,
+      now: '2026-01-01T00:30:00.000Z',
+    };
+    const renewed = { ...cardSummary, expiration_year: 2031 };
+    const [changed] = tokenDecider.decide(
+      {
+        type: 'UpdateToken',
+        tokenId: 'tok-1',
+        patch: {
+          data: {
+            basis: 'v1.sealed',
+            changed: true,
+            data_ciphertext: 'v1.new',
+            fingerprint: 'fp',
+            card: renewed,
+            cvc_expires_at: '2026-01-01T01:30:00.000Z',
+          },
+        },
+        ...acting,
+      },
+      tokenDecider.evolve(tokenDecider.initialState(), event!),
+    );
+    expect(changed!.data).toMatchObject({ card: renewed, cvc_expires_at: '2026-01-01T01:30:00.000Z' });
+    // Same fingerprint (the number): the claim on the data stays where it is.
+    expect(changed!.data).not.toHaveProperty('data_claim');
+    // Metadata alone: the summaries and the CVC's time go on as they were.
+    const [metadataOnly] = tokenDecider.decide(
+      { type: 'UpdateToken', tokenId: 'tok-1', patch: { metadata: { k: 'w' } }, ...acting },
+      tokenDecider.evolve(tokenDecider.initialState(), event!),
+    );
+    expect(metadataOnly!.data).toMatchObject({
+      card: cardSummary,
+      cvc_expires_at: '2026-01-01T01:00:00.000Z',
+    });
+    // The data without its CVC: the event says so by leaving the time out, and the state forgets it.
+    const [noCvc] = tokenDecider.decide(
+      {
+        type: 'UpdateToken',
+        tokenId: 'tok-1',
+        patch: {
+          data: {
+            basis: 'v1.sealed',
+            changed: true,
+            data_ciphertext: 'v1.no-cvc',
+            fingerprint: 'fp',
+            card: cardSummary,
+          },
+        },
+        ...acting,
+      },
+      tokenDecider.evolve(tokenDecider.initialState(), event!),
+    );
+    expect(noCvc!.data).not.toHaveProperty('cvc_expires_at');
+    const folded = [event!, noCvc!].reduce(
+      (state, next) => tokenDecider.evolve(state, next),
+      tokenDecider.initialState(),
+    );
+    expect(folded.status === 'live' && 'cvc_expires_at' in folded.token).toBe(false);
   });
 });
 

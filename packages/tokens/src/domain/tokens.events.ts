@@ -1,5 +1,12 @@
 import type { DataOf, DomainEvent } from '@tokenvault/cqrs';
-import type { TokenType } from '@tokenvault/contracts';
+import type {
+  CardBrand,
+  CardFunding,
+  Classification,
+  ImpactLevel,
+  RestrictionPolicy,
+  TokenType,
+} from '@tokenvault/contracts';
 
 // The facts the tokens context records, each payload written out in full: a change to the
 // decider's state (domain/token.ts) must not change what is stored or published.
@@ -31,6 +38,18 @@ export type TokenEvent =
         deduplicated?: true;
         /** The expired token whose claim on the same data it takes over. */
         claim_taken_from?: string;
+        /** As the create gave it over the type's defaults; absent in events from before privacy (the defaults). */
+        privacy?: {
+          classification: Classification;
+          impact_level: ImpactLevel;
+          restriction_policy: RestrictionPolicy;
+        };
+        /** A card's summary, derived from the data by the command (never more than BIN and last four). */
+        card?: CardSummary;
+        /** A bank account's summary, derived from the data by the command. */
+        bank?: BankSummary;
+        /** When the CVC the data holds is removed (TokenCvcRemoved); absent: it holds none. */
+        cvc_expires_at?: string;
       }
     >
   /** The token's editable state after the change (data sealed, like TokenCreated's). */
@@ -55,6 +74,11 @@ export type TokenEvent =
         data_claim?: 'released' | 'moved';
         modified_by: string;
         modified_at: string;
+        /** The summaries of the data after the update (absent in events from before them). */
+        card?: CardSummary;
+        bank?: BankSummary;
+        /** When the CVC the data holds after the update is removed; absent: it holds none. */
+        cvc_expires_at?: string;
       }
     >
   | DomainEvent<
@@ -97,6 +121,21 @@ export type TokenEvent =
         reencrypted_at: string;
       }
     >
+  /**
+   * A card's CVC removed from its data, CARD_CVC_TTL_SECONDS after it was given: the data without
+   * it sealed under a new token key (the old key, which sealed every earlier ciphertext, is
+   * destroyed with this append); nothing else of the token changes.
+   */
+  | DomainEvent<
+      'TokenCvcRemoved',
+      {
+        token_id: string;
+        tenant_id: string;
+        type: TokenType;
+        data_ciphertext: string;
+        removed_at: string;
+      }
+    >
   | DomainEvent<
       'TokenDeleted',
       {
@@ -110,6 +149,22 @@ export type TokenEvent =
         deleted_at: string;
       }
     >;
+
+/** A card's summary as events record it: no more of the number than its BIN and last four digits. */
+export interface CardSummary {
+  bin: string;
+  last4: string;
+  brand?: CardBrand;
+  funding?: CardFunding;
+  expiration_month?: number;
+  expiration_year?: number;
+}
+
+/** A bank account's summary as events record it: the (public) routing number, the account's last four. */
+export interface BankSummary {
+  routing_number: string;
+  account_number_last4: string;
+}
 
 /** What an update sets: the token's editable state after it, in full. */
 export type TokenUpdate = DataOf<TokenEvent, 'TokenUpdated'>;
@@ -155,6 +210,7 @@ export const tokenEventTypes = Object.keys({
   TokenDissociated: true,
   TokenDeleted: true,
   TokenReencrypted: true,
+  TokenCvcRemoved: true,
   TokenRead: true,
   TokensRead: true,
 } satisfies Record<TokensContextEvent['type'], true>) as TokensContextEvent['type'][];

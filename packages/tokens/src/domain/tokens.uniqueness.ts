@@ -67,6 +67,7 @@ export function tokenClaims(event: { type: string; data: unknown }): ClaimChange
     case 'TokenAssociated':
     case 'TokenDissociated':
     case 'TokenReencrypted':
+    case 'TokenCvcRemoved':
       return undefined;
     default:
       // Another context's event (every event is asked).

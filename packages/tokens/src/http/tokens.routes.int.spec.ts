@@ -116,6 +116,30 @@ describe('token routes, in process (commands on an in-memory store, queries on P
     expect(await side.store.headPosition()).toEqual(head);
   });
 
+  it('a card is answered with its privacy and summary, read back alike; a privacy below its type’s is a 400 naming the field', async () => {
+    const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030, cvc: '123' };
+    const response = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ type: 'card', data: card })
+      .expect(201);
+    const created = response.body as Record<string, unknown> & { id: string };
+    expect(created).toMatchObject({
+      privacy: { classification: 'pci', impact_level: 'high', restriction_policy: 'mask' },
+      card: { bin: '42424242', last4: '4242', brand: 'visa', expiration_month: 12, expiration_year: 2030 },
+    });
+    const read = await api.get(`/tokens/${created.id}`).set('svc-api-key', 'reader').expect(200);
+    expect(read.body).toEqual({ ...created, data: card });
+    const refused = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ type: 'card', data: card, privacy: { impact_level: 'low' } })
+      .expect(400);
+    expect((refused.body as { errors: object }).errors).toEqual({
+      'body.privacy.impact_level': ['Must be high or higher for a card token'],
+    });
+  });
+
   it('without an API key every route is a 401 problem', async () => {
     const { id } = await create();
     for (const call of [

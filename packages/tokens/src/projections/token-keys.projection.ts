@@ -12,7 +12,10 @@ import {
 } from '@tokenvault/vault';
 import type { TokenEvent } from '../domain/tokens.events.ts';
 
-type Handled = EventOf<TokenEvent, 'TokenCreated' | 'TokenUpdated' | 'TokenReencrypted' | 'TokenDeleted'>;
+type Handled = EventOf<
+  TokenEvent,
+  'TokenCreated' | 'TokenUpdated' | 'TokenReencrypted' | 'TokenCvcRemoved' | 'TokenDeleted'
+>;
 
 /** A new token key as the append's side data carries it: its row, and the ciphertext it sealed. */
 interface NewTokenKeyRow extends StoredTokenKey {
@@ -54,10 +57,20 @@ function newKeyOf(sideData: AppendSideData | undefined, ciphertext: string): Sto
  * steps run before (store) and after (destroy) the append: see @tokenvault/vault's token-keys.ts.
  */
 export const tokenKeyStore: InlineProjection<Handled> = {
-  handles: ['TokenCreated', 'TokenUpdated', 'TokenReencrypted', 'TokenDeleted'],
+  handles: ['TokenCreated', 'TokenUpdated', 'TokenReencrypted', 'TokenCvcRemoved', 'TokenDeleted'],
   async apply(events, tx, context) {
     for (const event of events) {
       switch (event.type) {
+        case 'TokenCvcRemoved': {
+          // Sealed under a new key, which replaces (destroys) the one that sealed the CVC; or,
+          // where the key could not be replaced, under the token's key (removeCardCvc).
+          const pending = newKeyOf(context?.sideData, event.data.data_ciphertext);
+          if (pending) {
+            await storeTokenKey(tx, pending);
+            await notifyInvalidation(tx, tokenKeyInvalidation(event.data.tenant_id, event.data.token_id));
+          }
+          break;
+        }
         case 'TokenCreated':
         case 'TokenUpdated':
         case 'TokenReencrypted': {
@@ -101,6 +114,13 @@ export const externalTokenKeyHook: AppendHook<Handled> = {
     for (const event of events) {
       if (event.type === 'TokenReencrypted') {
         throw new Error('re-encrypting a token needs the events in PostgreSQL (EVENTSTORE_URL unset)');
+      }
+      if (event.type === 'TokenCvcRemoved') {
+        // Its key cannot be replaced here (see above): the CVC's removal seals under the token's key.
+        if (newKeyOf(context.sideData, event.data.data_ciphertext)) {
+          throw new Error('replacing a token key needs the events in PostgreSQL (EVENTSTORE_URL unset)');
+        }
+        continue;
       }
       if (event.type === 'TokenDeleted') continue;
       const pending = newKeyOf(context.sideData, event.data.data_ciphertext);

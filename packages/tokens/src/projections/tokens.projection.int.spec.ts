@@ -197,6 +197,10 @@ describe('tokensProjection', () => {
               created_at: new Date('2026-01-10T10:00:00.000Z'),
               modified_by: null,
               modified_at: null,
+              privacy: null,
+              card: null,
+              bank: null,
+              cvc_removed_at: null,
             },
           ]);
           expect(await associations(tx)).toEqual([]);
@@ -262,9 +266,89 @@ describe('tokensProjection', () => {
           expect(await ciphertextOf(otherTenant)).toEqual(['theirs']);
         });
     });
+
+    it('keeps the privacy and the card and bank summaries the events carry', async () => {
+      const privacy = { classification: 'pci', impact_level: 'high', restriction_policy: 'mask' } as const;
+      const card = {
+        bin: '42424242',
+        last4: '4242',
+        brand: 'visa',
+        funding: 'credit',
+        expiration_month: 12,
+        expiration_year: 2030,
+      } as const;
+      const bank = { routing_number: '011000015', account_number_last4: '6789' };
+      await spec()
+        .given([])
+        .when([
+          created('card-1', { type: 'card', privacy, card, cvc_expires_at: '2026-01-10T11:00:00.000Z' }),
+          created('bank-1', { type: 'bank', bank }),
+        ])
+        .then(async (tx) => {
+          expect((await tokens(tx)).map((row) => [row.id, row.privacy, row.card, row.bank])).toEqual([
+            ['bank-1', null, null, bank],
+            ['card-1', privacy, card, null],
+          ]);
+        });
+    });
+  });
+
+  describe('TokenCvcRemoved', () => {
+    it('takes the new ciphertext and changes nothing else', async () => {
+      const card = {
+        bin: '424242',
+        last4: '4242',
+        brand: 'visa',
+        expiration_month: 1,
+        expiration_year: 2031,
+      } as const;
+      const removed = recordedEvent(
+        'TokenCvcRemoved',
+        {
+          token_id: 'card-1',
+          tenant_id: tenant,
+          type: 'card' as const,
+          data_ciphertext: 'sealed-without-cvc',
+          removed_at: '2026-01-10T11:00:00.000Z',
+        },
+        { stream: tokenStream(tenant, 'card-1') },
+      );
+      await spec()
+        .given([created('card-1', { type: 'card', card, metadata: { a: '1' } })])
+        .when([removed])
+        .then(async (tx) => {
+          const [row] = await tokens(tx);
+          expect(row).toEqual(
+            expect.objectContaining({
+              data_ciphertext: 'sealed-without-cvc',
+              cvc_removed_at: new Date('2026-01-10T11:00:00.000Z'),
+              fingerprint: 'fp-card-1',
+              card,
+              metadata: { a: '1' },
+              containers: ['/general/'],
+              modified_at: null,
+            }),
+          );
+        });
+    });
   });
 
   describe('TokenUpdated', () => {
+    it('takes the summaries of the updated data', async () => {
+      const card = (year: number) => ({
+        bin: '424242',
+        last4: '4242',
+        expiration_month: 1,
+        expiration_year: year,
+      });
+      await spec()
+        .given([created('card-1', { type: 'card', card: card(2030) })])
+        .when([updated('card-1', { type: 'card', card: card(2032) })])
+        .then(async (tx) => {
+          expect((await tokens(tx))[0]!.card).toEqual(card(2032));
+        });
+    });
+
     it('sets the editable state in full: an expiry absent from the event is removed', async () => {
       await spec()
         .given([created('tok-1', { metadata: { a: '1' }, expires_at: '2027-01-01T00:00:00.000Z' })])

@@ -27,12 +27,13 @@ async function created(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCreated'
     name: 'tokens_created',
     text: `WITH inserted AS (
        INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
-                           expires_at, created_by, created_at)
+                           expires_at, created_by, created_at, privacy, card, bank)
        SELECT t.tenant_id, t.token_id, t.type, t.data_ciphertext, t.containers, t.metadata, t.fingerprint,
-              t.expires_at, t.created_by, t.created_at
+              t.expires_at, t.created_by, t.created_at, t.privacy, t.card, t.bank
        FROM jsonb_to_recordset($1::jsonb) AS t(
          tenant_id uuid, token_id text, type text, data_ciphertext text, containers text[], metadata jsonb,
-         fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz)
+         fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz,
+         privacy jsonb, card jsonb, bank jsonb)
        ON CONFLICT DO NOTHING
        RETURNING tenant_id, id, metadata, created_at)
      ${insertMetadataFrom('inserted')}`,
@@ -74,6 +75,16 @@ async function reencrypted(tx: PoolClient, events: DataOf<TokenEvent, 'TokenReen
  * run counts (one UPDATE … FROM would apply an arbitrary one of several). The token's association rows as a child carry its containers
  * and expiry for child lists: they change with it.
  */
+/** The data without its CVC, in a new ciphertext; nothing else of the token changes. */
+async function cvcRemoved(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCvcRemoved'>[]): Promise<void> {
+  for (const event of events) {
+    await tx.query(
+      'UPDATE tokens SET data_ciphertext = $3, cvc_removed_at = $4 WHERE tenant_id = $1 AND id = $2',
+      [event.tenant_id, event.token_id, event.data_ciphertext, event.removed_at],
+    );
+  }
+}
+
 async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'>[]): Promise<void> {
   const last = [...new Map(events.map((event) => [`${event.tenant_id}/${event.token_id}`, event])).values()];
   // The token rows and their metadata entries in one statement: entries the update dropped go,
@@ -82,10 +93,11 @@ async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'
     `WITH updated AS (
        UPDATE tokens t SET data_ciphertext = u.data_ciphertext, fingerprint = u.fingerprint,
          containers = u.containers, metadata = u.metadata, expires_at = u.expires_at,
-         modified_by = u.modified_by, modified_at = u.modified_at
+         modified_by = u.modified_by, modified_at = u.modified_at, card = u.card, bank = u.bank
        FROM jsonb_to_recordset($1::jsonb) AS u(
          tenant_id uuid, token_id text, data_ciphertext text, fingerprint text, containers text[],
-         metadata jsonb, expires_at timestamptz, modified_by uuid, modified_at timestamptz)
+         metadata jsonb, expires_at timestamptz, modified_by uuid, modified_at timestamptz,
+         card jsonb, bank jsonb)
        WHERE t.tenant_id = u.tenant_id AND t.id = u.token_id
        RETURNING t.tenant_id, t.id, t.metadata, t.created_at),
      dropped AS (
@@ -139,6 +151,7 @@ export const tokensProjection: Projection<Handled> = {
     'TokenDissociated',
     'TokenDeleted',
     'TokenReencrypted',
+    'TokenCvcRemoved',
     'TenantDeleted',
   ],
   async apply(events, tx) {
@@ -161,6 +174,9 @@ export const tokensProjection: Projection<Handled> = {
           break;
         case 'TokenReencrypted':
           await reencrypted(tx, run.data);
+          break;
+        case 'TokenCvcRemoved':
+          await cvcRemoved(tx, run.data);
           break;
         case 'TenantDeleted':
           await tenantDeleted(tx, run.data);

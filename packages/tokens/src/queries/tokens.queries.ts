@@ -1,5 +1,6 @@
 import { withTenant, type Clock, type Pool } from '@tokenvault/platform';
-import type { TokenResponse, TokenType } from '@tokenvault/contracts';
+import { privacyOf, type TokenPrivacy, type TokenResponse, type TokenType } from '@tokenvault/contracts';
+import type { BankSummary, CardSummary } from '../domain/tokens.events.ts';
 
 export interface TokenRow {
   tenant_id: string;
@@ -14,6 +15,12 @@ export interface TokenRow {
   created_at: Date;
   modified_by: string | null;
   modified_at: Date | null;
+  /** As its create gave it over the type's defaults; null for tokens from before privacy (the defaults). */
+  privacy: TokenPrivacy | null;
+  card: CardSummary | null;
+  bank: BankSummary | null;
+  /** When a card's CVC was last removed from its data (TokenCvcRemoved). */
+  cvc_removed_at: Date | null;
   /** The token's key as `token_keys` holds it (null: destroyed, or a token sealed before token keys). */
   wrapped_key: string | null;
   tenant_key_version: number | null;
@@ -33,7 +40,7 @@ const liveAt = (placeholder: string, table = '') =>
 
 /** The response fields of a token; `data` is added only by callers that opened it for a reader. */
 export function tokenFields(
-  row: Omit<TokenRow, 'data_ciphertext' | 'wrapped_key' | 'tenant_key_version'>,
+  row: Omit<TokenRow, 'data_ciphertext' | 'wrapped_key' | 'tenant_key_version' | 'cvc_removed_at'>,
 ): TokenResponse {
   return {
     id: row.id,
@@ -47,6 +54,11 @@ export function tokenFields(
     created_at: row.created_at.toISOString(),
     ...(row.modified_by ? { modified_by: row.modified_by } : {}),
     ...(row.modified_at ? { modified_at: row.modified_at.toISOString() } : {}),
+    // Its restriction policy is what a read gets when the caller's access masks or redacts it
+    // without naming how (docs/token-types.md).
+    privacy: privacyOf(row.type, row.privacy),
+    ...(row.card ? { card: row.card } : {}),
+    ...(row.bank ? { bank: row.bank } : {}),
   };
 }
 

@@ -31,7 +31,8 @@ import {
 import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/mail';
 import { Detokenizer, ReadAuditor, TokenCommands, TokenQueries, tokensContext } from '@tokenvault/tokens';
 import { FormulaQueries, ReactorDefinitions, ReactorQueries } from '@tokenvault/reactors';
-import { AddressAllowlist, ProxyGateway, ProxyPipeline, ProxyQueries } from '@tokenvault/proxy';
+import { AddressAllowlist } from '@tokenvault/destinations';
+import { ProxyGateway, ProxyPipeline, ProxyQueries } from '@tokenvault/proxy';
 import { CodeRunQueue } from '@tokenvault/code-runs';
 
 import { contextInvalidationsOf, contextMigrations, contextRoutes, type ContextDeps } from './contexts.ts';

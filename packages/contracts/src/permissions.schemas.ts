@@ -35,6 +35,10 @@ export const permissions = [
   'proxy:update',
   'proxy:delete',
   'proxy:invoke',
+  'webhook:create',
+  'webhook:read',
+  'webhook:update',
+  'webhook:delete',
 ] as const;
 
 export type Permission = (typeof permissions)[number];

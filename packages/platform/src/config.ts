@@ -160,6 +160,17 @@ export const configSchema = z.object({
       (value) => value.split(',').every((entry) => entry.trim() === '' || isAddressOrCidr(entry.trim())),
       'IPs or CIDRs, comma-separated (e.g. 10.0.0.0/8,fd00::/8)',
     ),
+  /**
+   * Internal receivers webhooks may deliver to (comma-separated IPs or CIDRs, IPv4 or IPv6; empty:
+   * only public addresses over https). Plain http is allowed only to these.
+   */
+  WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: z
+    .string()
+    .default('')
+    .refine(
+      (value) => value.split(',').every((entry) => entry.trim() === '' || isAddressOrCidr(entry.trim())),
+      'IPs or CIDRs, comma-separated (e.g. 10.0.0.0/8,fd00::/8)',
+    ),
   /** How long a proxied call may take, end to end; past it the caller gets 408. */
   PROXY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   /** A PEM file of certificate authorities trusted for destinations besides the system's (internal CAs). */

@@ -34,6 +34,7 @@ import { FormulaQueries, ReactorDefinitions, ReactorQueries } from '@tokenvault/
 import { AddressAllowlist } from '@tokenvault/destinations';
 import { ProxyGateway, ProxyPipeline, ProxyQueries } from '@tokenvault/proxy';
 import { CodeRunQueue } from '@tokenvault/code-runs';
+import { WebhookQueries } from '@tokenvault/webhooks';
 
 import { contextInvalidationsOf, contextMigrations, contextRoutes, type ContextDeps } from './contexts.ts';
 import { readModelsProjectorName } from './projections.ts';
@@ -334,6 +335,8 @@ export async function createRuntime(
     reactorDefinitions,
     proxies,
     allowlist,
+    webhookQueries: new WebhookQueries(appPool),
+    webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
     logSigningKey: logSigningKeyOf(config),
   };
   return {

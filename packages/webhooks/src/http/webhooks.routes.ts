@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import type { ReadModelConsistency } from '@tokenvault/cqrs';
+import { defineRoute, pageQuery, paginated, type RouteDefinition } from '@tokenvault/platform';
+import {
+  createWebhookBody,
+  idParams,
+  paginatedSchema,
+  updateWebhookBody,
+  webhookEventTypes,
+  webhookSchema,
+} from '@tokenvault/contracts';
+import type { WebhookCommands } from '../commands/webhooks.commands.ts';
+import { webhookMissing } from '../domain/webhook.ts';
+import { webhookResponse, type WebhookQueries } from '../queries/webhooks.queries.ts';
+
+/** What the webhook routes use, built by the webhooks manifest's `routes(deps)` (context.ts). */
+export interface WebhookRouteDeps {
+  commands: Pick<WebhookCommands, 'create' | 'update' | 'delete'>;
+  queries: Pick<WebhookQueries, 'list' | 'get'>;
+  consistency: Pick<ReadModelConsistency, 'afterWrite'>;
+}
+
+export function webhookRoutes({ commands, queries, consistency }: WebhookRouteDeps): RouteDefinition[] {
+  const tag = 'Webhooks';
+  const written = async (status: 200 | 201, outcome: Awaited<ReturnType<WebhookCommands['create']>>) => ({
+    status,
+    headers: await consistency.afterWrite(outcome.position),
+    body: webhookResponse(outcome.row),
+  });
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/ping',
+      operationId: 'getPing',
+      summary: 'Answers 204: the webhooks API is reachable (what the anchor SDK’s webhooks.ping() calls)',
+      tag,
+      permission: null,
+      responses: { 204: { description: 'Reachable' } },
+      handle: () => Promise.resolve({ status: 204 }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks',
+      operationId: 'createWebhook',
+      summary: 'Subscribe an https URL to event types (enabled unless status says otherwise)',
+      tag,
+      permission: 'webhook:create',
+      body: createWebhookBody,
+      responses: { 201: { description: 'Created', schema: webhookSchema } },
+      async handle({ principal, body, requestId }) {
+        return written(201, await commands.create(principal, body, requestId));
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/webhooks',
+      operationId: 'listWebhooks',
+      summary: 'List webhooks, oldest first',
+      tag,
+      permission: 'webhook:read',
+      query: z.strictObject({ ...pageQuery(100) }),
+      responses: { 200: { description: 'A page of webhooks', schema: paginatedSchema(webhookSchema) } },
+      async handle({ principal, query }) {
+        const { items, total } = await queries.list(principal.tenantId, query.page, query.size);
+        return { status: 200, body: paginated(items, query.page, query.size, total) };
+      },
+    }),
+    // Before /webhooks/:id, which it would otherwise match.
+    defineRoute({
+      method: 'get',
+      path: '/webhooks/event-types',
+      operationId: 'listWebhookEventTypes',
+      summary: 'The event types a webhook may subscribe to',
+      tag,
+      permission: 'webhook:read',
+      responses: { 200: { description: 'The event types', schema: z.array(z.string()) } },
+      handle: () => Promise.resolve({ status: 200, body: webhookEventTypes }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/webhooks/:id',
+      operationId: 'getWebhook',
+      summary: 'Get a webhook',
+      tag,
+      permission: 'webhook:read',
+      params: idParams,
+      responses: { 200: { description: 'The webhook', schema: webhookSchema } },
+      async handle({ principal, params }) {
+        const webhook = await queries.get(principal.tenantId, params.id);
+        if (!webhook) throw webhookMissing();
+        return { status: 200, body: webhook };
+      },
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/webhooks/:id',
+      operationId: 'updateWebhook',
+      summary: 'Replace a webhook’s settings (its status stays as it is unless named)',
+      tag,
+      permission: 'webhook:update',
+      params: idParams,
+      body: updateWebhookBody,
+      responses: { 200: { description: 'The updated webhook', schema: webhookSchema } },
+      async handle({ principal, params, body, requestId }) {
+        return written(200, await commands.update(principal, params.id, body, requestId));
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/webhooks/:id',
+      operationId: 'deleteWebhook',
+      summary: 'Delete a webhook (nothing more is delivered to it)',
+      tag,
+      permission: 'webhook:delete',
+      params: idParams,
+      responses: { 204: { description: 'Deleted' } },
+      async handle({ principal, params, requestId }) {
+        const deleted = await commands.delete(principal, params.id, requestId);
+        return { status: 204, headers: await consistency.afterWrite(deleted.position) };
+      },
+    }),
+  ];
+}

@@ -131,6 +131,7 @@ const mappings = {
   WebhookCreated: entry('webhook', 'webhook_id', 'create', 'Webhook created'),
   WebhookUpdated: entry('webhook', 'webhook_id', 'update', 'Webhook updated'),
   WebhookDeleted: entry('webhook', 'webhook_id', 'delete', 'Webhook deleted'),
+  WebhookSigningKeyRotated: entry('webhook_signing_key', 'key_id', 'create', 'Webhook signing key made'),
 } satisfies LogMappings;
 
 /** Every event type the log has rows for (exactly the keys `satisfies LogMappings` checked). */
@@ -174,4 +175,5 @@ export const entityTypes = [
   { value: 'us_bank_routing_number', display_name: 'US Bank Routing Number' },
   { value: 'user', display_name: 'User' },
   { value: 'webhook', display_name: 'Webhook' },
+  { value: 'webhook_signing_key', display_name: 'Webhook Signing Key' },
 ] as const;

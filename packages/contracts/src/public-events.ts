@@ -591,4 +591,20 @@ export const publicEvents: Record<string, PublicEventContract> = {
       deleted_at: at('When'),
     }),
   }),
+  WebhookSigningKeyRotated: contract({
+    topic: 'webhooks',
+    description: 'A tenant’s webhook signing key was made or replaced. The secret is never published.',
+    entity: 'webhook_signing_key',
+    entityId: (data) => `${data.tenant_id}/${data.key_id}`,
+    schema: z.object({
+      tenant_id: tenantId,
+      key_id: id('The new key.'),
+      previous_key_id: id(
+        'The key it replaces, which signs beside it until previous_valid_until.',
+      ).optional(),
+      previous_valid_until: at('When the replaced key stops signing').optional(),
+      rotated_by: id('Who made it.'),
+      rotated_at: at('When'),
+    }),
+  }),
 };

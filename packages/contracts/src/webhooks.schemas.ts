@@ -75,3 +75,11 @@ export const webhookSchema = z.object({
   modified_at: timestamp.optional(),
 });
 export type WebhookResponse = z.output<typeof webhookSchema>;
+
+/** The tenant's current signing secret (Standard Webhooks `whsec_…`): what receivers verify with. */
+export const webhookSigningKeySchema = z.object({
+  key: z.string().describe('The signing secret: `whsec_` and 32 bytes in base64.'),
+});
+
+/** A queued test delivery (`webhook:ping`), under its delivery id (`webhook-id` header). */
+export const webhookPingSchema = z.object({ delivery_id: z.string() });

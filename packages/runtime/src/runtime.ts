@@ -34,7 +34,7 @@ import { FormulaQueries, ReactorDefinitions, ReactorQueries } from '@tokenvault/
 import { AddressAllowlist } from '@tokenvault/destinations';
 import { ProxyGateway, ProxyPipeline, ProxyQueries } from '@tokenvault/proxy';
 import { CodeRunQueue } from '@tokenvault/code-runs';
-import { WebhookQueries } from '@tokenvault/webhooks';
+import { createWebhookDeliveryQueue, enqueueDeliveries, WebhookQueries } from '@tokenvault/webhooks';
 
 import { contextInvalidationsOf, contextMigrations, contextRoutes, type ContextDeps } from './contexts.ts';
 import { readModelsProjectorName } from './projections.ts';
@@ -275,6 +275,8 @@ export async function createRuntime(
   });
   const signInMailQueue = createSignInMailQueue(config);
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
+  const webhookDeliveryQueue = createWebhookDeliveryQueue(config);
+  webhookDeliveryQueue.on('error', (error) => logger.warn({ err: error }, 'webhook delivery queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   const detokenizer = new Detokenizer({ store, vault, tokenQueries, readAuditor });
   const proxies = new ProxyQueries(appPool, vault);
@@ -337,6 +339,7 @@ export async function createRuntime(
     allowlist,
     webhookQueries: new WebhookQueries(appPool),
     webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
+    enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(webhookDeliveryQueue, deliveries),
     logSigningKey: logSigningKeyOf(config),
   };
   return {
@@ -351,6 +354,7 @@ export async function createRuntime(
       proxy.close();
       await reactorRuns.close();
       await signInMailQueue.close();
+      await webhookDeliveryQueue.close();
       await scrapeMetrics.close();
       redis.disconnect();
       await lockPool.end();

@@ -1,5 +1,8 @@
 import type { ContextManifest, ReadModelConsistency } from '@tokenvault/cqrs';
+import type { Vault } from '@tokenvault/vault';
+import { SigningKeyCommands } from './commands/signing-key.commands.ts';
 import { WebhookCommands, type WebhookCommandDeps } from './commands/webhooks.commands.ts';
+import type { WebhookDeliveryJob } from './deliveries/delivery-job.ts';
 import { webhooksEventTypes } from './domain/webhooks.events.ts';
 import { webhookRoutes } from './http/webhooks.routes.ts';
 import { webhooksMigrations } from './migrations.ts';
@@ -10,6 +13,9 @@ import type { WebhookQueries } from './queries/webhooks.queries.ts';
 export interface WebhooksContextDeps extends WebhookCommandDeps {
   consistency: ReadModelConsistency;
   webhookQueries: WebhookQueries;
+  vault: Pick<Vault, 'encrypt' | 'decrypt'>;
+  /** Queues deliveries for the webhook worker (the gateway's producer handle). */
+  enqueueWebhookDeliveries: (deliveries: WebhookDeliveryJob[]) => Promise<void>;
 }
 
 /** What the webhooks context contributes to the service (the runtime lists it in contexts.ts). */
@@ -26,5 +32,8 @@ export const webhooksContext: ContextManifest<WebhooksContextDeps> = {
       commands: new WebhookCommands(deps),
       queries: deps.webhookQueries,
       consistency: deps.consistency,
+      signingKeys: new SigningKeyCommands(deps),
+      enqueueWebhookDeliveries: (deliveries) => deps.enqueueWebhookDeliveries(deliveries),
+      clock: deps.clock,
     }),
 };

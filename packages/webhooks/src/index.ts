@@ -6,3 +6,13 @@ export {
   type WebhooksEvent,
 } from './domain/webhooks.events.ts';
 export { WebhookQueries } from './queries/webhooks.queries.ts';
+export { startWebhookDeliveries } from './deliveries/start-deliveries.ts';
+export {
+  createWebhookDeliveryQueue,
+  deliveryBody,
+  enqueueDeliveries,
+  webhookDeliveryId,
+  type WebhookDeliveryConfig,
+  type WebhookDeliveryJob,
+} from './deliveries/delivery-job.ts';
+export { webhookDeliveryEnqueuerName } from './deliveries/delivery-enqueuer.ts';

@@ -27,4 +27,40 @@ export const webhooksMigrations: Migration[] = [
       GRANT SELECT ON webhooks TO {{app_role}};
     `,
   },
+  {
+    id: 'webhooks/002_deliveries',
+    sql: `
+      -- The delivery enqueuer's own copy of the subscriptions, written in its checkpoint's
+      -- transaction: what it matches an event against is the log up to that event, whatever the
+      -- read models' projection mode.
+      CREATE TABLE webhook_delivery_subscriptions (
+        tenant_id uuid NOT NULL,
+        webhook_id uuid NOT NULL,
+        url text NOT NULL,
+        events text[] NOT NULL,
+        status text NOT NULL,
+        PRIMARY KEY (tenant_id, webhook_id)
+      );
+      -- One row per delivery (webhook and event): its outcome, never its body.
+      CREATE TABLE webhook_deliveries (
+        tenant_id uuid NOT NULL,
+        webhook_id uuid NOT NULL,
+        id text NOT NULL,
+        event_id text NOT NULL,
+        event_type text NOT NULL,
+        status text NOT NULL,
+        attempts integer NOT NULL,
+        response_status integer,
+        error text,
+        created_at timestamptz NOT NULL,
+        last_attempt_at timestamptz NOT NULL,
+        PRIMARY KEY (tenant_id, webhook_id, id)
+      );
+      CREATE INDEX webhook_deliveries_by_time ON webhook_deliveries (tenant_id, webhook_id, created_at DESC, id);
+      CREATE INDEX webhook_deliveries_by_age ON webhook_deliveries (created_at);
+      ALTER TABLE webhook_deliveries ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON webhook_deliveries USING (tenant_id = ${currentTenant});
+      GRANT SELECT ON webhook_deliveries TO {{app_role}};
+    `,
+  },
 ];

@@ -23,7 +23,7 @@ import {
   type WebhookState,
   type WebhookView,
 } from '../domain/webhook.ts';
-import { streams, type WebhooksEvent } from '../domain/webhooks.events.ts';
+import { streams, type WebhookLifecycleEvent } from '../domain/webhooks.events.ts';
 import type { WebhookRow } from '../queries/webhooks.queries.ts';
 
 export interface WebhookCommandDeps {
@@ -54,7 +54,7 @@ export const webhookRowOf = (webhook: WebhookView): WebhookRow => ({
 
 export class WebhookCommands {
   private readonly deps: WebhookCommandDeps;
-  private readonly handle: CommandHandler<WebhookState, WebhookCommand, WebhooksEvent>;
+  private readonly handle: CommandHandler<WebhookState, WebhookCommand, WebhookLifecycleEvent>;
 
   constructor(deps: WebhookCommandDeps) {
     this.deps = deps;
@@ -80,7 +80,7 @@ export class WebhookCommands {
     );
   }
 
-  private decided(outcome: CommandOutcome<WebhookState, WebhooksEvent>) {
+  private decided(outcome: CommandOutcome<WebhookState, WebhookLifecycleEvent>) {
     if (outcome.state.status !== 'active') throw new Error('the webhook is not active after the command');
     return { row: webhookRowOf(outcome.state.webhook), position: outcome.position };
   }

@@ -1,9 +1,9 @@
 import type { DataOf, Decider } from '@tokenvault/cqrs';
 import { alreadyExists, notFoundError } from '@tokenvault/platform';
-import type { WebhooksEvent } from './webhooks.events.ts';
+import type { WebhookLifecycleEvent } from './webhooks.events.ts';
 
 /** A webhook as decided: the created fact and its last update. */
-export type WebhookView = Omit<DataOf<WebhooksEvent, 'WebhookCreated'>, 'webhook_id'> & {
+export type WebhookView = Omit<DataOf<WebhookLifecycleEvent, 'WebhookCreated'>, 'webhook_id'> & {
   id: string;
   modified_by?: string;
   modified_at?: string;
@@ -45,7 +45,7 @@ const settingsData = (command: Target & { settings: WebhookSettings }) => ({
   status: command.settings.status,
 });
 
-export const webhookDecider: Decider<WebhookState, WebhookCommand, WebhooksEvent> = {
+export const webhookDecider: Decider<WebhookState, WebhookCommand, WebhookLifecycleEvent> = {
   initialState: () => ({ status: 'absent' }),
   evolve(state, event) {
     switch (event.type) {

@@ -20,10 +20,32 @@ export type WebhooksEvent =
   | DomainEvent<
       'WebhookDeleted',
       { webhook_id: string; tenant_id: string; deleted_by: string; deleted_at: string }
+    >
+  | DomainEvent<
+      'WebhookSigningKeyRotated',
+      {
+        tenant_id: string;
+        /** The new key; the deliveries' signatures are made with it from now on. */
+        key_id: string;
+        /** The secret, sealed under the tenant's data key (`signingKeySubject`): never published. */
+        secret_ciphertext: string;
+        /** The key it replaces, if any: still signs beside the new one until `previous_valid_until`. */
+        previous_key_id?: string;
+        previous_valid_until?: string;
+        rotated_by: string;
+        rotated_at: string;
+      }
     >;
+
+/** A webhook's own facts (its stream's), without the tenant's signing keys (their own stream). */
+export type WebhookLifecycleEvent = Exclude<WebhooksEvent, { type: 'WebhookSigningKeyRotated' }>;
+
+/** What a signing secret is sealed for (the vault's associated data). */
+export const signingKeySubject = (keyId: string) => `webhook-signing-key/${keyId}`;
 
 export const streams = {
   webhook: (tenantId: string, webhookId: string) => `webhooks.webhook-${tenantId}-${webhookId}`,
+  signingKey: (tenantId: string) => `webhooks.signing-key-${tenantId}`,
 };
 
 /** Every event type of this context; `satisfies` fails to compile when one is missing or extra. */
@@ -31,4 +53,5 @@ export const webhooksEventTypes = Object.keys({
   WebhookCreated: true,
   WebhookUpdated: true,
   WebhookDeleted: true,
+  WebhookSigningKeyRotated: true,
 } satisfies Record<WebhooksEvent['type'], true>) as WebhooksEvent['type'][];

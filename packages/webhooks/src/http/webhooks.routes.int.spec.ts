@@ -1,11 +1,19 @@
-import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
 import { AddressAllowlist } from '@tokenvault/destinations';
 import { systemClock } from '@tokenvault/platform';
 import { routeApp } from '@tokenvault/platform/testing';
 import { webhookEventTypes } from '@tokenvault/contracts';
+import { obliterateQueues, type Queue } from '@tokenvault/jobs';
+import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
+import { SigningKeyCommands } from '../commands/signing-key.commands.ts';
 import { WebhookCommands } from '../commands/webhooks.commands.ts';
+import {
+  createWebhookDeliveryQueue,
+  enqueueDeliveries,
+  type WebhookDeliveryJob,
+} from '../deliveries/delivery-job.ts';
 import { streams } from '../domain/webhooks.events.ts';
 import { webhooksMigrations } from '../migrations.ts';
 import { webhooksProjection } from '../projections/webhooks.projection.ts';
@@ -27,17 +35,42 @@ const callers = {
 const webhook = { name: 'Orders', url: 'https://93.184.216.34/hooks', events: ['token:created'] };
 
 describe('webhook routes, in process (commands on an in-memory store, queries on PostgreSQL)', () => {
-  const side = useReadSide(webhooksMigrations, [webhooksProjection]);
+  const side = useReadSide([...vaultMigrations, ...webhooksMigrations], [webhooksProjection]);
   let api: ReturnType<typeof routeApp>;
+  // A real queue under a throw-away prefix: what a ping queues is read back from Redis.
+  const queueConfig = {
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    QUEUE_PREFIX: `test-webhook-routes-${randomUUID()}`,
+    WEBHOOK_ATTEMPTS: 3,
+  };
+  let queue: Queue<WebhookDeliveryJob>;
 
-  beforeAll(() => {
-    const { store, appPool, consistency } = side;
+  beforeAll(async () => {
+    const { store, ownerPool, appPool, consistency } = side;
+    const vault = new Vault(ownerPool, new LocalKeyring([['default', randomBytes(32).toString('base64')]]));
+    for (const tenantId of [tenant, otherTenant]) await vault.createTenantKeys(tenantId);
     const commands = new WebhookCommands({
       store,
       clock: systemClock,
       webhookAllowlist: new AddressAllowlist(''),
     });
-    api = routeApp(webhookRoutes({ commands, queries: new WebhookQueries(appPool), consistency }), callers);
+    queue = createWebhookDeliveryQueue(queueConfig as Parameters<typeof createWebhookDeliveryQueue>[0]);
+    api = routeApp(
+      webhookRoutes({
+        commands,
+        queries: new WebhookQueries(appPool),
+        consistency,
+        signingKeys: new SigningKeyCommands({ store, clock: systemClock, vault }),
+        enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(queue, deliveries),
+        clock: systemClock,
+      }),
+      callers,
+    );
+  });
+
+  afterAll(async () => {
+    await queue.close();
+    await obliterateQueues(queueConfig);
   });
 
   const create = async () => {
@@ -174,5 +207,47 @@ describe('webhook routes, in process (commands on an in-memory store, queries on
     });
     await api.delete(`/webhooks/${id}`).set('svc-api-key', 'admin').expect(204);
     await api.get(`/webhooks/${id}`).set('svc-api-key', 'admin').expect(404);
+  });
+
+  it('GET /webhooks/signing-key makes the tenant’s key once and answers it; it is sealed in its event', async () => {
+    const first = await api.get('/webhooks/signing-key').set('svc-api-key', 'reader').expect(200);
+    const { key } = first.body as { key: string };
+    expect(key).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    await api.get('/webhooks/signing-key').set('svc-api-key', 'admin').expect(200, { key });
+    const other = await api.get('/webhooks/signing-key').set('svc-api-key', 'otherTenant').expect(200);
+    expect((other.body as { key: string }).key).not.toBe(key);
+    const events = await storedEvents(side.store, streams.signingKey(tenant));
+    expect(events.map((event) => event.type)).toEqual(['WebhookSigningKeyRotated']);
+    expect(JSON.stringify(events)).not.toContain(key.slice('whsec_'.length));
+  });
+
+  it('POST /webhooks/signing-key/rotate answers a new key, with webhook:update only', async () => {
+    const { key } = (await api.get('/webhooks/signing-key').set('svc-api-key', 'admin').expect(200)).body as {
+      key: string;
+    };
+    await api.post('/webhooks/signing-key/rotate').set('svc-api-key', 'reader').expect(403);
+    const rotated = await api.post('/webhooks/signing-key/rotate').set('svc-api-key', 'admin').expect(200);
+    const next = (rotated.body as { key: string }).key;
+    expect(next).not.toBe(key);
+    await api.get('/webhooks/signing-key').set('svc-api-key', 'reader').expect(200, { key: next });
+  });
+
+  it('POST /webhooks/{id}/ping queues one webhook:ping delivery under its delivery id; another tenant’s is a 404', async () => {
+    const { id } = await create();
+    const response = await api.post(`/webhooks/${id}/ping`).set('svc-api-key', 'admin').expect(202);
+    const { delivery_id: deliveryId } = response.body as { delivery_id: string };
+    expect(deliveryId).toMatch(new RegExp(`^${id}\\.ping-`));
+    const job = await queue.getJob(deliveryId);
+    expect(job?.data).toEqual({
+      delivery_id: deliveryId,
+      tenant_id: tenant,
+      webhook_id: id,
+      event_id: deliveryId.slice(id.length + 1),
+      type: 'webhook:ping',
+      occurred_at: expect.any(String),
+      data: {},
+    });
+    await api.post(`/webhooks/${id}/ping`).set('svc-api-key', 'otherTenant').expect(404);
+    await api.post(`/webhooks/${id}/ping`).set('svc-api-key', 'reader').expect(403);
   });
 });

@@ -1,15 +1,21 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
-import { defineRoute, pageQuery, paginated, type RouteDefinition } from '@tokenvault/platform';
+import { defineRoute, pageQuery, paginated, type Clock, type RouteDefinition } from '@tokenvault/platform';
 import {
   createWebhookBody,
   idParams,
   paginatedSchema,
   updateWebhookBody,
   webhookEventTypes,
+  webhookPingEventType,
+  webhookPingSchema,
   webhookSchema,
+  webhookSigningKeySchema,
 } from '@tokenvault/contracts';
+import type { SigningKeyCommands } from '../commands/signing-key.commands.ts';
 import type { WebhookCommands } from '../commands/webhooks.commands.ts';
+import { webhookDeliveryId, type WebhookDeliveryJob } from '../deliveries/delivery-job.ts';
 import { webhookMissing } from '../domain/webhook.ts';
 import { webhookResponse, type WebhookQueries } from '../queries/webhooks.queries.ts';
 
@@ -18,9 +24,20 @@ export interface WebhookRouteDeps {
   commands: Pick<WebhookCommands, 'create' | 'update' | 'delete'>;
   queries: Pick<WebhookQueries, 'list' | 'get'>;
   consistency: Pick<ReadModelConsistency, 'afterWrite'>;
+  signingKeys: Pick<SigningKeyCommands, 'ensure' | 'current' | 'rotate'>;
+  /** Queues deliveries for the webhook worker (pings). */
+  enqueueWebhookDeliveries: (deliveries: WebhookDeliveryJob[]) => Promise<void>;
+  clock: Clock;
 }
 
-export function webhookRoutes({ commands, queries, consistency }: WebhookRouteDeps): RouteDefinition[] {
+export function webhookRoutes({
+  commands,
+  queries,
+  consistency,
+  signingKeys,
+  enqueueWebhookDeliveries,
+  clock,
+}: WebhookRouteDeps): RouteDefinition[] {
   const tag = 'Webhooks';
   const written = async (status: 200 | 201, outcome: Awaited<ReturnType<WebhookCommands['create']>>) => ({
     status,
@@ -48,6 +65,8 @@ export function webhookRoutes({ commands, queries, consistency }: WebhookRouteDe
       body: createWebhookBody,
       responses: { 201: { description: 'Created', schema: webhookSchema } },
       async handle({ principal, body, requestId }) {
+        // The tenant's signing key first: no delivery goes out unsigned.
+        await signingKeys.ensure(principal, requestId);
         return written(201, await commands.create(principal, body, requestId));
       },
     }),
@@ -75,6 +94,56 @@ export function webhookRoutes({ commands, queries, consistency }: WebhookRouteDe
       permission: 'webhook:read',
       responses: { 200: { description: 'The event types', schema: z.array(z.string()) } },
       handle: () => Promise.resolve({ status: 200, body: webhookEventTypes }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/webhooks/signing-key',
+      operationId: 'getWebhookSigningKey',
+      summary: 'The secret deliveries are signed with (made at the first call); receivers verify with it',
+      tag,
+      permission: 'webhook:read',
+      responses: { 200: { description: 'The signing key', schema: webhookSigningKeySchema } },
+      async handle({ principal, requestId }) {
+        return { status: 200, body: { key: await signingKeys.current(principal, requestId) } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks/signing-key/rotate',
+      operationId: 'rotateWebhookSigningKey',
+      summary: 'A new signing key; the replaced one keeps signing beside it for 24 hours',
+      tag,
+      permission: 'webhook:update',
+      responses: { 200: { description: 'The new signing key', schema: webhookSigningKeySchema } },
+      async handle({ principal, requestId }) {
+        return { status: 200, body: { key: await signingKeys.rotate(principal, requestId) } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks/:id/ping',
+      operationId: 'pingWebhook',
+      summary: 'Queue a signed test delivery (`webhook:ping`) to the webhook, even a disabled one',
+      tag,
+      permission: 'webhook:update',
+      params: idParams,
+      responses: { 202: { description: 'Queued', schema: webhookPingSchema } },
+      async handle({ principal, params }) {
+        const webhook = await queries.get(principal.tenantId, params.id);
+        if (!webhook) throw webhookMissing();
+        const eventId = `ping-${randomUUID()}`;
+        const delivery: WebhookDeliveryJob = {
+          delivery_id: webhookDeliveryId(webhook.id, eventId),
+          tenant_id: webhook.tenant_id,
+          webhook_id: webhook.id,
+          event_id: eventId,
+          type: webhookPingEventType,
+          occurred_at: clock.now().toISOString(),
+          data: {},
+        };
+        await enqueueWebhookDeliveries([delivery]);
+        return { status: 202, body: { delivery_id: delivery.delivery_id } };
+      },
     }),
     defineRoute({
       method: 'get',

@@ -1,9 +1,10 @@
 import { onTenantDeleted, type Projection, type TenantDeletedEvent } from '@tokenvault/cqrs';
 import type { PoolClient } from '@tokenvault/platform';
 import type { RecordedOf } from '@tokenvault/eventstore';
-import type { WebhooksEvent } from '../domain/webhooks.events.ts';
+import type { WebhookLifecycleEvent } from '../domain/webhooks.events.ts';
 
-type Handled = WebhooksEvent | TenantDeletedEvent;
+// The signing keys are read from their stream (they have no read model).
+type Handled = WebhookLifecycleEvent | TenantDeletedEvent;
 
 const ownedTables = ['webhooks'] as const;
 

@@ -131,6 +131,7 @@ const mappings = {
   WebhookCreated: entry('webhook', 'webhook_id', 'create', 'Webhook created'),
   WebhookUpdated: entry('webhook', 'webhook_id', 'update', 'Webhook updated'),
   WebhookDeleted: entry('webhook', 'webhook_id', 'delete', 'Webhook deleted'),
+  WebhookDisabled: entry('webhook', 'webhook_id', 'update', 'Webhook disabled by its failed deliveries'),
   WebhookSigningKeyRotated: entry('webhook_signing_key', 'key_id', 'create', 'Webhook signing key made'),
 } satisfies LogMappings;
 

@@ -591,6 +591,19 @@ export const publicEvents: Record<string, PublicEventContract> = {
       deleted_at: at('When'),
     }),
   }),
+  WebhookDisabled: contract({
+    topic: 'webhooks',
+    description:
+      'A webhook was disabled by its deliveries: its receiver answered 410 (`gone`) or too many deliveries in a row failed (`failing`).',
+    entity: 'webhook',
+    entityId: (data) => `${data.tenant_id}/${data.webhook_id}`,
+    schema: z.object({
+      webhook_id: id('The webhook.'),
+      tenant_id: tenantId,
+      reason: z.enum(['gone', 'failing']).describe('Why.'),
+      disabled_at: at('When'),
+    }),
+  }),
   WebhookSigningKeyRotated: contract({
     topic: 'webhooks',
     description: 'A tenant’s webhook signing key was made or replaced. The secret is never published.',

@@ -83,3 +83,20 @@ export const webhookSigningKeySchema = z.object({
 
 /** A queued test delivery (`webhook:ping`), under its delivery id (`webhook-id` header). */
 export const webhookPingSchema = z.object({ delivery_id: z.string() });
+
+export const webhookDeliveryStatuses = ['succeeded', 'retrying', 'failed', 'gone'] as const;
+
+/** One delivery as the history keeps it: its outcome, never its body. */
+export const webhookDeliverySchema = z.object({
+  id: z.string().describe('The delivery id: the `webhook-id` header, the same on every attempt.'),
+  webhook_id: uuid,
+  event_id: z.string(),
+  event_type: z.string().describe('The webhook event type (`token:created`, `webhook:ping`).'),
+  status: z.enum(webhookDeliveryStatuses),
+  attempts: z.number().int(),
+  response_status: z.number().int().optional().describe('The receiver’s last answer, if it answered.'),
+  error: z.string().optional().describe('Why the last attempt failed, when the receiver did not answer.'),
+  created_at: timestamp,
+  last_attempt_at: timestamp,
+});
+export type WebhookDeliveryResponse = z.output<typeof webhookDeliverySchema>;

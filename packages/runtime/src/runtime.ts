@@ -34,7 +34,12 @@ import { FormulaQueries, ReactorDefinitions, ReactorQueries } from '@tokenvault/
 import { AddressAllowlist } from '@tokenvault/destinations';
 import { ProxyGateway, ProxyPipeline, ProxyQueries } from '@tokenvault/proxy';
 import { CodeRunQueue } from '@tokenvault/code-runs';
-import { createWebhookDeliveryQueue, enqueueDeliveries, WebhookQueries } from '@tokenvault/webhooks';
+import {
+  createWebhookDeliveryQueue,
+  enqueueDeliveries,
+  redeliver,
+  WebhookQueries,
+} from '@tokenvault/webhooks';
 
 import { contextInvalidationsOf, contextMigrations, contextRoutes, type ContextDeps } from './contexts.ts';
 import { readModelsProjectorName } from './projections.ts';
@@ -340,6 +345,8 @@ export async function createRuntime(
     webhookQueries: new WebhookQueries(appPool),
     webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
     enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(webhookDeliveryQueue, deliveries),
+    redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
+      redeliver(webhookDeliveryQueue, tenantId, webhookId, deliveryId),
     logSigningKey: logSigningKeyOf(config),
   };
   return {

@@ -16,6 +16,7 @@ export interface WebhooksContextDeps extends WebhookCommandDeps {
   vault: Pick<Vault, 'encrypt' | 'decrypt'>;
   /** Queues deliveries for the webhook worker (the gateway's producer handle). */
   enqueueWebhookDeliveries: (deliveries: WebhookDeliveryJob[]) => Promise<void>;
+  redeliverWebhookDelivery: (tenantId: string, webhookId: string, deliveryId: string) => Promise<boolean>;
 }
 
 /** What the webhooks context contributes to the service (the runtime lists it in contexts.ts). */
@@ -34,6 +35,8 @@ export const webhooksContext: ContextManifest<WebhooksContextDeps> = {
       consistency: deps.consistency,
       signingKeys: new SigningKeyCommands(deps),
       enqueueWebhookDeliveries: (deliveries) => deps.enqueueWebhookDeliveries(deliveries),
+      redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
+        deps.redeliverWebhookDelivery(tenantId, webhookId, deliveryId),
       clock: deps.clock,
     }),
 };

@@ -11,6 +11,7 @@ export {
   createWebhookDeliveryQueue,
   deliveryBody,
   enqueueDeliveries,
+  redeliver,
   webhookDeliveryId,
   type WebhookDeliveryConfig,
   type WebhookDeliveryJob,

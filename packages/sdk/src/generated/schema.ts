@@ -853,6 +853,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook’s deliveries, newest first: their outcomes, never their bodies (kept WEBHOOK_HISTORY_DAYS)
+         * @description Permission: `webhook:read`
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one delivery again, under its delivery id (within a week of its last attempt)
+         * @description Permission: `webhook:update`
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/{id}": {
         parameters: {
             query?: never;
@@ -9479,6 +9519,241 @@ export interface operations {
             };
             path: {
                 id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "delivery_id": "string"
+                     *     }
+                     */
+                    "application/json": {
+                        delivery_id: string;
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                page?: number;
+                size?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pagination": {
+                     *         "total_items": -9007199254740991,
+                     *         "page_number": -9007199254740991,
+                     *         "page_size": -9007199254740991,
+                     *         "total_pages": -9007199254740991
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "string",
+                     *           "webhook_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "event_id": "string",
+                     *           "event_type": "string",
+                     *           "status": "succeeded",
+                     *           "attempts": -9007199254740991,
+                     *           "response_status": -9007199254740991,
+                     *           "error": "string",
+                     *           "created_at": "2030-01-01T12:00:00.000Z",
+                     *           "last_attempt_at": "2030-01-01T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            total_items: number;
+                            page_number: number;
+                            page_size: number;
+                            total_pages: number;
+                        };
+                        data: {
+                            /** @description The delivery id: the `webhook-id` header, the same on every attempt. */
+                            id: string;
+                            /** Format: uuid */
+                            webhook_id: string;
+                            event_id: string;
+                            /** @description The webhook event type (`token:created`, `webhook:ping`). */
+                            event_type: string;
+                            /** @enum {string} */
+                            status: "succeeded" | "retrying" | "failed" | "gone";
+                            attempts: number;
+                            /** @description The receiver’s last answer, if it answered. */
+                            response_status?: number;
+                            /** @description Why the last attempt failed, when the receiver did not answer. */
+                            error?: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            last_attempt_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path: {
+                id: string;
+                delivery_id: string;
             };
             cookie?: never;
         };

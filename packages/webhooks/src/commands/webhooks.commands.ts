@@ -119,6 +119,15 @@ export class WebhookCommands {
     return { position: outcome.position };
   }
 
+  /** Its deliveries' verdict (the system acts): nothing when it is gone or disabled already. */
+  async disable(tenantId: string, webhookId: string, reason: 'gone' | 'failing'): Promise<boolean> {
+    const outcome = await this.handle(
+      { type: 'DisableWebhook', tenantId, webhookId, reason, now: this.deps.clock.now().toISOString() },
+      { tenant_id: tenantId, actor_type: 'system' },
+    );
+    return outcome.events.length > 0;
+  }
+
   /** A 404 before any URL is resolved, for a webhook that is not there. */
   private async current(tenantId: string, webhookId: string): Promise<WebhookView> {
     const { state } = await aggregateStream(

@@ -12,6 +12,7 @@ import { eventually } from '@tokenvault/platform/testing';
 import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
 import { SigningKeyCommands } from '../commands/signing-key.commands.ts';
 import { WebhookCommands } from '../commands/webhooks.commands.ts';
+import { streams as webhooksStreams } from '../domain/webhooks.events.ts';
 import { webhooksMigrations } from '../migrations.ts';
 import { webhooksProjection } from '../projections/webhooks.projection.ts';
 import {
@@ -47,6 +48,8 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     WEBHOOK_MAX_RESPONSE_BYTES: 4_096,
     WEBHOOK_ATTEMPTS: 3,
     WEBHOOK_BACKOFF_MS: 50,
+    WEBHOOK_DISABLE_AFTER_FAILURES: 2,
+    WEBHOOK_HISTORY_DAYS: 30,
   };
   const received: Received[] = [];
   /** Status answers per path, taken in turn (the last one repeats); 200 by default. */
@@ -85,7 +88,14 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     const logger = createLogger('silent');
     queue = createWebhookDeliveryQueue(config);
     enqueuer = webhookDeliveryEnqueuer({ store, pool: ownerPool, queue, logger });
-    worker = new WebhookDeliveryWorker({ config, ownerPool, signingKeys, clock: systemClock, logger });
+    worker = new WebhookDeliveryWorker({
+      config,
+      ownerPool,
+      signingKeys,
+      webhooks,
+      clock: systemClock,
+      logger,
+    });
     worker.start();
     await enqueuer.start();
     await enqueuer.ready();
@@ -134,6 +144,11 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     const [event] = await side.store.readStream(`tokens.token-${tenantId}-${data.token_id}`);
     return { data, eventId: event!.event_id, position };
   };
+
+  const disabledReasons = async (webhookId: string) =>
+    (await side.store.readStream(webhooksStreams.webhook(tenant, webhookId)))
+      .filter((event) => event.type === 'WebhookDisabled')
+      .map((event) => (event.data as { reason: string }).reason);
 
   const historyOf = async (webhookId: string) =>
     (
@@ -226,17 +241,32 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     expect(new Set(attempts.map((request) => request.headers['webhook-id'])).size).toBe(1);
   });
 
-  it('a receiver that always fails gets WEBHOOK_ATTEMPTS attempts, then the delivery is failed; a 410 is not retried', async () => {
+  it('a receiver that always fails gets WEBHOOK_ATTEMPTS attempts per delivery, and after WEBHOOK_DISABLE_AFTER_FAILURES failed deliveries its webhook is disabled', async () => {
     answers.set('/down', [500]);
-    answers.set('/gone', [410]);
     const down = await subscribe('/down');
+    await tokenCreated();
+    await eventually(async () =>
+      expect(await historyOf(down)).toMatchObject([{ status: 'failed', attempts: 3, response_status: 500 }]),
+    );
+    expect(await disabledReasons(down)).toEqual([]);
+    await tokenCreated();
+    await eventually(async () => expect(await disabledReasons(down)).toEqual(['failing']));
+    expect(received.filter((request) => request.path === '/down')).toHaveLength(6);
+  });
+
+  it('a 410 is not retried and disables the webhook at once: nothing more is sent to it', async () => {
+    answers.set('/gone', [410]);
     const gone = await subscribe('/gone');
     await tokenCreated();
-    await eventually(async () => {
-      expect(await historyOf(down)).toMatchObject([{ status: 'failed', attempts: 3, response_status: 500 }]);
-      expect(await historyOf(gone)).toMatchObject([{ status: 'gone', attempts: 1, response_status: 410 }]);
-    });
+    await eventually(async () => expect(await disabledReasons(gone)).toEqual(['gone']));
+    expect(await historyOf(gone)).toMatchObject([{ status: 'gone', attempts: 1, response_status: 410 }]);
+    const canary = await subscribe('/after-gone');
+    await tokenCreated();
+    await eventually(async () =>
+      expect(received.filter((request) => request.path === '/after-gone')).toHaveLength(1),
+    );
     expect(received.filter((request) => request.path === '/gone')).toHaveLength(1);
+    expect(await historyOf(canary)).toHaveLength(1);
   });
 
   it('a delivery enqueued twice (a replay after a crash) is sent once', async () => {

@@ -14,7 +14,13 @@ const webhookTypeOf = new Map<string, string>(
   Object.entries(webhookEventSources).map(([webhookType, eventType]) => [eventType, webhookType]),
 );
 
-const subscriptionEvents = ['WebhookCreated', 'WebhookUpdated', 'WebhookDeleted', 'TenantDeleted'];
+const subscriptionEvents = [
+  'WebhookCreated',
+  'WebhookUpdated',
+  'WebhookDeleted',
+  'WebhookDisabled',
+  'TenantDeleted',
+];
 
 type SubscriptionEvent = WebhooksEvent | { type: 'TenantDeleted'; data: { tenant_id: string } };
 
@@ -37,6 +43,12 @@ async function applySubscription(event: SubscriptionEvent, tx: PoolClient): Prom
     case 'WebhookDeleted':
       await tx.query(
         `UPDATE webhook_delivery_subscriptions SET status = 'deleted' WHERE tenant_id = $1 AND webhook_id = $2`,
+        [event.data.tenant_id, event.data.webhook_id],
+      );
+      return;
+    case 'WebhookDisabled':
+      await tx.query(
+        `UPDATE webhook_delivery_subscriptions SET status = 'disabled' WHERE tenant_id = $1 AND webhook_id = $2`,
         [event.data.tenant_id, event.data.webhook_id],
       );
       return;

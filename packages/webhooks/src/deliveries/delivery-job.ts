@@ -13,6 +13,8 @@ export type WebhookDeliveryConfig = Pick<
   | 'WEBHOOK_CA_FILE'
   | 'WEBHOOK_ATTEMPTS'
   | 'WEBHOOK_BACKOFF_MS'
+  | 'WEBHOOK_DISABLE_AFTER_FAILURES'
+  | 'WEBHOOK_HISTORY_DAYS'
 >;
 
 /**
@@ -85,4 +87,27 @@ export async function enqueueDeliveries(
       opts: { jobId: delivery.delivery_id },
     })),
   );
+}
+
+/**
+ * Sends a delivery of the tenant's webhook again, as it was (same delivery id, so a receiver that
+ * has it drops it): a failed one is retried, a finished one queued anew. False when the queue no
+ * longer holds it (kept a week) or it is not this tenant's webhook's.
+ */
+export async function redeliver(
+  queue: Queue<WebhookDeliveryJob>,
+  tenantId: string,
+  webhookId: string,
+  deliveryId: string,
+): Promise<boolean> {
+  const job = await queue.getJob(deliveryId);
+  if (!job || job.data.tenant_id !== tenantId || job.data.webhook_id !== webhookId) return false;
+  const state = await job.getState();
+  if (state === 'failed') {
+    await job.retry('failed');
+    return true;
+  }
+  if (state !== 'completed') return true; // still waiting, delayed or in flight: it will be sent
+  await queue.add(job.name, job.data, { jobId: `${deliveryId}.redelivery-${Date.now()}` });
+  return true;
 }

@@ -20,6 +20,7 @@ import {
   type Pool,
 } from '@tokenvault/platform';
 import type { SigningKeyCommands } from '../commands/signing-key.commands.ts';
+import type { WebhookCommands } from '../commands/webhooks.commands.ts';
 import {
   deliveryBackoffMs,
   deliveryBody,
@@ -43,6 +44,8 @@ export interface WebhookDeliveryWorkerOptions {
   /** The owner role: the subscriptions' copy and the history. */
   ownerPool: Pool;
   signingKeys: Pick<SigningKeyCommands, 'secrets'>;
+  /** Disables a webhook whose receiver is gone (410) or keeps failing. */
+  webhooks: Pick<WebhookCommands, 'disable'>;
   clock: Clock;
   logger: Logger;
   /** How receiver names are resolved (tests give their own). */
@@ -136,6 +139,11 @@ export class WebhookDeliveryWorker {
       { jobId: job.id, attempt, status: recorded.status, responseStatus: recorded.responseStatus },
       'webhook delivery attempted',
     );
+    if (recorded.status === 'gone')
+      await this.options.webhooks.disable(delivery.tenant_id, delivery.webhook_id, 'gone');
+    if (recorded.status === 'failed' && (await this.failingInARow(delivery))) {
+      await this.options.webhooks.disable(delivery.tenant_id, delivery.webhook_id, 'failing');
+    }
     if (recorded.status === 'succeeded' || recorded.status === 'gone') return recorded.status;
     throw new Error(`webhook delivery failed: ${recorded.error ?? `answered ${recorded.responseStatus}`}`);
   }
@@ -197,6 +205,17 @@ export class WebhookDeliveryWorker {
     }
   }
 
+  /** The webhook's last WEBHOOK_DISABLE_AFTER_FAILURES deliveries all failed every attempt. */
+  private async failingInARow(delivery: WebhookDeliveryJob): Promise<boolean> {
+    const limit = this.options.config.WEBHOOK_DISABLE_AFTER_FAILURES;
+    const last = await this.options.ownerPool.query<{ status: string }>(
+      `SELECT status FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2
+         ORDER BY last_attempt_at DESC LIMIT $3`,
+      [delivery.tenant_id, delivery.webhook_id, limit],
+    );
+    return last.rows.length === limit && last.rows.every((row) => row.status === 'failed');
+  }
+
   private async record(delivery: WebhookDeliveryJob, attempt: number, outcome: Attempt, now: Date) {
     await this.options.ownerPool.query(
       `INSERT INTO webhook_deliveries (tenant_id, webhook_id, id, event_id, event_type, status, attempts,
@@ -216,6 +235,12 @@ export class WebhookDeliveryWorker {
         outcome.error,
         now,
       ],
+    );
+    // The history is bounded: this webhook's deliveries past WEBHOOK_HISTORY_DAYS go as it grows.
+    await this.options.ownerPool.query(
+      `DELETE FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2
+         AND created_at < $3::timestamptz - make_interval(days => $4)`,
+      [delivery.tenant_id, delivery.webhook_id, now, this.options.config.WEBHOOK_HISTORY_DAYS],
     );
   }
 }

@@ -1,7 +1,9 @@
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Clock, Logger, Pool } from '@tokenvault/platform';
 import type { Vault } from '@tokenvault/vault';
+import { AddressAllowlist } from '@tokenvault/destinations';
 import { SigningKeyCommands } from '../commands/signing-key.commands.ts';
+import { WebhookCommands } from '../commands/webhooks.commands.ts';
 import { createWebhookDeliveryQueue, type WebhookDeliveryConfig } from './delivery-job.ts';
 import { webhookDeliveryEnqueuer } from './delivery-enqueuer.ts';
 import { WebhookDeliveryWorker } from './delivery-worker.ts';
@@ -27,6 +29,11 @@ export async function startWebhookDeliveries(options: {
     config,
     ownerPool,
     signingKeys: new SigningKeyCommands({ store, clock, vault }),
+    webhooks: new WebhookCommands({
+      store,
+      clock,
+      webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
+    }),
     clock,
     logger,
   });

@@ -31,7 +31,8 @@ interface Target {
 export type WebhookCommand =
   | ({ type: 'CreateWebhook'; settings: WebhookSettings } & Target)
   | ({ type: 'UpdateWebhook'; settings: WebhookSettings } & Target)
-  | ({ type: 'DeleteWebhook' } & Target);
+  | ({ type: 'DeleteWebhook' } & Target)
+  | { type: 'DisableWebhook'; webhookId: string; tenantId: string; reason: 'gone' | 'failing'; now: string };
 
 export const webhookMissing = () => notFoundError('No webhook with this id.');
 
@@ -70,6 +71,9 @@ export const webhookDecider: Decider<WebhookState, WebhookCommand, WebhookLifecy
       }
       case 'WebhookDeleted':
         return { status: 'deleted' };
+      case 'WebhookDisabled':
+        if (state.status !== 'active') return state;
+        return { status: 'active', webhook: { ...state.webhook, status: 'disabled' } };
     }
   },
   decide(command, state) {
@@ -88,6 +92,20 @@ export const webhookDecider: Decider<WebhookState, WebhookCommand, WebhookLifecy
           {
             type: 'WebhookUpdated',
             data: { ...settingsData(command), modified_by: command.actorId, modified_at: command.now },
+          },
+        ];
+      case 'DisableWebhook':
+        // Its deliveries' verdict: nothing to do when it is gone or already disabled.
+        if (state.status !== 'active' || state.webhook.status === 'disabled') return [];
+        return [
+          {
+            type: 'WebhookDisabled',
+            data: {
+              webhook_id: command.webhookId,
+              tenant_id: command.tenantId,
+              reason: command.reason,
+              disabled_at: command.now,
+            },
           },
         ];
       case 'DeleteWebhook':

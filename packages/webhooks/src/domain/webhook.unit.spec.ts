@@ -92,3 +92,23 @@ describe('webhook decider', () => {
       .thenThrows(domainErrorWith('not-found'));
   });
 });
+
+describe('webhook decider: disabled by its deliveries', () => {
+  const disableGone: WebhookCommand = { type: 'DisableWebhook', webhookId, tenantId, reason: 'gone', now };
+  const disabledGone: WebhooksEvent = {
+    type: 'WebhookDisabled',
+    data: { webhook_id: webhookId, tenant_id: tenantId, reason: 'gone', disabled_at: now },
+  };
+
+  it('disables an enabled webhook once; nothing for a disabled, deleted or absent one', () => {
+    spec.given([created]).when(disableGone).then([disabledGone]);
+    expect(fold(webhookDecider, [created, disabledGone])).toMatchObject({
+      status: 'active',
+      webhook: { status: 'disabled', url: settings.url },
+    });
+    spec.given([created, disabledGone]).when(disableGone).then([]);
+    spec.given([created, disabled]).when(disableGone).then([]);
+    spec.given([created, deleted]).when(disableGone).then([]);
+    spec.given([]).when(disableGone).then([]);
+  });
+});

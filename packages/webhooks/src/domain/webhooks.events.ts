@@ -21,6 +21,11 @@ export type WebhooksEvent =
       'WebhookDeleted',
       { webhook_id: string; tenant_id: string; deleted_by: string; deleted_at: string }
     >
+  /** Disabled by its deliveries: its receiver answered 410, or too many deliveries in a row failed. */
+  | DomainEvent<
+      'WebhookDisabled',
+      { webhook_id: string; tenant_id: string; reason: 'gone' | 'failing'; disabled_at: string }
+    >
   | DomainEvent<
       'WebhookSigningKeyRotated',
       {
@@ -53,5 +58,6 @@ export const webhooksEventTypes = Object.keys({
   WebhookCreated: true,
   WebhookUpdated: true,
   WebhookDeleted: true,
+  WebhookDisabled: true,
   WebhookSigningKeyRotated: true,
 } satisfies Record<WebhooksEvent['type'], true>) as WebhooksEvent['type'][];

@@ -12,6 +12,7 @@ import { WebhookCommands } from '../commands/webhooks.commands.ts';
 import {
   createWebhookDeliveryQueue,
   enqueueDeliveries,
+  redeliver,
   type WebhookDeliveryJob,
 } from '../deliveries/delivery-job.ts';
 import { streams } from '../domain/webhooks.events.ts';
@@ -62,6 +63,8 @@ describe('webhook routes, in process (commands on an in-memory store, queries on
         consistency,
         signingKeys: new SigningKeyCommands({ store, clock: systemClock, vault }),
         enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(queue, deliveries),
+        redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
+          redeliver(queue, tenantId, webhookId, deliveryId),
         clock: systemClock,
       }),
       callers,
@@ -249,5 +252,62 @@ describe('webhook routes, in process (commands on an in-memory store, queries on
     });
     await api.post(`/webhooks/${id}/ping`).set('svc-api-key', 'otherTenant').expect(404);
     await api.post(`/webhooks/${id}/ping`).set('svc-api-key', 'reader').expect(403);
+  });
+
+  it('GET /webhooks/{id}/deliveries answers the history, newest first, without bodies; another tenant’s is a 404', async () => {
+    const { id } = await create();
+    const rows = [
+      ['a', 'succeeded', 200, null, '2026-03-01T00:00:00.000Z'],
+      ['b', 'retrying', null, 'The destination did not answer in time.', '2026-03-02T00:00:00.000Z'],
+    ] as const;
+    for (const [suffix, status, responseStatus, error, at] of rows) {
+      await side.ownerPool.query(
+        `INSERT INTO webhook_deliveries (tenant_id, webhook_id, id, event_id, event_type, status, attempts,
+                                         response_status, error, created_at, last_attempt_at)
+           VALUES ($1, $2, $3, $4, 'token:created', $5, 1, $6, $7, $8, $8)`,
+        [tenant, id, `${id}.${suffix}`, suffix, status, responseStatus, error, at],
+      );
+    }
+    const page = await api.get(`/webhooks/${id}/deliveries`).set('svc-api-key', 'reader').expect(200);
+    expect(page.body).toMatchObject({
+      pagination: { total_items: 2 },
+      data: [
+        {
+          id: `${id}.b`,
+          webhook_id: id,
+          event_id: 'b',
+          event_type: 'token:created',
+          status: 'retrying',
+          attempts: 1,
+          error: 'The destination did not answer in time.',
+          created_at: '2026-03-02T00:00:00.000Z',
+          last_attempt_at: '2026-03-02T00:00:00.000Z',
+        },
+        { id: `${id}.a`, status: 'succeeded', response_status: 200 },
+      ],
+    });
+    await api.get(`/webhooks/${id}/deliveries`).set('svc-api-key', 'otherTenant').expect(404);
+  });
+
+  it('POST /webhooks/{id}/deliveries/{delivery_id}/redeliver queues a held delivery again; another tenant’s or an unknown one is a 404', async () => {
+    const { id } = await create();
+    const pinged = await api.post(`/webhooks/${id}/ping`).set('svc-api-key', 'admin').expect(202);
+    const { delivery_id: deliveryId } = pinged.body as { delivery_id: string };
+    await api
+      .post(`/webhooks/${id}/deliveries/${deliveryId}/redeliver`)
+      .set('svc-api-key', 'admin')
+      .expect(202, { delivery_id: deliveryId });
+    await api
+      .post(`/webhooks/${id}/deliveries/${deliveryId}/redeliver`)
+      .set('svc-api-key', 'otherTenant')
+      .expect(404);
+    await api
+      .post(`/webhooks/${id}/deliveries/${id}.unknown/redeliver`)
+      .set('svc-api-key', 'admin')
+      .expect(404);
+    await api
+      .post(`/webhooks/${id}/deliveries/${deliveryId}/redeliver`)
+      .set('svc-api-key', 'reader')
+      .expect(403);
   });
 });

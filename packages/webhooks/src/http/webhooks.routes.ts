@@ -1,12 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { ReadModelConsistency } from '@tokenvault/cqrs';
-import { defineRoute, pageQuery, paginated, type Clock, type RouteDefinition } from '@tokenvault/platform';
+import {
+  defineRoute,
+  notFound,
+  pageQuery,
+  paginated,
+  type Clock,
+  type RouteDefinition,
+} from '@tokenvault/platform';
 import {
   createWebhookBody,
   idParams,
   paginatedSchema,
   updateWebhookBody,
+  webhookDeliverySchema,
   webhookEventTypes,
   webhookPingEventType,
   webhookPingSchema,
@@ -22,11 +30,13 @@ import { webhookResponse, type WebhookQueries } from '../queries/webhooks.querie
 /** What the webhook routes use, built by the webhooks manifest's `routes(deps)` (context.ts). */
 export interface WebhookRouteDeps {
   commands: Pick<WebhookCommands, 'create' | 'update' | 'delete'>;
-  queries: Pick<WebhookQueries, 'list' | 'get'>;
+  queries: Pick<WebhookQueries, 'list' | 'get' | 'deliveries'>;
   consistency: Pick<ReadModelConsistency, 'afterWrite'>;
   signingKeys: Pick<SigningKeyCommands, 'ensure' | 'current' | 'rotate'>;
   /** Queues deliveries for the webhook worker (pings). */
   enqueueWebhookDeliveries: (deliveries: WebhookDeliveryJob[]) => Promise<void>;
+  /** Sends one delivery again (false: the queue no longer holds it, or it is not this webhook's). */
+  redeliverWebhookDelivery: (tenantId: string, webhookId: string, deliveryId: string) => Promise<boolean>;
   clock: Clock;
 }
 
@@ -36,6 +46,7 @@ export function webhookRoutes({
   consistency,
   signingKeys,
   enqueueWebhookDeliveries,
+  redeliverWebhookDelivery,
   clock,
 }: WebhookRouteDeps): RouteDefinition[] {
   const tag = 'Webhooks';
@@ -143,6 +154,49 @@ export function webhookRoutes({
         };
         await enqueueWebhookDeliveries([delivery]);
         return { status: 202, body: { delivery_id: delivery.delivery_id } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/webhooks/:id/deliveries',
+      operationId: 'listWebhookDeliveries',
+      summary:
+        'A webhook’s deliveries, newest first: their outcomes, never their bodies (kept WEBHOOK_HISTORY_DAYS)',
+      tag,
+      permission: 'webhook:read',
+      params: idParams,
+      query: z.strictObject({ ...pageQuery(100) }),
+      responses: {
+        200: { description: 'A page of deliveries', schema: paginatedSchema(webhookDeliverySchema) },
+      },
+      async handle({ principal, params, query }) {
+        if (!(await queries.get(principal.tenantId, params.id))) throw webhookMissing();
+        const { items, total } = await queries.deliveries(
+          principal.tenantId,
+          params.id,
+          query.page,
+          query.size,
+        );
+        return { status: 200, body: paginated(items, query.page, query.size, total) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/webhooks/:id/deliveries/:delivery_id/redeliver',
+      operationId: 'redeliverWebhookDelivery',
+      summary: 'Send one delivery again, under its delivery id (within a week of its last attempt)',
+      tag,
+      permission: 'webhook:update',
+      params: z.strictObject({
+        id: idParams.shape.id,
+        delivery_id: z.string().min(1).max(200, 'At most 200 characters'),
+      }),
+      responses: { 202: { description: 'Queued', schema: webhookPingSchema } },
+      async handle({ principal, params }) {
+        if (!(await redeliverWebhookDelivery(principal.tenantId, params.id, params.delivery_id))) {
+          throw notFound('No delivery with this id is held any more (deliveries are kept a week).');
+        }
+        return { status: 202, body: { delivery_id: params.delivery_id } };
       },
     }),
     defineRoute({

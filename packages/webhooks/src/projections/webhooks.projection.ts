@@ -13,7 +13,7 @@ const tenantDeleted = onTenantDeleted(ownedTables);
 export const webhooksProjection: Projection<Handled> = {
   name: 'webhooks',
   tables: ownedTables,
-  handles: ['WebhookCreated', 'WebhookUpdated', 'WebhookDeleted', 'TenantDeleted'],
+  handles: ['WebhookCreated', 'WebhookUpdated', 'WebhookDeleted', 'WebhookDisabled', 'TenantDeleted'],
   async apply(events, tx) {
     for (const event of events) await applyOne(event, tx);
   },
@@ -63,6 +63,14 @@ async function applyOne(event: RecordedOf<Handled>, tx: PoolClient): Promise<voi
     case 'WebhookDeleted': {
       const d = event.data;
       await tx.query('DELETE FROM webhooks WHERE tenant_id = $1 AND id = $2', [d.tenant_id, d.webhook_id]);
+      return;
+    }
+    case 'WebhookDisabled': {
+      const d = event.data;
+      await tx.query(
+        `UPDATE webhooks SET status = 'disabled', modified_at = $3 WHERE tenant_id = $1 AND id = $2`,
+        [d.tenant_id, d.webhook_id, d.disabled_at],
+      );
       return;
     }
     case 'TenantDeleted':

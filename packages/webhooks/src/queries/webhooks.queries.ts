@@ -1,5 +1,5 @@
 import { withTenant, type Pool } from '@tokenvault/platform';
-import type { WebhookResponse, WebhookStatus } from '@tokenvault/contracts';
+import type { WebhookDeliveryResponse, WebhookResponse, WebhookStatus } from '@tokenvault/contracts';
 
 export interface WebhookRow {
   id: string;
@@ -67,4 +67,55 @@ export class WebhookQueries {
       return { items: rows.rows.map(webhookResponse), total: count.rows[0]?.total ?? 0 };
     });
   }
+
+  /** A webhook's deliveries, newest first (row-level security: the tenant's only). */
+  async deliveries(
+    tenantId: string,
+    webhookId: string,
+    page: number,
+    size: number,
+  ): Promise<{ items: WebhookDeliveryResponse[]; total: number }> {
+    return withTenant(this.appPool, tenantId, async (client) => {
+      const [rows, count] = await Promise.all([
+        client.query<DeliveryRow>(
+          `SELECT id, webhook_id, event_id, event_type, status, attempts, response_status, error,
+                  created_at, last_attempt_at
+             FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2
+             ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+          [tenantId, webhookId, size, (page - 1) * size],
+        ),
+        client.query<{ total: number }>(
+          'SELECT count(*)::int AS total FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2',
+          [tenantId, webhookId],
+        ),
+      ]);
+      return { items: rows.rows.map(deliveryResponse), total: count.rows[0]?.total ?? 0 };
+    });
+  }
 }
+
+interface DeliveryRow {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  status: WebhookDeliveryResponse['status'];
+  attempts: number;
+  response_status: number | null;
+  error: string | null;
+  created_at: Date;
+  last_attempt_at: Date;
+}
+
+const deliveryResponse = (row: DeliveryRow): WebhookDeliveryResponse => ({
+  id: row.id,
+  webhook_id: row.webhook_id,
+  event_id: row.event_id,
+  event_type: row.event_type,
+  status: row.status,
+  attempts: row.attempts,
+  ...(row.response_status === null ? {} : { response_status: row.response_status }),
+  ...(row.error === null ? {} : { error: row.error }),
+  created_at: row.created_at.toISOString(),
+  last_attempt_at: row.last_attempt_at.toISOString(),
+});

@@ -266,7 +266,7 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
       expect(received.filter((request) => request.path === '/after-gone')).toHaveLength(1),
     );
     expect(received.filter((request) => request.path === '/gone')).toHaveLength(1);
-    expect(await historyOf(canary)).toHaveLength(1);
+    await eventually(async () => expect(await historyOf(canary)).toHaveLength(1));
   });
 
   it('a delivery enqueued twice (a replay after a crash) is sent once', async () => {
@@ -285,5 +285,82 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     await enqueueDeliveries(queue, [job]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(received.filter((request) => request.path === '/replayed')).toHaveLength(1);
+  });
+
+  it('attack: a receiver name that resolves to an internal address at delivery time (rebinding) is refused, nothing is sent', async () => {
+    // An internal service (127.0.0.2 is not allow-listed), and a name whose answer changes: public
+    // when the webhook is saved, internal when a delivery goes out.
+    const internal = createServer((_request, response) => response.end());
+    const hits: string[] = [];
+    internal.on('request', (request: { url?: string }) => hits.push(request.url ?? ''));
+    await new Promise<void>((resolve) => internal.listen(0, '127.0.0.2', resolve));
+    const { port } = internal.address() as AddressInfo;
+    const rebinding = (address: string, family: 4 | 6) => () => Promise.resolve([{ address, family }]);
+    const savedAsPublic = new WebhookCommands({
+      store: side.store,
+      clock: systemClock,
+      webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
+      resolver: rebinding('93.184.216.34', 4),
+    });
+    const sender = new WebhookDeliveryWorker({
+      config: { ...config, QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding` },
+      ownerPool: side.ownerPool,
+      signingKeys,
+      webhooks,
+      clock: systemClock,
+      logger: createLogger('silent'),
+      resolver: rebinding('127.0.0.2', 4),
+    });
+    const rebindingQueue = createWebhookDeliveryQueue({
+      ...config,
+      QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding`,
+    });
+    sender.start();
+    try {
+      const { row } = await savedAsPublic.create(
+        admin,
+        {
+          name: 'rebinding',
+          url: `https://hooks.rebinding.test:${port}/in`,
+          events: ['token:deleted'],
+          status: 'enabled',
+        },
+        randomUUID(),
+      );
+      await eventually(async () => {
+        const copied = await side.ownerPool.query(
+          'SELECT 1 FROM webhook_delivery_subscriptions WHERE webhook_id = $1',
+          [row.id],
+        );
+        expect(copied.rows).toHaveLength(1);
+      });
+      await enqueueDeliveries(rebindingQueue, [
+        {
+          delivery_id: `${row.id}.rebinding`,
+          tenant_id: tenant,
+          webhook_id: row.id,
+          event_id: 'rebinding',
+          type: 'token:deleted',
+          occurred_at: new Date().toISOString(),
+          data: {},
+        },
+      ]);
+      await eventually(async () =>
+        expect(
+          (
+            await side.ownerPool.query<{ status: string; error: string }>(
+              'SELECT status, error FROM webhook_deliveries WHERE webhook_id = $1',
+              [row.id],
+            )
+          ).rows,
+        ).toEqual([{ status: 'failed', error: expect.stringContaining('loopback address') }]),
+      );
+      expect(hits).toEqual([]);
+    } finally {
+      await sender.close();
+      await rebindingQueue.close();
+      await obliterateQueues({ ...config, QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding` });
+      await new Promise((resolve) => internal.close(resolve));
+    }
   });
 });

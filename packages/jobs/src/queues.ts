@@ -74,7 +74,10 @@ export function createWorker<Data, Result>(
   name: QueueName,
   config: QueueConfig,
   process: Processor<Data, Result>,
-  options: Pick<WorkerOptions, 'concurrency' | 'maxStalledCount' | 'settings'>,
+  options: Pick<
+    WorkerOptions,
+    'concurrency' | 'maxStalledCount' | 'settings' | 'lockDuration' | 'stalledInterval'
+  >,
 ): Worker<Data, Result> {
   return new Worker<Data, Result>(name, process, {
     ...options,

@@ -88,6 +88,10 @@ export class WebhookDeliveryWorker {
       (job) => this.process(job),
       {
         concurrency: config.WORKER_CONCURRENCY,
+        // A sender that dies mid-delivery (its lock renewed every 5 s stops) has its delivery taken
+        // up again within about 10 s: at least once, never lost.
+        lockDuration: 10_000,
+        stalledInterval: 10_000,
         settings: {
           backoffStrategy: (attemptsMade) => deliveryBackoffMs(attemptsMade, config.WEBHOOK_BACKOFF_MS),
         },

@@ -135,6 +135,8 @@ describe('compatibility', () => {
       expirationYear: 2031,
     });
     expect(token.privacy?.restrictionPolicy).toBe('mask');
+  });
+
   it('serves webhooks.ping/create/get/list/update/delete and webhooks.events.list as Basis Theory’s Node SDK calls them', async () => {
     const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
     await sdk.webhooks.ping();

@@ -1734,7 +1734,7 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
                             container: string;
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
@@ -2634,7 +2634,7 @@ export interface operations {
                      */
                     "application/json": {
                         /** @enum {string} */
-                        type: "token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke";
+                        type: "token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete";
                         description: string;
                         application_types: ("private" | "public" | "management")[];
                     }[];

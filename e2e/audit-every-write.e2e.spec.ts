@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logMappings } from '@tokenvault/audit';
 import { eventually } from '@tokenvault/platform/testing';
+import { startHttpDestination } from './support/destinations.ts';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
 import { runAdminCli } from './support/service-process.ts';
 import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
@@ -155,6 +156,26 @@ describe('audit log: one row per event, for every write the service offers', () 
       }),
     );
     await ok(client.request('DELETE', `/webhooks/${webhook.id}`));
+    // A receiver that answers 410: the worker disables its webhook (WebhookDisabled, by the system).
+    const gone = await startHttpDestination();
+    gone.answer((_request, res) => {
+      res.writeHead(410);
+      res.end();
+    });
+    try {
+      const goneWebhook = await ok(
+        client.request('POST', '/webhooks', {
+          body: { name: 'gone', url: `${gone.url}/hooks`, events: ['token:created'] },
+        }),
+      );
+      await ok(client.request('POST', '/tokens', { body: { type: 'token', data: 'for the webhook' } }));
+      await eventually(async () => {
+        const read = await client.request<{ status: string }>('GET', `/webhooks/${goneWebhook.id}`);
+        expect(read.body.status).toBe('disabled');
+      }, 30_000);
+    } finally {
+      await gone.close();
+    }
 
     // The worker's removal of the card's CVC.
     await eventually(async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logMappings } from '@tokenvault/audit';
 import { eventually } from '@tokenvault/platform/testing';
+import { startHttpDestination } from './support/destinations.ts';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
 import { runAdminCli } from './support/service-process.ts';
 import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
@@ -26,11 +27,13 @@ describe('audit log: one row per event, for every write the service offers', () 
   beforeAll(async () => {
     smtp = await startSmtpServer();
     // 127.0.0.1 is allow-listed: a proxy's destination is checked when it is saved (never called here).
-    // A card's CVC goes a second after it was given (TokenCvcRemoved, a write of the worker).
+    // A card's CVC goes a second after it was given (TokenCvcRemoved, a write of the worker); a
+    // webhook's URL is checked when it is saved, like a proxy's destination.
     stack = await startStack({
       SMTP_URL: smtp.url,
       PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
       CARD_CVC_TTL_SECONDS: '1',
+      WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
     });
     tenant = await stack.createTenant();
   });
@@ -142,6 +145,37 @@ describe('audit log: one row per event, for every write the service offers', () 
     );
     await ok(client.request('PATCH', `/proxies/${proxy.id}`, { body: { require_auth: false } }));
     await ok(client.request('DELETE', `/proxies/${proxy.id}`));
+    const webhook = await ok(
+      client.request('POST', '/webhooks', {
+        body: { name: 'w', url: 'http://127.0.0.1:9/hooks', events: ['token:created'] },
+      }),
+    );
+    await ok(
+      client.request('PUT', `/webhooks/${webhook.id}`, {
+        body: { name: 'x', url: 'http://127.0.0.1:9/hooks', events: ['token:deleted'], status: 'disabled' },
+      }),
+    );
+    await ok(client.request('DELETE', `/webhooks/${webhook.id}`));
+    // A receiver that answers 410: the worker disables its webhook (WebhookDisabled, by the system).
+    const gone = await startHttpDestination();
+    gone.answer((_request, res) => {
+      res.writeHead(410);
+      res.end();
+    });
+    try {
+      const goneWebhook = await ok(
+        client.request('POST', '/webhooks', {
+          body: { name: 'gone', url: `${gone.url}/hooks`, events: ['token:created'] },
+        }),
+      );
+      await ok(client.request('POST', '/tokens', { body: { type: 'token', data: 'for the webhook' } }));
+      await eventually(async () => {
+        const read = await client.request<{ status: string }>('GET', `/webhooks/${goneWebhook.id}`);
+        expect(read.body.status).toBe('disabled');
+      }, 30_000);
+    } finally {
+      await gone.close();
+    }
 
     // The worker's removal of the card's CVC.
     await eventually(async () => {

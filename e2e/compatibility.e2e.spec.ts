@@ -137,6 +137,39 @@ describe('compatibility', () => {
     expect(token.privacy?.restrictionPolicy).toBe('mask');
   });
 
+  it('serves webhooks.ping/create/get/list/update/delete and webhooks.events.list as Basis Theory’s Node SDK calls them', async () => {
+    const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
+    await sdk.webhooks.ping();
+    expect(await sdk.webhooks.events.list()).toContain('token:created');
+    // A public address (nothing resolves) and an event no other spec here makes: nothing is sent.
+    const created = await sdk.webhooks.create({
+      name: 'Orders',
+      url: 'https://93.184.216.34/hooks',
+      notifyEmail: 'ops@example.com',
+      events: ['reactor:deleted'],
+    });
+    expect(created).toMatchObject({
+      name: 'Orders',
+      url: 'https://93.184.216.34/hooks',
+      notifyEmail: 'ops@example.com',
+      events: ['reactor:deleted'],
+      status: 'enabled',
+      tenantId: env.tenant.tenantId,
+    });
+    expect(created.createdAt).toBeInstanceOf(Date);
+    expect(await sdk.webhooks.get(created.id)).toMatchObject({ id: created.id, name: 'Orders' });
+    const page = await sdk.webhooks.list();
+    expect(page.data.map((webhook) => webhook.id)).toContain(created.id);
+    const updated = await sdk.webhooks.update(created.id, {
+      name: 'Orders v2',
+      url: 'https://93.184.216.34/v2',
+      events: ['reactor:deleted', 'proxy:deleted'],
+    });
+    expect(updated).toMatchObject({ name: 'Orders v2', url: 'https://93.184.216.34/v2', status: 'enabled' });
+    await sdk.webhooks.delete(created.id);
+    await expect(sdk.webhooks.get(created.id)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
   it('invokes a pre-configured proxy through basis-theory-js 4’s proxy.post', async () => {
     const cardId = (await env.tenant.client.tokens.create({ type: 'card', data: card })).id;
     const created = await env.tenant.client.request<{ key: string }>('POST', '/proxies', {

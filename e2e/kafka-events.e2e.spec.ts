@@ -40,7 +40,7 @@ describe('events on Kafka', () => {
   });
 
   it('creates one topic per context with the configured partitions', async () => {
-    expect(await partitionCounts(brokers, prefix)).toEqual([3, 3, 3, 3, 3]);
+    expect(await partitionCounts(brokers, prefix)).toEqual([3, 3, 3, 3, 3, 3]);
   });
 
   it('delivers the CloudEvents of API operations, in order per entity, with no sensitive data', async () => {

@@ -4,12 +4,14 @@ import { Problem, type Principal } from '@tokenvault/platform';
 import { eventually } from '@tokenvault/platform/testing';
 import {
   AddressAllowlist,
-  ProxyPipeline,
-  encodeBody,
   resolveDestination,
   sendToDestination,
   systemResolver,
   type DestinationResponse,
+} from '@tokenvault/destinations';
+import {
+  ProxyPipeline,
+  encodeBody,
   type ProxiedRequest,
   type ProxyStages,
   type StagedProxy,

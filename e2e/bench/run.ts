@@ -24,6 +24,7 @@ import { startProjectionLagRecording } from './scenarios/projection-lag.ts';
 import { measureReactors } from './scenarios/reactors.ts';
 import { addedP99Target, measureProxy } from './scenarios/proxy.ts';
 import { measureReadModelsAtSize } from './scenarios/read-models.ts';
+import { measureWebhookDeliveries } from './scenarios/webhooks.ts';
 import { databaseUrl } from './support/databases.ts';
 import { startKafkaBroker } from './support/kafka-broker.ts';
 import { runBench } from './support/lifecycle.ts';
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
       : [];
     const broker = await kafkaBroker;
     const kafka = broker ? await measureKafkaRelay(stack, broker) : [];
+    const webhooks = runs('webhooks') ? await measureWebhookDeliveries(stack) : [];
     // Last: it restarts the service (twice).
     const treeHeads = runs('tree-heads') ? await measurePostTokensWithAndWithoutTreeHeads(stack) : undefined;
     const compose = settings.compose ? await measureGatewaysOneVsTwo() : [];
@@ -91,6 +93,7 @@ async function main(): Promise<void> {
       proxy?.transformed,
       ...readModels,
       ...kafka,
+      ...webhooks,
       treeHeadLag,
       ...treeHeadsAndVerify,
       treeHeads?.off.row,

@@ -3,7 +3,7 @@
 // calls, and e2e/compatibility-table.e2e.spec.ts fails when a call is neither served nor listed
 // here, or when an entry here names a call that is now served (then delete the entry).
 
-export const plannedFeatures = ['search and bulk operations', 'webhooks'] as const;
+export const plannedFeatures = ['search and bulk operations'] as const;
 export type PlannedFeature = (typeof plannedFeatures)[number];
 
 /**
@@ -56,19 +56,6 @@ export const unservedCalls: UnservedReason[] = [
     category: 'planned',
     feature: 'search and bulk operations',
     why: 'Token intents (data held for a short while before it becomes a token) come with the bulk operations.',
-  },
-  // Planned: webhooks.
-  {
-    covers: '/webhooks',
-    category: 'planned',
-    feature: 'webhooks',
-    why: 'Events reach outside consumers on Kafka today (docs/events.md); webhooks will deliver them over HTTP.',
-  },
-  {
-    covers: 'GET /ping',
-    category: 'planned',
-    feature: 'webhooks',
-    why: 'The webhooks client’s `ping` comes with the webhooks.',
   },
   // Not planned.
   {

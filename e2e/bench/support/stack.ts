@@ -64,6 +64,8 @@ export async function startStack(): Promise<Stack> {
     QUEUE_PREFIX: `tokenvault-bench-${runId}`,
     // The proxy scenario's destination listens on loopback.
     PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
+    // The webhooks scenario's receiver listens on loopback.
+    WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
   };
   log(`the service's database: ${serviceDb}`);
   const { service, serviceUrl } = await startService('service', serviceEnv);

@@ -3,6 +3,7 @@ import type { ProxiesEvent } from '@tokenvault/proxy';
 import type { ReactorsEvent } from '@tokenvault/reactors';
 import type { TenancyEvent } from '@tokenvault/tenancy';
 import type { TokensContextEvent } from '@tokenvault/tokens';
+import type { WebhooksEvent } from '@tokenvault/webhooks';
 import type { TenantKeyRewrappedData, TenantKeyRotatedData } from '@tokenvault/vault';
 
 /** What a log row says about an event; the tenant, actor and time come from the event itself. */
@@ -19,6 +20,7 @@ export type LoggedEvent =
   | TokensContextEvent
   | ReactorsEvent
   | ProxiesEvent
+  | WebhooksEvent
   | DomainEvent<'TenantKeyRotated', TenantKeyRotatedData>
   | DomainEvent<'TenantKeyRewrapped', TenantKeyRewrappedData>;
 
@@ -126,6 +128,11 @@ const mappings = {
   ProxyCreated: entry('proxy', 'proxy_id', 'create', 'Proxy created'),
   ProxyUpdated: entry('proxy', 'proxy_id', 'update', 'Proxy updated'),
   ProxyDeleted: entry('proxy', 'proxy_id', 'delete', 'Proxy deleted'),
+  WebhookCreated: entry('webhook', 'webhook_id', 'create', 'Webhook created'),
+  WebhookUpdated: entry('webhook', 'webhook_id', 'update', 'Webhook updated'),
+  WebhookDeleted: entry('webhook', 'webhook_id', 'delete', 'Webhook deleted'),
+  WebhookDisabled: entry('webhook', 'webhook_id', 'update', 'Webhook disabled by its failed deliveries'),
+  WebhookSigningKeyRotated: entry('webhook_signing_key', 'key_id', 'create', 'Webhook signing key made'),
 } satisfies LogMappings;
 
 /** Every event type the log has rows for (exactly the keys `satisfies LogMappings` checked). */
@@ -168,4 +175,6 @@ export const entityTypes = [
   { value: 'us_bank_account_number', display_name: 'US Bank Account Number' },
   { value: 'us_bank_routing_number', display_name: 'US Bank Routing Number' },
   { value: 'user', display_name: 'User' },
+  { value: 'webhook', display_name: 'Webhook' },
+  { value: 'webhook_signing_key', display_name: 'Webhook Signing Key' },
 ] as const;

@@ -30,4 +30,8 @@ export const consolePermissions = [
   'proxy:update',
   'proxy:delete',
   'proxy:invoke',
+  'webhook:create',
+  'webhook:read',
+  'webhook:update',
+  'webhook:delete',
 ] as const;

@@ -15,3 +15,4 @@ export * from './sessions.schemas.ts';
 export * from './proxies.schemas.ts';
 export * from './token-types.ts';
 export * from './cards.ts';
+export * from './webhooks.schemas.ts';

@@ -35,6 +35,10 @@ export const permissions = [
   'proxy:update',
   'proxy:delete',
   'proxy:invoke',
+  'webhook:create',
+  'webhook:read',
+  'webhook:update',
+  'webhook:delete',
 ] as const;
 
 export type Permission = (typeof permissions)[number];
@@ -76,4 +80,8 @@ export const permissionDescriptions: Record<Permission, string> = {
   'proxy:update': 'Update pre-configured proxies.',
   'proxy:delete': 'Delete pre-configured proxies.',
   'proxy:invoke': 'Call the proxy, detokenizing what its request names.',
+  'webhook:create': 'Create webhooks (subscriptions of a receiver URL to event types).',
+  'webhook:read': 'List and read webhooks and their delivery history, and read the signing key.',
+  'webhook:update': 'Update webhooks, rotate the signing key, ping a webhook and redeliver a delivery.',
+  'webhook:delete': 'Delete webhooks.',
 };

@@ -15,7 +15,7 @@ import { tokenTypeSchema } from './tokens.schemas.ts';
 import { formulaTypes, parameterTypes } from './reactors.schemas.ts';
 
 /** One topic per bounded context: `<KAFKA_TOPIC_PREFIX>.<topic>`. */
-export const eventTopics = ['tokens', 'tenancy', 'reactors', 'proxies', 'audit'] as const;
+export const eventTopics = ['tokens', 'tenancy', 'reactors', 'proxies', 'webhooks', 'audit'] as const;
 export type EventTopic = (typeof eventTopics)[number];
 
 export interface PublicEventContract<Schema extends z.ZodObject = z.ZodObject> {
@@ -93,6 +93,18 @@ const proxy = {
   response_reactor_id: id('The reactor run on each response, when it has one.').optional(),
   application_id: id('The application its transforms act as, when it has one.').optional(),
   require_auth: z.boolean().describe('Whether an invocation needs an API key besides the proxy key.'),
+};
+
+/**
+ * A webhook without its URL (it may carry credentials in its query) or its notify_email (a
+ * person's address).
+ */
+const webhook = {
+  webhook_id: id('The webhook.'),
+  tenant_id: tenantId,
+  name: z.string().describe('The webhook name.'),
+  events: z.array(z.string()).describe('The event types it is subscribed to.'),
+  status: z.enum(['enabled', 'disabled']).describe('Whether deliveries are made.'),
 };
 
 /**
@@ -551,6 +563,61 @@ export const publicEvents: Record<string, PublicEventContract> = {
       tenant_id: tenantId,
       deleted_by: id('Who deleted it.'),
       deleted_at: at('When'),
+    }),
+  }),
+  WebhookCreated: contract({
+    topic: 'webhooks',
+    description: 'A webhook was created. Its URL and notify_email are never published.',
+    entity: 'webhook',
+    entityId: (data) => `${data.tenant_id}/${data.webhook_id}`,
+    schema: z.object({ ...webhook, created_by: id('Who created it.'), created_at: at('When') }),
+  }),
+  WebhookUpdated: contract({
+    topic: 'webhooks',
+    description: 'A webhook’s settings or status changed. Its URL and notify_email are never published.',
+    entity: 'webhook',
+    entityId: (data) => `${data.tenant_id}/${data.webhook_id}`,
+    schema: z.object({ ...webhook, modified_by: id('Who changed it.'), modified_at: at('When') }),
+  }),
+  WebhookDeleted: contract({
+    topic: 'webhooks',
+    description: 'A webhook was deleted: nothing more is delivered to it.',
+    entity: 'webhook',
+    entityId: (data) => `${data.tenant_id}/${data.webhook_id}`,
+    schema: z.object({
+      webhook_id: id('The webhook.'),
+      tenant_id: tenantId,
+      deleted_by: id('Who deleted it.'),
+      deleted_at: at('When'),
+    }),
+  }),
+  WebhookDisabled: contract({
+    topic: 'webhooks',
+    description:
+      'A webhook was disabled by its deliveries: its receiver answered 410 (`gone`) or too many deliveries in a row failed (`failing`).',
+    entity: 'webhook',
+    entityId: (data) => `${data.tenant_id}/${data.webhook_id}`,
+    schema: z.object({
+      webhook_id: id('The webhook.'),
+      tenant_id: tenantId,
+      reason: z.enum(['gone', 'failing']).describe('Why.'),
+      disabled_at: at('When'),
+    }),
+  }),
+  WebhookSigningKeyRotated: contract({
+    topic: 'webhooks',
+    description: 'A tenant’s webhook signing key was made or replaced. The secret is never published.',
+    entity: 'webhook_signing_key',
+    entityId: (data) => `${data.tenant_id}/${data.key_id}`,
+    schema: z.object({
+      tenant_id: tenantId,
+      key_id: id('The new key.'),
+      previous_key_id: id(
+        'The key it replaces, which signs beside it until previous_valid_until.',
+      ).optional(),
+      previous_valid_until: at('When the replaced key stops signing').optional(),
+      rotated_by: id('Who made it.'),
+      rotated_at: at('When'),
     }),
   }),
 };

@@ -24,12 +24,15 @@ export const signInMailQueueName = 'sign-in-email';
 export const reactorRunQueueName = 'reactor-run';
 /** Cards' CVC removals, delayed until CARD_CVC_TTL_SECONDS after each CVC was given (the worker). */
 export const cardCvcRemovalQueueName = 'card-cvc-removal';
+/** Webhook deliveries (enqueued from the event log and by pings, sent by the webhook worker). */
+export const webhookDeliveryQueueName = 'webhook-delivery';
 
 export const queueNames = [
   invitationMailQueueName,
   signInMailQueueName,
   reactorRunQueueName,
   cardCvcRemovalQueueName,
+  webhookDeliveryQueueName,
 ] as const;
 
 export type QueueName = (typeof queueNames)[number];
@@ -71,7 +74,10 @@ export function createWorker<Data, Result>(
   name: QueueName,
   config: QueueConfig,
   process: Processor<Data, Result>,
-  options: Pick<WorkerOptions, 'concurrency' | 'maxStalledCount'>,
+  options: Pick<
+    WorkerOptions,
+    'concurrency' | 'maxStalledCount' | 'settings' | 'lockDuration' | 'stalledInterval'
+  >,
 ): Worker<Data, Result> {
   return new Worker<Data, Result>(name, process, {
     ...options,

@@ -160,6 +160,36 @@ export const configSchema = z.object({
       (value) => value.split(',').every((entry) => entry.trim() === '' || isAddressOrCidr(entry.trim())),
       'IPs or CIDRs, comma-separated (e.g. 10.0.0.0/8,fd00::/8)',
     ),
+  /**
+   * Internal receivers webhooks may deliver to (comma-separated IPs or CIDRs, IPv4 or IPv6; empty:
+   * only public addresses over https). Plain http is allowed only to these.
+   */
+  WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: z
+    .string()
+    .default('')
+    .refine(
+      (value) => value.split(',').every((entry) => entry.trim() === '' || isAddressOrCidr(entry.trim())),
+      'IPs or CIDRs, comma-separated (e.g. 10.0.0.0/8,fd00::/8)',
+    ),
+  /** One webhook delivery, connection to last byte; past it the attempt failed. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
+  /** Most bytes of a receiver's answer read (the rest is not wanted: only its status counts). */
+  WEBHOOK_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .max(1024 * 1024)
+    .default(64 * 1024),
+  /** A PEM file of certificate authorities trusted for webhook receivers besides the system's. */
+  WEBHOOK_CA_FILE: z.string().min(1).optional(),
+  /** Attempts of one delivery; with WEBHOOK_BACKOFF_MS' default, 17 attempts span about a day. */
+  WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(17),
+  /** The first retry's delay; it doubles at each attempt (capped at 6 h), less a random part of up to half. */
+  /** Deliveries in a row that failed every attempt after which their webhook is disabled. */
+  WEBHOOK_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(1).max(1_000).default(5),
+  /** How long the delivery history keeps a delivery. */
+  WEBHOOK_HISTORY_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(5_000),
   /** How long a proxied call may take, end to end; past it the caller gets 408. */
   PROXY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   /** A PEM file of certificate authorities trusted for destinations besides the system's (internal CAs). */

@@ -1,12 +1,4 @@
 export { proxyContext, type ProxyContextDeps } from './context.ts';
-export { AddressAllowlist, embeddedIpv4, nonPublicKind } from './destination/addresses.ts';
-export {
-  resolveDestination,
-  systemResolver,
-  type Destination,
-  type Resolver,
-} from './destination/resolve.ts';
-export { sendToDestination, type DestinationResponse, type OutgoingRequest } from './destination/send.ts';
 export { ProxyGateway, type ProxyConfig, type ProxyGatewayDeps } from './http/proxy-invoke.routes.ts';
 export {
   proxyKeyHeader,

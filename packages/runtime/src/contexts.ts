@@ -7,6 +7,7 @@ import { reactorsContext } from '@tokenvault/reactors';
 import { tenancyContext } from '@tokenvault/tenancy';
 import { tokensContext } from '@tokenvault/tokens';
 import { verifiableLogContext } from '@tokenvault/verifiable-log';
+import { webhooksContext } from '@tokenvault/webhooks';
 
 /**
  * Every bounded context of the service, each through its manifest (`ContextManifest` of
@@ -19,6 +20,7 @@ export const contexts = [
   tokensContext,
   reactorsContext,
   proxyContext,
+  webhooksContext,
   auditContext,
   verifiableLogContext,
 ] as const;

@@ -31,8 +31,15 @@ import {
 import { createSignInMailQueue, enqueueSignInMail } from '@tokenvault/mail';
 import { Detokenizer, ReadAuditor, TokenCommands, TokenQueries, tokensContext } from '@tokenvault/tokens';
 import { FormulaQueries, ReactorDefinitions, ReactorQueries } from '@tokenvault/reactors';
-import { AddressAllowlist, ProxyGateway, ProxyPipeline, ProxyQueries } from '@tokenvault/proxy';
+import { AddressAllowlist } from '@tokenvault/destinations';
+import { ProxyGateway, ProxyPipeline, ProxyQueries } from '@tokenvault/proxy';
 import { CodeRunQueue } from '@tokenvault/code-runs';
+import {
+  createWebhookDeliveryQueue,
+  enqueueDeliveries,
+  redeliver,
+  WebhookQueries,
+} from '@tokenvault/webhooks';
 
 import { contextInvalidationsOf, contextMigrations, contextRoutes, type ContextDeps } from './contexts.ts';
 import { readModelsProjectorName } from './projections.ts';
@@ -273,6 +280,8 @@ export async function createRuntime(
   });
   const signInMailQueue = createSignInMailQueue(config);
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
+  const webhookDeliveryQueue = createWebhookDeliveryQueue(config);
+  webhookDeliveryQueue.on('error', (error) => logger.warn({ err: error }, 'webhook delivery queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   const detokenizer = new Detokenizer({ store, vault, tokenQueries, readAuditor });
   const proxies = new ProxyQueries(appPool, vault);
@@ -333,6 +342,11 @@ export async function createRuntime(
     reactorDefinitions,
     proxies,
     allowlist,
+    webhookQueries: new WebhookQueries(appPool),
+    webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
+    enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(webhookDeliveryQueue, deliveries),
+    redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
+      redeliver(webhookDeliveryQueue, tenantId, webhookId, deliveryId),
     logSigningKey: logSigningKeyOf(config),
   };
   return {
@@ -347,6 +361,7 @@ export async function createRuntime(
       proxy.close();
       await reactorRuns.close();
       await signInMailQueue.close();
+      await webhookDeliveryQueue.close();
       await scrapeMetrics.close();
       redis.disconnect();
       await lockPool.end();

@@ -2,4 +2,5 @@
 export * from './api.ts';
 export * from './client.ts';
 export * from './log-proof.ts';
+export * from './webhook-signature.ts';
 export type { components, operations, paths } from './generated/schema.ts';

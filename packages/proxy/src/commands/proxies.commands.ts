@@ -12,8 +12,12 @@ import type { PatchProxyBody, ProxyBody } from '@tokenvault/contracts';
 import { activeReactor, type BoundReactor } from '@tokenvault/reactors';
 import type { ApplicationQueries } from '@tokenvault/tenancy';
 import type { Vault } from '@tokenvault/vault';
-import { AddressAllowlist } from '../destination/addresses.ts';
-import { resolveDestination, systemResolver, type Resolver } from '../destination/resolve.ts';
+import {
+  AddressAllowlist,
+  resolveDestination,
+  systemResolver,
+  type Resolver,
+} from '@tokenvault/destinations';
 import { configurationSubject, keySubject, streams } from '../domain/proxy.events.ts';
 import {
   proxyDecider,

@@ -5,8 +5,7 @@ import type { EventMetadata } from '@tokenvault/eventstore';
 import { InMemoryEventStore } from '@tokenvault/eventstore/testing';
 import { problemWith } from '@tokenvault/platform/testing';
 import { proxyBody } from '@tokenvault/contracts';
-import { AddressAllowlist } from '../destination/addresses.ts';
-import type { ResolvedAddress } from '../destination/resolve.ts';
+import { AddressAllowlist, type ResolvedAddress } from '@tokenvault/destinations';
 import { streams, type ProxiesEvent } from '../domain/proxy.events.ts';
 import { ProxyCommands } from './proxies.commands.ts';
 

@@ -6,7 +6,7 @@ import { routeApp } from '@tokenvault/platform/testing';
 import { ApplicationQueries, tenancyMigrations, tenancyProjection } from '@tokenvault/tenancy';
 import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
 import { ProxyCommands } from '../commands/proxies.commands.ts';
-import { AddressAllowlist } from '../destination/addresses.ts';
+import { AddressAllowlist } from '@tokenvault/destinations';
 import { streams } from '../domain/proxy.events.ts';
 import { proxiesMigrations } from '../migrations.ts';
 import { proxiesProjection } from '../projections/proxies.projection.ts';

@@ -9,10 +9,16 @@ import {
   type Principal,
 } from '@tokenvault/platform';
 import type { Detokenizer } from '@tokenvault/tokens';
-import type { AddressAllowlist } from '../destination/addresses.ts';
-import { resolveDestination, systemResolver, type Resolver } from '../destination/resolve.ts';
-import { DestinationConnections } from '../destination/connections.ts';
-import { sendToDestination, type DestinationResponse, type SendLimits } from '../destination/send.ts';
+import {
+  type AddressAllowlist,
+  resolveDestination,
+  systemResolver,
+  type Resolver,
+  DestinationConnections,
+  sendToDestination,
+  type DestinationResponse,
+  type SendLimits,
+} from '@tokenvault/destinations';
 import {
   bodyKindOf,
   decodeBody,

@@ -2,7 +2,7 @@
 // `args.headers`) and back: pure conversions. Every value crosses the run queue sealed as JSON.
 import { unprocessable } from '@tokenvault/platform';
 import { isPlainObject } from '@tokenvault/expressions';
-import type { DestinationResponse } from '../destination/send.ts';
+import type { DestinationResponse } from '@tokenvault/destinations';
 import {
   bodyKindOf,
   decodeBody,

@@ -2,7 +2,7 @@ import { badRequest, type Principal } from '@tokenvault/platform';
 import { isPlainObject } from '@tokenvault/expressions';
 import { outcomeBody, principalData, type CodeRunQueue, type CodeRunRequest } from '@tokenvault/code-runs';
 import { reactorRunBase, reactorRunOwner, type ReactorQueries } from '@tokenvault/reactors';
-import type { DestinationResponse } from '../destination/send.ts';
+import type { DestinationResponse } from '@tokenvault/destinations';
 import type { ConfiguredProxy, ProxyTransform } from '../queries/configured-proxy.queries.ts';
 import type { ProxiedRequest } from '../request/forwarding.ts';
 import {

@@ -3,6 +3,7 @@ import { SignInMailWorker, startInvitationMail } from '@tokenvault/mail';
 import { CodeRunWorker } from '@tokenvault/code-runs';
 import { principalOfApplication } from '@tokenvault/tenancy';
 import { startCardCvcRemoval } from '@tokenvault/tokens';
+import { startWebhookDeliveries } from '@tokenvault/webhooks';
 import { openRuntimeBase, prepareDatabase, type RuntimeBase } from '../runtime.ts';
 import { startTokenKeySweeperOf } from '../token-key-sweeper.ts';
 import type { StartedRole } from './role.ts';
@@ -10,8 +11,8 @@ import type { StartedRole } from './role.ts';
 /**
  * The worker role: turns invitation events into BullMQ jobs and sends the invitation and sign-in
  * e-mails, runs reactors from their queue in sandbox child processes (their `svc` calls go to the
- * token routes in-process), removes cards' CVCs when their time comes, and destroys expired
- * tokens' keys. Alone (services/worker) it opens
+ * token routes in-process), removes cards' CVCs when their time comes, destroys expired tokens'
+ * keys, and turns the event log into webhook deliveries and sends them. Alone (services/worker) it opens
  * the shared runtime base (no Redis of its own, no producers' queues, no HTTP); the all-in-one
  * process gives it its runtime.
  */
@@ -54,6 +55,14 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
     },
     logger,
   });
+  const webhookDeliveries = await startWebhookDeliveries({
+    config,
+    store: runtime.store,
+    ownerPool: runtime.ownerPool,
+    vault: runtime.vault,
+    clock: runtime.clock,
+    logger,
+  });
   logger.info(
     { concurrency: config.WORKER_CONCURRENCY, reactorConcurrency: config.REACTOR_CONCURRENCY },
     'worker running',
@@ -67,6 +76,7 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
       await reactors.close();
       await cvcRemoval.stop();
       await tokenKeySweeper.stop();
+      await webhookDeliveries.stop();
       if (!shared) await runtime.close();
     },
   };

@@ -15,7 +15,7 @@ export interface DestinationConnectionLimits {
 }
 
 /**
- * Keep-alive connections to proxy destinations: one pool per tenant and checked destination
+ * Keep-alive connections to outbound destinations (the proxy's): one pool per tenant and checked destination
  * (protocol, host, port and the address its name resolved to and was checked as). A connection is
  * opened only for a request whose destination was checked, to that request's address, and is
  * reused only by requests of the same tenant to the same address: never across tenants, and

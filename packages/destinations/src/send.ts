@@ -29,7 +29,7 @@ export interface SendLimits {
   ca?: string[];
 }
 
-export const proxyTimeout = () => requestTimeout('The destination did not answer in time.');
+export const destinationTimeout = () => requestTimeout('The destination did not answer in time.');
 
 /**
  * Sends one request to the checked destination and reads its whole answer. The connection goes
@@ -94,7 +94,7 @@ export function sendToDestination(
 
 /** A timeout is a 408; anything else (refused, reset, TLS) a 502 that names no address. */
 function failure(error: Error, signal: AbortSignal): Problem {
-  if (signal.aborted) return proxyTimeout();
+  if (signal.aborted) return destinationTimeout();
   const code = (error as { code?: string }).code;
   return badGateway(`The destination could not be reached${code ? ` (${code})` : ''}.`);
 }

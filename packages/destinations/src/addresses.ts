@@ -1,5 +1,6 @@
-// Which addresses a proxied request may connect to. Refused unless the operator allow-lists them
-// (PROXY_ALLOWED_PRIVATE_ADDRESSES): every range of the IANA IPv4 and IPv6 Special-Purpose Address
+// Which addresses an outbound request (a proxied request, a webhook delivery) may connect to.
+// Refused unless the operator allow-lists them (PROXY_ALLOWED_PRIVATE_ADDRESSES,
+// WEBHOOK_ALLOWED_PRIVATE_ADDRESSES): every range of the IANA IPv4 and IPv6 Special-Purpose Address
 // Registries (loopback, private, link-local (cloud metadata), CGNAT, unique-local, documentation,
 // benchmarking, reserved, and the anycast services and identifiers they list as globally
 // reachable: the nearest instance of an anycast service is often the network's own), multicast,

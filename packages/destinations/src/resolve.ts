@@ -17,7 +17,7 @@ export const systemResolver: Resolver = async (hostname) =>
     family: family === 6 ? 6 : 4,
   }));
 
-/** Where a proxied request goes: the URL as given, and the one address it will connect to. */
+/** Where an outbound request goes: the URL as given, and the one address it will connect to. */
 export interface Destination {
   url: URL;
   address: string;

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { aggregateStream, commandContext, commandHandler, type CommandHandler } from '@tokenvault/cqrs';
+import type { EventStore } from '@tokenvault/eventstore';
+import type { Clock, Principal } from '@tokenvault/platform';
+import type { Vault } from '@tokenvault/vault';
+import { signingKeyDecider, type SigningKeyCommand, type SigningKeyState } from '../domain/signing-key.ts';
+import { signingKeySubject, streams, type WebhooksEvent } from '../domain/webhooks.events.ts';
+import { newSigningSecret } from '../deliveries/signature.ts';
+
+export interface SigningKeyDeps {
+  store: EventStore;
+  clock: Clock;
+  vault: Pick<Vault, 'encrypt' | 'decrypt'>;
+}
+
+type Rotated = Extract<WebhooksEvent, { type: 'WebhookSigningKeyRotated' }>;
+
+/**
+ * A tenant's webhook signing keys: one stream per tenant, each secret sealed under the tenant's
+ * data key in its event (never in the clear at rest), opened only to answer it or to sign.
+ */
+export class SigningKeyCommands {
+  private readonly deps: SigningKeyDeps;
+  private readonly handle: CommandHandler<SigningKeyState, SigningKeyCommand, Rotated>;
+
+  constructor(deps: SigningKeyDeps) {
+    this.deps = deps;
+    this.handle = commandHandler(deps.store, signingKeyDecider, (command) =>
+      streams.signingKey(command.tenantId),
+    );
+  }
+
+  private async decide(type: SigningKeyCommand['type'], principal: Principal, correlationId: string) {
+    const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
+    const keyId = randomUUID();
+    const secretCiphertext = await this.deps.vault.encrypt(
+      acting.tenantId,
+      signingKeySubject(keyId),
+      newSigningSecret(),
+    );
+    return this.handle({ type, keyId, secretCiphertext, ...acting }, metadata);
+  }
+
+  /** The tenant's first key, unless it has one: a webhook's deliveries are never unsigned. */
+  async ensure(principal: Principal, correlationId: string): Promise<void> {
+    const { state } = await aggregateStream(
+      this.deps.store,
+      streams.signingKey(principal.tenantId),
+      signingKeyDecider,
+    );
+    if (state.keys.length === 0) await this.decide('CreateSigningKey', principal, correlationId);
+  }
+
+  /** The current secret (made at the first call when there is none). */
+  async current(principal: Principal, correlationId: string): Promise<string> {
+    await this.ensure(principal, correlationId);
+    const [current] = await this.secrets(principal.tenantId);
+    if (!current) throw new Error('no signing key after it was made');
+    return current;
+  }
+
+  /** A new key; the replaced one signs beside it for the overlap window (signingKeyOverlapMs). */
+  async rotate(principal: Principal, correlationId: string): Promise<string> {
+    const outcome = await this.decide('RotateSigningKey', principal, correlationId);
+    const current = outcome.state.keys[0];
+    if (!current) throw new Error('no signing key after a rotation');
+    return this.open(principal.tenantId, current.key_id, current.secret_ciphertext);
+  }
+
+  /** The secrets that sign now: the current one first, then those within their overlap window. */
+  async secrets(tenantId: string): Promise<string[]> {
+    const { state } = await aggregateStream(this.deps.store, streams.signingKey(tenantId), signingKeyDecider);
+    const now = this.deps.clock.now().getTime();
+    const valid = state.keys.filter((key) => !key.valid_until || Date.parse(key.valid_until) > now);
+    return Promise.all(valid.map((key) => this.open(tenantId, key.key_id, key.secret_ciphertext)));
+  }
+
+  private async open(tenantId: string, keyId: string, ciphertext: string): Promise<string> {
+    return (await this.deps.vault.decrypt(tenantId, signingKeySubject(keyId), ciphertext)) as string;
+  }
+}

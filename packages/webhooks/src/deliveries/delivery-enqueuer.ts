@@ -1,0 +1,138 @@
+import { publicEvents, webhookEventSources } from '@tokenvault/contracts';
+import { EventProcessor } from '@tokenvault/cqrs';
+import type { EventStore, RecordedEvent } from '@tokenvault/eventstore';
+import type { Queue } from '@tokenvault/jobs';
+import type { Logger, Pool, PoolClient } from '@tokenvault/platform';
+import type { WebhooksEvent } from '../domain/webhooks.events.ts';
+import { enqueueDeliveries, webhookDeliveryId, type WebhookDeliveryJob } from './delivery-job.ts';
+
+/** The enqueuer's row of projection_checkpoints. */
+export const webhookDeliveryEnqueuerName = 'webhook-delivery-enqueuer';
+
+/** The webhook event type of each public event a webhook may subscribe to. */
+const webhookTypeOf = new Map<string, string>(
+  Object.entries(webhookEventSources).map(([webhookType, eventType]) => [eventType, webhookType]),
+);
+
+const subscriptionEvents = [
+  'WebhookCreated',
+  'WebhookUpdated',
+  'WebhookDeleted',
+  'WebhookDisabled',
+  'TenantDeleted',
+];
+
+type SubscriptionEvent = WebhooksEvent | { type: 'TenantDeleted'; data: { tenant_id: string } };
+
+/** Keeps the enqueuer's copy of the subscriptions as the log says, in the checkpoint's transaction. */
+async function applySubscription(event: SubscriptionEvent, tx: PoolClient): Promise<void> {
+  switch (event.type) {
+    case 'WebhookCreated':
+    case 'WebhookUpdated': {
+      const d = event.data;
+      await tx.query(
+        `INSERT INTO webhook_delivery_subscriptions (tenant_id, webhook_id, url, events, status)
+           VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (tenant_id, webhook_id) DO UPDATE SET url = $3, events = $4, status = $5`,
+        [d.tenant_id, d.webhook_id, d.url, d.events, d.status],
+      );
+      return;
+    }
+    // Kept as deleted rather than removed: to the worker, a missing row is one whose batch has not
+    // committed yet (its jobs are queued just before), a deleted one gets nothing more.
+    case 'WebhookDeleted':
+      await tx.query(
+        `UPDATE webhook_delivery_subscriptions SET status = 'deleted' WHERE tenant_id = $1 AND webhook_id = $2`,
+        [event.data.tenant_id, event.data.webhook_id],
+      );
+      return;
+    case 'WebhookDisabled':
+      await tx.query(
+        `UPDATE webhook_delivery_subscriptions SET status = 'disabled' WHERE tenant_id = $1 AND webhook_id = $2`,
+        [event.data.tenant_id, event.data.webhook_id],
+      );
+      return;
+    case 'TenantDeleted':
+      await tx.query(`UPDATE webhook_delivery_subscriptions SET status = 'deleted' WHERE tenant_id = $1`, [
+        event.data.tenant_id,
+      ]);
+      await tx.query('DELETE FROM webhook_deliveries WHERE tenant_id = $1', [event.data.tenant_id]);
+      return;
+    case 'WebhookSigningKeyRotated':
+      return;
+  }
+}
+
+/**
+ * The deliveries of one batch: for each event a webhook may subscribe to, one delivery to each
+ * enabled webhook of the event's tenant subscribed to its type, matched against the
+ * subscriptions as the log stood at that event (the batch's earlier events already applied).
+ */
+export async function deliveriesOf(
+  events: readonly RecordedEvent[],
+  tx: PoolClient,
+): Promise<WebhookDeliveryJob[]> {
+  const deliveries: WebhookDeliveryJob[] = [];
+  for (const event of events) {
+    if (subscriptionEvents.includes(event.type)) {
+      await applySubscription(event as unknown as SubscriptionEvent, tx);
+      continue;
+    }
+    const webhookType = webhookTypeOf.get(event.type);
+    const contract = publicEvents[event.type];
+    const tenantId = (event.data as { tenant_id?: unknown }).tenant_id;
+    if (!webhookType || !contract || typeof tenantId !== 'string') continue;
+    const subscribed = await tx.query<{ webhook_id: string }>(
+      `SELECT webhook_id FROM webhook_delivery_subscriptions
+         WHERE tenant_id = $1 AND status = 'enabled' AND $2 = ANY(events) ORDER BY webhook_id`,
+      [tenantId, webhookType],
+    );
+    if (subscribed.rows.length === 0) continue;
+    // The allow-list's parse drops every field its schema does not name.
+    const data = contract.schema.parse(event.data);
+    for (const { webhook_id: webhookId } of subscribed.rows) {
+      deliveries.push({
+        delivery_id: webhookDeliveryId(webhookId, event.event_id),
+        tenant_id: tenantId,
+        webhook_id: webhookId,
+        event_id: event.event_id,
+        type: webhookType,
+        occurred_at: event.created_at.toISOString(),
+        data,
+      });
+    }
+  }
+  return deliveries;
+}
+
+export interface WebhookDeliveryEnqueuerOptions {
+  store: EventStore;
+  /** The owner role: the checkpoint and the subscriptions' copy. */
+  pool: Pool;
+  queue: Queue<WebhookDeliveryJob>;
+  logger: Logger;
+}
+
+/**
+ * Turns the event log into delivery jobs: a checkpointed EventProcessor whose batch updates its
+ * own copy of the subscriptions and adds the batch's deliveries to the queue before its checkpoint
+ * commits. A crash in between adds them again, and BullMQ drops a job whose id it has: at least
+ * once in, once per delivery id out.
+ */
+export function webhookDeliveryEnqueuer(options: WebhookDeliveryEnqueuerOptions): EventProcessor {
+  return new EventProcessor({
+    name: webhookDeliveryEnqueuerName,
+    store: options.store,
+    pool: options.pool,
+    logger: options.logger,
+    eventTypes: new Set([...subscriptionEvents, ...webhookTypeOf.keys()]),
+    // A delivery may leave a tenth of a second later; the log is read a few times a second.
+    batchWindowMs: 100,
+    batchSize: 500,
+    handler: {
+      async handle(events, tx) {
+        await enqueueDeliveries(options.queue, await deliveriesOf(events, tx));
+      },
+    },
+  });
+}

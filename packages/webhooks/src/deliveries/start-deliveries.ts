@@ -1,0 +1,49 @@
+import type { EventStore } from '@tokenvault/eventstore';
+import type { Clock, Logger, Pool } from '@tokenvault/platform';
+import type { Vault } from '@tokenvault/vault';
+import { AddressAllowlist } from '@tokenvault/destinations';
+import { SigningKeyCommands } from '../commands/signing-key.commands.ts';
+import { WebhookCommands } from '../commands/webhooks.commands.ts';
+import { createWebhookDeliveryQueue, type WebhookDeliveryConfig } from './delivery-job.ts';
+import { webhookDeliveryEnqueuer } from './delivery-enqueuer.ts';
+import { WebhookDeliveryWorker } from './delivery-worker.ts';
+
+/**
+ * The webhook side of the worker role in one piece: the enqueuer (event log → delivery jobs, its
+ * own checkpoint), the queue, and the senders.
+ */
+export async function startWebhookDeliveries(options: {
+  config: WebhookDeliveryConfig;
+  store: EventStore;
+  /** The owner role: the checkpoint, the subscriptions' copy, the history. */
+  ownerPool: Pool;
+  vault: Pick<Vault, 'encrypt' | 'decrypt'>;
+  clock: Clock;
+  logger: Logger;
+}): Promise<{ stop(): Promise<void> }> {
+  const { config, store, ownerPool, vault, clock, logger } = options;
+  const queue = createWebhookDeliveryQueue(config);
+  queue.on('error', (error) => logger.warn({ err: error }, 'webhook delivery queue error'));
+  const enqueuer = webhookDeliveryEnqueuer({ store, pool: ownerPool, queue, logger });
+  const worker = new WebhookDeliveryWorker({
+    config,
+    ownerPool,
+    signingKeys: new SigningKeyCommands({ store, clock, vault }),
+    webhooks: new WebhookCommands({
+      store,
+      clock,
+      webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
+    }),
+    clock,
+    logger,
+  });
+  worker.start();
+  await enqueuer.start();
+  return {
+    async stop() {
+      await enqueuer.stop();
+      await worker.close();
+      await queue.close();
+    },
+  };
+}

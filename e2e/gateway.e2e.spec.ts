@@ -68,6 +68,7 @@ describe('gateway', () => {
       '/logs/entity-types',
       '/logs/{id}/proof',
       '/permissions',
+      '/ping',
       '/proxies',
       '/proxies/{id}',
       '/proxy/{path}',
@@ -94,6 +95,14 @@ describe('gateway', () => {
       '/tokens/{parent_id}/children',
       '/tokens/{parent_id}/children/{child_id}',
       '/v2/tokens',
+      '/webhooks',
+      '/webhooks/event-types',
+      '/webhooks/signing-key',
+      '/webhooks/signing-key/rotate',
+      '/webhooks/{id}',
+      '/webhooks/{id}/deliveries',
+      '/webhooks/{id}/deliveries/{delivery_id}/redeliver',
+      '/webhooks/{id}/ping',
     ]);
     const createToken = body.paths['/tokens']?.post;
     const schema = createToken?.requestBody?.content['application/json']?.schema;

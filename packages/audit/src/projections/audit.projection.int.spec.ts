@@ -36,6 +36,7 @@ const eventOf = (type: string, tenantId = tenant, metadata = withActor(tenantId)
       formula_id: id,
       reactor_id: id,
       proxy_id: id,
+      webhook_id: id,
       version: 2,
       master_key_version: 'b',
     },
@@ -127,6 +128,19 @@ const expectedEntries: Record<string, { entity_type: string; operation: string; 
     entity_type: 'card',
     operation: 'update',
     message: 'Card CVC removed (its retention time passed; old key destroyed)',
+  },
+  WebhookCreated: { entity_type: 'webhook', operation: 'create', message: 'Webhook created' },
+  WebhookUpdated: { entity_type: 'webhook', operation: 'update', message: 'Webhook updated' },
+  WebhookDeleted: { entity_type: 'webhook', operation: 'delete', message: 'Webhook deleted' },
+  WebhookDisabled: {
+    entity_type: 'webhook',
+    operation: 'update',
+    message: 'Webhook disabled by its failed deliveries',
+  },
+  WebhookSigningKeyRotated: {
+    entity_type: 'webhook_signing_key',
+    operation: 'create',
+    message: 'Webhook signing key made',
   },
   TenantKeyRotated: {
     entity_type: 'tenant',

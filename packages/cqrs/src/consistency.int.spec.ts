@@ -1,11 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createLogger,
-  createNotificationHub,
-  createPool,
-  type NotificationHub,
-  type Pool,
-} from '@tokenvault/platform';
+import { createNotificationHub, createPool, type NotificationHub, type Pool } from '@tokenvault/platform';
 import type { Position } from '@tokenvault/eventstore';
 import { createTestDatabase, type TestDatabase, eventually } from '@tokenvault/platform/testing';
 import { ReadModelConsistency } from './consistency.ts';
@@ -38,7 +32,6 @@ describe('read-model consistency watcher', () => {
       pool,
       projectorName: 'read-models',
       timeoutMs: 5_000,
-      logger: createLogger('silent'),
       pollIntervalMs: 50,
     });
     consistency.onInvalidation((key) => invalidations.push(key));
@@ -125,7 +118,6 @@ describe('read-model consistency watcher', () => {
       pool,
       projectorName: 'read-models',
       timeoutMs: 100,
-      logger: createLogger('silent'),
     });
     await inline.start();
     expect(await inline.afterWrite({ commit: '999', prepare: '999' })).toEqual({});

@@ -1,11 +1,8 @@
-import type { Logger } from '@tokenvault/platform';
 import type { Position } from '@tokenvault/eventstore';
 import { CacheInvalidations, type InvalidationListener } from './cache-invalidations.ts';
 import { ReadYourWrites, type ReadYourWritesOptions } from './read-your-writes.ts';
 
-export interface ReadModelConsistencyOptions extends ReadYourWritesOptions {
-  logger: Logger;
-}
+export type ReadModelConsistencyOptions = ReadYourWritesOptions;
 
 /**
  * What a process's writes and caches need of the read models, on its one LISTEN connection:

@@ -256,7 +256,6 @@ export function useReadSide(
       pool: side.ownerPool,
       projectorName: name,
       timeoutMs: 10_000,
-      logger,
       inline: false,
       headPosition: () => side.store.headPosition(),
       pollIntervalMs: 50,

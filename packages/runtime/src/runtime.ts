@@ -173,7 +173,6 @@ export async function openRuntimeBase(
     pool: ownerPool,
     projectorName: readModelsProjectorName,
     timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
-    logger,
     inline: config.PROJECTIONS === 'inline',
     headPosition: () => store.headPosition(),
   });

@@ -47,7 +47,6 @@ export async function activeReactor(
 
 export interface ReactorCommandDeps {
   store: EventStore;
-  ownerPool: Pool;
   /** The sessions of the formula's advisory lock (a small pool of their own). */
   lockPool: Pool;
   consistency: Pick<ReadModelConsistency, 'writeReadable'>;

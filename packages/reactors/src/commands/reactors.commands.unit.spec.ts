@@ -109,7 +109,6 @@ async function given(
   });
   const reactors = new ReactorCommands({
     store,
-    ownerPool: lockPool,
     lockPool,
     consistency: { writeReadable: async (position) => readable.push(position) > 0 },
     applications,

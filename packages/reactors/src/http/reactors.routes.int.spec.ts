@@ -48,7 +48,7 @@ describe('reactor routes, in process (commands on an in-memory store, queries on
     const queries = new ReactorQueries(appPool, applications, vault);
     const deps = { store, lockPool: ownerPool, applications, clock: systemClock };
     const formulas = new FormulaCommands({ ...deps, reactors: queries });
-    const commands = new ReactorCommands({ ...deps, ownerPool, consistency, vault });
+    const commands = new ReactorCommands({ ...deps, consistency, vault });
     api = routeApp(reactorRoutes({ commands, queries, consistency }), callers);
     const body = reactorFormulaBody.parse({
       name: 'Charge',

@@ -4,7 +4,8 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '.data/**', 'infra/kafka/.cache/**'] },
+  // dist/: the SDK's build for publishing (its prepack), gitignored.
+  { ignores: ['**/node_modules/**', '.data/**', 'infra/kafka/.cache/**', '**/dist/**'] },
   js.configs.recommended,
   // Type-aware: the TypeScript files are linted with the types of tsconfig.json (the project
   // service finds it), so dropped promises, promises passed where a void callback is expected and

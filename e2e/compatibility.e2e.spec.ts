@@ -348,6 +348,36 @@ describe('compatibility', () => {
     expect(Object.keys(bad.body.errors).sort()).toEqual(['query.metadata', 'query.size']);
   });
 
+  it('serves POST /v2/tokens/search as Basis Theory’s Node SDK calls it (tokens.searchV2), with searchIndexes and fingerprintExpression on tokens.create', async () => {
+    const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
+    const customer = `c-${Date.now()}`;
+    const ids: string[] = [];
+    for (const ssn of ['123-45-6789', '587-65-6789', '123-45-0001']) {
+      const token = await sdk.tokens.create({
+        type: 'social_security_number',
+        data: ssn,
+        searchIndexes: ['{{ data | last4 }}'],
+        fingerprintExpression: '{{ data | remove: "-" }}',
+        metadata: { customer },
+      });
+      expect(token.searchIndexes).toEqual(['{{ data | last4 }}']);
+      expect(token.fingerprintExpression).toBe('{{ data | remove: "-" }}');
+      ids.push(token.id!);
+    }
+    // One page of one, then the SDK follows the cursor itself; newest first.
+    const page = await sdk.tokens.searchV2({ query: `data:6789 AND metadata.customer:${customer}`, size: 1 });
+    expect(page.data).toHaveLength(1);
+    expect(page.data[0]).toMatchObject({ id: ids[1], data: '587-65-6789' });
+    const found: string[] = [];
+    for await (const token of page) found.push(token.id!);
+    expect(found).toEqual([ids[1], ids[0]]);
+    // A field that is not searchable: the SDK's BadRequestError naming body.query.
+    await expect(sdk.tokens.searchV2({ query: 'ssn:6789' })).rejects.toMatchObject({
+      statusCode: 400,
+      body: { errors: { 'body.query': [expect.stringContaining('ssn is not searchable')] } },
+    });
+  });
+
   describe('application keys, the caller’s application, permissions and reactor patches, as the Node SDK calls them', () => {
     // Basis Theory's own client, pointed at the service, unpatched: its key goes as BT-API-KEY.
     const sdk = (key = env.tenant.apiKey) => new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: key });

@@ -91,10 +91,12 @@ describe('gateway', () => {
       '/tenants/self/members/{id}',
       '/tenants/self/reports/usage',
       '/tokens',
+      '/tokens/search',
       '/tokens/{id}',
       '/tokens/{parent_id}/children',
       '/tokens/{parent_id}/children/{child_id}',
       '/v2/tokens',
+      '/v2/tokens/search',
       '/webhooks',
       '/webhooks/event-types',
       '/webhooks/signing-key',
@@ -107,7 +109,18 @@ describe('gateway', () => {
     const createToken = body.paths['/tokens']?.post;
     const schema = createToken?.requestBody?.content['application/json']?.schema;
     expect(Object.keys(schema?.properties ?? {}).sort()).toEqual(
-      ['containers', 'data', 'deduplicate_token', 'expires_at', 'id', 'metadata', 'privacy', 'type'].sort(),
+      [
+        'containers',
+        'data',
+        'deduplicate_token',
+        'expires_at',
+        'fingerprint_expression',
+        'id',
+        'metadata',
+        'privacy',
+        'search_indexes',
+        'type',
+      ].sort(),
     );
     expect(schema?.required).toEqual(['data']);
     expect(createToken?.['x-permission']).toBe('token:create');

@@ -34,12 +34,6 @@ export const categoryMeanings: Record<UnservedCategory, string> = {
 export const unservedCalls: UnservedReason[] = [
   // Planned: search and bulk operations.
   {
-    covers: 'POST /v2/tokens/search',
-    category: 'planned',
-    feature: 'search and bulk operations',
-    why: 'Searching tokens with a query comes with search; `GET /v2/tokens` lists them by type, container and metadata today.',
-  },
-  {
     covers: 'POST /tokenize',
     category: 'planned',
     feature: 'search and bulk operations',

@@ -6,6 +6,7 @@ export const consolePermissions = [
   'token:update',
   'token:delete',
   'token:use',
+  'token:search',
   'application:create',
   'application:read',
   'application:update',

@@ -7,6 +7,7 @@ export const tokenPermissions = [
   'token:update',
   'token:delete',
   'token:use',
+  'token:search',
 ] as const;
 
 export const permissions = [
@@ -54,6 +55,8 @@ export const permissionDescriptions: Record<Permission, string> = {
     'Delete tokens and their associations (in the containers of its rules, when held by a rule).',
   'token:use':
     'Invoke reactors and use tokens without reading them: detokenized into a reactor or through the proxy (in the containers of its rules, when held by a rule).',
+  'token:search':
+    'Search tokens by their search indexes, metadata, type, container and fingerprint; a result holds its data only where the key also holds token:read (in the containers of its rules, when held by a rule).',
   'application:create': 'Create applications, holding no more than the caller holds.',
   'application:read': 'List and read applications and their keys (never a key itself).',
   'application:update':

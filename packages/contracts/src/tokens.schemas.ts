@@ -65,6 +65,38 @@ export const tokenData = z.json({
   error: (issue) => (issue.input === undefined ? 'Required' : 'Must be JSON'),
 });
 
+/** At most this many search indexes on one token. */
+export const maxSearchIndexes = 10;
+
+const dataExpressionText = z
+  .string()
+  .min(1)
+  .max(500)
+  .regex(/^\{\{[\s\S]*\}\}$/, 'Must be one expression on data, as {{ data | filter }}')
+  .meta({ examples: ['{{ data | last4 }}'] });
+
+/**
+ * A search index: an expression on the token's data (`{{ data.number | last4 }}`), evaluated at
+ * each write and kept as a blind index (docs/search.md); the object form `{ expression, unique:
+ * true }` also refuses a second token of the tenant with the same value.
+ */
+export const searchIndexSchema = z.union([
+  dataExpressionText,
+  z.strictObject({ expression: dataExpressionText, unique: z.boolean().optional() }),
+]);
+export type SearchIndex = z.output<typeof searchIndexSchema>;
+
+const searchIndexesSchema = z
+  .array(searchIndexSchema)
+  .max(maxSearchIndexes, `At most ${maxSearchIndexes} search indexes`)
+  .describe(
+    'Expressions on the data (`{{ data.number | last4 }}`), each stored as a keyed HMAC of its value, never the value; `{ "expression": …, "unique": true }` also refuses a second token of the tenant with the same value (docs/search.md)',
+  );
+
+const fingerprintExpressionSchema = dataExpressionText.describe(
+  'What counts as the same data for deduplication, as an expression on the data (`{{ data.email | downcase }}`); default: the type’s own (a card’s number, otherwise the whole data)',
+);
+
 export const createTokenBody = z
   .strictObject({
     id: tokenId.optional(),
@@ -76,6 +108,8 @@ export const createTokenBody = z
       .refine((value) => Date.parse(value) > Date.now(), 'Must be in the future')
       .optional(),
     deduplicate_token: z.boolean().optional(),
+    search_indexes: searchIndexesSchema.optional(),
+    fingerprint_expression: fingerprintExpressionSchema.optional(),
     privacy: privacySchema
       .optional()
       .describe(
@@ -129,6 +163,12 @@ export const updateTokenBody = z.strictObject({
     .refine((value) => Date.parse(value) > Date.now(), 'Must be in the future')
     .nullable()
     .optional(),
+  search_indexes: searchIndexesSchema.nullable().optional(),
+  fingerprint_expression: fingerprintExpressionSchema.nullable().optional(),
+  deduplicate_token: z
+    .boolean()
+    .optional()
+    .describe('Overrides the tenant’s deduplicate_tokens setting for this update'),
 });
 export type UpdateTokenBody = z.output<typeof updateTokenBody>;
 
@@ -177,6 +217,11 @@ export const tokenSchema = z.object({
   bank: bankDetailsSchema
     .optional()
     .describe('A bank account’s summary (bank tokens), shown with or without the data'),
+  search_indexes: z
+    .array(z.union([z.string(), z.object({ expression: z.string(), unique: z.boolean().optional() })]))
+    .optional()
+    .describe('The search index expressions as given (never their values)'),
+  fingerprint_expression: z.string().optional(),
 });
 export type TokenResponse = z.output<typeof tokenSchema>;
 
@@ -201,4 +246,29 @@ export const tokenCursorPageV2Schema = z.object({
     next: z.string().optional().describe('The cursor of the next page (`?start=`); absent on the last page'),
   }),
   data: z.array(tokenSchema),
+});
+
+/** The most characters a search query may have. */
+const maxQueryLength = 4_000;
+
+const searchQuery = z
+  .string()
+  .max(maxQueryLength)
+  .default('')
+  .describe(
+    'Terms `field:value` joined by AND (values quoted when they hold spaces): `data` (any search index of that value), `metadata.<key>`, `type`, `container`, `fingerprint`, `created_at:[<from> TO <to>]` (docs/search.md); empty: every token',
+  );
+
+/** `POST /v2/tokens/search`, as Basis Theory's v2 (node-sdk `tokens.searchV2`): a cursor. */
+export const searchTokensV2Body = z.strictObject({
+  query: searchQuery,
+  size: z.number().int().min(1).max(100).default(20),
+  start: z.string().min(1).max(400).optional().describe('The cursor of a previous page’s pagination.next'),
+});
+
+/** `POST /tokens/search`, as Basis Theory's first search: pages. */
+export const searchTokensBody = z.strictObject({
+  query: searchQuery,
+  page: z.number().int().min(1).default(1),
+  size: z.number().int().min(1).max(100).default(20),
 });

@@ -183,3 +183,45 @@ export function renderText(text: string, tokens: OpenedTokens, location: string)
 /** RFC 6901: `/card/number`, `~` and `/` escaped; the whole document is ``. */
 export const jsonPointer = (path: readonly (string | number)[]): string =>
   path.map((segment) => '/' + String(segment).replaceAll('~', '~0').replaceAll('/', '~1')).join('');
+
+/**
+ * An expression on one token's own data, as search indexes and fingerprint expressions give it:
+ * `{{ data }}`, `{{ data.number | last4 }}`, `{{ data | replace: '-', '' }}` (the variable
+ * `data`, a path of names or indexes into it, the filters of detokenization).
+ */
+const dataExpression = new RegExp(
+  String.raw`^\{\{\s*(data(?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])*)\s*(${filterChain})\}\}$`,
+);
+
+/** Whether a text is one expression on a token's own data (see dataExpression). */
+export const isDataExpression = (text: string): boolean => dataExpression.test(text);
+
+/**
+ * A data expression evaluated on a token's data, as text: what a search index or fingerprint
+ * holds. Null when it gives nothing (null, an empty text); a FilterError-like failure is thrown
+ * as an Error whose message names the filter, never the data.
+ */
+export function evaluateDataExpression(expression: string, data: unknown): string | null {
+  const match = dataExpression.exec(expression);
+  if (!match) throw new DataExpressionError('Must be one expression on data, as {{ data | filter }}');
+  let value: unknown;
+  try {
+    value = liquid.evalValueSync(`${match[1]} ${match[2] ?? ''}`, { data });
+  } catch (error) {
+    // A path the data does not have gives nothing, as a null does (a field only some tokens hold).
+    const cause = (error as { originalError?: unknown }).originalError ?? error;
+    if (cause instanceof Error && /^undefined variable/.test(cause.message)) return null;
+    throw new DataExpressionError(failureMessage(error));
+  }
+  if (value === null || value === undefined) return null;
+  const text = to_string(value);
+  return text.length === 0 ? null : text;
+}
+
+/** A data expression that cannot be evaluated: its message names the filter, never the data. */
+export class DataExpressionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataExpressionError';
+  }
+}

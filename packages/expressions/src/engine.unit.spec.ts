@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { problemThrownBy } from '@tokenvault/platform/testing';
 import {
+  DataExpressionError,
+  evaluateDataExpression,
   findTokenIds,
+  isDataExpression,
   jsonPointer,
   maxTokensPerRequest,
   renderJson,
@@ -202,5 +205,36 @@ describe('expressions: the rules', () => {
     const huge = `{{ short | pad_left: 10000, '0' | split: '' | join: '${joiner}' }}`;
     const problem = problemThrownBy(() => renderText(huge, opened, 'body'));
     expect(problem.errors?.body?.[0]).toMatch(/too large|exceeds/);
+  });
+});
+
+describe('data expressions (search indexes, fingerprint expressions)', () => {
+  const card = { number: '4242424242424242', expiration_month: 4 };
+
+  it('evaluates a path into the data and filters, as text', () => {
+    expect(evaluateDataExpression('{{ data.number | last4 }}', card)).toBe('4242');
+    expect(evaluateDataExpression('{{ data | replace: "-", "" }}', '123-45-6789')).toBe('123456789');
+    expect(evaluateDataExpression('{{data.expiration_month}}', card)).toBe('4');
+    expect(evaluateDataExpression('{{ data | json: "$.number" | card_bin }}', card)).toBe('42424242');
+  });
+
+  it('gives nothing for a missing path, a null or an empty text', () => {
+    expect(evaluateDataExpression('{{ data.missing }}', card)).toBeNull();
+    expect(evaluateDataExpression('{{ data }}', '')).toBeNull();
+    expect(evaluateDataExpression('{{ data.number }}', { number: null })).toBeNull();
+  });
+
+  it('refuses anything but one expression on data, and names a failing filter without the data', () => {
+    expect(isDataExpression('{{ data | last4 }}')).toBe(true);
+    for (const text of ['{{ token-1 }}', 'x {{ data }}', '{{ data }}{{ data }}', '{% raw %}']) {
+      expect(isDataExpression(text), text).toBe(false);
+      expect(() => evaluateDataExpression(text, 'secret'), text).toThrow(DataExpressionError);
+    }
+    expect(() => evaluateDataExpression('{{ data | nosuch }}', 'secret-4242')).toThrow(
+      /^Unknown filter nosuch$/,
+    );
+    expect(() => evaluateDataExpression('{{ data | json: "$.x" }}', 'secret-4242')).toThrow(
+      DataExpressionError,
+    );
   });
 });

@@ -1,5 +1,8 @@
 export {
+  DataExpressionError,
+  evaluateDataExpression,
   findTokenIds,
+  isDataExpression,
   jsonPointer,
   maxRenderedLength,
   maxTokensPerRequest,

@@ -331,6 +331,61 @@ describe('uniqueness claims of the runtime', () => {
     });
   });
 
+  describe('one token per value of a unique search index in a tenant', () => {
+    const withUnique = (tenantId: string, tokenId: string, values: string[]) => {
+      const data: DataOf<TokenEvent, 'TokenCreated'> = {
+        token_id: tokenId,
+        tenant_id: tenantId,
+        type: 'token',
+        containers: ['/general/'],
+        fingerprint: `fp-${tokenId}`,
+        data_ciphertext: `sealed-${tokenId}`,
+        metadata: {},
+        created_by: actor,
+        created_at: at,
+        search_indexes: [{ expression: '{{ data }}', unique: true }],
+        search_index_values: values,
+        unique_index_values: values,
+      };
+      return append(tokenStream(tenantId, tokenId), 'TokenCreated', data, 'no_stream');
+    };
+    const moveUnique = (tenantId: string, tokenId: string, values: string[]) => {
+      const data: DataOf<TokenEvent, 'TokenUpdated'> = {
+        token_id: tokenId,
+        tenant_id: tenantId,
+        type: 'token',
+        containers: ['/general/'],
+        fingerprint: `fp-${tokenId}`,
+        data_ciphertext: `sealed-again-${tokenId}`,
+        metadata: {},
+        modified_by: actor,
+        modified_at: at,
+        search_indexes: [{ expression: '{{ data }}', unique: true }],
+        search_index_values: values,
+        unique_index_values: values,
+        index_claims: true,
+      };
+      return append(tokenStream(tenantId, tokenId), 'TokenUpdated', data);
+    };
+
+    it('refuses a second token with the value in the tenant, not in another; moves with an update; frees on delete', async () => {
+      const [tenant, otherTenant] = [randomUUID(), randomUUID()];
+      await withUnique(tenant, 'first', ['h1']);
+      await withUnique(otherTenant, 'first', ['h1']);
+      const error = await refused(tokenStream(tenant, 'second'), () =>
+        withUnique(tenant, 'second', ['h2', 'h1']),
+      );
+      expect(error).toMatchObject({ scope: 'token-search-index', holder: `${tenant}/first` });
+
+      await moveUnique(tenant, 'first', ['h3']);
+      await withUnique(tenant, 'second', ['h1']);
+      await refused(tokenStream(tenant, 'third'), () => withUnique(tenant, 'third', ['h3']));
+      await deleteToken(tenant, 'first', 'token');
+      await withUnique(tenant, 'third', ['h3']);
+      expect(await store.claimHolder('token-search-index', `${tenant}:h3`)).toBe(`${tenant}/third`);
+    });
+  });
+
   describe('TenantDeleted', () => {
     it('frees every claim of the tenant and none of another tenant’s (nor the users’)', async () => {
       const [tenant, otherTenant] = [randomUUID(), randomUUID()];

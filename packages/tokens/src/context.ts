@@ -2,6 +2,7 @@ import type { ContextManifest } from '@tokenvault/cqrs';
 import { tokenEventTypes } from './domain/tokens.events.ts';
 import { tokenClaims } from './domain/tokens.uniqueness.ts';
 import { childTokenRoutes } from './http/children.routes.ts';
+import { tokenSearchRoutes } from './http/search.routes.ts';
 import { tokenAccess, type TokenRouteDeps } from './http/token-access.ts';
 import { tokenResourceRoutes } from './http/tokens.routes.ts';
 import { usageReportRoutes } from './http/usage.routes.ts';
@@ -23,6 +24,7 @@ export const tokensContext: ContextManifest<TokenRouteDeps> = {
     const access = tokenAccess(deps);
     return [
       ...tokenResourceRoutes(deps, access),
+      ...tokenSearchRoutes(deps, access),
       ...childTokenRoutes(deps, access),
       ...usageReportRoutes(deps),
     ];

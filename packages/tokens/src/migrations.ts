@@ -227,4 +227,28 @@ export const tokensMigrations: Migration[] = [
         ADD COLUMN cvc_removed_at timestamptz;
     `,
   },
+  {
+    id: 'tokens/010_search_indexes',
+    // A token's search index expressions and fingerprint expression (echoed on reads), and one
+    // row per blind value of its search indexes (HMAC under the tenant's search key, never the
+    // value), kept by the tokens projection with the token row. A search walks the B-tree of one
+    // value newest first and joins the page's tokens by primary key, as a metadata filter does
+    // (text comparisons are leakproof: usable under the tenant policy).
+    sql: `
+      ALTER TABLE tokens ADD COLUMN search_indexes jsonb, ADD COLUMN fingerprint_expression text;
+      CREATE TABLE token_search_index (
+        tenant_id uuid NOT NULL,
+        token_id text NOT NULL,
+        value text NOT NULL,
+        created_at timestamptz NOT NULL,
+        PRIMARY KEY (tenant_id, token_id, value)
+      );
+      CREATE INDEX token_search_index_newest_first
+        ON token_search_index (tenant_id, value, created_at DESC, token_id DESC);
+      ALTER TABLE token_search_index ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON token_search_index
+        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
+      GRANT SELECT ON token_search_index TO {{app_role}};
+    `,
+  },
 ];

@@ -24,6 +24,16 @@ export function derivedKey(masterKeyBase64: string, info: string, salt = ''): Ke
   return secretKeyOf(Buffer.from(hkdfSync('sha256', Buffer.from(masterKeyBase64, 'base64'), salt, info, 32)));
 }
 
+/**
+ * A tenant's search-index key: HKDF-SHA256 of its fingerprint key, for the purpose of blind
+ * indexes and bound to the tenant, so a search index never equals a fingerprint of the same text.
+ */
+export function searchKeyOf(fingerprintKey: Buffer, tenantId: string): KeyObject {
+  return secretKeyOf(
+    Buffer.from(hkdfSync('sha256', fingerprintKey, tenantId, 'tokenvault search index v1', 32)),
+  );
+}
+
 const version = 'v1';
 const ivLength = 12;
 const tagLength = 16;

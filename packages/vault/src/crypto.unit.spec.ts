@@ -1,6 +1,15 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DecryptionError, canonicalJson, derivedKey, hmac, open, seal, secretKeyOf } from './crypto.ts';
+import {
+  DecryptionError,
+  canonicalJson,
+  derivedKey,
+  hmac,
+  open,
+  seal,
+  searchKeyOf,
+  secretKeyOf,
+} from './crypto.ts';
 
 const newKey = () => secretKeyOf(randomBytes(32));
 
@@ -57,5 +66,26 @@ describe('derivedKey', () => {
 
   it('gives unrelated keys for different purposes', () => {
     expect(hex(derivedKey(master, 'a'))).not.toBe(hex(derivedKey(master, 'b')));
+  });
+});
+
+describe('blind indexes (search keys)', () => {
+  const fingerprintKeyBytes = randomBytes(32);
+  const tenant = 'b4b2c6a0-0000-4000-8000-000000000001';
+
+  it('equal values give equal indexes under a tenant’s search key, and none shows the value', () => {
+    const key = searchKeyOf(fingerprintKeyBytes, tenant);
+    const index = hmac(key, '6789');
+    expect(hmac(searchKeyOf(fingerprintKeyBytes, tenant), '6789')).toBe(index);
+    expect(hmac(key, '6788')).not.toBe(index);
+    expect(index).not.toContain('6789');
+  });
+
+  it('is unrelated across tenants, to the fingerprint key itself and to a plain digest', () => {
+    const index = hmac(searchKeyOf(fingerprintKeyBytes, tenant), '6789');
+    expect(hmac(searchKeyOf(fingerprintKeyBytes, 'another-tenant'), '6789')).not.toBe(index);
+    expect(hmac(searchKeyOf(randomBytes(32), tenant), '6789')).not.toBe(index);
+    expect(hmac(secretKeyOf(fingerprintKeyBytes), '6789')).not.toBe(index);
+    expect(createHash('sha256').update('6789').digest('base64url')).not.toBe(index);
   });
 });

@@ -9,6 +9,7 @@ const keysOf = (): TenantKeys => ({
   current: 1,
   dataKeys: new Map([[1, newKey()]]),
   fingerprintKey: newKey(),
+  searchKey: newKey(),
 });
 
 describe('TenantKeyCache', () => {

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { Queryable } from '@tokenvault/platform';
 import { tenantKeyAd } from './associated-data.ts';
-import { secretKeyOf } from './crypto.ts';
+import { searchKeyOf, secretKeyOf } from './crypto.ts';
 import type { MasterKeyring } from './keyring.ts';
 
 /** A version of a tenant's keys as `tenant_keys` holds it: wrapped by a master key version. */
@@ -20,6 +20,11 @@ export interface TenantKeys {
   current: number;
   dataKeys: Map<number, KeyObject>;
   fingerprintKey: KeyObject;
+  /**
+   * The blind-index key of search indexes: derived from the fingerprint key (HKDF, its own
+   * purpose), so it lives, rotates and is shredded with it and is never stored anywhere.
+   */
+  searchKey: KeyObject;
 }
 
 /** Every version of a tenant's keys, unwrapped; the newest unretired one is current. */
@@ -40,16 +45,16 @@ export async function unwrapTenantKeys(
   const live = rows.filter((row) => row.retired_at === null);
   const current = (live.at(-1) ?? rows.at(-1)!).version;
   const currentRow = rows.find((row) => row.version === current)!;
+  const fingerprintKeyBytes = await ring.unwrap(
+    currentRow.kek_id,
+    currentRow.wrapped_fingerprint_key,
+    tenantKeyAd.fingerprint(tenantId, current),
+  );
   return {
     current,
     dataKeys,
-    fingerprintKey: secretKeyOf(
-      await ring.unwrap(
-        currentRow.kek_id,
-        currentRow.wrapped_fingerprint_key,
-        tenantKeyAd.fingerprint(tenantId, current),
-      ),
-    ),
+    fingerprintKey: secretKeyOf(fingerprintKeyBytes),
+    searchKey: searchKeyOf(fingerprintKeyBytes, tenantId),
   };
 }
 

@@ -171,6 +171,16 @@ export class Vault {
     return hmac(fingerprintKey, `${kind}\u0000${canonicalJson(value)}`);
   }
 
+  /**
+   * A search index's blind value: HMAC-SHA256 of the text under the tenant's search key. Equal
+   * texts give equal values within a tenant (what a search matches), unrelated ones across
+   * tenants; without the master key nobody can compute one to test a guess.
+   */
+  async searchIndex(tenantId: string, text: string): Promise<string> {
+    const { searchKey } = await this.tenantKeys(tenantId);
+    return hmac(searchKey, text);
+  }
+
   /** Forgets unwrapped keys held in memory: after a tenant's keys were destroyed or rotated, or all (null). */
   forget(tenantId: string | null): void {
     if (tenantId === null) {

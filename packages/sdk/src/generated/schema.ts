@@ -437,6 +437,46 @@ export interface paths {
         patch: operations["updateToken"];
         trace?: never;
     };
+    "/v2/tokens/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; a result holds its data (a read) where the key also holds token:read; by cursor (start, size), as Basis Theory’s v2 search
+         * @description Permission: `token:search`
+         */
+        post: operations["searchTokensV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tokens/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; a result holds its data (a read) where the key also holds token:read; page by page (page, size), as Basis Theory’s first search
+         * @description Permission: `token:search`
+         */
+        post: operations["searchTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tokens/{parent_id}/children/{child_id}": {
         parameters: {
             query?: never;
@@ -1449,10 +1489,10 @@ export interface operations {
                             name: string;
                             /** @enum {string} */
                             type: "private" | "public" | "management";
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                             rules: {
                                 container: string;
-                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                             }[];
                             rate_limit?: {
                                 requests_per_minute?: number;
@@ -1553,11 +1593,11 @@ export interface operations {
                     /** @enum {string} */
                     type: "private" | "public" | "management";
                     /** @default [] */
-                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                     rules?: {
                         /** @example /pci/high/ */
                         container: string;
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                     }[];
                     rate_limit?: {
                         requests_per_minute?: number;
@@ -1610,10 +1650,10 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
                             container: string;
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                         }[];
                         rate_limit?: {
                             requests_per_minute?: number;
@@ -1734,10 +1774,10 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
                             container: string;
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                         }[];
                         rate_limit?: {
                             requests_per_minute?: number;
@@ -1853,10 +1893,10 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
                             container: string;
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                         }[];
                         rate_limit?: {
                             requests_per_minute?: number;
@@ -1966,11 +2006,11 @@ export interface operations {
                 "application/json": {
                     name: string;
                     /** @default [] */
-                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                     rules?: {
                         /** @example /pci/high/ */
                         container: string;
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                     }[];
                     rate_limit?: {
                         requests_per_minute?: number;
@@ -2022,10 +2062,10 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
                             container: string;
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                         }[];
                         rate_limit?: {
                             requests_per_minute?: number;
@@ -2634,7 +2674,7 @@ export interface operations {
                      */
                     "application/json": {
                         /** @enum {string} */
-                        type: "token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete";
+                        type: "token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete";
                         description: string;
                         application_types: ("private" | "public" | "management")[];
                     }[];
@@ -3946,7 +3986,11 @@ export interface operations {
                      *           "bank": {
                      *             "routing_number": "string",
                      *             "account_number_last4": "string"
-                     *           }
+                     *           },
+                     *           "search_indexes": [
+                     *             "string"
+                     *           ],
+                     *           "fingerprint_expression": "string"
                      *         }
                      *       ]
                      *     }
@@ -4013,6 +4057,12 @@ export interface operations {
                                 routing_number: string;
                                 account_number_last4: string;
                             };
+                            /** @description The search index expressions as given (never their values) */
+                            search_indexes?: (string | {
+                                expression: string;
+                                unique?: boolean;
+                            })[];
+                            fingerprint_expression?: string;
                         }[];
                     };
                 };
@@ -4107,6 +4157,17 @@ export interface operations {
                     /** Format: date-time */
                     expires_at?: string;
                     deduplicate_token?: boolean;
+                    /** @description Expressions on the data (`{{ data.number | last4 }}`), each stored as a keyed HMAC of its value, never the value; `{ "expression": …, "unique": true }` also refuses a second token of the tenant with the same value (docs/search.md) */
+                    search_indexes?: (string | {
+                        /** @example {{ data | last4 }} */
+                        expression: string;
+                        unique?: boolean;
+                    })[];
+                    /**
+                     * @description What counts as the same data for deduplication, as an expression on the data (`{{ data.email | downcase }}`); default: the type’s own (a card’s number, otherwise the whole data)
+                     * @example {{ data | last4 }}
+                     */
+                    fingerprint_expression?: string;
                     /** @description Classification, impact level and restriction policy; each left out takes the type’s default (docs/token-types.md). Without containers, the token goes in /<classification>/<impact_level>/. */
                     privacy?: {
                         /** @enum {string} */
@@ -4161,7 +4222,11 @@ export interface operations {
                      *       "bank": {
                      *         "routing_number": "string",
                      *         "account_number_last4": "string"
-                     *       }
+                     *       },
+                     *       "search_indexes": [
+                     *         "string"
+                     *       ],
+                     *       "fingerprint_expression": "string"
                      *     }
                      */
                     "application/json": {
@@ -4218,6 +4283,12 @@ export interface operations {
                             routing_number: string;
                             account_number_last4: string;
                         };
+                        /** @description The search index expressions as given (never their values) */
+                        search_indexes?: (string | {
+                            expression: string;
+                            unique?: boolean;
+                        })[];
+                        fingerprint_expression?: string;
                     };
                 };
             };
@@ -4313,6 +4384,12 @@ export interface operations {
                             routing_number: string;
                             account_number_last4: string;
                         };
+                        /** @description The search index expressions as given (never their values) */
+                        search_indexes?: (string | {
+                            expression: string;
+                            unique?: boolean;
+                        })[];
+                        fingerprint_expression?: string;
                     };
                 };
             };
@@ -4430,7 +4507,11 @@ export interface operations {
                      *           "bank": {
                      *             "routing_number": "string",
                      *             "account_number_last4": "string"
-                     *           }
+                     *           },
+                     *           "search_indexes": [
+                     *             "string"
+                     *           ],
+                     *           "fingerprint_expression": "string"
                      *         }
                      *       ]
                      *     }
@@ -4495,6 +4576,12 @@ export interface operations {
                                 routing_number: string;
                                 account_number_last4: string;
                             };
+                            /** @description The search index expressions as given (never their values) */
+                            search_indexes?: (string | {
+                                expression: string;
+                                unique?: boolean;
+                            })[];
+                            fingerprint_expression?: string;
                         }[];
                     };
                 };
@@ -4597,7 +4684,11 @@ export interface operations {
                      *       "bank": {
                      *         "routing_number": "string",
                      *         "account_number_last4": "string"
-                     *       }
+                     *       },
+                     *       "search_indexes": [
+                     *         "string"
+                     *       ],
+                     *       "fingerprint_expression": "string"
                      *     }
                      */
                     "application/json": {
@@ -4654,6 +4745,12 @@ export interface operations {
                             routing_number: string;
                             account_number_last4: string;
                         };
+                        /** @description The search index expressions as given (never their values) */
+                        search_indexes?: (string | {
+                            expression: string;
+                            unique?: boolean;
+                        })[];
+                        fingerprint_expression?: string;
                     };
                 };
             };
@@ -4816,7 +4913,12 @@ export interface operations {
                  *       "containers": [
                  *         "/pci/high/"
                  *       ],
-                 *       "expires_at": "2030-01-01T12:00:00.000Z"
+                 *       "expires_at": "2030-01-01T12:00:00.000Z",
+                 *       "search_indexes": [
+                 *         "{{ data | last4 }}"
+                 *       ],
+                 *       "fingerprint_expression": "{{ data | last4 }}",
+                 *       "deduplicate_token": true
                  *     }
                  */
                 "application/merge-patch+json": {
@@ -4826,6 +4928,14 @@ export interface operations {
                     } | null;
                     containers?: string[];
                     expires_at?: string | null;
+                    search_indexes?: (string | {
+                        /** @example {{ data | last4 }} */
+                        expression: string;
+                        unique?: boolean;
+                    })[] | null;
+                    fingerprint_expression?: string | null;
+                    /** @description Overrides the tenant’s deduplicate_tokens setting for this update */
+                    deduplicate_token?: boolean;
                 };
                 /**
                  * @example {
@@ -4834,7 +4944,12 @@ export interface operations {
                  *       "containers": [
                  *         "/pci/high/"
                  *       ],
-                 *       "expires_at": "2030-01-01T12:00:00.000Z"
+                 *       "expires_at": "2030-01-01T12:00:00.000Z",
+                 *       "search_indexes": [
+                 *         "{{ data | last4 }}"
+                 *       ],
+                 *       "fingerprint_expression": "{{ data | last4 }}",
+                 *       "deduplicate_token": true
                  *     }
                  */
                 "application/json": {
@@ -4844,6 +4959,14 @@ export interface operations {
                     } | null;
                     containers?: string[];
                     expires_at?: string | null;
+                    search_indexes?: (string | {
+                        /** @example {{ data | last4 }} */
+                        expression: string;
+                        unique?: boolean;
+                    })[] | null;
+                    fingerprint_expression?: string | null;
+                    /** @description Overrides the tenant’s deduplicate_tokens setting for this update */
+                    deduplicate_token?: boolean;
                 };
             };
         };
@@ -4889,7 +5012,11 @@ export interface operations {
                      *       "bank": {
                      *         "routing_number": "string",
                      *         "account_number_last4": "string"
-                     *       }
+                     *       },
+                     *       "search_indexes": [
+                     *         "string"
+                     *       ],
+                     *       "fingerprint_expression": "string"
                      *     }
                      */
                     "application/json": {
@@ -4946,6 +5073,12 @@ export interface operations {
                             routing_number: string;
                             account_number_last4: string;
                         };
+                        /** @description The search index expressions as given (never their values) */
+                        search_indexes?: (string | {
+                            expression: string;
+                            unique?: boolean;
+                        })[];
+                        fingerprint_expression?: string;
                     };
                 };
             };
@@ -4987,6 +5120,439 @@ export interface operations {
             };
             /** @description No such resource in the tenant. */
             404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    searchTokensV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": "",
+                 *       "size": 20,
+                 *       "start": "string"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Terms `field:value` joined by AND (values quoted when they hold spaces): `data` (any search index of that value), `metadata.<key>`, `type`, `container`, `fingerprint`, `created_at:[<from> TO <to>]` (docs/search.md); empty: every token
+                     * @default
+                     */
+                    query?: string;
+                    /** @default 20 */
+                    size?: number;
+                    /** @description The cursor of a previous page’s pagination.next */
+                    start?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A page of tokens, newest first; pagination.next is absent on the last page */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pagination": {
+                     *         "page_size": -9007199254740991,
+                     *         "next": "string"
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "string",
+                     *           "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "type": "token",
+                     *           "data": "string",
+                     *           "containers": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {},
+                     *           "fingerprint": "string",
+                     *           "expires_at": "2030-01-01T12:00:00.000Z",
+                     *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "created_at": "2030-01-01T12:00:00.000Z",
+                     *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "modified_at": "2030-01-01T12:00:00.000Z",
+                     *           "privacy": {
+                     *             "classification": "general",
+                     *             "impact_level": "low",
+                     *             "restriction_policy": "mask"
+                     *           },
+                     *           "card": {
+                     *             "bin": "string",
+                     *             "last4": "string",
+                     *             "brand": "visa",
+                     *             "funding": "credit",
+                     *             "expiration_month": -9007199254740991,
+                     *             "expiration_year": -9007199254740991
+                     *           },
+                     *           "bank": {
+                     *             "routing_number": "string",
+                     *             "account_number_last4": "string"
+                     *           },
+                     *           "search_indexes": [
+                     *             "string"
+                     *           ],
+                     *           "fingerprint_expression": "string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            page_size: number;
+                            /** @description The cursor of the next page (`?start=`); absent on the last page */
+                            next?: string;
+                        };
+                        data: {
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            /** @enum {string} */
+                            type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
+                            data?: components["schemas"]["schema0"];
+                            containers: string[];
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            fingerprint: string;
+                            /** Format: date-time */
+                            expires_at?: string;
+                            /** Format: uuid */
+                            created_by: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            modified_by?: string;
+                            /** Format: date-time */
+                            modified_at?: string;
+                            /** @description Its classification, impact level and restriction policy */
+                            privacy: {
+                                /** @enum {string} */
+                                classification: "general" | "bank" | "pci" | "pii";
+                                /** @enum {string} */
+                                impact_level: "low" | "moderate" | "high";
+                                /** @enum {string} */
+                                restriction_policy: "mask" | "redact";
+                            };
+                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            card?: {
+                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                bin: string;
+                                last4: string;
+                                /**
+                                 * @description Absent when no range of the table holds the number
+                                 * @enum {string}
+                                 */
+                                brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                                /**
+                                 * @description Known for well-known test BINs only; absent otherwise
+                                 * @enum {string}
+                                 */
+                                funding?: "credit" | "debit" | "prepaid";
+                                expiration_month?: number;
+                                expiration_year?: number;
+                            };
+                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            bank?: {
+                                routing_number: string;
+                                account_number_last4: string;
+                            };
+                            /** @description The search index expressions as given (never their values) */
+                            search_indexes?: (string | {
+                                expression: string;
+                                unique?: boolean;
+                            })[];
+                            fingerprint_expression?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    searchTokens: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "query": "",
+                 *       "page": 1,
+                 *       "size": 20
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Terms `field:value` joined by AND (values quoted when they hold spaces): `data` (any search index of that value), `metadata.<key>`, `type`, `container`, `fingerprint`, `created_at:[<from> TO <to>]` (docs/search.md); empty: every token
+                     * @default
+                     */
+                    query?: string;
+                    /** @default 1 */
+                    page?: number;
+                    /** @default 20 */
+                    size?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description A page of tokens, newest first (no counts) */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pagination": {
+                     *         "total_items": -9007199254740991,
+                     *         "page_number": -9007199254740991,
+                     *         "page_size": -9007199254740991,
+                     *         "total_pages": -9007199254740991,
+                     *         "next": "string"
+                     *       },
+                     *       "data": [
+                     *         {
+                     *           "id": "string",
+                     *           "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "type": "token",
+                     *           "data": "string",
+                     *           "containers": [
+                     *             "string"
+                     *           ],
+                     *           "metadata": {},
+                     *           "fingerprint": "string",
+                     *           "expires_at": "2030-01-01T12:00:00.000Z",
+                     *           "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "created_at": "2030-01-01T12:00:00.000Z",
+                     *           "modified_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *           "modified_at": "2030-01-01T12:00:00.000Z",
+                     *           "privacy": {
+                     *             "classification": "general",
+                     *             "impact_level": "low",
+                     *             "restriction_policy": "mask"
+                     *           },
+                     *           "card": {
+                     *             "bin": "string",
+                     *             "last4": "string",
+                     *             "brand": "visa",
+                     *             "funding": "credit",
+                     *             "expiration_month": -9007199254740991,
+                     *             "expiration_year": -9007199254740991
+                     *           },
+                     *           "bank": {
+                     *             "routing_number": "string",
+                     *             "account_number_last4": "string"
+                     *           },
+                     *           "search_indexes": [
+                     *             "string"
+                     *           ],
+                     *           "fingerprint_expression": "string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        pagination: {
+                            total_items: number | null;
+                            page_number: number | null;
+                            page_size: number;
+                            total_pages: number | null;
+                            next: string | null;
+                        };
+                        data: {
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            /** @enum {string} */
+                            type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
+                            data?: components["schemas"]["schema0"];
+                            containers: string[];
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            fingerprint: string;
+                            /** Format: date-time */
+                            expires_at?: string;
+                            /** Format: uuid */
+                            created_by: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            modified_by?: string;
+                            /** Format: date-time */
+                            modified_at?: string;
+                            /** @description Its classification, impact level and restriction policy */
+                            privacy: {
+                                /** @enum {string} */
+                                classification: "general" | "bank" | "pci" | "pii";
+                                /** @enum {string} */
+                                impact_level: "low" | "moderate" | "high";
+                                /** @enum {string} */
+                                restriction_policy: "mask" | "redact";
+                            };
+                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            card?: {
+                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                bin: string;
+                                last4: string;
+                                /**
+                                 * @description Absent when no range of the table holds the number
+                                 * @enum {string}
+                                 */
+                                brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                                /**
+                                 * @description Known for well-known test BINs only; absent otherwise
+                                 * @enum {string}
+                                 */
+                                funding?: "credit" | "debit" | "prepaid";
+                                expiration_month?: number;
+                                expiration_year?: number;
+                            };
+                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            bank?: {
+                                routing_number: string;
+                                account_number_last4: string;
+                            };
+                            /** @description The search index expressions as given (never their values) */
+                            search_indexes?: (string | {
+                                expression: string;
+                                unique?: boolean;
+                            })[];
+                            fingerprint_expression?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -5249,7 +5815,11 @@ export interface operations {
                      *           "bank": {
                      *             "routing_number": "string",
                      *             "account_number_last4": "string"
-                     *           }
+                     *           },
+                     *           "search_indexes": [
+                     *             "string"
+                     *           ],
+                     *           "fingerprint_expression": "string"
                      *         }
                      *       ]
                      *     }
@@ -5315,6 +5885,12 @@ export interface operations {
                                 routing_number: string;
                                 account_number_last4: string;
                             };
+                            /** @description The search index expressions as given (never their values) */
+                            search_indexes?: (string | {
+                                expression: string;
+                                unique?: boolean;
+                            })[];
+                            fingerprint_expression?: string;
                         }[];
                     };
                 };
@@ -5404,6 +5980,10 @@ export interface operations {
                  *       ],
                  *       "expires_at": "2030-01-01T12:00:00.000Z",
                  *       "deduplicate_token": true,
+                 *       "search_indexes": [
+                 *         "{{ data | last4 }}"
+                 *       ],
+                 *       "fingerprint_expression": "{{ data | last4 }}",
                  *       "privacy": {
                  *         "classification": "general",
                  *         "impact_level": "low",
@@ -5426,6 +6006,17 @@ export interface operations {
                     /** Format: date-time */
                     expires_at?: string;
                     deduplicate_token?: boolean;
+                    /** @description Expressions on the data (`{{ data.number | last4 }}`), each stored as a keyed HMAC of its value, never the value; `{ "expression": …, "unique": true }` also refuses a second token of the tenant with the same value (docs/search.md) */
+                    search_indexes?: (string | {
+                        /** @example {{ data | last4 }} */
+                        expression: string;
+                        unique?: boolean;
+                    })[];
+                    /**
+                     * @description What counts as the same data for deduplication, as an expression on the data (`{{ data.email | downcase }}`); default: the type’s own (a card’s number, otherwise the whole data)
+                     * @example {{ data | last4 }}
+                     */
+                    fingerprint_expression?: string;
                     /** @description Classification, impact level and restriction policy; each left out takes the type’s default (docs/token-types.md). Without containers, the token goes in /<classification>/<impact_level>/. */
                     privacy?: {
                         /** @enum {string} */
@@ -5480,7 +6071,11 @@ export interface operations {
                      *       "bank": {
                      *         "routing_number": "string",
                      *         "account_number_last4": "string"
-                     *       }
+                     *       },
+                     *       "search_indexes": [
+                     *         "string"
+                     *       ],
+                     *       "fingerprint_expression": "string"
                      *     }
                      */
                     "application/json": {
@@ -5537,6 +6132,12 @@ export interface operations {
                             routing_number: string;
                             account_number_last4: string;
                         };
+                        /** @description The search index expressions as given (never their values) */
+                        search_indexes?: (string | {
+                            expression: string;
+                            unique?: boolean;
+                        })[];
+                        fingerprint_expression?: string;
                     };
                 };
             };
@@ -5581,7 +6182,11 @@ export interface operations {
                      *       "bank": {
                      *         "routing_number": "string",
                      *         "account_number_last4": "string"
-                     *       }
+                     *       },
+                     *       "search_indexes": [
+                     *         "string"
+                     *       ],
+                     *       "fingerprint_expression": "string"
                      *     }
                      */
                     "application/json": {
@@ -5638,6 +6243,12 @@ export interface operations {
                             routing_number: string;
                             account_number_last4: string;
                         };
+                        /** @description The search index expressions as given (never their values) */
+                        search_indexes?: (string | {
+                            expression: string;
+                            unique?: boolean;
+                        })[];
+                        fingerprint_expression?: string;
                     };
                 };
             };

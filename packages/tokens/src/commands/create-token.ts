@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { metadataOf } from '@tokenvault/cqrs';
 import { UniqueClaimTaken, type Position } from '@tokenvault/eventstore';
-import { forbidden, type Principal } from '@tokenvault/platform';
+import { conflict, forbidden, type Principal } from '@tokenvault/platform';
 import {
   containerOfPrivacy,
   privacyOf,
@@ -10,10 +10,12 @@ import {
 } from '@tokenvault/contracts';
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
 import type { TokenView } from '../domain/token.ts';
-import { fingerprintSubjectOf, holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
-import { tokenIdOfHolder } from '../domain/tokens.uniqueness.ts';
+import { holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
+import type { TokenSearchFields } from '../domain/tokens.events.ts';
+import { tokenIdOfHolder, tokenSearchIndexScope } from '../domain/tokens.uniqueness.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
 import { tokenFields } from '../queries/tokens.queries.ts';
+import { searchFieldsOf, searchIndexSpecOf } from './search-fields.ts';
 import { liveToken, type TokenCommandDeps } from './token-command-kit.ts';
 import { tokenResponseOf } from './token-response.ts';
 
@@ -38,16 +40,19 @@ export async function createToken(
     throw forbidden('This API key lacks token:create on the requested containers.');
   }
   const tenantId = principal.tenantId;
-  const fingerprint = await deps.vault.fingerprint(
+  const { search, fingerprint } = await searchFieldsOf(
+    deps.vault,
     tenantId,
     body.type,
-    fingerprintSubjectOf(body.type, body.data),
+    body.data,
+    (body.search_indexes ?? []).map(searchIndexSpecOf),
+    body.fingerprint_expression,
   );
   // A caller-chosen id asks for that token, not for any equal one.
   const deduplicate =
     body.id === undefined &&
     (body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true');
-  const fields = { containers, fingerprint, parentId };
+  const fields = { containers, fingerprint, parentId, search };
   if (!deduplicate) return appendNewToken(deps, principal, body, correlationId, fields);
   // Only a token in the same containers, and one this key may read, stands in for a new one. The
   // read model finds one made before (with or without deduplication); the claim the new token
@@ -93,6 +98,7 @@ async function appendNewToken(
     containers: string[];
     fingerprint: string;
     parentId: string | undefined;
+    search: TokenSearchFields;
     deduplicated?: true;
     /** An expired token whose claim on the data this one takes over. */
     claimTakenFrom?: string | undefined;
@@ -123,14 +129,30 @@ async function appendNewToken(
     ...(holdsCvc(body.type, body.data)
       ? { cvc_expires_at: new Date(createdAt.getTime() + deps.cardCvcTtlSeconds * 1000).toISOString() }
       : {}),
+    ...fields.search,
   };
   // The new key goes with the append (its side data), which stores it with the event.
-  const outcome = await deps.handle({ type: 'CreateToken', token }, metadataOf(principal, correlationId), {
-    newStream: true,
-    conflictDetail: 'A token with this id exists.',
-    sideData: tokenKeysSideData([sealed]),
-  });
+  const outcome = await deps
+    .handle({ type: 'CreateToken', token }, metadataOf(principal, correlationId), {
+      newStream: true,
+      conflictDetail: 'A token with this id exists.',
+      sideData: tokenKeysSideData([sealed]),
+    })
+    .catch((error: unknown) => {
+      if (error instanceof UniqueClaimTaken && error.scope === tokenSearchIndexScope)
+        throw uniqueIndexTaken();
+      throw error;
+    });
   // Stored: the key stays in memory, so that reading the token back needs no query for its key.
   if (outcome.position !== null && sealed.newKey) deps.vault.keepTokenKey(sealed.newKey);
   return { created: true, token: tokenResponseOf(token), position: outcome.position };
 }
+
+/**
+ * A unique search index's value is held by another token of the tenant. The holder is not named:
+ * the caller may not be allowed to read it (docs/search.md).
+ */
+export const uniqueIndexTaken = () =>
+  conflict(
+    'Another token of this tenant holds the value of one of this token’s unique search indexes: delete that token first, or leave the index out.',
+  );

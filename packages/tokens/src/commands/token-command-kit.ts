@@ -12,7 +12,7 @@ import type { TokenQueries } from '../queries/tokens.queries.ts';
 /** What the token commands use of the vault: sealing, fingerprints, and the token keys it holds in memory. */
 export type TokenCommandsVault = Pick<
   Vault,
-  'sealToken' | 'keepTokenKey' | 'fingerprint' | 'decrypt' | 'forgetToken'
+  'sealToken' | 'keepTokenKey' | 'fingerprint' | 'searchIndex' | 'decrypt' | 'forgetToken'
 >;
 
 export interface TokenCommandDeps {

@@ -13,5 +13,7 @@ export function tokenResponseOf(view: TokenView): TokenResponse {
     privacy: view.privacy ?? null,
     card: view.card ?? null,
     bank: view.bank ?? null,
+    search_indexes: view.search_indexes ?? null,
+    fingerprint_expression: view.fingerprint_expression ?? null,
   });
 }

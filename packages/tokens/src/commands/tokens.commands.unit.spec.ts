@@ -33,6 +33,7 @@ function given() {
   let sealed = 0;
   const vault: TokenCommandsVault = {
     fingerprint: async () => 'fingerprint',
+    searchIndex: async (_tenant, text) => `blind:${text}`,
     sealToken: async (tenant, token): Promise<SealedToken> => {
       const ciphertext = `tk:sealed-${++sealed}`;
       return {
@@ -132,6 +133,7 @@ function givenCards(ttlSeconds = 3600) {
   let sealed = 0;
   const vault: TokenCommandsVault = {
     fingerprint: async (_tenant, kind, value) => `${kind}:${JSON.stringify(value)}`,
+    searchIndex: async (_tenant, text) => `blind:${text}`,
     sealToken: async (tenant, token, value, options = {}): Promise<SealedToken> => {
       const ciphertext = `tk:sealed-${++sealed}`;
       plaintexts.set(ciphertext, value);

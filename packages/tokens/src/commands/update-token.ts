@@ -6,9 +6,11 @@ import { canonicalJson, type SealedToken } from '@tokenvault/vault';
 import { allowedOnAny } from '../domain/access.ts';
 import { mergePatch } from '../domain/merge-patch.ts';
 import { StaleDataBasis, tokenDecider, type TokenPatch, type TokenView } from '../domain/token.ts';
-import { fingerprintSubjectOf, holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
+import { holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
 import { tokenStream, type TokenUpdate } from '../domain/tokens.events.ts';
-import { tokenIdOfHolder } from '../domain/tokens.uniqueness.ts';
+import { tokenIdOfHolder, tokenSearchIndexScope } from '../domain/tokens.uniqueness.ts';
+import { uniqueIndexTaken } from './create-token.ts';
+import { searchFieldsOf, searchIndexSpecOf } from './search-fields.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
 import { liveToken, tokenCommandContext, type TokenCommandDeps } from './token-command-kit.ts';
 import { tokenResponseOf } from './token-response.ts';
@@ -65,10 +67,16 @@ async function updateOnce(
   // Permissions (and the rest of the patch) first: a key that may not update the token learns
   // nothing from checks of the data it would lead to.
   tokenDecider.decide(commandOf(patch), state);
-  if (body.data !== undefined) {
+  // New data, indexes or fingerprint expression: the data after the update is opened here to
+  // evaluate them (the indexes' values and the fingerprint follow the data).
+  if (
+    body.data !== undefined ||
+    body.search_indexes !== undefined ||
+    body.fingerprint_expression !== undefined
+  ) {
     const currentData = await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext);
-    const merged = mergePatch(currentData, body.data);
-    const issues = tokenDataIssues(current.type, merged, deps.clock.now());
+    const merged = body.data === undefined ? currentData : mergePatch(currentData, body.data);
+    const issues = body.data === undefined ? [] : tokenDataIssues(current.type, merged, deps.clock.now());
     if (issues.length) {
       const errors: FieldErrors = {};
       for (const issue of issues) {
@@ -78,10 +86,17 @@ async function updateOnce(
       }
       throw badRequest(`The data the patch leads to is not valid ${current.type} data; see errors.`, errors);
     }
-    const fingerprint = await deps.vault.fingerprint(
+    const { search, fingerprint } = await searchFieldsOf(
+      deps.vault,
       tenantId,
       current.type,
-      fingerprintSubjectOf(current.type, merged),
+      merged,
+      body.search_indexes === undefined
+        ? (current.search_indexes ?? [])
+        : (body.search_indexes ?? []).map(searchIndexSpecOf),
+      body.fingerprint_expression === undefined
+        ? current.fingerprint_expression
+        : (body.fingerprint_expression ?? undefined),
     );
     const changed = canonicalJson(merged) !== canonicalJson(currentData);
     if (changed) {
@@ -98,6 +113,7 @@ async function updateOnce(
       ...tokenSummariesOf(current.type, merged),
       ...(cvcExpiresAt ? { cvc_expires_at: cvcExpiresAt } : {}),
     };
+    patch.search = search;
   }
   // A new token key made for this update (a token sealed before token keys) goes with the append.
   const sideData = tokenKeysSideData([sealed]);
@@ -105,13 +121,20 @@ async function updateOnce(
   const planned = tokenDecider.decide(command, state);
   if (planned.length === 0) return { token: tokenResponseOf(current), position: null };
   const execute = async (deduplicate: boolean) => {
-    const outcome = await deps.handle({ ...command, deduplicate }, metadata, { sideData });
+    const outcome = await deps
+      .handle({ ...command, deduplicate }, metadata, { sideData })
+      .catch((error: unknown) => {
+        if (error instanceof UniqueClaimTaken && error.scope === tokenSearchIndexScope)
+          throw uniqueIndexTaken();
+        throw error;
+      });
     const after = outcome.state.status === 'live' ? outcome.state.token : current;
     return { token: tokenResponseOf(after), position: outcome.position };
   };
   const update = planned[0]!.data as TokenUpdate;
-  if (principal.tenantSettings.deduplicate_tokens !== 'true' || !update.data_claim)
-    return await execute(false);
+  // The call's deduplicate_token overrides the tenant's setting, as on a create.
+  const deduplicate = body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true';
+  if (!deduplicate || !update.data_claim) return await execute(false);
   // Only a token this key may read is named (and refuses the update): for any other, a 409
   // would tell a key what data a token it cannot read holds. Those updates go through, as a
   // create by such a key makes a new token (without the claim on the data).

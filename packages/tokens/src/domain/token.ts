@@ -1,7 +1,7 @@
 import { alreadyExists, DomainError, invalidCommand, notAllowed, notFoundError } from '@tokenvault/platform';
 import type { DataOf, Decider } from '@tokenvault/cqrs';
 import { allowedOnAll, type Grants } from './access.ts';
-import type { BankSummary, CardSummary, TokenEvent } from './tokens.events.ts';
+import type { BankSummary, CardSummary, TokenEvent, TokenSearchFields } from './tokens.events.ts';
 import { mergePatch } from './merge-patch.ts';
 
 /**
@@ -41,6 +41,12 @@ export interface TokenPatch {
   containers?: string[];
   /** `null` removes the expiry. */
   expires_at?: string | null;
+  /**
+   * The search indexes and fingerprint expression after the update, their values evaluated on
+   * the data after it by the command side (which alone can open it): set whenever the data, the
+   * indexes or the expression change.
+   */
+  search?: TokenSearchFields;
 }
 
 /** As many metadata entries as a create takes. */
@@ -105,13 +111,24 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
       }
       case 'TokenUpdated': {
         if (state.status !== 'live') return state;
-        const { token_id: _id, tenant_id: _tenant, type: _type, expires_at, ...changed } = event.data;
+        const {
+          token_id: _id,
+          tenant_id: _tenant,
+          type: _type,
+          expires_at,
+          index_claims: _claims,
+          ...changed
+        } = event.data;
         // The event holds the editable state in full: what it leaves out, the token no longer has.
         const {
           expires_at: _previous,
           card: _card,
           bank: _bank,
           cvc_expires_at: _cvc,
+          search_indexes: _indexes,
+          search_index_values: _values,
+          unique_index_values: _unique,
+          fingerprint_expression: _expression,
           ...token
         } = state.token;
         return { ...state, token: { ...token, ...changed, ...(expires_at ? { expires_at } : {}) } };
@@ -160,6 +177,7 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
             ...(token.card === undefined ? {} : { card: token.card }),
             ...(token.bank === undefined ? {} : { bank: token.bank }),
             ...(token.cvc_expires_at === undefined ? {} : { cvc_expires_at: token.cvc_expires_at }),
+            ...searchFieldsOf(token),
           },
         },
       ];
@@ -242,6 +260,19 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
   },
 };
 
+/** The search fields that hold something (absent ones are none). */
+function searchFieldsOf(fields: TokenSearchFields): TokenSearchFields {
+  return {
+    ...(fields.search_indexes?.length ? { search_indexes: fields.search_indexes } : {}),
+    ...(fields.search_index_values?.length ? { search_index_values: fields.search_index_values } : {}),
+    ...(fields.unique_index_values?.length ? { unique_index_values: fields.unique_index_values } : {}),
+    ...(fields.fingerprint_expression ? { fingerprint_expression: fields.fingerprint_expression } : {}),
+  };
+}
+
+const sameSearch = (a: TokenSearchFields, b: TokenSearchFields) =>
+  JSON.stringify(searchFieldsOf(a)) === JSON.stringify(searchFieldsOf(b));
+
 const sameMembers = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((item, index) => item === b[index]);
 
@@ -301,9 +332,14 @@ function decideUpdate(
     // The data was merged into what the token held when the command side read it: another update
     // since then would be lost by appending this one.
     if (patch.data.basis !== token.data_ciphertext) throw new StaleDataBasis();
-    // Equal data keeps its ciphertext (and its summaries, and its CVC's time).
-    if (patch.data.changed) ({ data_ciphertext, fingerprint, card, bank, cvc_expires_at } = patch.data);
+    // Equal data keeps its ciphertext (and its summaries, and its CVC's time); its fingerprint
+    // is the command side's either way (a new fingerprint expression changes it).
+    if (patch.data.changed) ({ data_ciphertext, card, bank, cvc_expires_at } = patch.data);
+    fingerprint = patch.data.fingerprint;
   }
+  const search = patch.search ? searchFieldsOf(patch.search) : searchFieldsOf(token);
+  const uniqueBefore = [...(token.unique_index_values ?? [])].sort();
+  const uniqueAfter = [...(search.unique_index_values ?? [])].sort();
   const sameIdentity =
     fingerprint === token.fingerprint && sameMembers([...containers].sort(), [...token.containers].sort());
   if (
@@ -311,7 +347,8 @@ function decideUpdate(
     sameIdentity &&
     sameMembers(containers, token.containers) &&
     sameMetadata(metadata, token.metadata) &&
-    expiresAt === token.expires_at
+    expiresAt === token.expires_at &&
+    sameSearch(search, token)
   ) {
     return [];
   }
@@ -335,6 +372,8 @@ function decideUpdate(
         ...(card ? { card } : {}),
         ...(bank ? { bank } : {}),
         ...(cvc_expires_at ? { cvc_expires_at } : {}),
+        ...search,
+        ...(sameMembers(uniqueBefore, uniqueAfter) ? {} : { index_claims: true as const }),
       },
     },
   ];

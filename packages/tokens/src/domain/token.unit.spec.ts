@@ -233,6 +233,46 @@ describe('token updates (merge patches prepared by the command side)', () => {
     fingerprint: 'fp2',
   };
 
+  it('records new search indexes and their values; only a change of unique values moves the claims', () => {
+    const plain = { search_indexes: [{ expression: '{{ data | last4 }}' }], search_index_values: ['h1'] };
+    const unique = {
+      search_indexes: [{ expression: '{{ data }}', unique: true as const }],
+      search_index_values: ['h2'],
+      unique_index_values: ['h2'],
+    };
+    const sameData = { basis: 'v1.sealed', changed: false, data_ciphertext: 'v1.sealed', fingerprint: 'fp' };
+    spec
+      .given([created])
+      .when(update({ data: sameData, search: plain }))
+      .then([updated(plain)]);
+    spec
+      .given([created])
+      .when(update({ data: sameData, search: unique }))
+      .then([updated({ ...unique, index_claims: true })]);
+    // The same indexes and values again: nothing to record.
+    spec
+      .given([created, updated({ ...unique, index_claims: true })])
+      .when(update({ data: sameData, search: unique }))
+      .then([]);
+    // Removed: the token gives its unique values up.
+    spec
+      .given([created, updated({ ...unique, index_claims: true })])
+      .when(update({ data: sameData, search: {} }))
+      .then([updated({ index_claims: true })]);
+    // A new fingerprint expression changes the fingerprint of the same data.
+    spec
+      .given([created])
+      .when(
+        update({
+          data: { ...sameData, fingerprint: 'fp-expr' },
+          search: { fingerprint_expression: '{{ data }}' },
+        }),
+      )
+      .then([
+        updated({ fingerprint: 'fp-expr', fingerprint_expression: '{{ data }}', data_claim: 'released' }),
+      ]);
+  });
+
   it('merges metadata (null removes a key), replaces containers and sets the expiry', () => {
     spec
       .given([created])

@@ -50,7 +50,7 @@ export type TokenEvent =
         bank?: BankSummary;
         /** When the CVC the data holds is removed (TokenCvcRemoved); absent: it holds none. */
         cvc_expires_at?: string;
-      }
+      } & TokenSearchFields
     >
   /** The token's editable state after the change (data sealed, like TokenCreated's). */
   | DomainEvent<
@@ -79,7 +79,12 @@ export type TokenEvent =
         bank?: BankSummary;
         /** When the CVC the data holds after the update is removed; absent: it holds none. */
         cvc_expires_at?: string;
-      }
+        /**
+         * Set when the values of the token's unique search indexes changed: it gives up its
+         * claims on the old ones and claims the new ones (domain/tokens.uniqueness.ts).
+         */
+        index_claims?: true;
+      } & TokenSearchFields
     >
   | DomainEvent<
       'TokenAssociated',
@@ -149,6 +154,26 @@ export type TokenEvent =
         deleted_at: string;
       }
     >;
+
+/** A search index as events record it: its expression, and whether its value is unique in the tenant. */
+export interface SearchIndexSpec {
+  expression: string;
+  unique?: true;
+}
+
+/**
+ * How a token is found and deduplicated, as its create or last update set it (each absent: none,
+ * or the type's default fingerprint). Values are blind indexes (HMAC-SHA256 under the tenant's
+ * search key), never the values themselves.
+ */
+export interface TokenSearchFields {
+  search_indexes?: SearchIndexSpec[];
+  /** The distinct blind values of every search index that gave a value for the data. */
+  search_index_values?: string[];
+  /** The distinct blind values of the unique search indexes: the token claims each. */
+  unique_index_values?: string[];
+  fingerprint_expression?: string;
+}
 
 /** A card's summary as events record it: no more of the number than its BIN and last four digits. */
 export interface CardSummary {

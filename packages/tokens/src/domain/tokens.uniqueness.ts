@@ -11,6 +11,19 @@ export const tokenDataKey = (token: {
   fingerprint: string;
 }) => `${token.tenant_id}:${token.type}:${[...token.containers].sort().join(',')}:${token.fingerprint}`;
 
+/** One token per value of a unique search index in a tenant (the value's blind index). */
+export const tokenSearchIndexScope = 'token-search-index';
+
+export const searchIndexKey = (tenantId: string, value: string) => `${tenantId}:${value}`;
+
+const indexClaims = (tenantId: string, holder: string, values: readonly string[] | undefined) =>
+  (values ?? []).map((value) => ({
+    scope: tokenSearchIndexScope,
+    key: searchIndexKey(tenantId, value),
+    holder,
+    tenant_id: tenantId,
+  }));
+
 /** Token ids are the caller's, unique only within a tenant. */
 export const tokenHolder = (tenantId: string, tokenId: string) => `${tenantId}/${tokenId}`;
 
@@ -26,8 +39,9 @@ export function tokenClaims(event: { type: string; data: unknown }): ClaimChange
   const typed = event as TokenEvent;
   switch (typed.type) {
     case 'TokenCreated': {
-      if (!typed.data.deduplicated) return undefined;
       const holder = tokenHolder(typed.data.tenant_id, typed.data.token_id);
+      const unique = indexClaims(typed.data.tenant_id, holder, typed.data.unique_index_values);
+      if (!typed.data.deduplicated) return unique.length ? { claim: unique } : undefined;
       const expired = typed.data.claim_taken_from;
       return {
         // An expired holder gives its claim up to the new token, in the same append.
@@ -36,34 +50,43 @@ export function tokenClaims(event: { type: string; data: unknown }): ClaimChange
           : {}),
         claim: [
           { scope: tokenDataScope, key: tokenDataKey(typed.data), holder, tenant_id: typed.data.tenant_id },
+          ...unique,
         ],
       };
     }
     case 'TokenUpdated': {
-      if (!typed.data.data_claim) return undefined;
+      if (!typed.data.data_claim && !typed.data.index_claims) return undefined;
+      const holder = tokenHolder(typed.data.tenant_id, typed.data.token_id);
+      const releaseHeldBy = [
+        ...(typed.data.data_claim ? [{ scope: tokenDataScope, holder }] : []),
+        ...(typed.data.index_claims ? [{ scope: tokenSearchIndexScope, holder }] : []),
+      ];
+      const claim = [
+        ...(typed.data.data_claim === 'moved'
+          ? [
+              {
+                scope: tokenDataScope,
+                key: tokenDataKey(typed.data),
+                holder,
+                tenant_id: typed.data.tenant_id,
+              },
+            ]
+          : []),
+        ...(typed.data.index_claims
+          ? indexClaims(typed.data.tenant_id, holder, typed.data.unique_index_values)
+          : []),
+      ];
+      return { releaseHeldBy, ...(claim.length ? { claim } : {}) };
+    }
+    case 'TokenDeleted': {
       const holder = tokenHolder(typed.data.tenant_id, typed.data.token_id);
       return {
-        releaseHeldBy: [{ scope: tokenDataScope, holder }],
-        ...(typed.data.data_claim === 'moved'
-          ? {
-              claim: [
-                {
-                  scope: tokenDataScope,
-                  key: tokenDataKey(typed.data),
-                  holder,
-                  tenant_id: typed.data.tenant_id,
-                },
-              ],
-            }
-          : {}),
-      };
-    }
-    case 'TokenDeleted':
-      return {
         releaseHeldBy: [
-          { scope: tokenDataScope, holder: tokenHolder(typed.data.tenant_id, typed.data.token_id) },
+          { scope: tokenDataScope, holder },
+          { scope: tokenSearchIndexScope, holder },
         ],
       };
+    }
     case 'TokenAssociated':
     case 'TokenDissociated':
     case 'TokenReencrypted':

@@ -31,8 +31,48 @@ describe('token uniqueness claims', () => {
       claim: [{ scope: 'token-data', key: tokenDataKey(token), holder, tenant_id: tenantId }],
     });
     expect(tokenClaims({ type: 'TokenDeleted', data: token })).toEqual({
-      releaseHeldBy: [{ scope: 'token-data', holder }],
+      releaseHeldBy: [
+        { scope: 'token-data', holder },
+        { scope: 'token-search-index', holder },
+      ],
     });
     expect(tokenClaims({ type: 'TokenRead', data: token })).toBeUndefined();
+  });
+
+  it('claims each value of a unique search index for the tenant; an update that changes them moves the claims', () => {
+    const holder = `${tenantId}/a/b`;
+    const indexClaim = (value: string) => ({
+      scope: 'token-search-index',
+      key: `${tenantId}:${value}`,
+      holder,
+      tenant_id: tenantId,
+    });
+    expect(
+      tokenClaims({ type: 'TokenCreated', data: { ...token, unique_index_values: ['h1', 'h2'] } }),
+    ).toEqual({ claim: [indexClaim('h1'), indexClaim('h2')] });
+    expect(
+      tokenClaims({
+        type: 'TokenCreated',
+        data: { ...token, deduplicated: true, unique_index_values: ['h1'] },
+      }),
+    ).toEqual({
+      claim: [
+        { scope: 'token-data', key: tokenDataKey(token), holder, tenant_id: tenantId },
+        indexClaim('h1'),
+      ],
+    });
+    // Values unchanged: nothing to move.
+    expect(
+      tokenClaims({ type: 'TokenUpdated', data: { ...token, unique_index_values: ['h1'] } }),
+    ).toBeUndefined();
+    expect(
+      tokenClaims({
+        type: 'TokenUpdated',
+        data: { ...token, index_claims: true, unique_index_values: ['h3'] },
+      }),
+    ).toEqual({ releaseHeldBy: [{ scope: 'token-search-index', holder }], claim: [indexClaim('h3')] });
+    expect(tokenClaims({ type: 'TokenUpdated', data: { ...token, index_claims: true } })).toEqual({
+      releaseHeldBy: [{ scope: 'token-search-index', holder }],
+    });
   });
 });

@@ -201,6 +201,8 @@ describe('tokensProjection', () => {
               card: null,
               bank: null,
               cvc_removed_at: null,
+              search_indexes: null,
+              fingerprint_expression: null,
             },
           ]);
           expect(await associations(tx)).toEqual([]);
@@ -640,6 +642,40 @@ describe('tokensProjection', () => {
         });
     });
   });
+  describe('blind index rows (token_search_index)', () => {
+    /** The rows as `tenant/token:value`, the tenant shown as `other` for the other tenant. */
+    const indexRows = async (tx: PoolClient) =>
+      (
+        await tx.query<{ entry: string }>(
+          `SELECT CASE WHEN tenant_id = $1 THEN 'mine' ELSE 'other' END || '/' || token_id || ':' || value AS entry
+           FROM token_search_index ORDER BY entry`,
+          [tenant],
+        )
+      ).rows.map((row) => row.entry);
+    const indexes = { search_indexes: [{ expression: '{{ data }}' }], fingerprint_expression: '{{ data }}' };
+
+    it('follows the tokens: inserted on create, replaced on update, gone with the token and its tenant', async () => {
+      await spec()
+        .given([
+          created('a', { ...indexes, search_index_values: ['h1', 'h2'] }),
+          created('b', { search_index_values: ['h1'] }),
+          created('c', { tenant_id: otherTenant, search_index_values: ['h1'] }),
+        ])
+        .when([updated('a', { ...indexes, search_index_values: ['h2', 'h3'] }), updated('b'), deleted('x')])
+        .then(async (tx) => {
+          expect(await indexRows(tx)).toEqual(['mine/a:h2', 'mine/a:h3', 'other/c:h1']);
+          const [row] = (await tokens(tx)).filter((token) => token.id === 'a');
+          expect(row).toMatchObject(indexes);
+        });
+      await spec()
+        .given([created('a', { search_index_values: ['h1'] }), created('b', { search_index_values: ['h1'] })])
+        .when([deleted('a'), tenantDeleted(otherTenant)])
+        .then(async (tx) => {
+          expect(await indexRows(tx)).toEqual(['mine/b:h1']);
+        });
+    });
+  });
+
   describe('kept child counts (token_child_counts)', () => {
     const count = (entry: string) => `${tenant}/${entry}`;
 

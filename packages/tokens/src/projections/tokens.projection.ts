@@ -21,24 +21,62 @@ const insertMetadataFrom = (cte: string) =>
    ON CONFLICT (tenant_id, token_id, key) DO UPDATE SET value = excluded.value
      WHERE token_metadata.value <> excluded.value`;
 
+/**
+ * The blind-index rows (token_search_index, what a search reads) of these tokens, as their events
+ * give them: rows of values a token no longer has go, new ones are inserted.
+ */
+async function replaceSearchIndexValues(
+  tx: PoolClient,
+  tokens: { tenant_id: string; token_id: string; search_index_values?: string[] }[],
+): Promise<void> {
+  await tx.query({
+    name: 'token_search_index_replaced',
+    text: `WITH given AS (
+       SELECT g.tenant_id, g.token_id, coalesce(g.search_index_values, '{}') AS search_index_values
+       FROM jsonb_to_recordset($1::jsonb) AS g(tenant_id uuid, token_id text, search_index_values text[])),
+     dropped AS (
+       DELETE FROM token_search_index s USING given
+       WHERE s.tenant_id = given.tenant_id AND s.token_id = given.token_id
+         AND NOT s.value = ANY(given.search_index_values))
+     INSERT INTO token_search_index (tenant_id, token_id, value, created_at)
+     SELECT t.tenant_id, t.id, v.value, t.created_at
+     FROM given JOIN tokens t ON t.tenant_id = given.tenant_id AND t.id = given.token_id,
+       unnest(given.search_index_values) AS v(value)
+     ON CONFLICT DO NOTHING`,
+    values: [
+      json(
+        tokens.map(({ tenant_id, token_id, search_index_values }) => ({
+          tenant_id,
+          token_id,
+          search_index_values,
+        })),
+      ),
+    ],
+  });
+}
+
 async function created(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCreated'>[]): Promise<void> {
   // The token rows and their metadata entries in one statement (a replayed event inserts neither).
   await tx.query({
     name: 'tokens_created',
     text: `WITH inserted AS (
        INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
-                           expires_at, created_by, created_at, privacy, card, bank)
+                           expires_at, created_by, created_at, privacy, card, bank, search_indexes,
+                           fingerprint_expression)
        SELECT t.tenant_id, t.token_id, t.type, t.data_ciphertext, t.containers, t.metadata, t.fingerprint,
-              t.expires_at, t.created_by, t.created_at, t.privacy, t.card, t.bank
+              t.expires_at, t.created_by, t.created_at, t.privacy, t.card, t.bank, t.search_indexes,
+              t.fingerprint_expression
        FROM jsonb_to_recordset($1::jsonb) AS t(
          tenant_id uuid, token_id text, type text, data_ciphertext text, containers text[], metadata jsonb,
          fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz,
-         privacy jsonb, card jsonb, bank jsonb)
+         privacy jsonb, card jsonb, bank jsonb, search_indexes jsonb, fingerprint_expression text)
        ON CONFLICT DO NOTHING
        RETURNING tenant_id, id, metadata, created_at)
      ${insertMetadataFrom('inserted')}`,
     values: [json(events)],
   });
+  const indexed = events.filter((event) => event.search_index_values?.length);
+  if (indexed.length) await replaceSearchIndexValues(tx, indexed);
   await insertAssociations(
     tx,
     events.flatMap((event) =>
@@ -93,11 +131,12 @@ async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'
     `WITH updated AS (
        UPDATE tokens t SET data_ciphertext = u.data_ciphertext, fingerprint = u.fingerprint,
          containers = u.containers, metadata = u.metadata, expires_at = u.expires_at,
-         modified_by = u.modified_by, modified_at = u.modified_at, card = u.card, bank = u.bank
+         modified_by = u.modified_by, modified_at = u.modified_at, card = u.card, bank = u.bank,
+         search_indexes = u.search_indexes, fingerprint_expression = u.fingerprint_expression
        FROM jsonb_to_recordset($1::jsonb) AS u(
          tenant_id uuid, token_id text, data_ciphertext text, fingerprint text, containers text[],
          metadata jsonb, expires_at timestamptz, modified_by uuid, modified_at timestamptz,
-         card jsonb, bank jsonb)
+         card jsonb, bank jsonb, search_indexes jsonb, fingerprint_expression text)
        WHERE t.tenant_id = u.tenant_id AND t.id = u.token_id
        RETURNING t.tenant_id, t.id, t.metadata, t.created_at),
      dropped AS (
@@ -106,6 +145,7 @@ async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'
      ${insertMetadataFrom('updated')}`,
     [json(last)],
   );
+  await replaceSearchIndexValues(tx, last);
   await tx.query(
     `UPDATE token_associations a SET containers = u.containers, expires_at = u.expires_at
      FROM jsonb_to_recordset($1::jsonb) AS u(tenant_id uuid, token_id text, containers text[], expires_at timestamptz)
@@ -129,13 +169,21 @@ async function deleted(tx: PoolClient, events: DataOf<TokenEvent, 'TokenDeleted'
     `WITH gone AS (
        DELETE FROM tokens t USING jsonb_to_recordset($1::jsonb) AS d(tenant_id uuid, token_id text)
        WHERE t.tenant_id = d.tenant_id AND t.id = d.token_id
-       RETURNING t.tenant_id, t.id)
-     DELETE FROM token_metadata m USING gone WHERE m.tenant_id = gone.tenant_id AND m.token_id = gone.id`,
+       RETURNING t.tenant_id, t.id),
+     metadata_gone AS (
+       DELETE FROM token_metadata m USING gone WHERE m.tenant_id = gone.tenant_id AND m.token_id = gone.id)
+     DELETE FROM token_search_index s USING gone WHERE s.tenant_id = gone.tenant_id AND s.token_id = gone.id`,
     [json(events.map(({ tenant_id, token_id }) => ({ tenant_id, token_id })))],
   );
 }
 
-const ownedTables = ['tokens', 'token_associations', 'token_metadata', 'token_child_counts'] as const;
+const ownedTables = [
+  'tokens',
+  'token_associations',
+  'token_metadata',
+  'token_child_counts',
+  'token_search_index',
+] as const;
 
 /** A deleted tenant's tokens go with it (its data key is destroyed by tenancy). */
 const tenantDeleted = onTenantDeleted(ownedTables);

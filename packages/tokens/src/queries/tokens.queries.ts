@@ -1,6 +1,6 @@
 import { withTenant, type Clock, type Pool } from '@tokenvault/platform';
 import { privacyOf, type TokenPrivacy, type TokenResponse, type TokenType } from '@tokenvault/contracts';
-import type { BankSummary, CardSummary } from '../domain/tokens.events.ts';
+import type { BankSummary, CardSummary, SearchIndexSpec } from '../domain/tokens.events.ts';
 
 export interface TokenRow {
   tenant_id: string;
@@ -19,6 +19,9 @@ export interface TokenRow {
   privacy: TokenPrivacy | null;
   card: CardSummary | null;
   bank: BankSummary | null;
+  /** Its search index expressions and fingerprint expression (null: none, the type's own). */
+  search_indexes: SearchIndexSpec[] | null;
+  fingerprint_expression: string | null;
   /** When a card's CVC was last removed from its data (TokenCvcRemoved). */
   cvc_removed_at: Date | null;
   /** The token's key as `token_keys` holds it (null: destroyed, or a token sealed before token keys). */
@@ -59,6 +62,15 @@ export function tokenFields(
     privacy: privacyOf(row.type, row.privacy),
     ...(row.card ? { card: row.card } : {}),
     ...(row.bank ? { bank: row.bank } : {}),
+    // As a create takes them: an expression, or the object form of a unique index.
+    ...(row.search_indexes?.length
+      ? {
+          search_indexes: row.search_indexes.map((index) =>
+            index.unique ? { expression: index.expression, unique: true } : index.expression,
+          ),
+        }
+      : {}),
+    ...(row.fingerprint_expression ? { fingerprint_expression: row.fingerprint_expression } : {}),
   };
 }
 
@@ -183,7 +195,9 @@ export class TokenQueries {
    * A page of the tenant's live tokens, newest first (created_at, then id, both descending), by
    * offset or after a cursor; one extra row tells whether there is a next page. `containers`
    * keeps tokens with a container under one of these paths; `readableUnder` does the same for
-   * the key's rules (null: every container); `metadata` keeps tokens holding all these entries.
+   * the key's rules (null: every container); `metadata` keeps tokens holding all these entries;
+   * a search's `indexValues` keeps tokens holding each of these blind index values, `fingerprints`
+   * those with one of these fingerprints, `created` those created in the range (either end open).
    */
   async list(
     tenantId: string,
@@ -195,6 +209,9 @@ export class TokenQueries {
       after: { createdAt: string; id: string } | undefined;
       offset: number;
       size: number;
+      indexValues?: string[];
+      fingerprints?: string[];
+      created?: { from?: string; to?: string };
     },
   ): Promise<{ rows: TokenRow[]; hasMore: boolean }> {
     const conditions = ['t.tenant_id = $1', liveAt('$2', 't.')];
@@ -208,14 +225,38 @@ export class TokenQueries {
     if (filter.types.length) add((p) => `t.type = ANY(${p}::text[])`, filter.types);
     if (filter.containers.length) add(under, filter.containers);
     if (filter.readableUnder) add(under, filter.readableUnder);
+    if (filter.fingerprints?.length) add((p) => `t.fingerprint = ANY(${p}::text[])`, filter.fingerprints);
+    if (filter.created?.from) add((p) => `t.created_at >= ${p}::timestamptz`, filter.created.from);
+    if (filter.created?.to) add((p) => `t.created_at <= ${p}::timestamptz`, filter.created.to);
     // Newest first along tokens_newest_first; with a metadata filter, along one entry's
     // token_metadata_newest_first instead (the lookup table's B-tree, usable under row-level
     // security where jsonb @> on tokens.metadata is not): the page's tokens are joined by primary
     // key and the other entries checked on them.
     const [first, ...others] = Object.entries(filter.metadata).sort(([a], [b]) => (a < b ? -1 : 1));
+    const [firstValue, ...otherValues] = [...new Set(filter.indexValues ?? [])];
     let from = 'tokens t';
     let sortKey = ['t.created_at', 't.id'];
-    if (first) {
+    if (firstValue !== undefined) {
+      // A search by blind index leads with one value's token_search_index_newest_first, as a
+      // metadata filter leads with its entry; the other values and every metadata entry are
+      // checked on the candidates (text equality: leakproof, so the index is usable).
+      from = 'token_search_index s JOIN tokens t ON t.tenant_id = s.tenant_id AND t.id = s.token_id';
+      sortKey = ['s.created_at', 's.token_id'];
+      add((p) => `s.tenant_id = $1 AND s.value = ${p}`, firstValue);
+      for (const value of otherValues) {
+        add(
+          (p) =>
+            `EXISTS (SELECT 1 FROM token_search_index o WHERE o.tenant_id = $1 AND o.token_id = t.id AND o.value = ${p})`,
+          value,
+        );
+      }
+      for (const [key, value] of Object.entries(filter.metadata)) {
+        values.push(key, value);
+        conditions.push(
+          `EXISTS (SELECT 1 FROM token_metadata om WHERE om.tenant_id = $1 AND om.token_id = t.id AND om.key = $${values.length - 1} AND om.value = $${values.length})`,
+        );
+      }
+    } else if (first) {
       from = 'token_metadata m JOIN tokens t ON t.tenant_id = m.tenant_id AND t.id = m.token_id';
       sortKey = ['m.created_at', 'm.token_id'];
       values.push(first[0], first[1]);

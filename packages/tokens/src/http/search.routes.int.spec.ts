@@ -1,0 +1,229 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
+import { systemClock } from '@tokenvault/platform';
+import { routeApp } from '@tokenvault/platform/testing';
+import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
+import { ReadAuditor } from '../commands/read-audit.ts';
+import { TokenCommands } from '../commands/tokens.commands.ts';
+import { tokenReadsStream, tokenStream } from '../domain/tokens.events.ts';
+import { tokenClaims } from '../domain/tokens.uniqueness.ts';
+import { tokensMigrations } from '../migrations.ts';
+import { tokensProjection } from '../projections/tokens.projection.ts';
+import { TokenQueries } from '../queries/tokens.queries.ts';
+import { tokenSearchRoutes } from './search.routes.ts';
+import { tokenAccess } from './token-access.ts';
+import { tokenResourceRoutes } from './tokens.routes.ts';
+
+const tenant = randomUUID();
+const otherTenant = randomUUID();
+const all = ['token:create', 'token:read', 'token:update', 'token:delete', 'token:search'];
+/** SVC-API-KEY → the caller it names. */
+const callers = {
+  admin: testPrincipal(tenant, randomUUID(), all),
+  /** May search, not read: results come without their data. */
+  searcher: testPrincipal(tenant, randomUUID(), ['token:search']),
+  reader: testPrincipal(tenant, randomUUID(), ['token:read']),
+  otherTenant: testPrincipal(otherTenant, randomUUID(), all),
+};
+
+interface Page {
+  pagination: { next?: string | null; page_size: number; page_number?: number };
+  data: { id: string; data?: unknown; search_indexes?: unknown }[];
+}
+
+describe('token search routes, in process (commands on an in-memory store, queries on PostgreSQL)', () => {
+  const side = useReadSide([...vaultMigrations, ...tokensMigrations], [tokensProjection], {
+    uniqueness: tokenClaims,
+  });
+  let api: ReturnType<typeof routeApp>;
+
+  beforeAll(async () => {
+    const { store, ownerPool, appPool, consistency } = side;
+    const vault = new Vault(ownerPool, new LocalKeyring([['default', randomBytes(32).toString('base64')]]), {
+      perTokenKeys: false,
+    });
+    for (const tenantId of [tenant, otherTenant]) await vault.createTenantKeys(tenantId);
+    const tokenQueries = new TokenQueries(appPool, systemClock);
+    const deps = {
+      store,
+      appPool,
+      vault,
+      consistency,
+      includedMonthlyActiveTokens: 1_000,
+      clock: systemClock,
+      tokenQueries,
+      readAuditor: new ReadAuditor(store, systemClock),
+      tokenCommands: new TokenCommands(store, vault, tokenQueries, systemClock),
+    };
+    const access = tokenAccess(deps);
+    api = routeApp([...tokenResourceRoutes(deps, access), ...tokenSearchRoutes(deps, access)], callers);
+  });
+
+  const create = async (body: Record<string, unknown>, caller = 'admin', status = 201) =>
+    (await api.post('/tokens').set('svc-api-key', caller).send(body).expect(status)).body as { id: string };
+  const searchV2 = async (query: string, caller = 'admin', extra: Record<string, unknown> = {}) =>
+    (
+      await api
+        .post('/v2/tokens/search')
+        .set('svc-api-key', caller)
+        .send({ query, ...extra })
+        .expect(200)
+    ).body as Page;
+  const readsOf = async (tokenId: string) => {
+    const shards = await Promise.all(
+      [0, 1, 2, 3].map((shard) => storedEvents(side.store, tokenReadsStream(shard))),
+    );
+    return shards
+      .flat()
+      .filter((event) =>
+        (event.data as { tokens: { token_id: string }[] }).tokens.some((read) => read.token_id === tokenId),
+      );
+  };
+
+  it('finds a token by the value of any of its search indexes, whose event holds HMACs only; the result is a read on record', async () => {
+    const ssn = '123-45-6789';
+    const token = await create({
+      type: 'social_security_number',
+      data: ssn,
+      search_indexes: ['{{ data | replace: "-", "" }}', '{{ data | last4 }}'],
+      metadata: { customer: 'c-42' },
+    });
+    expect(token).toMatchObject({ search_indexes: ['{{ data | replace: "-", "" }}', '{{ data | last4 }}'] });
+    const [created] = await storedEvents(side.store, tokenStream(tenant, token.id));
+    const stored = JSON.stringify(created!.data);
+    for (const plain of [ssn, '123456789', '6789']) expect(stored).not.toContain(plain);
+    expect((created!.data as { search_index_values: string[] }).search_index_values).toHaveLength(2);
+
+    for (const query of ['data:6789', 'data:123456789', 'data:"6789" AND metadata.customer:c-42']) {
+      const page = await searchV2(query);
+      expect(
+        page.data.map((found) => found.id),
+        query,
+      ).toEqual([token.id]);
+      expect(page.data[0]!.data).toBe(ssn);
+    }
+    expect(await readsOf(token.id)).toHaveLength(3);
+    expect((await searchV2('data:123-45-6789')).data).toEqual([]);
+    expect((await searchV2('data:6789 AND metadata.customer:c-1')).data).toEqual([]);
+    // The older pages shape.
+    const paged = await api
+      .post('/tokens/search')
+      .set('svc-api-key', 'admin')
+      .send({ query: 'data:6789', page: 1, size: 10 })
+      .expect(200);
+    expect(paged.body).toMatchObject({
+      pagination: { page_number: 1, page_size: 10 },
+      data: [{ id: token.id }],
+    });
+  });
+
+  it('pages by cursor, newest first, and by fingerprint and type', async () => {
+    const ids = [];
+    for (let index = 0; index < 3; index++) {
+      ids.push(
+        (await create({ data: `paged-${index}`, search_indexes: ['{{ data | truncate: 5, "" }}'] })).id,
+      );
+    }
+    const first = await searchV2('data:paged AND type:token', 'admin', { size: 2 });
+    expect(first.data.map((found) => found.id)).toEqual([ids[2], ids[1]]);
+    const second = await searchV2('data:paged AND type:token', 'admin', {
+      size: 2,
+      start: first.pagination.next,
+    });
+    expect(second.data.map((found) => found.id)).toEqual([ids[0]]);
+    expect(second.pagination.next).toBeUndefined();
+    const one = (await api.get(`/tokens/${ids[0]}`).set('svc-api-key', 'admin').expect(200)).body as {
+      fingerprint: string;
+    };
+    expect((await searchV2(`fingerprint:${one.fingerprint}`)).data.map((found) => found.id)).toEqual([
+      ids[0],
+    ]);
+    expect((await searchV2('data:paged AND type:card')).data).toEqual([]);
+  });
+
+  it('a key with token:search but not token:read finds tokens without their data, and reads nothing', async () => {
+    const token = await create({ data: 'search-only-1111', search_indexes: ['{{ data | last4 }}'] });
+    const page = await searchV2('data:1111', 'searcher');
+    expect(page.data.map((found) => found.id)).toEqual([token.id]);
+    expect(page.data[0]).not.toHaveProperty('data');
+    expect(await readsOf(token.id)).toEqual([]);
+  });
+
+  it('never matches another tenant’s token with the same indexed value', async () => {
+    await create({ data: 'shared-value', search_indexes: ['{{ data }}'] }, 'otherTenant');
+    const mine = await create({ data: 'shared-value', search_indexes: ['{{ data }}'] });
+    expect((await searchV2('data:shared-value')).data.map((found) => found.id)).toEqual([mine.id]);
+  });
+
+  it('a unique index refuses a second token of the tenant with the same value, until the first is deleted', async () => {
+    const body = {
+      data: { email: 'A@x.io' },
+      search_indexes: [{ expression: '{{ data.email | downcase }}', unique: true }],
+    };
+    const first = await create(body);
+    expect(first).toMatchObject({
+      search_indexes: [{ expression: '{{ data.email | downcase }}', unique: true }],
+    });
+    const refused = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ ...body, data: { email: 'a@X.io' } })
+      .expect(409);
+    expect(JSON.stringify(refused.body)).not.toContain(first.id);
+    // Another tenant has its own values.
+    await create(body, 'otherTenant');
+    await api.delete(`/tokens/${first.id}`).set('svc-api-key', 'admin').expect(204);
+    await create(body);
+  });
+
+  it('an update re-evaluates the indexes on the new data; fingerprint_expression and deduplicate_token decide deduplication', async () => {
+    const token = await create({ data: 'before-0001', search_indexes: ['{{ data | last4 }}'] });
+    await api
+      .patch(`/tokens/${token.id}`)
+      .set('svc-api-key', 'admin')
+      .send({ data: 'after-0002' })
+      .expect(200);
+    expect((await searchV2('data:0001')).data).toEqual([]);
+    expect((await searchV2('data:0002')).data.map((found) => found.id)).toEqual([token.id]);
+
+    const email = { fingerprint_expression: '{{ data | downcase }}', deduplicate_token: true };
+    const original = await create({ data: 'Ann@Example.com', ...email });
+    const again = await create({ data: 'ann@example.COM', ...email }, 'admin', 200);
+    expect(again.id).toBe(original.id);
+    await create({ data: 'ann@example.COM', ...email, deduplicate_token: false });
+  });
+
+  it('a query on a field that is not searchable is a 400 naming body.query; 401 without a key; 403 without token:search', async () => {
+    const refused = await api
+      .post('/v2/tokens/search')
+      .set('svc-api-key', 'admin')
+      .send({ query: 'data:1 AND number:4242' })
+      .expect(400);
+    expect(refused.body).toMatchObject({
+      status: 400,
+      errors: { 'body.query': [expect.stringContaining('number is not searchable')] },
+    });
+    await api.post('/v2/tokens/search').send({ query: 'data:1' }).expect(401);
+    const forbidden = await api
+      .post('/v2/tokens/search')
+      .set('svc-api-key', 'reader')
+      .send({ query: '' })
+      .expect(403);
+    expect(forbidden.body).toMatchObject({ detail: expect.stringContaining('token:search') });
+    await api.post('/tokens/search').set('svc-api-key', 'reader').send({ query: '' }).expect(403);
+  });
+
+  it('an index expression that fails is a 400 naming it, and nothing is appended', async () => {
+    const head = await side.store.headPosition();
+    const response = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ data: 'x', search_indexes: ['{{ data }}', '{{ data | nosuchfilter }}'] })
+      .expect(400);
+    expect(response.body).toMatchObject({
+      errors: { 'body.search_indexes.1': ['Unknown filter nosuchfilter'] },
+    });
+    expect(await side.store.headPosition()).toEqual(head);
+  });
+});

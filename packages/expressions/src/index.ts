@@ -1,6 +1,7 @@
 export {
   findTokenIds,
-  jsonPointer,
+  expressionSyntaxError,
+  fieldUnder,
   maxRenderedLength,
   maxTokensPerRequest,
   renderJson,

@@ -279,7 +279,7 @@ describe('the ephemeral proxy: /proxy/** with SVC-PROXY-URL', () => {
       body: JSON.stringify({ card: { number: `{{ ${cardId} | json: '$.number' | to_boolean }}` } }),
     });
     expect(((await badBody.json()) as { errors: unknown }).errors).toEqual({
-      '/card/number': ['to_boolean expects a boolean or the text true or false'],
+      'body.card.number': ['to_boolean expects a boolean or the text true or false'],
     });
     expect(destination.received).toHaveLength(0);
   });

@@ -184,7 +184,9 @@ describe('the ephemeral proxy: /proxy/** with SVC-PROXY-URL', () => {
     });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { errors: unknown }).errors).toEqual({
-      'SVC-PROXY-URL': ['Resolves to a loopback address, which is not allowed'],
+      'SVC-PROXY-URL': [
+        'Resolves to a loopback address, which is not allowed unless the operator lists it in PROXY_ALLOWED_PRIVATE_ADDRESSES',
+      ],
     });
     for (const to of ['http://169.254.169.254/latest/meta-data', 'https://[::1]:1/', 'ftp://127.0.0.1/']) {
       expect((await proxy('/', { method: 'GET', to })).status).toBe(400);
@@ -277,7 +279,7 @@ describe('the ephemeral proxy: /proxy/** with SVC-PROXY-URL', () => {
       body: JSON.stringify({ card: { number: `{{ ${cardId} | json: '$.number' | to_boolean }}` } }),
     });
     expect(((await badBody.json()) as { errors: unknown }).errors).toEqual({
-      '/card/number': ['to_boolean expects a boolean or the text true or false'],
+      'body.card.number': ['to_boolean expects a boolean or the text true or false'],
     });
     expect(destination.received).toHaveLength(0);
   });

@@ -318,16 +318,19 @@ export function dockerCompose(args, { extraFiles = [], env = process.env, stdio 
   );
 }
 
-/** The MASTER_KEY of the local stack: the environment's, or one kept in .data/compose (gitignored). */
-function localMasterKey() {
-  if (process.env.MASTER_KEY) return process.env.MASTER_KEY;
-  const file = join(root, '.data', 'compose', 'master-key');
-  if (!existsSync(file)) {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
-    log(`MASTER_KEY not set: generated one for the local stack in ${relative(root, file)}`);
+/**
+ * A secret of the local stack (MASTER_KEY, POSTGRES_PASSWORD): the environment's, or one generated
+ * once and kept in .data/compose (gitignored), so the stack's volumes stay readable across runs.
+ */
+function localSecret(name, file, generate) {
+  if (process.env[name]) return process.env[name];
+  const path = join(root, '.data', 'compose', file);
+  if (!existsSync(path)) {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, `${generate()}\n`, { mode: 0o600 });
+    log(`${name} not set: generated one for the local stack in ${relative(root, path)}`);
   }
-  return readFileSync(file, 'utf8').trim();
+  return readFileSync(path, 'utf8').trim();
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -340,7 +343,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   // Commands that start containers need the images; `ps`, `logs`, `down` do not.
   if (args.some((arg) => ['up', 'run', 'create', 'start', 'restart', 'build'].includes(arg))) ensureImages();
   const result = dockerCompose(args, {
-    env: { COMPOSE_PROJECT_NAME: 'tokenvault', ...process.env, MASTER_KEY: localMasterKey() },
+    env: {
+      COMPOSE_PROJECT_NAME: 'tokenvault',
+      ...process.env,
+      MASTER_KEY: localSecret('MASTER_KEY', 'master-key', () => randomBytes(32).toString('base64')),
+      POSTGRES_PASSWORD: localSecret('POSTGRES_PASSWORD', 'postgres-password', () =>
+        randomBytes(24).toString('hex'),
+      ),
+    },
   });
   process.exit(result.status ?? 1);
 }

@@ -27,14 +27,18 @@ describe('attack: a proxy destination that only looks public', () => {
       });
       expect(ephemeral.status, await ephemeral.clone().text()).toBe(400);
       expect(((await ephemeral.json()) as { errors: unknown }).errors).toEqual({
-        'SVC-PROXY-URL': [`Resolves to a ${kind} address, which is not allowed`],
+        'SVC-PROXY-URL': [
+          `Resolves to a ${kind} address, which is not allowed unless the operator lists it in PROXY_ALLOWED_PRIVATE_ADDRESSES`,
+        ],
       });
       const saved = await env.tenant.client.request<{ errors: unknown }>('POST', '/proxies', {
         body: { name: 'Looks public', destination_url: url },
       });
       expect(saved.status).toBe(400);
       expect(saved.body.errors).toEqual({
-        'body.destination_url': [`Resolves to a ${kind} address, which is not allowed`],
+        'body.destination_url': [
+          `Resolves to a ${kind} address, which is not allowed unless the operator lists it in PROXY_ALLOWED_PRIVATE_ADDRESSES`,
+        ],
       });
     });
   }

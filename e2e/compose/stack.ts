@@ -46,6 +46,7 @@ export async function startComposeStack(): Promise<ComposeStack> {
     ...process.env,
     COMPOSE_PROJECT_NAME: project,
     MASTER_KEY: randomBytes(32).toString('base64'),
+    POSTGRES_PASSWORD: randomBytes(24).toString('hex'),
     TOKENVAULT_PUBLISH_ADDRESS: '127.0.0.1',
     TOKENVAULT_HTTP_PORT: String(httpPort),
     MAILPIT_UI_PORT: String(mailPort),

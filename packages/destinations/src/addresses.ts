@@ -126,8 +126,11 @@ export function nonPublicKind(address: string): string | undefined {
 export class AddressAllowlist {
   private readonly list = new BlockList();
   readonly empty: boolean;
+  /** The setting the entries come from, named in refusals so that an operator knows what to change. */
+  readonly variable: string | undefined;
 
-  constructor(entries: string) {
+  constructor(entries: string, variable?: string) {
+    this.variable = variable;
     const parts = entries
       .split(',')
       .map((entry) => entry.trim())

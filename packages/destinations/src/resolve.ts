@@ -41,6 +41,12 @@ export async function resolveDestination(
   field: string,
 ): Promise<Destination> {
   const refuse = (message: string) => badRequest('The destination is not allowed.', { [field]: [message] });
+  // The fix is the operator's: a private destination is reached only once its setting lists it.
+  const { variable } = policy.allowlist;
+  const allowedBy = variable ? ` unless the operator lists it in ${variable}` : '';
+  const httpsOnly = variable
+    ? `Must be an https URL (plain http only to addresses listed in ${variable})`
+    : 'Must be an https URL';
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse('Must be an https URL');
   if (url.username || url.password) throw refuse('Must not carry credentials');
   const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -58,8 +64,8 @@ export async function resolveDestination(
   for (const { address } of addresses) {
     if (policy.allowlist.has(address)) continue;
     const kind = nonPublicKind(address);
-    if (kind) throw refuse(`Resolves to a ${kind} address, which is not allowed`);
-    if (url.protocol === 'http:') throw refuse('Must be an https URL');
+    if (kind) throw refuse(`Resolves to a ${kind} address, which is not allowed${allowedBy}`);
+    if (url.protocol === 'http:') throw refuse(httpsOnly);
   }
   return { url, ...addresses[0]! };
 }

@@ -2,8 +2,9 @@
 // An expression is `{{ <token id> | filter: arg | … }}` (filters see the token's data) or
 // `{{ token: <token id> | … }}` (filters see the whole token); the filters are Liquid's (liquidjs)
 // plus Basis Theory's (./filters.ts). Text outside the braces is kept as it is: no Liquid tags run,
-// so nothing can include files, loop or assign. Errors name where the expression is (a JSON
-// pointer, a dotted field or a header name), never a token's data.
+// so nothing can include files, loop or assign. A `{{` that does not open a whole expression is a
+// syntax error naming its character position and text. Errors name where the expression is (a
+// dotted field, `body.card.number`, or a header name), never a token's data.
 import { Liquid } from 'liquidjs';
 import { badRequest, type FieldErrors } from '@tokenvault/platform';
 import { customFilters, FilterError, isPlainObject, to_string } from './filters.ts';
@@ -20,6 +21,7 @@ const filterChain = String.raw`(?:\|(?:[^{}'"]|'[^']*'|"[^"]*")*)?`;
 const expressionSource = String.raw`\{\{\s*(token\s*:\s*)?(${tokenId})\s*(${filterChain})\}\}`;
 const anyExpression = () => new RegExp(expressionSource, 'g');
 const wholeExpression = new RegExp(`^${expressionSource}$`);
+const expressionAt = new RegExp(expressionSource, 'y');
 
 const liquid = new Liquid({
   strictFilters: true,
@@ -99,8 +101,38 @@ function evaluate(match: RegExpExecArray, tokens: OpenedTokens): unknown {
   }
 }
 
+/** Text quoted in a syntax error: enough to find it, never a long value. */
+const excerpt = (text: string) => (text.length > 40 ? `${text.slice(0, 40)}…` : text);
+
+/**
+ * The first `{{` of the text that does not open a whole expression, as a message with its
+ * position (1-based, in characters) and its text: a missing `}}`, or braces around something that
+ * is not `<token id> | filters` (a mistyped id, a Liquid tag, a stray quote).
+ */
+export function expressionSyntaxError(text: string): string | undefined {
+  let from = text.indexOf('{{');
+  while (from !== -1) {
+    expressionAt.lastIndex = from;
+    const match = expressionAt.exec(text);
+    if (match) {
+      from = text.indexOf('{{', from + match[0].length);
+      continue;
+    }
+    const close = text.indexOf('}}', from + 2);
+    const position = `at character ${from + 1}`;
+    if (close === -1 || text.lastIndexOf('{{', close) !== from) {
+      const end = text.indexOf('{{', from + 2);
+      return `Expression syntax error ${position}: ${JSON.stringify(excerpt(text.slice(from, end === -1 ? undefined : end)))} has no closing }}`;
+    }
+    return `Expression syntax error ${position}: ${JSON.stringify(excerpt(text.slice(from, close + 2)))} is not {{ <token id> | filter: argument }}`;
+  }
+  return undefined;
+}
+
 function renderString(text: string, tokens: OpenedTokens, whole: boolean): unknown {
   if (!text.includes('{{')) return text;
+  const syntaxError = expressionSyntaxError(text);
+  if (syntaxError) throw new ExpressionFailure(syntaxError);
   if (whole) {
     const single = wholeExpression.exec(text);
     if (single) return evaluate(single, tokens);
@@ -180,9 +212,14 @@ export function renderText(text: string, tokens: OpenedTokens, location: string)
   }
 }
 
-/** RFC 6901: `/card/number`, `~` and `/` escaped; the whole document is ``. */
-export const jsonPointer = (path: readonly (string | number)[]): string =>
-  path.map((segment) => '/' + String(segment).replaceAll('~', '~0').replaceAll('/', '~1')).join('');
+/**
+ * The field name of a place in a JSON body, as every error of the API names one: `body.card.number`,
+ * `body.args.list.0` (the prefix, then each key or index, dotted).
+ */
+export const fieldUnder =
+  (prefix: string) =>
+  (path: readonly (string | number)[]): string =>
+    [prefix, ...path].join('.');
 
 /**
  * An expression on one token's own data, as search indexes and fingerprint expressions give it:

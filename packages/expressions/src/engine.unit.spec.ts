@@ -4,8 +4,9 @@ import {
   DataExpressionError,
   evaluateDataExpression,
   findTokenIds,
+  expressionSyntaxError,
+  fieldUnder,
   isDataExpression,
-  jsonPointer,
   maxTokensPerRequest,
   renderJson,
   renderText,
@@ -36,7 +37,8 @@ const opened: OpenedTokens = {
 };
 
 /** One whole-value expression rendered (typed: what its last filter returns). */
-const value = (expression: string) => renderJson({ v: expression }, opened, jsonPointer) as { v: unknown };
+const value = (expression: string) =>
+  renderJson({ v: expression }, opened, fieldUnder('body')) as { v: unknown };
 const one = (expression: string) => value(expression).v;
 
 describe('expressions: the two forms', () => {
@@ -59,7 +61,7 @@ describe('expressions: the two forms', () => {
 
   it('text without expressions, numbers, booleans, null and keys are kept as they are', () => {
     const input = { '{{ name }}': 'plain', n: 3, b: false, z: null, list: ['a', 1] };
-    expect(renderJson(input, opened, jsonPointer)).toEqual(input);
+    expect(renderJson(input, opened, fieldUnder('body'))).toEqual(input);
   });
 });
 
@@ -88,10 +90,10 @@ describe('expressions: Basis Theory’s filters', () => {
 
   it('json refuses script expressions and non-objects', () => {
     expect(problemThrownBy(() => one("{{ card-1 | json: '$[?(@.cvc)]' }}")).errors).toEqual({
-      '/v': ['json: the path $[?(@.cvc)] is not a valid JSONPath'],
+      'body.v': ['json: the path $[?(@.cvc)] is not a valid JSONPath'],
     });
     expect(problemThrownBy(() => one("{{ name | json: '$.a' }}")).errors).toEqual({
-      '/v': ['json expects an object or array'],
+      'body.v': ['json expects an object or array'],
     });
   });
 
@@ -111,7 +113,7 @@ describe('expressions: Basis Theory’s filters', () => {
     expect(one("{{ card-1 | card_exp: 'YYYY-MM' }}")).toBe('2029-04');
     expect(one("{{ card-1 | card_exp: 'M-YY' }}")).toBe('4-29');
     expect(one('{{ card-1 | card_exp }}')).toBe('04/29');
-    expect(problemThrownBy(() => one("{{ name | card_exp: 'MM/YY' }}")).errors?.['/v']).toEqual([
+    expect(problemThrownBy(() => one("{{ name | card_exp: 'MM/YY' }}")).errors?.['body.v']).toEqual([
       'card_exp expects a card with expiration_month and expiration_year',
     ]);
   });
@@ -125,7 +127,7 @@ describe('expressions: Basis Theory’s filters', () => {
   it('pad_left: padded to a length with a character (default a space)', () => {
     expect(one("{{ short | pad_left: 6, '0' }}")).toBe('000042');
     expect(one('{{ short | pad_left: 4 }}')).toBe('  42');
-    expect(problemThrownBy(() => one("{{ short | pad_left: 4, 'ab' }}")).errors?.['/v']).toEqual([
+    expect(problemThrownBy(() => one("{{ short | pad_left: 4, 'ab' }}")).errors?.['body.v']).toEqual([
       'pad_left expects one character',
     ]);
   });
@@ -139,10 +141,10 @@ describe('expressions: Basis Theory’s filters', () => {
     expect(one('{{ amount | to_number }}')).toBe(12.5);
     expect(one("{{ card-1 | json: '$.expiration_year' | to_string }}")).toBe('2029');
     expect(one('{{ flag | to_boolean }}')).toBe(true);
-    expect(problemThrownBy(() => one('{{ name | to_number }}')).errors?.['/v']).toEqual([
+    expect(problemThrownBy(() => one('{{ name | to_number }}')).errors?.['body.v']).toEqual([
       'to_number expects a number or a numeric text',
     ]);
-    expect(problemThrownBy(() => one('{{ name | to_boolean }}')).errors?.['/v']).toEqual([
+    expect(problemThrownBy(() => one('{{ name | to_boolean }}')).errors?.['body.v']).toEqual([
       'to_boolean expects a boolean or the text true or false',
     ]);
   });
@@ -162,22 +164,58 @@ describe('expressions: the rules', () => {
     expect(Object.keys(problem.errors ?? {})).toEqual(['body']);
   });
 
-  it('an unknown token is a 400 naming every place (JSON pointer), never any data', () => {
+  it('an unknown token is a 400 naming every place (a dotted field), never any data', () => {
     const problem = problemThrownBy(() =>
-      renderJson({ card: { 'a/b': '{{ nope }}' }, list: ['ok', 'x {{ other }}'] }, opened, jsonPointer),
+      renderJson(
+        { card: { 'a/b': '{{ nope }}' }, list: ['ok', 'x {{ other }}'] },
+        opened,
+        fieldUnder('body'),
+      ),
     );
     expect(problem.status).toBe(400);
     expect(problem.errors).toEqual({
-      '/card/a~1b': ['Unknown token nope'],
-      '/list/1': ['Unknown token other'],
+      'body.card.a/b': ['Unknown token nope'],
+      'body.list.1': ['Unknown token other'],
     });
   });
 
   it('a whole token asked for but not opened as one is unknown', () => {
     const dataOnly: OpenedTokens = { data: opened.data };
-    expect(problemThrownBy(() => renderJson('{{ token: card-1 }}', dataOnly, jsonPointer)).errors).toEqual({
-      '': ['Unknown token card-1'],
+    expect(
+      problemThrownBy(() => renderJson('{{ token: card-1 }}', dataOnly, fieldUnder('body'))).errors,
+    ).toEqual({
+      body: ['Unknown token card-1'],
     });
+  });
+
+  it('a {{ that opens no whole expression is a syntax error naming its position and text', () => {
+    const problem = problemThrownBy(() =>
+      renderJson(
+        {
+          card: "{{ card-1 | json: '$.number' }",
+          note: 'paid with {{ card 1 }} today',
+          fine: '{{ short }}',
+        },
+        opened,
+        fieldUnder('body.args'),
+      ),
+    );
+    expect(problem.status).toBe(400);
+    expect(problem.errors).toEqual({
+      'body.args.card': [
+        `Expression syntax error at character 1: "{{ card-1 | json: '$.number' }" has no closing }}`,
+      ],
+      'body.args.note': [
+        'Expression syntax error at character 11: "{{ card 1 }}" is not {{ <token id> | filter: argument }}',
+      ],
+    });
+    expect(expressionSyntaxError('{{ short }} and {{ short')).toBe(
+      'Expression syntax error at character 17: "{{ short" has no closing }}',
+    );
+    expect(expressionSyntaxError('{{ a {{ short }}')).toMatch(
+      /^Expression syntax error at character 1: "{{ a " has no closing/,
+    );
+    expect(expressionSyntaxError("{{ short | append: '}}' }} plain }} text")).toBeUndefined();
   });
 
   it('errors of texts name the header (or other location) given, never the data', () => {

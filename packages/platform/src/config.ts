@@ -88,6 +88,8 @@ export const configSchema = z.object({
     .max(30 * 24 * 3600)
     .default(3600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `pretty`: coloured lines for a person (pino-pretty); `json`: one JSON object a line. Unset: pretty in development only. */
+  LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
   BODY_LIMIT: z
     .string()
     .regex(/^\d+(b|kb|mb)$/, 'like 256kb or 1mb')

@@ -145,21 +145,43 @@ export function asProblem(error: unknown): Problem | undefined {
   return undefined;
 }
 
+/**
+ * The issues a caller can act on. A union (a repeatable query parameter: one value or several)
+ * fails as a whole with zod's bare "Invalid input": its alternative that got furthest speaks instead
+ * (the one not refused for its very type), so `?type=cards` is told the valid types.
+ */
+function actionableIssues(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return [issue];
+  const alternatives = issue.errors.filter((issues) => issues.length > 0);
+  const furthest =
+    alternatives.find((issues) => issues.some((inner) => inner.code !== 'invalid_type')) ?? alternatives[0];
+  if (!furthest) return [issue];
+  return furthest.flatMap((inner) => actionableIssues({ ...inner, path: [...issue.path, ...inner.path] }));
+}
+
+/** An enum's refusal lists what it takes. */
+const messageOf = (issue: z.core.$ZodIssue): string =>
+  issue.code === 'invalid_value' && issue.values.length > 1
+    ? `Must be one of: ${issue.values.map((value) => JSON.stringify(value)).join(', ')}`
+    : issue.message;
+
 /** Names each wrong field by its path, prefixed by where it came from (body, query, path). */
 export function validationProblem(
   error: z.ZodError,
   location: 'body' | 'query' | 'path' | 'header',
 ): Problem {
   const errors: FieldErrors = {};
-  const add = (path: readonly PropertyKey[], message: string) =>
-    (errors[[location, ...path.map(String)].join('.')] ??= []).push(message);
-  for (const issue of error.issues) {
+  const add = (path: readonly PropertyKey[], message: string) => {
+    const messages = (errors[[location, ...path.map(String)].join('.')] ??= []);
+    if (!messages.includes(message)) messages.push(message);
+  };
+  for (const issue of error.issues.flatMap(actionableIssues)) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) add([...issue.path, key], 'Unknown field');
     } else if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) {
       add(issue.path, 'Required');
     } else {
-      add(issue.path, issue.message);
+      add(issue.path, messageOf(issue));
     }
   }
   return badRequest('The request is not valid; see errors for each field.', errors);

@@ -2,6 +2,7 @@ export * from './config.ts';
 export * from './cursor.ts';
 export * from './name-filter.ts';
 export * from './db.ts';
+export * from './dependency-checks.ts';
 export * from './domain-errors.ts';
 export * from './errors.ts';
 export * from './logger.ts';

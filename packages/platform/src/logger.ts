@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { pino, stdSerializers, type Logger } from 'pino';
+import { PinoPretty } from 'pino-pretty';
+import type { Config } from './config.ts';
 
 export type { Logger };
 
@@ -72,4 +74,16 @@ export function createLogger(
     },
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * Where a process writes its log lines: standard output as JSON (what log shippers and the tests
+ * read), or through pino-pretty as coloured, human lines (LOG_FORMAT=pretty, the default when
+ * NODE_ENV=development). The pretty stream is synchronous, so a line written just before an exit
+ * is not lost, and it also takes the JSON lines other threads of the process hand it.
+ */
+export function logDestinationFor(config: Pick<Config, 'LOG_FORMAT' | 'NODE_ENV'>): NodeJS.WritableStream {
+  const format = config.LOG_FORMAT ?? (config.NODE_ENV === 'development' ? 'pretty' : 'json');
+  if (format === 'json') return process.stdout;
+  return PinoPretty({ sync: true, destination: 1, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
 }

@@ -51,21 +51,27 @@ export function createGatewayApp(runtime: Runtime): express.Express {
       app.get('/healthz', (_req, res) => {
         res.json({ status: 'ok' });
       });
+      // A load balancer's probe: 503 while PostgreSQL or Redis does not answer within 2 s, naming
+      // the variable to check (never its address: the probe is unauthenticated).
       app.get('/readyz', async (_req, res) => {
+        const answers = (probe: Promise<unknown>) =>
+          Promise.race([
+            probe.then(() => 'ok' as const),
+            new Promise<'unavailable'>((resolve) => setTimeout(resolve, 2_000, 'unavailable').unref()),
+          ]).catch(() => 'unavailable' as const);
         const [postgres, redis] = await Promise.all([
-          runtime.ownerPool.query('SELECT 1').then(
-            () => 'ok',
-            () => 'unavailable',
-          ),
-          runtime.redis.ping().then(
-            () => 'ok',
-            () => 'unavailable',
-          ),
+          answers(runtime.ownerPool.query('SELECT 1')),
+          answers(runtime.redis.ping()),
         ]);
-        const ready = postgres === 'ok' && redis === 'ok';
-        res
-          .status(ready ? 200 : 503)
-          .json({ status: ready ? 'ready' : 'not ready', checks: { postgres, redis } });
+        const problems = [
+          ...(postgres === 'ok' ? [] : ['DATABASE_URL: PostgreSQL does not answer']),
+          ...(redis === 'ok' ? [] : ['REDIS_URL: Redis does not answer']),
+        ];
+        res.status(problems.length ? 503 : 200).json({
+          status: problems.length ? 'not ready' : 'ready',
+          checks: { postgres, redis },
+          ...(problems.length ? { problems } : {}),
+        });
       });
       app.get('/openapi.json', (_req, res) => {
         res.json(openApi);

@@ -1,22 +1,41 @@
-import { ConfigError } from '@tokenvault/platform';
+import { ConfigError, DependencyUnavailableError } from '@tokenvault/platform';
 import { EventStoreUnavailableError } from '@tokenvault/eventstore';
 import type { StartedRole } from './roles/role.ts';
 
 /**
+ * The lines that say what is wrong with the environment a process was started in (a bad variable,
+ * a dependency that cannot be reached), one per variable; undefined for any other error (a bug,
+ * which keeps its stack).
+ */
+export function environmentProblemLines(error: unknown): string[] | undefined {
+  if (error instanceof ConfigError) return error.issues;
+  if (error instanceof DependencyUnavailableError) return error.lines;
+  if (error instanceof EventStoreUnavailableError) return [error.message];
+  return undefined;
+}
+
+/**
+ * Runs a command or a start-up, and when the environment is at fault prints its lines to stderr
+ * and exits 2: no stack for a configuration problem. Other errors are thrown on.
+ */
+export async function exitOnEnvironmentProblem<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    const lines = environmentProblemLines(error);
+    if (!lines) throw error;
+    for (const line of lines) console.error(line);
+    process.exit(2);
+  }
+}
+
+/**
  * Starts a service and stops it gracefully on SIGINT or SIGTERM: in-flight requests and
- * projection batches finish, connections close. A bad configuration exits 2 with its reasons.
+ * projection batches finish, connections close. A bad configuration or an unreachable
+ * dependency exits 2 with one line per variable.
  */
 export async function runUntilSignalled(start: () => Promise<StartedRole>): Promise<void> {
-  let service: StartedRole;
-  try {
-    service = await start();
-  } catch (error) {
-    if (error instanceof ConfigError || error instanceof EventStoreUnavailableError) {
-      console.error(error.message);
-      process.exit(2);
-    }
-    throw error;
-  }
+  const service = await exitOnEnvironmentProblem(start);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

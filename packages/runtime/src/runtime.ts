@@ -284,7 +284,10 @@ export async function createRuntime(
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   const detokenizer = new Detokenizer({ store, vault, tokenQueries, readAuditor });
   const proxies = new ProxyQueries(appPool, vault);
-  const allowlist = new AddressAllowlist(config.PROXY_ALLOWED_PRIVATE_ADDRESSES);
+  const allowlist = new AddressAllowlist(
+    config.PROXY_ALLOWED_PRIVATE_ADDRESSES,
+    'PROXY_ALLOWED_PRIVATE_ADDRESSES',
+  );
   const rateLimiter = new RateLimiter(redis, {
     prefix: config.QUEUE_PREFIX,
     defaultPerMinute: config.RATE_LIMIT_PER_MINUTE,
@@ -342,7 +345,10 @@ export async function createRuntime(
     proxies,
     allowlist,
     webhookQueries: new WebhookQueries(appPool),
-    webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
+    webhookAllowlist: new AddressAllowlist(
+      config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES,
+      'WEBHOOK_ALLOWED_PRIVATE_ADDRESSES',
+    ),
     enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(webhookDeliveryQueue, deliveries),
     redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
       redeliver(webhookDeliveryQueue, tenantId, webhookId, deliveryId),

@@ -9,6 +9,7 @@ export { ApplicationQueries } from './queries/applications.queries.ts';
 export { MemberQueries } from './queries/members.queries.ts';
 export { InvitationQueries } from './queries/invitations.queries.ts';
 export { tenantRoutes } from './http/tenants.routes.ts';
+export { tenantsNamedAndOwnedBy } from './queries/tenants.queries.ts';
 export {
   tenancyInvalidationsOf,
   keysOfTenant,

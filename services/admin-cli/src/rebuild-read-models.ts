@@ -3,10 +3,11 @@
 // for it, reads see the old rows until it commits); the service's projector sees its reset
 // checkpoint and replays too, and its read-your-writes waits follow the reset.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createLogger, loadConfig } from '@tokenvault/platform';
+import { checkDependencies, createLogger, loadConfig } from '@tokenvault/platform';
 import { comparePositions } from '@tokenvault/eventstore';
 import { Checkpoint, rebuildReadModels } from '@tokenvault/cqrs';
 import {
+  exitOnEnvironmentProblem,
   openRuntimeBase,
   inlineProjections,
   prepareDatabase,
@@ -15,9 +16,14 @@ import {
   readModelsProjectorName,
 } from '@tokenvault/runtime';
 
-const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
-const logger = createLogger(config.LOG_LEVEL);
-await prepareDatabase(config, logger, { forRebuild: true });
+// A bad variable or an unreachable database: one line each, exit 2, no stack.
+const { config, logger } = await exitOnEnvironmentProblem(async () => {
+  const config = loadConfig({ ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' });
+  await checkDependencies(config, ['postgres']);
+  const logger = createLogger(config.LOG_LEVEL);
+  await prepareDatabase(config, logger, { forRebuild: true });
+  return { config, logger };
+});
 const runtime = await openRuntimeBase(config, logger);
 try {
   await rebuildReadModels(runtime.ownerPool, readModelsProjectorName, {

@@ -5,7 +5,7 @@ import { badRequest } from '@tokenvault/platform';
 import { isSessionAuthorization } from '@tokenvault/tenancy';
 import {
   findTokenIds,
-  jsonPointer,
+  fieldUnder,
   renderJson,
   renderText,
   stringsIn,
@@ -215,7 +215,7 @@ export const requestTokenIds = (request: ProxiedRequest): string[] =>
 
 /**
  * The request with every expression rendered: header values (errors named by header), JSON
- * (errors named by JSON pointer), form values (named by their field) and text (named `body`).
+ * (errors named by dotted field, `body.card.number`), form values (`body.<name>`) and text (`body`).
  */
 export function renderRequest(request: ProxiedRequest, tokens: OpenedTokens): ProxiedRequest {
   const headers: Record<string, string | string[]> = {};
@@ -226,9 +226,12 @@ export function renderRequest(request: ProxiedRequest, tokens: OpenedTokens): Pr
   }
   let body = request.body;
   if (body !== undefined) {
-    if (request.kind === 'json') body = renderJson(body, tokens, jsonPointer);
+    if (request.kind === 'json') body = renderJson(body, tokens, fieldUnder('body'));
     else if (request.kind === 'form') {
-      body = (body as [string, string][]).map(([name, value]) => [name, renderText(value, tokens, name)]);
+      body = (body as [string, string][]).map(([name, value]) => [
+        name,
+        renderText(value, tokens, `body.${name}`),
+      ]);
     } else if (request.kind === 'text') body = renderText(body as string, tokens, 'body');
   }
   return { ...request, headers, body };

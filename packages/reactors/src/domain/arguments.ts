@@ -7,6 +7,7 @@
 import type { ParameterType, RequestParameterDeclaration } from '@tokenvault/contracts';
 import { invalidCommand, type FieldErrors } from '@tokenvault/platform';
 import {
+  fieldUnder,
   findTokenIds,
   isPlainObject,
   renderJson,
@@ -15,7 +16,7 @@ import {
 } from '@tokenvault/expressions';
 import { typeMessage } from './values.ts';
 
-const fieldOf = (path: readonly (string | number)[]) => ['body.args', ...path].join('.');
+const fieldOf = fieldUnder('body.args');
 
 /**
  * The distinct token ids of every expression in args' string values (`{{ <id> | … }}` and

@@ -1,4 +1,4 @@
-import { createLogger, type Config } from '@tokenvault/platform';
+import { checkDependencies, createLogger, logDestinationFor, type Config } from '@tokenvault/platform';
 import type { Clock } from '@tokenvault/platform';
 import { createRuntime, prepareDatabase, type Runtime } from '../runtime.ts';
 import { startGateway } from './gateway.role.ts';
@@ -13,17 +13,22 @@ export interface RunningService {
 }
 
 /**
- * Every role in one process (`npm start`): the database prepared once, the projector on its own
+ * Every role in one process (`npm start`): its dependencies checked, the database prepared once, the projector on its own
  * thread, then the worker, the relay (with KAFKA_BROKERS) and the gateway on one runtime.
  */
 export async function startAllInOne(
   config: Config,
   options: { logDestination?: NodeJS.WritableStream; clock?: Clock } = {},
 ): Promise<RunningService> {
-  const logger = createLogger(config.LOG_LEVEL, 'tokenvault', options.logDestination);
+  const logDestination = options.logDestination ?? logDestinationFor(config);
+  const logger = createLogger(config.LOG_LEVEL, 'tokenvault', logDestination);
+  // Before anything opens a pool or a queue: one line per unreachable dependency, never "listening".
+  await checkDependencies(config, ['postgres', 'redis', 'kafka', 'smtp'], {
+    warn: (line) => logger.warn(line),
+  });
   await prepareDatabase(config, logger);
   const runtime = await createRuntime(config, logger, options.clock ? { clock: options.clock } : {});
-  const projector = await startProjectorThread(config, options.logDestination);
+  const projector = await startProjectorThread(config, logDestination);
   const worker = await startWorker(config, { runtime });
   const relay = config.KAFKA_BROKERS
     ? await startRelay(config, { eventLog: { store: runtime.store, pool: runtime.ownerPool }, logger })

@@ -1,5 +1,11 @@
 import type { AddressInfo } from 'node:net';
-import { createLogger, listenHttp, type Config } from '@tokenvault/platform';
+import {
+  checkDependencies,
+  createLogger,
+  listenHttp,
+  logDestinationFor,
+  type Config,
+} from '@tokenvault/platform';
 import { createGatewayApp } from '../gateway.ts';
 import { createRuntime, prepareDatabase, type Runtime } from '../runtime.ts';
 import type { StartedRole } from './role.ts';
@@ -14,8 +20,12 @@ export interface RunningGateway extends StartedRole {
  * process gives it its runtime, which it then leaves open at close.
  */
 export async function startGateway(config: Config, shared?: { runtime: Runtime }): Promise<RunningGateway> {
-  const logger = shared?.runtime.logger ?? createLogger(config.LOG_LEVEL);
-  if (!shared) await prepareDatabase(config, logger);
+  const logger =
+    shared?.runtime.logger ?? createLogger(config.LOG_LEVEL, 'tokenvault', logDestinationFor(config));
+  if (!shared) {
+    await checkDependencies(config, ['postgres', 'redis']);
+    await prepareDatabase(config, logger);
+  }
   const runtime = shared?.runtime ?? (await createRuntime(config, logger));
   const server = await listenHttp(createGatewayApp(runtime), config.PORT, config.HOST);
   // Longer than the idle timeouts of the load balancers in front, which close first.

@@ -1,4 +1,4 @@
-import { createLogger, type Config } from '@tokenvault/platform';
+import { checkDependencies, createLogger, logDestinationFor, type Config } from '@tokenvault/platform';
 import { connectEventStore } from '../event-log.ts';
 import { prepareDatabase } from '../runtime.ts';
 import { readModelsProjector, treeHeadSignerFor } from '../subscribers.ts';
@@ -14,8 +14,15 @@ export async function startProjector(
   config: Config,
   options: { databasePrepared?: boolean; logDestination?: NodeJS.WritableStream } = {},
 ): Promise<StartedRole> {
-  const logger = createLogger(config.LOG_LEVEL, 'tokenvault-projector', options.logDestination);
-  if (!options.databasePrepared) await prepareDatabase(config, logger);
+  const logger = createLogger(
+    config.LOG_LEVEL,
+    'tokenvault-projector',
+    options.logDestination ?? logDestinationFor(config),
+  );
+  if (!options.databasePrepared) {
+    await checkDependencies(config, ['postgres']);
+    await prepareDatabase(config, logger);
+  }
   // Read models are rebuilt from the events, and the checkpoint commits with them: a commit lost
   // in a crash is replayed, so the projector need not wait for its WAL flush.
   const connection = await connectEventStore(config, logger, {

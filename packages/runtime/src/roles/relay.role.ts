@@ -1,4 +1,12 @@
-import { ConfigError, createLogger, type Config, type Logger, type Pool } from '@tokenvault/platform';
+import {
+  checkDependencies,
+  ConfigError,
+  createLogger,
+  logDestinationFor,
+  type Config,
+  type Logger,
+  type Pool,
+} from '@tokenvault/platform';
 import type { EventStore } from '@tokenvault/eventstore';
 import { connectEventStore } from '../event-log.ts';
 import { prepareDatabase } from '../runtime.ts';
@@ -16,8 +24,12 @@ export async function startRelay(
 ): Promise<StartedRole> {
   const brokers = config.KAFKA_BROKERS;
   if (!brokers) throw new ConfigError(['KAFKA_BROKERS: required by the relay']);
-  const logger = shared?.logger ?? createLogger(config.LOG_LEVEL, 'tokenvault-relay');
-  if (!shared) await prepareDatabase(config, logger);
+  const logger =
+    shared?.logger ?? createLogger(config.LOG_LEVEL, 'tokenvault-relay', logDestinationFor(config));
+  if (!shared) {
+    await checkDependencies(config, ['postgres', 'kafka']);
+    await prepareDatabase(config, logger);
+  }
   // A shared event log stays open at close: the all-in-one process closes it.
   const eventLog = shared
     ? { ...shared.eventLog, close: async () => {} }

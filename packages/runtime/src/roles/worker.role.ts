@@ -1,4 +1,4 @@
-import { createLogger, type Config } from '@tokenvault/platform';
+import { checkDependencies, createLogger, logDestinationFor, type Config } from '@tokenvault/platform';
 import { SignInMailWorker, startInvitationMail } from '@tokenvault/mail';
 import { CodeRunWorker } from '@tokenvault/code-runs';
 import { principalOfApplication } from '@tokenvault/tenancy';
@@ -17,8 +17,12 @@ import type { StartedRole } from './role.ts';
  * process gives it its runtime.
  */
 export async function startWorker(config: Config, shared?: { runtime: RuntimeBase }): Promise<StartedRole> {
-  const logger = shared?.runtime.logger ?? createLogger(config.LOG_LEVEL, 'tokenvault-worker');
-  if (!shared) await prepareDatabase(config, logger);
+  const logger =
+    shared?.runtime.logger ?? createLogger(config.LOG_LEVEL, 'tokenvault-worker', logDestinationFor(config));
+  if (!shared) {
+    await checkDependencies(config, ['postgres', 'redis', 'smtp'], { warn: (line) => logger.warn(line) });
+    await prepareDatabase(config, logger);
+  }
   const runtime = shared?.runtime ?? (await openRuntimeBase(config, logger));
   // Invitation e-mails: the enqueuer (event store → BullMQ) and the worker pool (→ SMTP).
   const invitationMail = await startInvitationMail({

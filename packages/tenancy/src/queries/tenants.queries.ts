@@ -32,3 +32,20 @@ export async function getTenant(appPool: Pool, tenantId: string): Promise<Tenant
     };
   });
 }
+
+/**
+ * The tenants of this name whose owner is the user of this address, oldest first: what a second
+ * bootstrap with the same name and owner would duplicate. Across tenants, so on the owner's pool
+ * (an operator's command, never a route).
+ */
+export async function tenantsNamedAndOwnedBy(
+  ownerPool: Pool,
+  input: { tenantName: string; ownerEmail: string },
+): Promise<string[]> {
+  const result = await ownerPool.query<{ id: string }>(
+    `SELECT t.id FROM tenants t JOIN users u ON u.id = t.owner_id
+      WHERE t.name = $1 AND lower(u.email) = lower($2) ORDER BY t.created_at, t.id`,
+    [input.tenantName, input.ownerEmail.trim()],
+  );
+  return result.rows.map((row) => row.id);
+}

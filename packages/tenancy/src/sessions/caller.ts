@@ -6,6 +6,7 @@ import {
   type CallerCredentials,
 } from '@tokenvault/platform';
 import { permissions } from '@tokenvault/contracts';
+import { looksLikeApiKey } from '../domain/api-key.ts';
 import { looksLikeSessionToken } from './sign-in-links.ts';
 import type { Sessions } from './sessions.service.ts';
 
@@ -118,6 +119,13 @@ export function createCallerAuthenticator(options: {
   return async (apiKey, request) => {
     const credential = apiKey === undefined && request ? sessionCredential(request) : undefined;
     if (!request || !credential) return apiKeys(apiKey, request);
+    if (credential.from === 'bearer' && looksLikeApiKey(credential.token)) {
+      // Read as a session, a key would be told to sign in again: name where it goes instead.
+      throw unauthorized(
+        'An API key goes in the SVC-API-KEY header (or BT-API-KEY), not in Authorization: send SVC-API-KEY: tv_….',
+        { errors: { 'headers.authorization': ['Send the API key as SVC-API-KEY instead'] } },
+      );
+    }
     if (!looksLikeSessionToken(credential.token)) {
       throw unauthorized('The session has ended or is not valid: sign in again.');
     }

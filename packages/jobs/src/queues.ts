@@ -26,6 +26,8 @@ export const reactorRunQueueName = 'reactor-run';
 export const cardCvcRemovalQueueName = 'card-cvc-removal';
 /** Webhook deliveries (enqueued from the event log and by pings, sent by the webhook worker). */
 export const webhookDeliveryQueueName = 'webhook-delivery';
+/** E-mails to a disabled webhook's notify_email (enqueued from the event store, sent by the mail worker). */
+export const webhookDisabledMailQueueName = 'webhook-disabled-email';
 
 export const queueNames = [
   invitationMailQueueName,
@@ -33,6 +35,7 @@ export const queueNames = [
   reactorRunQueueName,
   cardCvcRemovalQueueName,
   webhookDeliveryQueueName,
+  webhookDisabledMailQueueName,
 ] as const;
 
 export type QueueName = (typeof queueNames)[number];

@@ -11,6 +11,8 @@ import type { Config } from '@tokenvault/platform';
 
 // The BullMQ types the queues' users need: nothing but this package imports bullmq.
 export type { Job, Queue, Worker } from 'bullmq';
+/** Thrown by a processor that moved its job to the delayed set itself (no attempt is spent). */
+export { DelayedError } from 'bullmq';
 
 /** What a queue and its workers read of the configuration. */
 export type QueueConfig = Pick<Config, 'REDIS_URL' | 'QUEUE_PREFIX'>;

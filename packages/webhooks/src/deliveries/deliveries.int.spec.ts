@@ -90,6 +90,7 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     enqueuer = webhookDeliveryEnqueuer({ store, pool: ownerPool, queue, logger });
     worker = new WebhookDeliveryWorker({
       config,
+      queue,
       ownerPool,
       signingKeys,
       webhooks,
@@ -302,18 +303,19 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
       webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
       resolver: rebinding('93.184.216.34', 4),
     });
+    const rebindingQueue = createWebhookDeliveryQueue({
+      ...config,
+      QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding`,
+    });
     const sender = new WebhookDeliveryWorker({
       config: { ...config, QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding` },
+      queue: rebindingQueue,
       ownerPool: side.ownerPool,
       signingKeys,
       webhooks,
       clock: systemClock,
       logger: createLogger('silent'),
       resolver: rebinding('127.0.0.2', 4),
-    });
-    const rebindingQueue = createWebhookDeliveryQueue({
-      ...config,
-      QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding`,
     });
     sender.start();
     try {

@@ -31,6 +31,11 @@ export interface WebhookDeliveryJob {
   type: string;
   /** When the event was appended (ISO 8601). */
   occurred_at: string;
+  /**
+   * Its place among its webhook's deliveries from the log (1, 2, …): it is not attempted before
+   * every earlier one is finished. None for pings (sent at once, out of order).
+   */
+  sequence?: number;
   data: Record<string, unknown>;
 }
 

@@ -27,6 +27,7 @@ export async function startWebhookDeliveries(options: {
   const enqueuer = webhookDeliveryEnqueuer({ store, pool: ownerPool, queue, logger });
   const worker = new WebhookDeliveryWorker({
     config,
+    queue,
     ownerPool,
     signingKeys: new SigningKeyCommands({ store, clock, vault }),
     webhooks: new WebhookCommands({

@@ -344,6 +344,7 @@ export async function createRuntime(
     allowlist,
     webhookQueries: new WebhookQueries(appPool),
     webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
+    signingKeyOverlapSeconds: config.WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS,
     enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(webhookDeliveryQueue, deliveries),
     redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
       redeliver(webhookDeliveryQueue, tenantId, webhookId, deliveryId),

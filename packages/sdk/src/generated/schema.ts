@@ -823,7 +823,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A new signing key; the replaced one keeps signing beside it for 24 hours
+         * A new signing key; the replaced one keeps signing beside it for WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS (a day)
          * @description Permission: `webhook:update`
          */
         post: operations["rotateWebhookSigningKey"];

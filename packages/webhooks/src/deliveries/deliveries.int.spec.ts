@@ -50,6 +50,8 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     WEBHOOK_BACKOFF_MS: 50,
     WEBHOOK_DISABLE_AFTER_FAILURES: 2,
     WEBHOOK_HISTORY_DAYS: 30,
+    WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS: 24 * 3600,
+    WEBHOOK_DELIVERY_LOCK_MS: 10_000,
   };
   const received: Received[] = [];
   /** Status answers per path, taken in turn (the last one repeats); 200 by default. */
@@ -79,7 +81,12 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     const { store, ownerPool } = side;
     const vault = new Vault(ownerPool, new LocalKeyring([['default', randomBytes(32).toString('base64')]]));
     for (const tenantId of [tenant, otherTenant]) await vault.createTenantKeys(tenantId);
-    signingKeys = new SigningKeyCommands({ store, clock: systemClock, vault });
+    signingKeys = new SigningKeyCommands({
+      store,
+      clock: systemClock,
+      vault,
+      signingKeyOverlapSeconds: config.WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS,
+    });
     webhooks = new WebhookCommands({
       store,
       clock: systemClock,

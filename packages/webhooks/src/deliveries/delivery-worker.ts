@@ -104,10 +104,10 @@ export class WebhookDeliveryWorker {
       (job, token) => this.process(job, token),
       {
         concurrency: config.WORKER_CONCURRENCY,
-        // A sender that dies mid-delivery (its lock renewed every 5 s stops) has its delivery taken
-        // up again within about 10 s: at least once, never lost.
-        lockDuration: 10_000,
-        stalledInterval: 10_000,
+        // A sender that dies mid-delivery (its lock, renewed every half of it, stops) has its
+        // delivery taken up again within about WEBHOOK_DELIVERY_LOCK_MS: at least once, never lost.
+        lockDuration: config.WEBHOOK_DELIVERY_LOCK_MS,
+        stalledInterval: config.WEBHOOK_DELIVERY_LOCK_MS,
         settings: {
           backoffStrategy: (attemptsMade) => deliveryBackoffMs(attemptsMade, config.WEBHOOK_BACKOFF_MS),
         },

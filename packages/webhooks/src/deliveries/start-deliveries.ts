@@ -29,7 +29,12 @@ export async function startWebhookDeliveries(options: {
     config,
     queue,
     ownerPool,
-    signingKeys: new SigningKeyCommands({ store, clock, vault }),
+    signingKeys: new SigningKeyCommands({
+      store,
+      clock,
+      vault,
+      signingKeyOverlapSeconds: config.WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS,
+    }),
     webhooks: new WebhookCommands({
       store,
       clock,

@@ -61,7 +61,12 @@ describe('webhook routes, in process (commands on an in-memory store, queries on
         commands,
         queries: new WebhookQueries(appPool),
         consistency,
-        signingKeys: new SigningKeyCommands({ store, clock: systemClock, vault }),
+        signingKeys: new SigningKeyCommands({
+          store,
+          clock: systemClock,
+          vault,
+          signingKeyOverlapSeconds: 24 * 3600,
+        }),
         enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(queue, deliveries),
         redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
           redeliver(queue, tenantId, webhookId, deliveryId),

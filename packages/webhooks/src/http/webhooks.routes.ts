@@ -122,7 +122,8 @@ export function webhookRoutes({
       method: 'post',
       path: '/webhooks/signing-key/rotate',
       operationId: 'rotateWebhookSigningKey',
-      summary: 'A new signing key; the replaced one keeps signing beside it for 24 hours',
+      summary:
+        'A new signing key; the replaced one keeps signing beside it for WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS (a day)',
       tag,
       permission: 'webhook:update',
       responses: { 200: { description: 'The new signing key', schema: webhookSigningKeySchema } },

@@ -801,8 +801,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The secret deliveries are signed with (made at the first call); receivers verify with it
-         * @description Permission: `webhook:read`
+         * The secret deliveries are signed with (made at the first call); receivers verify with it. It signs as the service: webhook:update, not webhook:read
+         * @description Permission: `webhook:update`
          */
         get: operations["getWebhookSigningKey"];
         put?: never;

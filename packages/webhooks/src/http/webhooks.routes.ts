@@ -110,9 +110,12 @@ export function webhookRoutes({
       method: 'get',
       path: '/webhooks/signing-key',
       operationId: 'getWebhookSigningKey',
-      summary: 'The secret deliveries are signed with (made at the first call); receivers verify with it',
+      summary:
+        'The secret deliveries are signed with (made at the first call); receivers verify with it. It signs as the service: webhook:update, not webhook:read',
       tag,
-      permission: 'webhook:read',
+      // Whoever holds the secret can forge deliveries the tenant's receivers accept: a key that
+      // may only read webhooks must not get it (the anchor's surface has no such call to mirror).
+      permission: 'webhook:update',
       responses: { 200: { description: 'The signing key', schema: webhookSigningKeySchema } },
       async handle({ principal, requestId }) {
         return { status: 200, body: { key: await signingKeys.current(principal, requestId) } };

@@ -84,7 +84,8 @@ export const permissionDescriptions: Record<Permission, string> = {
   'proxy:delete': 'Delete pre-configured proxies.',
   'proxy:invoke': 'Call the proxy, detokenizing what its request names.',
   'webhook:create': 'Create webhooks (subscriptions of a receiver URL to event types).',
-  'webhook:read': 'List and read webhooks and their delivery history, and read the signing key.',
-  'webhook:update': 'Update webhooks, rotate the signing key, ping a webhook and redeliver a delivery.',
+  'webhook:read': 'List and read webhooks and their delivery history (not the signing key: webhook:update).',
+  'webhook:update':
+    'Update webhooks, read and rotate the signing key, ping a webhook and redeliver a delivery.',
   'webhook:delete': 'Delete webhooks.',
 };

@@ -11,6 +11,8 @@ import type { Config } from '@tokenvault/platform';
 
 // The BullMQ types the queues' users need: nothing but this package imports bullmq.
 export type { Job, Queue, Worker } from 'bullmq';
+/** Thrown by a processor that moved its job to the delayed set itself (no attempt is spent). */
+export { DelayedError } from 'bullmq';
 
 /** What a queue and its workers read of the configuration. */
 export type QueueConfig = Pick<Config, 'REDIS_URL' | 'QUEUE_PREFIX'>;
@@ -26,6 +28,8 @@ export const reactorRunQueueName = 'reactor-run';
 export const cardCvcRemovalQueueName = 'card-cvc-removal';
 /** Webhook deliveries (enqueued from the event log and by pings, sent by the webhook worker). */
 export const webhookDeliveryQueueName = 'webhook-delivery';
+/** E-mails to a disabled webhook's notify_email (enqueued from the event store, sent by the mail worker). */
+export const webhookDisabledMailQueueName = 'webhook-disabled-email';
 
 export const queueNames = [
   invitationMailQueueName,
@@ -33,6 +37,7 @@ export const queueNames = [
   reactorRunQueueName,
   cardCvcRemovalQueueName,
   webhookDeliveryQueueName,
+  webhookDisabledMailQueueName,
 ] as const;
 
 export type QueueName = (typeof queueNames)[number];

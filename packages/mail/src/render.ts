@@ -100,3 +100,53 @@ export function renderSignInEmail(content: { signInUrl: string; expiresAt: strin
 `;
   return { subject, text, html };
 }
+
+/** What the e-mail to a disabled webhook's `notify_email` says: never a secret or a delivery's body. */
+export interface WebhookDisabledMailContent {
+  webhookName: string;
+  webhookId: string;
+  urlHost: string;
+  reason: 'gone' | 'failing';
+  /** WEBHOOK_DISABLE_AFTER_FAILURES, for the `failing` reason. */
+  failuresInARow: number;
+  disabledAt: string;
+}
+
+/** The webhook's name and host were given by the tenant: quoted, defanged and escaped like names. */
+export function renderWebhookDisabledEmail(content: WebhookDisabledMailContent): {
+  subject: string;
+  text: string;
+  html: string;
+} {
+  const name = displayName(content.webhookName);
+  const host = displayName(content.urlHost);
+  const disabledAt = new Date(content.disabledAt).toUTCString();
+  const why =
+    content.reason === 'gone'
+      ? 'Its receiver answered 410 Gone, which asks for no more deliveries.'
+      : content.failuresInARow === 1
+        ? 'Its last delivery failed every attempt.'
+        : `Its last ${content.failuresInARow} deliveries in a row failed every attempt.`;
+  const subject = `Webhook “${name}” was disabled on Tokenvault`;
+  const enable = `PUT /webhooks/${content.webhookId} with "status": "enabled"`;
+  const text = [
+    `The webhook “${name}” (id ${content.webhookId}, receiver host “${host}”) was disabled on ${disabledAt}.`,
+    '(The name and host in quotes were given by the tenant, not by Tokenvault.)',
+    '',
+    why,
+    'Nothing is delivered to it while it is disabled, and the events of that time are not sent later.',
+    '',
+    `To turn it on again once the receiver works, call ${enable} (the whole webhook in the body, as for any update).`,
+    '',
+  ].join('\n');
+  const e = escapeHtml;
+  const html = `<!doctype html>
+<html><body style="font-family: sans-serif">
+<p>The webhook “<strong>${e(name)}</strong>” (id ${e(content.webhookId)}, receiver host “${e(host)}”) was disabled on ${e(disabledAt)}.</p>
+<p><small>(The name and host in quotes were given by the tenant, not by Tokenvault.)</small></p>
+<p>${e(why)} Nothing is delivered to it while it is disabled, and the events of that time are not sent later.</p>
+<p>To turn it on again once the receiver works, call <code>${e(enable)}</code> (the whole webhook in the body, as for any update).</p>
+</body></html>
+`;
+  return { subject, text, html };
+}

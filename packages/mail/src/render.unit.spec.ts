@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { displayName, renderInvitationEmail } from './render.ts';
+import { displayName, renderInvitationEmail, renderWebhookDisabledEmail } from './render.ts';
 
 describe('invitation e-mail', () => {
   it('has the tenant, the inviter, the expiry and the link in text and HTML, every name escaped', () => {
@@ -56,3 +56,29 @@ describe('invitation e-mail', () => {
 function content() {
   return { tenantName: 't', inviter: 'i', expiresAt: '2026-03-04T00:00:00.000Z', acceptUrl: 'https://x' };
 }
+
+describe('disabled-webhook e-mail', () => {
+  const webhook = {
+    webhookName: 'Orders <b>"feed"</b>',
+    webhookId: '6c1f0d0e-0000-4000-8000-000000000001',
+    urlHost: 'hooks.evil.example',
+    reason: 'failing' as const,
+    failuresInARow: 5,
+    disabledAt: '2026-03-04T00:00:00.000Z',
+  };
+
+  it('names the webhook, its host defanged, why and how to re-enable it, every name escaped', () => {
+    const message = renderWebhookDisabledEmail(webhook);
+    expect(message.subject).toBe("Webhook “Orders <b>'feed'</b>” was disabled on Tokenvault");
+    expect(message.text).toContain(
+      `The webhook “Orders <b>'feed'</b>” (id ${webhook.webhookId}, receiver host “hooks[.]evil[.]example”) was disabled on Wed, 04 Mar 2026 00:00:00 GMT.`,
+    );
+    expect(message.text).toContain('Its last 5 deliveries in a row failed every attempt.');
+    expect(message.text).toContain(`PUT /webhooks/${webhook.webhookId} with "status": "enabled"`);
+    expect(message.html).not.toContain('<b>');
+    expect(message.html).not.toContain('evil.example');
+    expect(renderWebhookDisabledEmail({ ...webhook, reason: 'gone' }).text).toContain(
+      'Its receiver answered 410 Gone',
+    );
+  });
+});

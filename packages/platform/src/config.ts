@@ -186,12 +186,24 @@ export const configSchema = z.object({
   WEBHOOK_CA_FILE: z.string().min(1).optional(),
   /** Attempts of one delivery; with WEBHOOK_BACKOFF_MS' default, 17 attempts span about a day. */
   WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(17),
-  /** The first retry's delay; it doubles at each attempt (capped at 6 h), less a random part of up to half. */
   /** Deliveries in a row that failed every attempt after which their webhook is disabled. */
   WEBHOOK_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(1).max(1_000).default(5),
   /** How long the delivery history keeps a delivery. */
   WEBHOOK_HISTORY_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  /** The first retry's delay; it doubles at each attempt (capped at 6 h), less a random part of up to half. */
   WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(5_000),
+  /** How long a replaced signing key keeps signing beside the new one: receivers switch meanwhile. */
+  WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 24 * 3600)
+    .default(24 * 3600),
+  /**
+   * A sender's lock on the delivery in flight (renewed every half of it): a sender that dies
+   * mid-delivery has it taken up again within about this long, at least once, never lost.
+   */
+  WEBHOOK_DELIVERY_LOCK_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
   /** How long a proxied call may take, end to end; past it the caller gets 408. */
   PROXY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   /** A PEM file of certificate authorities trusted for destinations besides the system's (internal CAs). */

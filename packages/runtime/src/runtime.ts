@@ -349,6 +349,7 @@ export async function createRuntime(
       config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES,
       'WEBHOOK_ALLOWED_PRIVATE_ADDRESSES',
     ),
+    signingKeyOverlapSeconds: config.WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS,
     enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(webhookDeliveryQueue, deliveries),
     redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
       redeliver(webhookDeliveryQueue, tenantId, webhookId, deliveryId),

@@ -14,6 +14,8 @@ export interface WebhooksContextDeps extends WebhookCommandDeps {
   consistency: ReadModelConsistency;
   webhookQueries: WebhookQueries;
   vault: Pick<Vault, 'encrypt' | 'decrypt'>;
+  /** WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS. */
+  signingKeyOverlapSeconds: number;
   /** Queues deliveries for the webhook worker (the gateway's producer handle). */
   enqueueWebhookDeliveries: (deliveries: WebhookDeliveryJob[]) => Promise<void>;
   redeliverWebhookDelivery: (tenantId: string, webhookId: string, deliveryId: string) => Promise<boolean>;

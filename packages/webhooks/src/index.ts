@@ -17,3 +17,7 @@ export {
   type WebhookDeliveryJob,
 } from './deliveries/delivery-job.ts';
 export { webhookDeliveryEnqueuerName } from './deliveries/delivery-enqueuer.ts';
+export {
+  loadDisabledWebhookMailFacts,
+  type DisabledWebhookMailFacts,
+} from './queries/webhook-mail.queries.ts';

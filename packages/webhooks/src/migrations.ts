@@ -63,4 +63,21 @@ export const webhooksMigrations: Migration[] = [
       GRANT SELECT ON webhook_deliveries TO {{app_role}};
     `,
   },
+  {
+    id: 'webhooks/003_delivery_order',
+    sql: `
+      -- Each webhook's deliveries are numbered in the log's order by the enqueuer (in its
+      -- checkpoint's transaction): the last number given is kept with the subscription.
+      ALTER TABLE webhook_delivery_subscriptions ADD COLUMN last_sequence bigint NOT NULL DEFAULT 0;
+      -- The deliveries not finished yet, by webhook and number: one waits for every earlier one of
+      -- its webhook to be finished (succeeded, failed every attempt, gone or skipped).
+      CREATE TABLE webhook_pending_deliveries (
+        tenant_id uuid NOT NULL,
+        webhook_id uuid NOT NULL,
+        sequence bigint NOT NULL,
+        delivery_id text NOT NULL,
+        PRIMARY KEY (tenant_id, webhook_id, sequence)
+      );
+    `,
+  },
 ];

@@ -1,5 +1,5 @@
 import { checkDependencies, createLogger, logDestinationFor, type Config } from '@tokenvault/platform';
-import { SignInMailWorker, startInvitationMail } from '@tokenvault/mail';
+import { SignInMailWorker, startInvitationMail, startWebhookDisabledMail } from '@tokenvault/mail';
 import { CodeRunWorker } from '@tokenvault/code-runs';
 import { principalOfApplication } from '@tokenvault/tenancy';
 import { startCardCvcRemoval } from '@tokenvault/tokens';
@@ -12,7 +12,8 @@ import type { StartedRole } from './role.ts';
  * The worker role: turns invitation events into BullMQ jobs and sends the invitation and sign-in
  * e-mails, runs reactors from their queue in sandbox child processes (their `svc` calls go to the
  * token routes in-process), removes cards' CVCs when their time comes, destroys expired tokens'
- * keys, and turns the event log into webhook deliveries and sends them. Alone (services/worker) it opens
+ * keys, and turns the event log into webhook deliveries and sends them (and tells a disabled webhook's
+ * notify_email). Alone (services/worker) it opens
  * the shared runtime base (no Redis of its own, no producers' queues, no HTTP); the all-in-one
  * process gives it its runtime.
  */
@@ -67,6 +68,13 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
     clock: runtime.clock,
     logger,
   });
+  // The e-mail to a webhook's notify_email when its deliveries disabled it.
+  const webhookDisabledMail = await startWebhookDisabledMail({
+    config,
+    store: runtime.store,
+    ownerPool: runtime.ownerPool,
+    logger,
+  });
   logger.info(
     { concurrency: config.WORKER_CONCURRENCY, reactorConcurrency: config.REACTOR_CONCURRENCY },
     'worker running',
@@ -81,6 +89,7 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
       await cvcRemoval.stop();
       await tokenKeySweeper.stop();
       await webhookDeliveries.stop();
+      await webhookDisabledMail.stop();
       if (!shared) await runtime.close();
     },
   };

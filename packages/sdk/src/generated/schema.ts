@@ -841,8 +841,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The secret deliveries are signed with (made at the first call); receivers verify with it
-         * @description Permission: `webhook:read`
+         * The secret deliveries are signed with (made at the first call); receivers verify with it. It signs as the service: webhook:update, not webhook:read
+         * @description Permission: `webhook:update`
          */
         get: operations["getWebhookSigningKey"];
         put?: never;
@@ -863,7 +863,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A new signing key; the replaced one keeps signing beside it for 24 hours
+         * A new signing key; the replaced one keeps signing beside it for WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS (a day)
          * @description Permission: `webhook:update`
          */
         post: operations["rotateWebhookSigningKey"];

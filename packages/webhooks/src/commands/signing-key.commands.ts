@@ -11,6 +11,8 @@ export interface SigningKeyDeps {
   store: EventStore;
   clock: Clock;
   vault: Pick<Vault, 'encrypt' | 'decrypt'>;
+  /** How long a replaced key keeps signing beside the new one (WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS). */
+  signingKeyOverlapSeconds: number;
 }
 
 type Rotated = Extract<WebhooksEvent, { type: 'WebhookSigningKeyRotated' }>;
@@ -38,7 +40,10 @@ export class SigningKeyCommands {
       signingKeySubject(keyId),
       newSigningSecret(),
     );
-    return this.handle({ type, keyId, secretCiphertext, ...acting }, metadata);
+    return this.handle(
+      { type, keyId, secretCiphertext, overlapSeconds: this.deps.signingKeyOverlapSeconds, ...acting },
+      metadata,
+    );
   }
 
   /** The tenant's first key, unless it has one: a webhook's deliveries are never unsigned. */
@@ -59,7 +64,7 @@ export class SigningKeyCommands {
     return current;
   }
 
-  /** A new key; the replaced one signs beside it for the overlap window (signingKeyOverlapMs). */
+  /** A new key; the replaced one signs beside it for the overlap window (signingKeyOverlapSeconds). */
   async rotate(principal: Principal, correlationId: string): Promise<string> {
     const outcome = await this.decide('RotateSigningKey', principal, correlationId);
     const current = outcome.state.keys[0];

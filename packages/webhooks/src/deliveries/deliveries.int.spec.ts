@@ -50,6 +50,8 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     WEBHOOK_BACKOFF_MS: 50,
     WEBHOOK_DISABLE_AFTER_FAILURES: 2,
     WEBHOOK_HISTORY_DAYS: 30,
+    WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS: 24 * 3600,
+    WEBHOOK_DELIVERY_LOCK_MS: 10_000,
   };
   const received: Received[] = [];
   /** Status answers per path, taken in turn (the last one repeats); 200 by default. */
@@ -79,7 +81,12 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     const { store, ownerPool } = side;
     const vault = new Vault(ownerPool, new LocalKeyring([['default', randomBytes(32).toString('base64')]]));
     for (const tenantId of [tenant, otherTenant]) await vault.createTenantKeys(tenantId);
-    signingKeys = new SigningKeyCommands({ store, clock: systemClock, vault });
+    signingKeys = new SigningKeyCommands({
+      store,
+      clock: systemClock,
+      vault,
+      signingKeyOverlapSeconds: config.WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS,
+    });
     webhooks = new WebhookCommands({
       store,
       clock: systemClock,
@@ -90,6 +97,7 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     enqueuer = webhookDeliveryEnqueuer({ store, pool: ownerPool, queue, logger });
     worker = new WebhookDeliveryWorker({
       config,
+      queue,
       ownerPool,
       signingKeys,
       webhooks,
@@ -302,18 +310,19 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
       webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
       resolver: rebinding('93.184.216.34', 4),
     });
+    const rebindingQueue = createWebhookDeliveryQueue({
+      ...config,
+      QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding`,
+    });
     const sender = new WebhookDeliveryWorker({
       config: { ...config, QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding` },
+      queue: rebindingQueue,
       ownerPool: side.ownerPool,
       signingKeys,
       webhooks,
       clock: systemClock,
       logger: createLogger('silent'),
       resolver: rebinding('127.0.0.2', 4),
-    });
-    const rebindingQueue = createWebhookDeliveryQueue({
-      ...config,
-      QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding`,
     });
     sender.start();
     try {

@@ -57,6 +57,7 @@ async function applySubscription(event: SubscriptionEvent, tx: PoolClient): Prom
         event.data.tenant_id,
       ]);
       await tx.query('DELETE FROM webhook_deliveries WHERE tenant_id = $1', [event.data.tenant_id]);
+      await tx.query('DELETE FROM webhook_pending_deliveries WHERE tenant_id = $1', [event.data.tenant_id]);
       return;
     case 'WebhookSigningKeyRotated':
       return;
@@ -67,12 +68,16 @@ async function applySubscription(event: SubscriptionEvent, tx: PoolClient): Prom
  * The deliveries of one batch: for each event a webhook may subscribe to, one delivery to each
  * enabled webhook of the event's tenant subscribed to its type, matched against the
  * subscriptions as the log stood at that event (the batch's earlier events already applied).
+ * Each is numbered after its webhook's last delivery, and recorded as pending under that number,
+ * in the batch's transaction: a replay after a crash numbers the same events the same way.
  */
 export async function deliveriesOf(
   events: readonly RecordedEvent[],
   tx: PoolClient,
 ): Promise<WebhookDeliveryJob[]> {
   const deliveries: WebhookDeliveryJob[] = [];
+  /** The batch's last number of each webhook it delivers to, by `<tenant>/<webhook>`. */
+  const lastSequences = new Map<string, number>();
   for (const event of events) {
     if (subscriptionEvents.includes(event.type)) {
       await applySubscription(event as unknown as SubscriptionEvent, tx);
@@ -82,15 +87,18 @@ export async function deliveriesOf(
     const contract = publicEvents[event.type];
     const tenantId = (event.data as { tenant_id?: unknown }).tenant_id;
     if (!webhookType || !contract || typeof tenantId !== 'string') continue;
-    const subscribed = await tx.query<{ webhook_id: string }>(
-      `SELECT webhook_id FROM webhook_delivery_subscriptions
+    const subscribed = await tx.query<{ webhook_id: string; last_sequence: string }>(
+      `SELECT webhook_id, last_sequence FROM webhook_delivery_subscriptions
          WHERE tenant_id = $1 AND status = 'enabled' AND $2 = ANY(events) ORDER BY webhook_id`,
       [tenantId, webhookType],
     );
     if (subscribed.rows.length === 0) continue;
     // The allow-list's parse drops every field its schema does not name.
     const data = contract.schema.parse(event.data);
-    for (const { webhook_id: webhookId } of subscribed.rows) {
+    for (const { webhook_id: webhookId, last_sequence: stored } of subscribed.rows) {
+      const key = `${tenantId}/${webhookId}`;
+      const sequence = (lastSequences.get(key) ?? Number(stored)) + 1;
+      lastSequences.set(key, sequence);
       deliveries.push({
         delivery_id: webhookDeliveryId(webhookId, event.event_id),
         tenant_id: tenantId,
@@ -98,11 +106,39 @@ export async function deliveriesOf(
         event_id: event.event_id,
         type: webhookType,
         occurred_at: event.created_at.toISOString(),
+        sequence,
         data,
       });
     }
   }
+  await recordPending(deliveries, lastSequences, tx);
   return deliveries;
+}
+
+/** The batch's numbers: each webhook's last one, and a pending row per delivery. */
+async function recordPending(
+  deliveries: readonly WebhookDeliveryJob[],
+  lastSequences: ReadonlyMap<string, number>,
+  tx: PoolClient,
+): Promise<void> {
+  if (deliveries.length === 0) return;
+  const keys = [...lastSequences.keys()].map((key) => key.split('/'));
+  await tx.query(
+    `UPDATE webhook_delivery_subscriptions AS s SET last_sequence = n.last_sequence
+       FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) AS n(tenant_id, webhook_id, last_sequence)
+       WHERE s.tenant_id = n.tenant_id AND s.webhook_id = n.webhook_id`,
+    [keys.map(([tenantId]) => tenantId), keys.map(([, webhookId]) => webhookId), [...lastSequences.values()]],
+  );
+  await tx.query(
+    `INSERT INTO webhook_pending_deliveries (tenant_id, webhook_id, sequence, delivery_id)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[])`,
+    [
+      deliveries.map((delivery) => delivery.tenant_id),
+      deliveries.map((delivery) => delivery.webhook_id),
+      deliveries.map((delivery) => delivery.sequence),
+      deliveries.map((delivery) => delivery.delivery_id),
+    ],
+  );
 }
 
 export interface WebhookDeliveryEnqueuerOptions {

@@ -15,6 +15,8 @@ export type WebhookDeliveryConfig = Pick<
   | 'WEBHOOK_BACKOFF_MS'
   | 'WEBHOOK_DISABLE_AFTER_FAILURES'
   | 'WEBHOOK_HISTORY_DAYS'
+  | 'WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS'
+  | 'WEBHOOK_DELIVERY_LOCK_MS'
 >;
 
 /**
@@ -31,6 +33,11 @@ export interface WebhookDeliveryJob {
   type: string;
   /** When the event was appended (ISO 8601). */
   occurred_at: string;
+  /**
+   * Its place among its webhook's deliveries from the log (1, 2, …): it is not attempted before
+   * every earlier one is finished. None for pings (sent at once, out of order).
+   */
+  sequence?: number;
   data: Record<string, unknown>;
 }
 

@@ -10,7 +10,14 @@ import {
   type Resolver,
   type SendLimits,
 } from '@tokenvault/destinations';
-import { createWorker, webhookDeliveryQueueName, type Job, type Worker } from '@tokenvault/jobs';
+import {
+  createWorker,
+  DelayedError,
+  webhookDeliveryQueueName,
+  type Job,
+  type Queue,
+  type Worker,
+} from '@tokenvault/jobs';
 import {
   failedJobOutcome,
   Problem,
@@ -39,8 +46,17 @@ interface Attempt {
   error: string | null;
 }
 
+/**
+ * How long a delivery waiting for an earlier one of its webhook stays parked before it looks
+ * again. The earlier one's end promotes it at once; this bounds the wait only when that promotion
+ * is lost (a sender killed between its end and the promotion).
+ */
+const waitingDeliveryRecheckMs = 60_000;
+
 export interface WebhookDeliveryWorkerOptions {
   config: WebhookDeliveryConfig;
+  /** The queue its jobs are on: a delivery promotes the next one of its webhook when it ends. */
+  queue: Pick<Queue<WebhookDeliveryJob>, 'getJob'>;
   /** The owner role: the subscriptions' copy and the history. */
   ownerPool: Pool;
   signingKeys: Pick<SigningKeyCommands, 'secrets'>;
@@ -74,7 +90,10 @@ export class WebhookDeliveryWorker {
   constructor(options: WebhookDeliveryWorkerOptions) {
     this.options = options;
     const { config, logger } = options;
-    this.allowlist = new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES);
+    this.allowlist = new AddressAllowlist(
+      config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES,
+      'WEBHOOK_ALLOWED_PRIVATE_ADDRESSES',
+    );
     this.limits = {
       timeoutMs: config.WEBHOOK_TIMEOUT_MS,
       maxResponseBytes: config.WEBHOOK_MAX_RESPONSE_BYTES,
@@ -85,13 +104,13 @@ export class WebhookDeliveryWorker {
     this.worker = createWorker<WebhookDeliveryJob, DeliveryOutcome>(
       webhookDeliveryQueueName,
       config,
-      (job) => this.process(job),
+      (job, token) => this.process(job, token),
       {
         concurrency: config.WORKER_CONCURRENCY,
-        // A sender that dies mid-delivery (its lock renewed every 5 s stops) has its delivery taken
-        // up again within about 10 s: at least once, never lost.
-        lockDuration: 10_000,
-        stalledInterval: 10_000,
+        // A sender that dies mid-delivery (its lock, renewed every half of it, stops) has its
+        // delivery taken up again within about WEBHOOK_DELIVERY_LOCK_MS: at least once, never lost.
+        lockDuration: config.WEBHOOK_DELIVERY_LOCK_MS,
+        stalledInterval: config.WEBHOOK_DELIVERY_LOCK_MS,
         settings: {
           backoffStrategy: (attemptsMade) => deliveryBackoffMs(attemptsMade, config.WEBHOOK_BACKOFF_MS),
         },
@@ -120,7 +139,10 @@ export class WebhookDeliveryWorker {
     this.connections.close();
   }
 
-  private async process(job: Job<WebhookDeliveryJob, DeliveryOutcome>): Promise<DeliveryOutcome> {
+  private async process(
+    job: Job<WebhookDeliveryJob, DeliveryOutcome>,
+    token: string | undefined,
+  ): Promise<DeliveryOutcome> {
     const { signingKeys, clock, logger } = this.options;
     const delivery = job.data;
     const webhook = await this.subscription(delivery);
@@ -129,8 +151,10 @@ export class WebhookDeliveryWorker {
       (webhook.status !== 'enabled' && delivery.type !== webhookPingEventType)
     ) {
       logger.info({ jobId: job.id }, 'webhook delivery skipped: the webhook is deleted or disabled');
+      await this.finished(delivery);
       return 'skipped';
     }
+    if (await this.parkedBehindEarlier(job, token)) throw new DelayedError();
     const attempt = job.attemptsMade + 1;
     const last = attempt >= (job.opts.attempts ?? 1);
     const outcome = await this.attempt(delivery, webhook.url, await signingKeys.secrets(delivery.tenant_id));
@@ -148,22 +172,87 @@ export class WebhookDeliveryWorker {
     if (recorded.status === 'failed' && (await this.failingInARow(delivery))) {
       await this.options.webhooks.disable(delivery.tenant_id, delivery.webhook_id, 'failing');
     }
+    // Ended (a 2xx, a 410, or every attempt spent): the webhook's next delivery may go.
+    if (recorded.status !== 'retrying') await this.finished(delivery);
     if (recorded.status === 'succeeded' || recorded.status === 'gone') return recorded.status;
     throw new Error(`webhook delivery failed: ${recorded.error ?? `answered ${recorded.responseStatus}`}`);
   }
 
+  /** The earliest delivery of this webhook still pending before this one, if any. */
+  private async earlierPending(delivery: WebhookDeliveryJob): Promise<string | undefined> {
+    const earlier = await this.options.ownerPool.query<{ delivery_id: string }>(
+      `SELECT delivery_id FROM webhook_pending_deliveries
+         WHERE tenant_id = $1 AND webhook_id = $2 AND sequence < $3 ORDER BY sequence LIMIT 1`,
+      [delivery.tenant_id, delivery.webhook_id, delivery.sequence],
+    );
+    return earlier.rows[0]?.delivery_id;
+  }
+
+  /**
+   * Order per webhook: a delivery with an earlier one of its webhook still pending (in flight,
+   * or waiting for its retry) is parked in the delayed set, spending no attempt, until that one
+   * ends and promotes it. Parked first and checked again after, so that an end between the check
+   * and the parking is not missed: either the ender sees it parked, or it sees the end.
+   */
+  private async parkedBehindEarlier(
+    job: Job<WebhookDeliveryJob, DeliveryOutcome>,
+    token: string | undefined,
+  ): Promise<boolean> {
+    const delivery = job.data;
+    if (delivery.sequence === undefined || token === undefined) return false;
+    for (;;) {
+      const earlier = await this.earlierPending(delivery);
+      if (!earlier) return false;
+      // A pending row whose job the queue no longer holds (removed after a week, Redis lost)
+      // would hold its webhook back for ever: it is dropped.
+      if (await this.options.queue.getJob(earlier)) break;
+      await this.options.ownerPool.query(
+        'DELETE FROM webhook_pending_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND delivery_id = $3',
+        [delivery.tenant_id, delivery.webhook_id, earlier],
+      );
+    }
+    await job.moveToDelayed(Date.now() + waitingDeliveryRecheckMs, token);
+    if (!(await this.earlierPending(delivery))) await promoteIfDelayed(job);
+    return true;
+  }
+
+  /** Its pending row goes, and the next delivery of its webhook, if parked, is promoted. */
+  private async finished(delivery: WebhookDeliveryJob): Promise<void> {
+    if (delivery.sequence === undefined) return;
+    const { ownerPool, queue } = this.options;
+    await ownerPool.query(
+      'DELETE FROM webhook_pending_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND sequence = $3',
+      [delivery.tenant_id, delivery.webhook_id, delivery.sequence],
+    );
+    const next = await ownerPool.query<{ delivery_id: string }>(
+      `SELECT delivery_id FROM webhook_pending_deliveries
+         WHERE tenant_id = $1 AND webhook_id = $2 ORDER BY sequence LIMIT 1`,
+      [delivery.tenant_id, delivery.webhook_id],
+    );
+    const nextJob = next.rows[0] && (await queue.getJob(next.rows[0].delivery_id));
+    if (nextJob) await promoteIfDelayed(nextJob);
+  }
+
   /**
    * The webhook as the enqueuer's copy has it. The enqueuer queues a batch's jobs just before its
-   * transaction commits, so a webhook created in that batch may not be readable yet: it is waited
-   * for a little, and then the attempt fails (and is retried), since skipping it would lose it.
+   * transaction commits, so a webhook created in that batch, or the batch's numbering of its
+   * deliveries (which the order rests on), may not be readable yet: it is waited for a little, and
+   * then the attempt fails (and is retried), since skipping it would lose it.
    */
   private async subscription(delivery: WebhookDeliveryJob): Promise<{ url: string; status: string }> {
     for (let wait = 0; ; wait++) {
-      const result = await this.options.ownerPool.query<{ url: string; status: string }>(
-        'SELECT url, status FROM webhook_delivery_subscriptions WHERE tenant_id = $1 AND webhook_id = $2',
+      const result = await this.options.ownerPool.query<{
+        url: string;
+        status: string;
+        last_sequence: string;
+      }>(
+        `SELECT url, status, last_sequence FROM webhook_delivery_subscriptions
+           WHERE tenant_id = $1 AND webhook_id = $2`,
         [delivery.tenant_id, delivery.webhook_id],
       );
-      if (result.rows[0]) return result.rows[0];
+      const row = result.rows[0];
+      if (row && (delivery.sequence === undefined || Number(row.last_sequence) >= delivery.sequence))
+        return row;
       if (wait === 20) throw new Error('the webhook is not recorded yet: the delivery is retried');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -246,5 +335,14 @@ export class WebhookDeliveryWorker {
          AND created_at < $3::timestamptz - make_interval(days => $4)`,
       [delivery.tenant_id, delivery.webhook_id, now, this.options.config.WEBHOOK_HISTORY_DAYS],
     );
+  }
+}
+
+/** Moves a parked job to the waiting list; nothing when it is not delayed (any more). */
+async function promoteIfDelayed(job: Pick<Job<WebhookDeliveryJob>, 'promote'>): Promise<void> {
+  try {
+    await job.promote();
+  } catch {
+    // Not delayed: waiting, in flight or done already, which is what promoting was for.
   }
 }

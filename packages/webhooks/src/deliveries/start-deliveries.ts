@@ -27,12 +27,21 @@ export async function startWebhookDeliveries(options: {
   const enqueuer = webhookDeliveryEnqueuer({ store, pool: ownerPool, queue, logger });
   const worker = new WebhookDeliveryWorker({
     config,
+    queue,
     ownerPool,
-    signingKeys: new SigningKeyCommands({ store, clock, vault }),
+    signingKeys: new SigningKeyCommands({
+      store,
+      clock,
+      vault,
+      signingKeyOverlapSeconds: config.WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS,
+    }),
     webhooks: new WebhookCommands({
       store,
       clock,
-      webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
+      webhookAllowlist: new AddressAllowlist(
+        config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES,
+        'WEBHOOK_ALLOWED_PRIVATE_ADDRESSES',
+      ),
     }),
     clock,
     logger,

@@ -1,9 +1,6 @@
 import type { Decider } from '@tokenvault/cqrs';
 import type { WebhooksEvent } from './webhooks.events.ts';
 
-/** How long a replaced signing key keeps signing beside the new one: receivers switch meanwhile. */
-export const signingKeyOverlapMs = 24 * 3600 * 1000;
-
 export interface SigningKeyView {
   key_id: string;
   secret_ciphertext: string;
@@ -23,6 +20,8 @@ export type SigningKeyCommand = {
   /** The new key, its secret already sealed by the handler. */
   keyId: string;
   secretCiphertext: string;
+  /** How long the replaced key keeps signing beside the new one (WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS). */
+  overlapSeconds: number;
 } & (
   | { type: 'CreateSigningKey' } // the first key; nothing when there is one
   | { type: 'RotateSigningKey' }
@@ -55,7 +54,9 @@ export const signingKeyDecider: Decider<SigningKeyState, SigningKeyCommand, Rota
           ...(current
             ? {
                 previous_key_id: current.key_id,
-                previous_valid_until: new Date(Date.parse(command.now) + signingKeyOverlapMs).toISOString(),
+                previous_valid_until: new Date(
+                  Date.parse(command.now) + command.overlapSeconds * 1000,
+                ).toISOString(),
               }
             : {}),
           rotated_by: command.actorId,

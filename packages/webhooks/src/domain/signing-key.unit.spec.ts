@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { fold } from '@tokenvault/cqrs';
-import { signingKeyDecider, signingKeyOverlapMs, type SigningKeyCommand } from './signing-key.ts';
+import { signingKeyDecider, type SigningKeyCommand } from './signing-key.ts';
 import type { WebhooksEvent } from './webhooks.events.ts';
 
 const tenantId = '5b1f0a1e-0000-4000-8000-000000000001';
 const actorId = '5b1f0a1e-0000-4000-8000-000000000002';
 const now = '2026-03-01T00:00:00.000Z';
 const later = '2026-03-02T00:00:00.000Z';
-const first = { tenantId, actorId, now, keyId: 'key-1', secretCiphertext: 'sealed-1' };
+const overlapSeconds = 3600;
+const first = { tenantId, actorId, now, keyId: 'key-1', secretCiphertext: 'sealed-1', overlapSeconds };
 
 type Rotated = Extract<WebhooksEvent, { type: 'WebhookSigningKeyRotated' }>;
 const created: Rotated = {
@@ -28,7 +29,8 @@ const rotate: SigningKeyCommand = {
   keyId: 'key-2',
   secretCiphertext: 'sealed-2',
 };
-const overlapEnd = new Date(Date.parse(later) + signingKeyOverlapMs).toISOString();
+// The replaced key signs until the configured overlap after the rotation.
+const overlapEnd = '2026-03-02T01:00:00.000Z';
 const rotated: Rotated = {
   type: 'WebhookSigningKeyRotated',
   data: {

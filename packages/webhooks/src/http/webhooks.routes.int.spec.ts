@@ -61,7 +61,12 @@ describe('webhook routes, in process (commands on an in-memory store, queries on
         commands,
         queries: new WebhookQueries(appPool),
         consistency,
-        signingKeys: new SigningKeyCommands({ store, clock: systemClock, vault }),
+        signingKeys: new SigningKeyCommands({
+          store,
+          clock: systemClock,
+          vault,
+          signingKeyOverlapSeconds: 24 * 3600,
+        }),
         enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(queue, deliveries),
         redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
           redeliver(queue, tenantId, webhookId, deliveryId),
@@ -213,7 +218,7 @@ describe('webhook routes, in process (commands on an in-memory store, queries on
   });
 
   it('GET /webhooks/signing-key makes the tenant’s key once and answers it; it is sealed in its event', async () => {
-    const first = await api.get('/webhooks/signing-key').set('svc-api-key', 'reader').expect(200);
+    const first = await api.get('/webhooks/signing-key').set('svc-api-key', 'admin').expect(200);
     const { key } = first.body as { key: string };
     expect(key).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     await api.get('/webhooks/signing-key').set('svc-api-key', 'admin').expect(200, { key });
@@ -232,7 +237,12 @@ describe('webhook routes, in process (commands on an in-memory store, queries on
     const rotated = await api.post('/webhooks/signing-key/rotate').set('svc-api-key', 'admin').expect(200);
     const next = (rotated.body as { key: string }).key;
     expect(next).not.toBe(key);
-    await api.get('/webhooks/signing-key').set('svc-api-key', 'reader').expect(200, { key: next });
+    await api.get('/webhooks/signing-key').set('svc-api-key', 'admin').expect(200, { key: next });
+  });
+
+  it('GET /webhooks/signing-key needs webhook:update: a webhook:read key gets a 403 and no secret', async () => {
+    const denied = await api.get('/webhooks/signing-key').set('svc-api-key', 'reader').expect(403);
+    expect(JSON.stringify(denied.body)).not.toContain('whsec_');
   });
 
   it('POST /webhooks/{id}/ping queues one webhook:ping delivery under its delivery id; another tenant’s is a 404', async () => {

@@ -110,9 +110,12 @@ export function webhookRoutes({
       method: 'get',
       path: '/webhooks/signing-key',
       operationId: 'getWebhookSigningKey',
-      summary: 'The secret deliveries are signed with (made at the first call); receivers verify with it',
+      summary:
+        'The secret deliveries are signed with (made at the first call); receivers verify with it. It signs as the service: webhook:update, not webhook:read',
       tag,
-      permission: 'webhook:read',
+      // Whoever holds the secret can forge deliveries the tenant's receivers accept: a key that
+      // may only read webhooks must not get it (the anchor's surface has no such call to mirror).
+      permission: 'webhook:update',
       responses: { 200: { description: 'The signing key', schema: webhookSigningKeySchema } },
       async handle({ principal, requestId }) {
         return { status: 200, body: { key: await signingKeys.current(principal, requestId) } };
@@ -122,7 +125,8 @@ export function webhookRoutes({
       method: 'post',
       path: '/webhooks/signing-key/rotate',
       operationId: 'rotateWebhookSigningKey',
-      summary: 'A new signing key; the replaced one keeps signing beside it for 24 hours',
+      summary:
+        'A new signing key; the replaced one keeps signing beside it for WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS (a day)',
       tag,
       permission: 'webhook:update',
       responses: { 200: { description: 'The new signing key', schema: webhookSigningKeySchema } },

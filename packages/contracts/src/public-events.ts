@@ -38,8 +38,19 @@ const id = (what: string) => z.string().describe(what);
 const at = (what: string) => z.string().describe(`${what} (ISO 8601)`);
 const tenantId = id('The tenant.');
 const rules = z
-  .array(z.object({ container: z.string(), permissions: z.array(permissionSchema) }))
-  .describe('Token permissions per container (and everything below it).');
+  .array(
+    z.object({
+      description: z.string().optional().describe('What the rule is for.'),
+      priority: z.number().int().optional().describe('Evaluation order, 1 first.'),
+      container: z.string(),
+      transform: z
+        .enum(['reveal', 'mask', 'redact'])
+        .optional()
+        .describe('What a read decided by it shows (absent: reveal).'),
+      permissions: z.array(permissionSchema),
+    }),
+  )
+  .describe('Token permissions per container (and everything below it), evaluated by priority.');
 
 const rateLimit = z
   .object({

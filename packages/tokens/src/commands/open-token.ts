@@ -1,6 +1,7 @@
 import { aggregateStream } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Principal } from '@tokenvault/platform';
+import type { AccessTransform } from '@tokenvault/contracts';
 import { DecryptionError, TokenKeyDestroyedError, type Vault } from '@tokenvault/vault';
 import { tokenStream } from '../domain/tokens.events.ts';
 import { tokenDecider } from '../domain/token.ts';
@@ -40,20 +41,33 @@ async function openToken(deps: { store: EventStore; vault: Vault }, row: TokenRo
 }
 
 /**
- * Tokens opened for a reader: their response fields with their data, in the order of the rows.
- * The reads are on record before the data leaves.
+ * Tokens opened for a reader, in the order of the rows, each shown as `decide` says: `reveal`
+ * with its data, `mask` with its mask in place of the data (no data when it has none), `redact`
+ * without data; a row `decide` gives no access to is left out (a list's SQL filter is wider than
+ * the decision for the restriction policy's rows). Only what is shown is opened. The reads are
+ * on record before anything leaves.
  */
 export async function openForReader(
   deps: { store: EventStore; vault: Vault; readAuditor: ReadAuditor },
   principal: Principal,
   rows: readonly TokenRow[],
   requestId: string,
+  decide: (row: TokenRow) => AccessTransform | undefined,
 ) {
-  const opened = await Promise.all(rows.map((row) => openToken(deps, row)));
-  const tokens = rows.map((row, index) => ({ ...tokenFields(row), data: opened[index] }));
+  const shown = rows.flatMap((row) => {
+    const transform = decide(row);
+    return transform ? [{ row, transform }] : [];
+  });
+  const tokens = await Promise.all(
+    shown.map(async ({ row, transform }) => {
+      const fields = tokenFields(row);
+      if (transform === 'reveal') return { ...fields, data: await openToken(deps, row) };
+      return fields;
+    }),
+  );
   await deps.readAuditor.record(
     principal,
-    rows.map((row) => ({ tokenId: row.id, type: row.type })),
+    shown.map(({ row }) => ({ tokenId: row.id, type: row.type })),
     requestId,
   );
   return tokens;

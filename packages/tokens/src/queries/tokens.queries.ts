@@ -62,6 +62,12 @@ export function tokenFields(
   };
 }
 
+/** What the access decider reads of a token: its containers and its privacy (defaults for rows from before privacy). */
+export const readTargetOf = (row: Pick<TokenRow, 'containers' | 'type' | 'privacy'>) => ({
+  containers: row.containers,
+  privacy: privacyOf(row.type, row.privacy),
+});
+
 /** Reads run as the tenant: row-level security hides every other tenant's rows. */
 export class TokenQueries {
   private readonly appPool: Pool;
@@ -123,7 +129,9 @@ export class TokenQueries {
     tenantId: string,
     parentId: string,
     filter: { ids: string[]; types: string[]; readableUnder: string[] | null; page: number; size: number },
-  ): Promise<{ parent: { containers: string[] }; rows: TokenRow[]; total: number } | undefined> {
+  ): Promise<
+    { parent: Pick<TokenRow, 'containers' | 'type' | 'privacy'>; rows: TokenRow[]; total: number } | undefined
+  > {
     const conditions = ['a.tenant_id = $1', 'a.parent_id = $2', liveAt('$3', 'a.')];
     const values: unknown[] = [tenantId, parentId, this.clock.now()];
     const add = (sql: (placeholder: string) => string, value: unknown) => {
@@ -155,11 +163,17 @@ export class TokenQueries {
              WHERE c.tenant_id = $1 AND c.parent_id = $2${keptTypes})
            + (SELECT count(*) FROM token_associations a WHERE ${where} AND a.expires_at IS NOT NULL)`;
     // One row per child, or one row of nulls past the last page; none without a live parent.
-    type PageRow = TokenRow & { parent_containers: string[]; total: number };
+    type PageRow = TokenRow & {
+      parent_containers: string[];
+      parent_type: TokenType;
+      parent_privacy: TokenPrivacy | null;
+      total: number;
+    };
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<PageRow>(
-        `SELECT parent.containers AS parent_containers, child.*, (${total})::int AS total
-         FROM (SELECT containers FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${liveAt('$3')}) parent
+        `SELECT parent.containers AS parent_containers, parent.type AS parent_type,
+                parent.privacy AS parent_privacy, child.*, (${total})::int AS total
+         FROM (SELECT containers, type, privacy FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${liveAt('$3')}) parent
          LEFT JOIN LATERAL (
            SELECT ${tokenWithKey('t')}, page.associated_at AS page_associated_at
            FROM (SELECT a.child_id, a.associated_at FROM token_associations a WHERE ${where}
@@ -175,7 +189,15 @@ export class TokenQueries {
       const first = result.rows[0];
       if (!first) return undefined;
       const rows = first.id === null ? [] : result.rows;
-      return { parent: { containers: first.parent_containers }, rows, total: first.total };
+      return {
+        parent: {
+          containers: first.parent_containers,
+          type: first.parent_type,
+          privacy: first.parent_privacy,
+        },
+        rows,
+        total: first.total,
+      };
     });
   }
 

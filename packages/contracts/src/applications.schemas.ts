@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { accessTransformSchema } from './access-rules.ts';
-import { containerPath, displayName, timestamp, uuid } from './common.ts';
+import { displayName, timestamp, uuid } from './common.ts';
 import {
   permissionDescriptions,
   permissions,
@@ -13,7 +13,12 @@ export const applicationTypes = ['private', 'public', 'management'] as const;
 export type ApplicationType = (typeof applicationTypes)[number];
 
 /** A rule's container: a container path, or `/` for every container. */
-export const ruleContainer = z.union([z.literal('/'), containerPath]);
+export const ruleContainer = z
+  .string()
+  .max(200)
+  .regex(/^\/([A-Za-z0-9_-]+\/)*$/, 'Must be / or look like /segment/segment/ (letters, digits, _ and -)')
+  .meta({ examples: ['/pci/'] })
+  .transform((path) => path.toLowerCase());
 
 /**
  * Basis Theory's `AccessRule` (without `conditions`, which belong to its element sessions):

@@ -1417,7 +1417,10 @@ export interface operations {
                      *           ],
                      *           "rules": [
                      *             {
+                     *               "description": "string",
+                     *               "priority": -9007199254740991,
                      *               "container": "string",
+                     *               "transform": "reveal",
                      *               "permissions": [
                      *                 "token:create"
                      *               ]
@@ -1451,7 +1454,11 @@ export interface operations {
                             type: "private" | "public" | "management";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                             rules: {
+                                description?: string;
+                                priority?: number;
                                 container: string;
+                                /** @enum {string} */
+                                transform: "reveal" | "mask" | "redact";
                                 permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
                             }[];
                             rate_limit?: {
@@ -1537,7 +1544,10 @@ export interface operations {
                  *       "permissions": [],
                  *       "rules": [
                  *         {
-                 *           "container": "/pci/high/",
+                 *           "description": "string",
+                 *           "priority": 1,
+                 *           "container": "/pci/",
+                 *           "transform": "reveal",
                  *           "permissions": [
                  *             "token:create"
                  *           ]
@@ -1555,8 +1565,16 @@ export interface operations {
                     /** @default [] */
                     permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                     rules?: {
-                        /** @example /pci/high/ */
+                        description?: string;
+                        priority?: number;
+                        /** @example /pci/ */
                         container: string;
+                        /**
+                         * @description What a read decided by this rule shows: the data (reveal), its mask (mask), none (redact)
+                         * @default reveal
+                         * @enum {string}
+                         */
+                        transform?: "reveal" | "mask" | "redact";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
                     }[];
                     rate_limit?: {
@@ -1586,7 +1604,10 @@ export interface operations {
                      *       ],
                      *       "rules": [
                      *         {
+                     *           "description": "string",
+                     *           "priority": -9007199254740991,
                      *           "container": "string",
+                     *           "transform": "reveal",
                      *           "permissions": [
                      *             "token:create"
                      *           ]
@@ -1612,7 +1633,11 @@ export interface operations {
                         type: "private" | "public" | "management";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
+                            description?: string;
+                            priority?: number;
                             container: string;
+                            /** @enum {string} */
+                            transform: "reveal" | "mask" | "redact";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
                         }[];
                         rate_limit?: {
@@ -1711,7 +1736,10 @@ export interface operations {
                      *       ],
                      *       "rules": [
                      *         {
+                     *           "description": "string",
+                     *           "priority": -9007199254740991,
                      *           "container": "string",
+                     *           "transform": "reveal",
                      *           "permissions": [
                      *             "token:create"
                      *           ]
@@ -1736,7 +1764,11 @@ export interface operations {
                         type: "private" | "public" | "management";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
+                            description?: string;
+                            priority?: number;
                             container: string;
+                            /** @enum {string} */
+                            transform: "reveal" | "mask" | "redact";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
                         }[];
                         rate_limit?: {
@@ -1830,7 +1862,10 @@ export interface operations {
                      *       ],
                      *       "rules": [
                      *         {
+                     *           "description": "string",
+                     *           "priority": -9007199254740991,
                      *           "container": "string",
+                     *           "transform": "reveal",
                      *           "permissions": [
                      *             "token:create"
                      *           ]
@@ -1855,7 +1890,11 @@ export interface operations {
                         type: "private" | "public" | "management";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
+                            description?: string;
+                            priority?: number;
                             container: string;
+                            /** @enum {string} */
+                            transform: "reveal" | "mask" | "redact";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
                         }[];
                         rate_limit?: {
@@ -1952,7 +1991,10 @@ export interface operations {
                  *       "permissions": [],
                  *       "rules": [
                  *         {
-                 *           "container": "/pci/high/",
+                 *           "description": "string",
+                 *           "priority": 1,
+                 *           "container": "/pci/",
+                 *           "transform": "reveal",
                  *           "permissions": [
                  *             "token:create"
                  *           ]
@@ -1968,8 +2010,16 @@ export interface operations {
                     /** @default [] */
                     permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                     rules?: {
-                        /** @example /pci/high/ */
+                        description?: string;
+                        priority?: number;
+                        /** @example /pci/ */
                         container: string;
+                        /**
+                         * @description What a read decided by this rule shows: the data (reveal), its mask (mask), none (redact)
+                         * @default reveal
+                         * @enum {string}
+                         */
+                        transform?: "reveal" | "mask" | "redact";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
                     }[];
                     rate_limit?: {
@@ -1999,7 +2049,10 @@ export interface operations {
                      *       ],
                      *       "rules": [
                      *         {
+                     *           "description": "string",
+                     *           "priority": -9007199254740991,
                      *           "container": "string",
+                     *           "transform": "reveal",
                      *           "permissions": [
                      *             "token:create"
                      *           ]
@@ -2024,7 +2077,11 @@ export interface operations {
                         type: "private" | "public" | "management";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
+                            description?: string;
+                            priority?: number;
                             container: string;
+                            /** @enum {string} */
+                            transform: "reveal" | "mask" | "redact";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use")[];
                         }[];
                         rate_limit?: {

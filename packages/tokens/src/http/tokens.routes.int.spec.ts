@@ -27,6 +27,20 @@ const callers = {
     rules: [{ container: '/pci/', permissions: ['token:create'] }],
   }),
   otherTenant: testPrincipal(otherTenant, randomUUID(), writes),
+  /** Reads cards masked (its rule on /pci/ comes first), everything else revealed. */
+  masker: testPrincipal(tenant, randomUUID(), [], {
+    rules: [
+      { container: '/', priority: 2, transform: 'reveal', permissions: ['token:read'] },
+      { container: '/pci/', priority: 1, transform: 'mask', permissions: ['token:read'] },
+    ],
+  }),
+  redactor: testPrincipal(tenant, randomUUID(), [], {
+    rules: [{ container: '/', transform: 'redact', permissions: ['token:read'] }],
+  }),
+  /** Holds token:read on /pci/low/ only: pci/high tokens by their restriction policy. */
+  pciLowReader: testPrincipal(tenant, randomUUID(), [], {
+    rules: [{ container: '/pci/low/', permissions: ['token:read'] }],
+  }),
 };
 
 const secret = 'the-secret-4242';
@@ -138,6 +152,40 @@ describe('token routes, in process (commands on an in-memory store, queries on P
     expect((refused.body as { errors: object }).errors).toEqual({
       'body.privacy.impact_level': ['Must be high or higher for a card token'],
     });
+  });
+
+  it('each read shows what the deciding rule allows: reveal, mask (no mask: no data), redact, by restriction policy', async () => {
+    const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
+    const created = await api.post('/tokens').set('svc-api-key', 'admin').send({ type: 'card', data: card });
+    const cardId = (created.body as { id: string }).id;
+    const general = await create();
+    const got = async (key: string, id: string) =>
+      (await api.get(`/tokens/${id}`).set('svc-api-key', key).expect(200)).body as Record<string, unknown>;
+    expect((await got('masker', general.id)).data).toEqual(secret);
+    expect(await got('redactor', general.id)).not.toHaveProperty('data');
+    const redacted = await got('redactor', cardId);
+    expect(redacted).not.toHaveProperty('data');
+    expect(redacted.card).toMatchObject({ last4: '4242' });
+    for (const key of ['masker', 'pciLowReader']) {
+      const masked = await got(key, cardId);
+      expect(masked.data).not.toEqual(card);
+      expect(JSON.stringify(masked)).not.toContain(card.number);
+    }
+    await api.get(`/tokens/${general.id}`).set('svc-api-key', 'pciLowReader').expect(403);
+    for (const path of ['/tokens?size=100', '/v2/tokens?size=100']) {
+      for (const key of ['masker', 'redactor', 'pciLowReader']) {
+        const listed = await api.get(path).set('svc-api-key', key).expect(200);
+        expect(JSON.stringify(listed.body)).not.toContain(card.number);
+      }
+      const revealed = await api.get(path).set('svc-api-key', 'masker').expect(200);
+      const tokens = (revealed.body as { data: { id: string; data?: unknown }[] }).data;
+      expect(tokens.find((token) => token.id === general.id)?.data).toEqual(secret);
+      const low = await api.get(path).set('svc-api-key', 'pciLowReader').expect(200);
+      const lowIds = (low.body as { data: { id: string }[] }).data.map((token) => token.id);
+      expect(lowIds).toContain(cardId);
+      expect(lowIds).not.toContain(general.id);
+    }
+    expect((await readsOf(cardId)).length).toBeGreaterThanOrEqual(5);
   });
 
   it('without an API key every route is a 401 problem', async () => {

@@ -7,6 +7,7 @@ import {
   privacyIssues,
   privacyResponseSchema,
   privacySchema,
+  tokenMaskSchema,
   singleValueDataSchemas,
   tokenTypes,
   tokenTypeSchema,
@@ -76,6 +77,7 @@ export const createTokenBody = z
       .refine((value) => Date.parse(value) > Date.now(), 'Must be in the future')
       .optional(),
     deduplicate_token: z.boolean().optional(),
+    mask: tokenMaskSchema.optional(),
     privacy: privacySchema
       .optional()
       .describe(
@@ -129,6 +131,7 @@ export const updateTokenBody = z.strictObject({
     .refine((value) => Date.parse(value) > Date.now(), 'Must be in the future')
     .nullable()
     .optional(),
+  mask: tokenMaskSchema.optional(),
 });
 export type UpdateTokenBody = z.output<typeof updateTokenBody>;
 
@@ -171,6 +174,10 @@ export const tokenSchema = z.object({
   modified_by: uuid.optional(),
   modified_at: timestamp.optional(),
   privacy: privacyResponseSchema.describe('Its classification, impact level and restriction policy'),
+  mask: z
+    .json()
+    .optional()
+    .describe('Its mask expression: as given, else its type’s default; absent when it has neither'),
   card: cardDetailsSchema
     .optional()
     .describe('A card’s summary (card and card_number tokens), shown with or without the data'),

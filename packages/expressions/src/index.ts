@@ -1,5 +1,7 @@
 export {
+  evaluateMask,
   findTokenIds,
+  MaskFailure,
   jsonPointer,
   maxRenderedLength,
   maxTokensPerRequest,

@@ -227,4 +227,12 @@ export const tokensMigrations: Migration[] = [
         ADD COLUMN cvc_removed_at timestamptz;
     `,
   },
+  {
+    id: 'tokens/010_masks',
+    // A token's mask expression as its create or last update gave it (null: its type's default).
+    // An expression, not data: the masked value is evaluated on the data at read time.
+    sql: `
+      ALTER TABLE tokens ADD COLUMN mask jsonb;
+    `,
+  },
 ];

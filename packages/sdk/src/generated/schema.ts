@@ -1053,6 +1053,7 @@ export interface components {
             request_id?: string;
         };
         schema0: unknown;
+        schema1: unknown;
     };
     responses: {
         /** @description Too many requests: the API key has used its quota (see RateLimit), or another limit of the operation is reached (reactor invocations in flight per tenant, e-mails per invitation). Nothing was done; retry after Retry-After seconds. */
@@ -3992,6 +3993,7 @@ export interface operations {
                      *             "impact_level": "low",
                      *             "restriction_policy": "mask"
                      *           },
+                     *           "mask": "string",
                      *           "card": {
                      *             "bin": "string",
                      *             "last4": "string",
@@ -4047,6 +4049,8 @@ export interface operations {
                                 /** @enum {string} */
                                 restriction_policy: "mask" | "redact";
                             };
+                            /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                            mask?: components["schemas"]["schema1"];
                             /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                             card?: {
                                 /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -4164,6 +4168,8 @@ export interface operations {
                     /** Format: date-time */
                     expires_at?: string;
                     deduplicate_token?: boolean;
+                    /** @description An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data */
+                    mask?: components["schemas"]["schema1"];
                     /** @description Classification, impact level and restriction policy; each left out takes the type’s default (docs/token-types.md). Without containers, the token goes in /<classification>/<impact_level>/. */
                     privacy?: {
                         /** @enum {string} */
@@ -4207,6 +4213,7 @@ export interface operations {
                      *         "impact_level": "low",
                      *         "restriction_policy": "mask"
                      *       },
+                     *       "mask": "string",
                      *       "card": {
                      *         "bin": "string",
                      *         "last4": "string",
@@ -4252,6 +4259,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -4347,6 +4356,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -4476,6 +4487,7 @@ export interface operations {
                      *             "impact_level": "low",
                      *             "restriction_policy": "mask"
                      *           },
+                     *           "mask": "string",
                      *           "card": {
                      *             "bin": "string",
                      *             "last4": "string",
@@ -4529,6 +4541,8 @@ export interface operations {
                                 /** @enum {string} */
                                 restriction_policy: "mask" | "redact";
                             };
+                            /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                            mask?: components["schemas"]["schema1"];
                             /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                             card?: {
                                 /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -4643,6 +4657,7 @@ export interface operations {
                      *         "impact_level": "low",
                      *         "restriction_policy": "mask"
                      *       },
+                     *       "mask": "string",
                      *       "card": {
                      *         "bin": "string",
                      *         "last4": "string",
@@ -4688,6 +4703,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -4873,7 +4890,8 @@ export interface operations {
                  *       "containers": [
                  *         "/pci/high/"
                  *       ],
-                 *       "expires_at": "2030-01-01T12:00:00.000Z"
+                 *       "expires_at": "2030-01-01T12:00:00.000Z",
+                 *       "mask": "string"
                  *     }
                  */
                 "application/merge-patch+json": {
@@ -4883,6 +4901,8 @@ export interface operations {
                     } | null;
                     containers?: string[];
                     expires_at?: string | null;
+                    /** @description An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data */
+                    mask?: components["schemas"]["schema1"];
                 };
                 /**
                  * @example {
@@ -4891,7 +4911,8 @@ export interface operations {
                  *       "containers": [
                  *         "/pci/high/"
                  *       ],
-                 *       "expires_at": "2030-01-01T12:00:00.000Z"
+                 *       "expires_at": "2030-01-01T12:00:00.000Z",
+                 *       "mask": "string"
                  *     }
                  */
                 "application/json": {
@@ -4901,6 +4922,8 @@ export interface operations {
                     } | null;
                     containers?: string[];
                     expires_at?: string | null;
+                    /** @description An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data */
+                    mask?: components["schemas"]["schema1"];
                 };
             };
         };
@@ -4935,6 +4958,7 @@ export interface operations {
                      *         "impact_level": "low",
                      *         "restriction_policy": "mask"
                      *       },
+                     *       "mask": "string",
                      *       "card": {
                      *         "bin": "string",
                      *         "last4": "string",
@@ -4980,6 +5004,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -5295,6 +5321,7 @@ export interface operations {
                      *             "impact_level": "low",
                      *             "restriction_policy": "mask"
                      *           },
+                     *           "mask": "string",
                      *           "card": {
                      *             "bin": "string",
                      *             "last4": "string",
@@ -5349,6 +5376,8 @@ export interface operations {
                                 /** @enum {string} */
                                 restriction_policy: "mask" | "redact";
                             };
+                            /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                            mask?: components["schemas"]["schema1"];
                             /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                             card?: {
                                 /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -5461,6 +5490,7 @@ export interface operations {
                  *       ],
                  *       "expires_at": "2030-01-01T12:00:00.000Z",
                  *       "deduplicate_token": true,
+                 *       "mask": "string",
                  *       "privacy": {
                  *         "classification": "general",
                  *         "impact_level": "low",
@@ -5483,6 +5513,8 @@ export interface operations {
                     /** Format: date-time */
                     expires_at?: string;
                     deduplicate_token?: boolean;
+                    /** @description An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data */
+                    mask?: components["schemas"]["schema1"];
                     /** @description Classification, impact level and restriction policy; each left out takes the type’s default (docs/token-types.md). Without containers, the token goes in /<classification>/<impact_level>/. */
                     privacy?: {
                         /** @enum {string} */
@@ -5526,6 +5558,7 @@ export interface operations {
                      *         "impact_level": "low",
                      *         "restriction_policy": "mask"
                      *       },
+                     *       "mask": "string",
                      *       "card": {
                      *         "bin": "string",
                      *         "last4": "string",
@@ -5571,6 +5604,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -5627,6 +5662,7 @@ export interface operations {
                      *         "impact_level": "low",
                      *         "restriction_policy": "mask"
                      *       },
+                     *       "mask": "string",
                      *       "card": {
                      *         "bin": "string",
                      *         "last4": "string",
@@ -5672,6 +5708,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */

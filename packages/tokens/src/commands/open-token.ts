@@ -5,6 +5,7 @@ import type { AccessTransform } from '@tokenvault/contracts';
 import { DecryptionError, TokenKeyDestroyedError, type Vault } from '@tokenvault/vault';
 import { tokenStream } from '../domain/tokens.events.ts';
 import { tokenDecider } from '../domain/token.ts';
+import { maskedData, maskOf } from '../domain/token-mask.ts';
 import { tokenFields, type TokenRow } from '../queries/tokens.queries.ts';
 import type { ReadAuditor } from './read-audit.ts';
 
@@ -61,8 +62,14 @@ export async function openForReader(
   const tokens = await Promise.all(
     shown.map(async ({ row, transform }) => {
       const fields = tokenFields(row);
-      if (transform === 'reveal') return { ...fields, data: await openToken(deps, row) };
-      return fields;
+      if (transform === 'redact') return fields;
+      const mask = transform === 'mask' ? maskOf(row.type, row.mask) : undefined;
+      // A masked token without a mask shows nothing: its data is not even opened.
+      if (transform === 'mask' && mask === undefined) return fields;
+      const data = await openToken(deps, row);
+      if (transform === 'reveal') return { ...fields, data };
+      const masked = maskedData(mask, data);
+      return masked === undefined ? fields : { ...fields, data: masked };
     }),
   );
   await deps.readAuditor.record(

@@ -5,6 +5,7 @@ import { tokenDataIssues, type TokenResponse, type UpdateTokenBody } from '@toke
 import { canonicalJson, type SealedToken } from '@tokenvault/vault';
 import { allowedOnAny } from '../domain/access.ts';
 import { mergePatch } from '../domain/merge-patch.ts';
+import { assertMaskFits } from '../domain/token-mask.ts';
 import { StaleDataBasis, tokenDecider, type TokenPatch, type TokenView } from '../domain/token.ts';
 import { fingerprintSubjectOf, holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
 import { tokenStream, type TokenUpdate } from '../domain/tokens.events.ts';
@@ -62,12 +63,14 @@ async function updateOnce(
     ...acting,
   });
   let sealed: SealedToken | undefined;
+  let mergedData: unknown;
   // Permissions (and the rest of the patch) first: a key that may not update the token learns
   // nothing from checks of the data it would lead to.
   tokenDecider.decide(commandOf(patch), state);
   if (body.data !== undefined) {
     const currentData = await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext);
     const merged = mergePatch(currentData, body.data);
+    mergedData = merged;
     const issues = tokenDataIssues(current.type, merged, deps.clock.now());
     if (issues.length) {
       const errors: FieldErrors = {};
@@ -98,6 +101,15 @@ async function updateOnce(
       ...tokenSummariesOf(current.type, merged),
       ...(cvcExpiresAt ? { cvc_expires_at: cvcExpiresAt } : {}),
     };
+  }
+  // The token's own mask (new, or kept over new data) must fit the data the update leads to.
+  const givenMask = body.mask ?? current.mask;
+  if (givenMask !== undefined && (body.mask !== undefined || patch.data?.changed)) {
+    assertMaskFits(
+      givenMask,
+      mergedData ?? (await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext)),
+    );
+    if (body.mask !== undefined) patch.mask = body.mask;
   }
   // A new token key made for this update (a token sealed before token keys) goes with the append.
   const sideData = tokenKeysSideData([sealed]);

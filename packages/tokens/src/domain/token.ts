@@ -1,5 +1,6 @@
 import { alreadyExists, DomainError, invalidCommand, notAllowed, notFoundError } from '@tokenvault/platform';
 import type { DataOf, Decider } from '@tokenvault/cqrs';
+import type { TokenMask } from '@tokenvault/contracts';
 import { allowedOnAll, type Grants } from './access.ts';
 import type { BankSummary, CardSummary, TokenEvent } from './tokens.events.ts';
 import { mergePatch } from './merge-patch.ts';
@@ -41,6 +42,8 @@ export interface TokenPatch {
   containers?: string[];
   /** `null` removes the expiry. */
   expires_at?: string | null;
+  /** A new mask, already checked against the data the update leads to. */
+  mask?: TokenMask;
 }
 
 /** As many metadata entries as a create takes. */
@@ -112,6 +115,7 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
           card: _card,
           bank: _bank,
           cvc_expires_at: _cvc,
+          mask: _mask,
           ...token
         } = state.token;
         return { ...state, token: { ...token, ...changed, ...(expires_at ? { expires_at } : {}) } };
@@ -157,6 +161,7 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
             ...(token.deduplicated ? { deduplicated: true as const } : {}),
             ...(token.claim_taken_from === undefined ? {} : { claim_taken_from: token.claim_taken_from }),
             ...(token.privacy === undefined ? {} : { privacy: token.privacy }),
+            ...(token.mask === undefined ? {} : { mask: token.mask }),
             ...(token.card === undefined ? {} : { card: token.card }),
             ...(token.bank === undefined ? {} : { bank: token.bank }),
             ...(token.cvc_expires_at === undefined ? {} : { cvc_expires_at: token.cvc_expires_at }),
@@ -297,6 +302,7 @@ function decideUpdate(
         ? undefined
         : new Date(patch.expires_at).toISOString();
   let { data_ciphertext, fingerprint, card, bank, cvc_expires_at } = token;
+  const mask = patch.mask ?? token.mask;
   if (patch.data) {
     // The data was merged into what the token held when the command side read it: another update
     // since then would be lost by appending this one.
@@ -311,7 +317,8 @@ function decideUpdate(
     sameIdentity &&
     sameMembers(containers, token.containers) &&
     sameMetadata(metadata, token.metadata) &&
-    expiresAt === token.expires_at
+    expiresAt === token.expires_at &&
+    JSON.stringify(mask) === JSON.stringify(token.mask)
   ) {
     return [];
   }
@@ -332,6 +339,7 @@ function decideUpdate(
           : { data_claim: command.deduplicate ? ('moved' as const) : ('released' as const) }),
         modified_by: command.actorId,
         modified_at: command.now,
+        ...(mask === undefined ? {} : { mask }),
         ...(card ? { card } : {}),
         ...(bank ? { bank } : {}),
         ...(cvc_expires_at ? { cvc_expires_at } : {}),

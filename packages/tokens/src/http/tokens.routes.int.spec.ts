@@ -188,6 +188,78 @@ describe('token routes, in process (commands on an in-memory store, queries on P
     expect((await readsOf(cardId)).length).toBeGreaterThanOrEqual(5);
   });
 
+  it('masks: the type’s default or the one given, answered as the expression; a masked read shows it evaluated', async () => {
+    const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
+    const created = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ type: 'card', data: card })
+      .expect(201);
+    const cardToken = created.body as { id: string; mask: unknown };
+    expect(cardToken.mask).toMatchObject({ number: '{{ data.number | reveal_last: 4 }}' });
+    const masked = await api.get(`/tokens/${cardToken.id}`).set('svc-api-key', 'masker').expect(200);
+    expect((masked.body as { data: unknown }).data).toEqual({
+      number: 'XXXXXXXXXXXX4242',
+      expiration_month: 12,
+      expiration_year: 2030,
+    });
+    const own = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ data: 'sk_live_abcdef', containers: ['/pci/'], mask: '{{ data | reveal_first: 3 }}…' })
+      .expect(201);
+    const ownToken = own.body as { id: string; mask: unknown };
+    expect(ownToken.mask).toBe('{{ data | reveal_first: 3 }}…');
+    const read = await api.get(`/tokens/${ownToken.id}`).set('svc-api-key', 'masker').expect(200);
+    expect((read.body as { data: unknown }).data).toBe('sk_XXXXXXXXXXX…');
+    // A `token` has no default mask: masked, it shows no data.
+    const plain = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ data: 'x', containers: ['/pci/'] });
+    const plainRead = await api
+      .get(`/tokens/${(plain.body as { id: string }).id}`)
+      .set('svc-api-key', 'masker')
+      .expect(200);
+    expect(plainRead.body).not.toHaveProperty('data');
+    // An update changes the mask; the next masked read shows the new one.
+    await api
+      .patch(`/tokens/${ownToken.id}`)
+      .set('svc-api-key', 'admin')
+      .send({ mask: '{{ data | last4 }}' })
+      .expect(200);
+    const after = await api.get(`/tokens/${ownToken.id}`).set('svc-api-key', 'masker').expect(200);
+    expect((after.body as { data: unknown; mask: unknown }).data).toBe('cdef');
+  });
+
+  it('a mask naming a field the data lacks, or revealing the whole data, is a 400 naming body.mask; nothing appended', async () => {
+    const head = await side.store.headPosition();
+    const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
+    const missing = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ type: 'card', data: card, mask: { number: '{{ data.pan | last4 }}' } })
+      .expect(400);
+    expect((missing.body as { errors: object }).errors).toEqual({
+      'body.mask.number': ['The mask names a field the data does not have'],
+    });
+    const whole = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ data: secret, mask: '{{ data }}' })
+      .expect(400);
+    expect(Object.keys((whole.body as { errors: object }).errors)).toEqual(['body.mask']);
+    expect(JSON.stringify([missing.body, whole.body])).not.toContain('4242424242424242');
+    expect(JSON.stringify(whole.body)).not.toContain(secret);
+    expect(await side.store.headPosition()).toEqual(head);
+    const { id } = await create();
+    await api
+      .patch(`/tokens/${id}`)
+      .set('svc-api-key', 'admin')
+      .send({ mask: `${secret}` })
+      .expect(400);
+  });
+
   it('without an API key every route is a 401 problem', async () => {
     const { id } = await create();
     for (const call of [

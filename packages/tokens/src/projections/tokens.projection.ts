@@ -27,13 +27,13 @@ async function created(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCreated'
     name: 'tokens_created',
     text: `WITH inserted AS (
        INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
-                           expires_at, created_by, created_at, privacy, card, bank)
+                           expires_at, created_by, created_at, privacy, card, bank, mask)
        SELECT t.tenant_id, t.token_id, t.type, t.data_ciphertext, t.containers, t.metadata, t.fingerprint,
-              t.expires_at, t.created_by, t.created_at, t.privacy, t.card, t.bank
+              t.expires_at, t.created_by, t.created_at, t.privacy, t.card, t.bank, t.mask
        FROM jsonb_to_recordset($1::jsonb) AS t(
          tenant_id uuid, token_id text, type text, data_ciphertext text, containers text[], metadata jsonb,
          fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz,
-         privacy jsonb, card jsonb, bank jsonb)
+         privacy jsonb, card jsonb, bank jsonb, mask jsonb)
        ON CONFLICT DO NOTHING
        RETURNING tenant_id, id, metadata, created_at)
      ${insertMetadataFrom('inserted')}`,
@@ -93,11 +93,12 @@ async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'
     `WITH updated AS (
        UPDATE tokens t SET data_ciphertext = u.data_ciphertext, fingerprint = u.fingerprint,
          containers = u.containers, metadata = u.metadata, expires_at = u.expires_at,
-         modified_by = u.modified_by, modified_at = u.modified_at, card = u.card, bank = u.bank
+         modified_by = u.modified_by, modified_at = u.modified_at, card = u.card, bank = u.bank,
+         mask = u.mask
        FROM jsonb_to_recordset($1::jsonb) AS u(
          tenant_id uuid, token_id text, data_ciphertext text, fingerprint text, containers text[],
          metadata jsonb, expires_at timestamptz, modified_by uuid, modified_at timestamptz,
-         card jsonb, bank jsonb)
+         card jsonb, bank jsonb, mask jsonb)
        WHERE t.tenant_id = u.tenant_id AND t.id = u.token_id
        RETURNING t.tenant_id, t.id, t.metadata, t.created_at),
      dropped AS (

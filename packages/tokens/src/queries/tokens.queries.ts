@@ -1,5 +1,12 @@
 import { withTenant, type Clock, type Pool } from '@tokenvault/platform';
-import { privacyOf, type TokenPrivacy, type TokenResponse, type TokenType } from '@tokenvault/contracts';
+import {
+  privacyOf,
+  type TokenMask,
+  type TokenPrivacy,
+  type TokenResponse,
+  type TokenType,
+} from '@tokenvault/contracts';
+import { maskOf } from '../domain/token-mask.ts';
 import type { BankSummary, CardSummary } from '../domain/tokens.events.ts';
 
 export interface TokenRow {
@@ -19,6 +26,8 @@ export interface TokenRow {
   privacy: TokenPrivacy | null;
   card: CardSummary | null;
   bank: BankSummary | null;
+  /** Its mask expression as given (null: its type's default, if any). */
+  mask: TokenMask | null;
   /** When a card's CVC was last removed from its data (TokenCvcRemoved). */
   cvc_removed_at: Date | null;
   /** The token's key as `token_keys` holds it (null: destroyed, or a token sealed before token keys). */
@@ -37,6 +46,8 @@ const withKeyOf = (alias: string) =>
 /** Not expired at `placeholder` (the clock's now: every expiry check reads the one clock). */
 const liveAt = (placeholder: string, table = '') =>
   `(${table}expires_at IS NULL OR ${table}expires_at > ${placeholder}::timestamptz)`;
+
+const maskField = (mask: TokenMask | undefined) => (mask === undefined ? {} : { mask });
 
 /** The response fields of a token; `data` is added only by callers that opened it for a reader. */
 export function tokenFields(
@@ -57,6 +68,7 @@ export function tokenFields(
     // Its restriction policy is what a read gets when the caller's access masks or redacts it
     // without naming how (docs/token-types.md).
     privacy: privacyOf(row.type, row.privacy),
+    ...maskField(maskOf(row.type, row.mask)),
     ...(row.card ? { card: row.card } : {}),
     ...(row.bank ? { bank: row.bank } : {}),
   };

@@ -107,7 +107,17 @@ describe('gateway', () => {
     const createToken = body.paths['/tokens']?.post;
     const schema = createToken?.requestBody?.content['application/json']?.schema;
     expect(Object.keys(schema?.properties ?? {}).sort()).toEqual(
-      ['containers', 'data', 'deduplicate_token', 'expires_at', 'id', 'metadata', 'privacy', 'type'].sort(),
+      [
+        'containers',
+        'data',
+        'deduplicate_token',
+        'expires_at',
+        'id',
+        'mask',
+        'metadata',
+        'privacy',
+        'type',
+      ].sort(),
     );
     expect(schema?.required).toEqual(['data']);
     expect(createToken?.['x-permission']).toBe('token:create');

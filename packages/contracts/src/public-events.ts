@@ -266,6 +266,12 @@ export const publicEvents: Record<string, PublicEventContract> = {
           z.object({
             token_id: id('The token id.'),
             type: tokenTypeSchema.describe('The token type.'),
+            transform: z
+              .enum(['mask', 'redact'])
+              .optional()
+              .describe(
+                'What the read showed when its access rule masked or redacted the data (absent: the data).',
+              ),
           }),
         )
         .describe('The tokens read (at most 100).'),

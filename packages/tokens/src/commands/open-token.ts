@@ -74,7 +74,7 @@ export async function openForReader(
   );
   await deps.readAuditor.record(
     principal,
-    shown.map(({ row }) => ({ tokenId: row.id, type: row.type })),
+    shown.map(({ row, transform }) => ({ tokenId: row.id, type: row.type, transform })),
     requestId,
   );
   return tokens;

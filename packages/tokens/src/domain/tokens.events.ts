@@ -193,7 +193,13 @@ export const maxTokensPerRead = 100;
  */
 export type TokensReadEvent = DomainEvent<
   'TokensRead',
-  { tenant_id: string; tokens: { token_id: string; type: TokenType }[]; read_by: string; read_at: string }
+  {
+    tenant_id: string;
+    /** `transform`: what the read showed when its rule masked or redacted the data (absent: the data). */
+    tokens: { token_id: string; type: TokenType; transform?: 'mask' | 'redact' }[];
+    read_by: string;
+    read_at: string;
+  }
 >;
 
 /** Every event this context appends (or appended). */

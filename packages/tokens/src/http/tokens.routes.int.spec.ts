@@ -185,7 +185,13 @@ describe('token routes, in process (commands on an in-memory store, queries on P
       expect(lowIds).toContain(cardId);
       expect(lowIds).not.toContain(general.id);
     }
-    expect((await readsOf(cardId)).length).toBeGreaterThanOrEqual(5);
+    // Every read is on record, with what it showed when that was not the data.
+    const recorded = (await readsOf(cardId))
+      .flatMap((event) => (event.data as { tokens: { token_id: string; transform?: string }[] }).tokens)
+      .filter((read) => read.token_id === cardId)
+      .map((read) => read.transform ?? 'reveal');
+    expect(recorded.length).toBeGreaterThanOrEqual(5);
+    expect(new Set(recorded)).toEqual(new Set(['mask', 'redact']));
   });
 
   it('masks: the type’s default or the one given, answered as the expression; a masked read shows it evaluated', async () => {

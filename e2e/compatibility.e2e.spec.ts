@@ -137,6 +137,56 @@ describe('compatibility', () => {
     expect(token.privacy?.restrictionPolicy).toBe('mask');
   });
 
+  it('applications.create with the anchor’s access rules, tokens.create with a mask, read masked by the new key', async () => {
+    const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
+    const application: NodeSdk.Application = await sdk.applications.create({
+      name: 'support (node-sdk)',
+      type: 'private',
+      rules: [
+        {
+          description: 'Cards masked',
+          priority: 1,
+          container: '/pci/',
+          transform: 'mask',
+          permissions: ['token:read'],
+        },
+        {
+          description: 'The rest in full',
+          priority: 2,
+          container: '/',
+          transform: 'reveal',
+          permissions: ['token:read'],
+        },
+      ],
+    });
+    expect(application.rules).toEqual([
+      {
+        description: 'Cards masked',
+        priority: 1,
+        container: '/pci/',
+        transform: 'mask',
+        permissions: ['token:read'],
+      },
+      {
+        description: 'The rest in full',
+        priority: 2,
+        container: '/',
+        transform: 'reveal',
+        permissions: ['token:read'],
+      },
+    ]);
+    const created = await sdk.tokens.create({
+      type: 'card_number',
+      data: '4242424242424242',
+      mask: '{{ data | reveal_last: 4, "*" }}',
+    });
+    expect(created.mask).toBe('{{ data | reveal_last: 4, "*" }}');
+    const support = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: application.key! });
+    const masked: NodeSdk.Token = await support.tokens.get(created.id!);
+    expect(masked.data).toBe('************4242');
+    expect(masked.card?.last4).toBe('4242');
+  });
+
   it('serves webhooks.ping/create/get/list/update/delete and webhooks.events.list as Basis Theory’s Node SDK calls them', async () => {
     const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
     await sdk.webhooks.ping();

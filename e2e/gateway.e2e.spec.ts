@@ -116,6 +116,7 @@ describe('gateway', () => {
         'expires_at',
         'fingerprint_expression',
         'id',
+        'mask',
         'metadata',
         'privacy',
         'search_indexes',

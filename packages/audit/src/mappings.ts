@@ -117,7 +117,12 @@ const mappings = {
       entity_type: token.type,
       entity_id: token.token_id,
       operation: 'read',
-      message: 'Token retrieved',
+      message:
+        token.transform === 'mask'
+          ? 'Token retrieved (masked)'
+          : token.transform === 'redact'
+            ? 'Token retrieved (redacted)'
+            : 'Token retrieved',
     })),
   ReactorFormulaCreated: entry('reactor_formula', 'formula_id', 'create', 'Reactor formula created'),
   ReactorFormulaUpdated: entry('reactor_formula', 'formula_id', 'update', 'Reactor formula updated'),

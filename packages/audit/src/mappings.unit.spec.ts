@@ -38,6 +38,8 @@ describe('logEntriesOf', () => {
           tokens: [
             { token_id: 't-1', type: 'token' },
             { token_id: 'b-1', type: 'bank' },
+            { token_id: 'c-1', type: 'card', transform: 'mask' },
+            { token_id: 'c-2', type: 'card', transform: 'redact' },
           ],
           read_by: actor,
           read_at: '2026-01-12T10:00:00.000Z',
@@ -46,6 +48,8 @@ describe('logEntriesOf', () => {
     ).toEqual([
       { entity_type: 'token', entity_id: 't-1', operation: 'read', message: 'Token retrieved' },
       { entity_type: 'bank', entity_id: 'b-1', operation: 'read', message: 'Token retrieved' },
+      { entity_type: 'card', entity_id: 'c-1', operation: 'read', message: 'Token retrieved (masked)' },
+      { entity_type: 'card', entity_id: 'c-2', operation: 'read', message: 'Token retrieved (redacted)' },
     ]);
   });
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { containerPath, displayName, timestamp, uuid } from './common.ts';
+import { accessTransformSchema } from './access-rules.ts';
+import { displayName, timestamp, uuid } from './common.ts';
 import {
   permissionDescriptions,
   permissions,
@@ -11,10 +12,30 @@ import {
 export const applicationTypes = ['private', 'public', 'management'] as const;
 export type ApplicationType = (typeof applicationTypes)[number];
 
-const rule = z.strictObject({
-  container: containerPath,
+/** A rule's container: a container path, or `/` for every container. */
+export const ruleContainer = z
+  .string()
+  .max(200)
+  .regex(/^\/([A-Za-z0-9_-]+\/)*$/, 'Must be / or look like /segment/segment/ (letters, digits, _ and -)')
+  .meta({ examples: ['/pci/'] })
+  .transform((path) => path.toLowerCase());
+
+/**
+ * Basis Theory's `AccessRule` (without `conditions`, which belong to its element sessions):
+ * evaluated by priority, 1 first (ties keep their order in the array); the first rule whose
+ * container covers the token and which holds the permission decides, and its transform says what
+ * of the data a read shows (docs/applications.md, "Access rules").
+ */
+export const accessRuleSchema = z.strictObject({
+  description: z.string().max(500).optional(),
+  priority: z.number().int().min(1).max(1_000_000).optional(),
+  container: ruleContainer,
+  transform: accessTransformSchema
+    .default('reveal')
+    .describe('What a read decided by this rule shows: the data (reveal), its mask (mask), none (redact)'),
   permissions: z.array(tokenPermissionSchema).min(1).max(5),
 });
+const rule = accessRuleSchema;
 
 /** The application's own request quota; without it RATE_LIMIT_PER_MINUTE applies. */
 export const rateLimitSchema = z.strictObject({
@@ -99,7 +120,15 @@ export const applicationSchema = z.object({
   name: z.string(),
   type: z.enum(applicationTypes),
   permissions: z.array(permissionSchema),
-  rules: z.array(z.object({ container: z.string(), permissions: z.array(tokenPermissionSchema) })),
+  rules: z.array(
+    z.object({
+      description: z.string().optional(),
+      priority: z.number().int().optional(),
+      container: z.string(),
+      transform: accessTransformSchema,
+      permissions: z.array(tokenPermissionSchema),
+    }),
+  ),
   rate_limit: z.object({ requests_per_minute: z.number().int().optional() }).optional(),
   created_by: uuid.optional(),
   created_at: timestamp.optional(),

@@ -1,5 +1,6 @@
 export * from './permissions.schemas.ts';
 export * from './common.ts';
+export * from './access-rules.ts';
 export * from './checksums.ts';
 export * from './tokens.schemas.ts';
 export * from './applications.schemas.ts';

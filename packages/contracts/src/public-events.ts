@@ -38,8 +38,19 @@ const id = (what: string) => z.string().describe(what);
 const at = (what: string) => z.string().describe(`${what} (ISO 8601)`);
 const tenantId = id('The tenant.');
 const rules = z
-  .array(z.object({ container: z.string(), permissions: z.array(permissionSchema) }))
-  .describe('Token permissions per container (and everything below it).');
+  .array(
+    z.object({
+      description: z.string().optional().describe('What the rule is for.'),
+      priority: z.number().int().optional().describe('Evaluation order, 1 first.'),
+      container: z.string(),
+      transform: z
+        .enum(['reveal', 'mask', 'redact'])
+        .optional()
+        .describe('What a read decided by it shows (absent: reveal).'),
+      permissions: z.array(permissionSchema),
+    }),
+  )
+  .describe('Token permissions per container (and everything below it), evaluated by priority.');
 
 const rateLimit = z
   .object({
@@ -255,6 +266,12 @@ export const publicEvents: Record<string, PublicEventContract> = {
           z.object({
             token_id: id('The token id.'),
             type: tokenTypeSchema.describe('The token type.'),
+            transform: z
+              .enum(['mask', 'redact'])
+              .optional()
+              .describe(
+                'What the read showed when its access rule masked or redacted the data (absent: the data).',
+              ),
           }),
         )
         .describe('The tokens read (at most 100).'),

@@ -103,6 +103,48 @@ export const typePrivacy: Record<TokenType, TypePrivacy> = {
   },
 };
 
+/**
+ * A token's mask: an expression on its data (`{{ data.number | reveal_last: 4 }}`), or an object
+ * or array of expressions mirroring the data. What a read the deciding rule masks shows in place
+ * of the data (docs/token-types.md, "Masks").
+ */
+export type TokenMask = string | TokenMask[] | { [field: string]: TokenMask };
+
+const maskLimits = { depth: 5, entries: 50, length: 1_000 };
+const isMaskShape = (value: unknown, depth = 0): boolean => {
+  if (typeof value === 'string') return value.length <= maskLimits.length;
+  if (depth >= maskLimits.depth || typeof value !== 'object' || value === null) return false;
+  const entries = Object.values(value);
+  return entries.length <= maskLimits.entries && entries.every((entry) => isMaskShape(entry, depth + 1));
+};
+
+export const tokenMaskSchema = z
+  .json()
+  .refine(isMaskShape, {
+    message:
+      'Must be a mask expression ({{ data | reveal_last: 4 }}), or an object or array of them mirroring the data',
+  })
+  .transform((mask) => mask as TokenMask)
+  .describe(
+    'An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data',
+  );
+
+/** Basis Theory's default masks: a type without one is redacted where a rule masks it. */
+export const defaultMasks: Partial<Record<TokenType, TokenMask>> = {
+  card: {
+    number: '{{ data.number | reveal_last: 4 }}',
+    expiration_month: '{{ data.expiration_month }}',
+    expiration_year: '{{ data.expiration_year }}',
+  },
+  bank: {
+    routing_number: '{{ data.routing_number }}',
+    account_number: '{{ data.account_number | reveal_last: 4 }}',
+  },
+  card_number: '{{ data | reveal_last: 4 }}',
+  us_bank_account_number: '{{ data | reveal_last: 4 }}',
+  social_security_number: '{{ data | reveal_last: 4 }}',
+};
+
 /** A token's privacy: what its create gave (or, for tokens from before privacy, nothing) over its type's defaults. */
 export const privacyOf = (type: TokenType, given?: PrivacyInput | null): TokenPrivacy => ({
   ...typePrivacy[type].defaults,

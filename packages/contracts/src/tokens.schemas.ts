@@ -7,6 +7,7 @@ import {
   privacyIssues,
   privacyResponseSchema,
   privacySchema,
+  tokenMaskSchema,
   singleValueDataSchemas,
   tokenTypes,
   tokenTypeSchema,
@@ -110,6 +111,7 @@ export const createTokenBody = z
     deduplicate_token: z.boolean().optional(),
     search_indexes: searchIndexesSchema.optional(),
     fingerprint_expression: fingerprintExpressionSchema.optional(),
+    mask: tokenMaskSchema.optional(),
     privacy: privacySchema
       .optional()
       .describe(
@@ -169,6 +171,7 @@ export const updateTokenBody = z.strictObject({
     .boolean()
     .optional()
     .describe('Overrides the tenant’s deduplicate_tokens setting for this update'),
+  mask: tokenMaskSchema.optional(),
 });
 export type UpdateTokenBody = z.output<typeof updateTokenBody>;
 
@@ -211,6 +214,10 @@ export const tokenSchema = z.object({
   modified_by: uuid.optional(),
   modified_at: timestamp.optional(),
   privacy: privacyResponseSchema.describe('Its classification, impact level and restriction policy'),
+  mask: z
+    .json()
+    .optional()
+    .describe('Its mask expression: as given, else its type’s default; absent when it has neither'),
   card: cardDetailsSchema
     .optional()
     .describe('A card’s summary (card and card_number tokens), shown with or without the data'),

@@ -226,9 +226,8 @@ export const fieldUnder =
  * `{{ data }}`, `{{ data.number | last4 }}`, `{{ data | replace: '-', '' }}` (the variable
  * `data`, a path of names or indexes into it, the filters of detokenization).
  */
-const dataExpression = new RegExp(
-  String.raw`^\{\{\s*(data(?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])*)\s*(${filterChain})\}\}$`,
-);
+const dataPath = String.raw`data(?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])*`;
+const dataExpression = new RegExp(String.raw`^\{\{\s*(${dataPath})\s*(${filterChain})\}\}$`);
 
 /** Whether a text is one expression on a token's own data (see dataExpression). */
 export const isDataExpression = (text: string): boolean => dataExpression.test(text);
@@ -261,4 +260,73 @@ export class DataExpressionError extends Error {
     super(message);
     this.name = 'DataExpressionError';
   }
+}
+
+// Masks: `{{ data.number | reveal_last: 4 }}`, evaluated on a token's own data (not on tokens
+// named by id). A mask is a text or an object or array of texts mirroring the data.
+
+const maskSource = String.raw`\{\{\s*(${dataPath})\s*(${filterChain})\}\}`;
+const anyMaskExpression = () => new RegExp(maskSource, 'g');
+const wholeMaskExpression = new RegExp(`^${maskSource}$`);
+
+/** Why a mask could not be evaluated on a token's data: named by where in the mask, never a value. */
+export class MaskFailure extends Error {
+  readonly location: string;
+  constructor(location: string, message: string) {
+    super(message);
+    this.name = 'MaskFailure';
+    this.location = location;
+  }
+}
+
+function maskFailureMessage(error: unknown): string {
+  const cause = (error as { originalError?: unknown }).originalError ?? error;
+  const message = cause instanceof Error ? cause.message : '';
+  if (/undefined variable/i.test(message)) return 'The mask names a field the data does not have';
+  return failureMessage(error);
+}
+
+function evaluateMaskExpression(match: RegExpExecArray, data: unknown, location: string): unknown {
+  const [, path, filters] = match;
+  try {
+    return liquid.evalValueSync(`${path} ${filters ?? ''}`, { data }) ?? null;
+  } catch (error) {
+    throw new MaskFailure(location, maskFailureMessage(error));
+  }
+}
+
+function renderMaskString(text: string, data: unknown, location: string): unknown {
+  const single = wholeMaskExpression.exec(text);
+  if (single) return evaluateMaskExpression(single, data, location);
+  if (text.includes('{{') && !anyMaskExpression().test(text)) {
+    throw new MaskFailure(location, 'A mask expression reads the token’s data: {{ data… | filter }}');
+  }
+  let rendered = '';
+  let copied = 0;
+  for (const match of text.matchAll(anyMaskExpression())) {
+    rendered += text.slice(copied, match.index);
+    copied = match.index + match[0].length;
+    rendered += to_string(evaluateMaskExpression(match, data, location));
+  }
+  rendered += text.slice(copied);
+  if (rendered.length > maxRenderedLength) {
+    throw new MaskFailure(location, `The mask exceeds ${maxRenderedLength} characters`);
+  }
+  return rendered;
+}
+
+/**
+ * A mask evaluated on a token's data: each text of it rendered (a text that is exactly one
+ * expression becomes its value), objects and arrays kept as they are. The first failure is a
+ * MaskFailure naming where in the mask (`mask`, `mask.number`).
+ */
+export function evaluateMask(mask: unknown, data: unknown, location = 'mask'): unknown {
+  if (typeof mask === 'string') return renderMaskString(mask, data, location);
+  if (Array.isArray(mask)) return mask.map((item, index) => evaluateMask(item, data, `${location}.${index}`));
+  if (isPlainObject(mask)) {
+    return Object.fromEntries(
+      Object.entries(mask).map(([key, item]) => [key, evaluateMask(item, data, `${location}.${key}`)]),
+    );
+  }
+  return mask;
 }

@@ -91,6 +91,14 @@ export function reveal_last(value: unknown, count: unknown, mask?: unknown): str
   return masked.repeat(characters.length - shown) + characters.slice(characters.length - shown).join('');
 }
 
+/** All but the first `count` characters replaced by `mask` (default `X`). */
+export function reveal_first(value: unknown, count: unknown, mask?: unknown): string {
+  const characters = [...textOf('reveal_first', value)];
+  const shown = Math.min(countOf('reveal_first', count), characters.length);
+  const masked = characterOf('reveal_first', mask, 'X');
+  return characters.slice(0, shown).join('') + masked.repeat(characters.length - shown);
+}
+
 /** The text padded on the left with `padding` (default a space) to `length` characters. */
 export function pad_left(value: unknown, length: unknown, padding?: unknown): string {
   return textOf('pad_left', value).padStart(
@@ -129,6 +137,7 @@ export const customFilters = {
   card_bin,
   card_exp,
   reveal_last,
+  reveal_first,
   pad_left,
   stringify,
   to_number,

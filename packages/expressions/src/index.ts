@@ -1,10 +1,12 @@
 export {
   DataExpressionError,
   evaluateDataExpression,
+  evaluateMask,
   findTokenIds,
   expressionSyntaxError,
   fieldUnder,
   isDataExpression,
+  MaskFailure,
   maxRenderedLength,
   maxTokensPerRequest,
   renderJson,

@@ -7,10 +7,19 @@ import { inputLimits, screenInput } from './input.ts';
 // handler is given. The express app (http-app.ts), in-process calls (route-call.ts) and the OpenAPI
 // document (openapi-document.ts) all read routes from here.
 
-/** A grant of token permissions on one container path and everything below it. */
+/**
+ * A grant of token permissions on one container path and everything below it: an application's
+ * access rule. Which rule decides, and what its transform shows, is `decidingRule` of
+ * `@tokenvault/contracts`.
+ */
 export interface ContainerRule {
   container: string;
   permissions: string[];
+  /** What a read it decides shows; absent (rules stored before transforms): reveal. */
+  transform?: 'reveal' | 'mask' | 'redact';
+  /** Evaluation order, 1 first; absent: after every rule with one. */
+  priority?: number;
+  description?: string;
 }
 
 /** Who is calling: resolved from the API key before any handler runs. */

@@ -251,4 +251,12 @@ export const tokensMigrations: Migration[] = [
       GRANT SELECT ON token_search_index TO {{app_role}};
     `,
   },
+  {
+    id: 'tokens/011_masks',
+    // A token's mask expression as its create or last update gave it (null: its type's default).
+    // An expression, not data: the masked value is evaluated on the data at read time.
+    sql: `
+      ALTER TABLE tokens ADD COLUMN mask jsonb;
+    `,
+  },
 ];

@@ -1093,6 +1093,7 @@ export interface components {
             request_id?: string;
         };
         schema0: unknown;
+        schema1: unknown;
     };
     responses: {
         /** @description Too many requests: the API key has used its quota (see RateLimit), or another limit of the operation is reached (reactor invocations in flight per tenant, e-mails per invitation). Nothing was done; retry after Retry-After seconds. */
@@ -1457,7 +1458,10 @@ export interface operations {
                      *           ],
                      *           "rules": [
                      *             {
+                     *               "description": "string",
+                     *               "priority": -9007199254740991,
                      *               "container": "string",
+                     *               "transform": "reveal",
                      *               "permissions": [
                      *                 "token:create"
                      *               ]
@@ -1491,7 +1495,11 @@ export interface operations {
                             type: "private" | "public" | "management";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                             rules: {
+                                description?: string;
+                                priority?: number;
                                 container: string;
+                                /** @enum {string} */
+                                transform: "reveal" | "mask" | "redact";
                                 permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                             }[];
                             rate_limit?: {
@@ -1577,7 +1585,10 @@ export interface operations {
                  *       "permissions": [],
                  *       "rules": [
                  *         {
-                 *           "container": "/pci/high/",
+                 *           "description": "string",
+                 *           "priority": 1,
+                 *           "container": "/pci/",
+                 *           "transform": "reveal",
                  *           "permissions": [
                  *             "token:create"
                  *           ]
@@ -1595,8 +1606,16 @@ export interface operations {
                     /** @default [] */
                     permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                     rules?: {
-                        /** @example /pci/high/ */
+                        description?: string;
+                        priority?: number;
+                        /** @example /pci/ */
                         container: string;
+                        /**
+                         * @description What a read decided by this rule shows: the data (reveal), its mask (mask), none (redact)
+                         * @default reveal
+                         * @enum {string}
+                         */
+                        transform?: "reveal" | "mask" | "redact";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                     }[];
                     rate_limit?: {
@@ -1626,7 +1645,10 @@ export interface operations {
                      *       ],
                      *       "rules": [
                      *         {
+                     *           "description": "string",
+                     *           "priority": -9007199254740991,
                      *           "container": "string",
+                     *           "transform": "reveal",
                      *           "permissions": [
                      *             "token:create"
                      *           ]
@@ -1652,7 +1674,11 @@ export interface operations {
                         type: "private" | "public" | "management";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
+                            description?: string;
+                            priority?: number;
                             container: string;
+                            /** @enum {string} */
+                            transform: "reveal" | "mask" | "redact";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                         }[];
                         rate_limit?: {
@@ -1751,7 +1777,10 @@ export interface operations {
                      *       ],
                      *       "rules": [
                      *         {
+                     *           "description": "string",
+                     *           "priority": -9007199254740991,
                      *           "container": "string",
+                     *           "transform": "reveal",
                      *           "permissions": [
                      *             "token:create"
                      *           ]
@@ -1776,7 +1805,11 @@ export interface operations {
                         type: "private" | "public" | "management";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
+                            description?: string;
+                            priority?: number;
                             container: string;
+                            /** @enum {string} */
+                            transform: "reveal" | "mask" | "redact";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                         }[];
                         rate_limit?: {
@@ -1870,7 +1903,10 @@ export interface operations {
                      *       ],
                      *       "rules": [
                      *         {
+                     *           "description": "string",
+                     *           "priority": -9007199254740991,
                      *           "container": "string",
+                     *           "transform": "reveal",
                      *           "permissions": [
                      *             "token:create"
                      *           ]
@@ -1895,7 +1931,11 @@ export interface operations {
                         type: "private" | "public" | "management";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
+                            description?: string;
+                            priority?: number;
                             container: string;
+                            /** @enum {string} */
+                            transform: "reveal" | "mask" | "redact";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                         }[];
                         rate_limit?: {
@@ -1992,7 +2032,10 @@ export interface operations {
                  *       "permissions": [],
                  *       "rules": [
                  *         {
-                 *           "container": "/pci/high/",
+                 *           "description": "string",
+                 *           "priority": 1,
+                 *           "container": "/pci/",
+                 *           "transform": "reveal",
                  *           "permissions": [
                  *             "token:create"
                  *           ]
@@ -2008,8 +2051,16 @@ export interface operations {
                     /** @default [] */
                     permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                     rules?: {
-                        /** @example /pci/high/ */
+                        description?: string;
+                        priority?: number;
+                        /** @example /pci/ */
                         container: string;
+                        /**
+                         * @description What a read decided by this rule shows: the data (reveal), its mask (mask), none (redact)
+                         * @default reveal
+                         * @enum {string}
+                         */
+                        transform?: "reveal" | "mask" | "redact";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                     }[];
                     rate_limit?: {
@@ -2039,7 +2090,10 @@ export interface operations {
                      *       ],
                      *       "rules": [
                      *         {
+                     *           "description": "string",
+                     *           "priority": -9007199254740991,
                      *           "container": "string",
+                     *           "transform": "reveal",
                      *           "permissions": [
                      *             "token:create"
                      *           ]
@@ -2064,7 +2118,11 @@ export interface operations {
                         type: "private" | "public" | "management";
                         permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
                         rules: {
+                            description?: string;
+                            priority?: number;
                             container: string;
+                            /** @enum {string} */
+                            transform: "reveal" | "mask" | "redact";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search")[];
                         }[];
                         rate_limit?: {
@@ -3975,6 +4033,7 @@ export interface operations {
                      *             "impact_level": "low",
                      *             "restriction_policy": "mask"
                      *           },
+                     *           "mask": "string",
                      *           "card": {
                      *             "bin": "string",
                      *             "last4": "string",
@@ -4034,6 +4093,8 @@ export interface operations {
                                 /** @enum {string} */
                                 restriction_policy: "mask" | "redact";
                             };
+                            /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                            mask?: components["schemas"]["schema1"];
                             /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                             card?: {
                                 /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -4168,6 +4229,8 @@ export interface operations {
                      * @example {{ data | last4 }}
                      */
                     fingerprint_expression?: string;
+                    /** @description An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data */
+                    mask?: components["schemas"]["schema1"];
                     /** @description Classification, impact level and restriction policy; each left out takes the type’s default (docs/token-types.md). Without containers, the token goes in /<classification>/<impact_level>/. */
                     privacy?: {
                         /** @enum {string} */
@@ -4211,6 +4274,7 @@ export interface operations {
                      *         "impact_level": "low",
                      *         "restriction_policy": "mask"
                      *       },
+                     *       "mask": "string",
                      *       "card": {
                      *         "bin": "string",
                      *         "last4": "string",
@@ -4260,6 +4324,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -4361,6 +4427,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -4496,6 +4564,7 @@ export interface operations {
                      *             "impact_level": "low",
                      *             "restriction_policy": "mask"
                      *           },
+                     *           "mask": "string",
                      *           "card": {
                      *             "bin": "string",
                      *             "last4": "string",
@@ -4553,6 +4622,8 @@ export interface operations {
                                 /** @enum {string} */
                                 restriction_policy: "mask" | "redact";
                             };
+                            /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                            mask?: components["schemas"]["schema1"];
                             /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                             card?: {
                                 /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -4673,6 +4744,7 @@ export interface operations {
                      *         "impact_level": "low",
                      *         "restriction_policy": "mask"
                      *       },
+                     *       "mask": "string",
                      *       "card": {
                      *         "bin": "string",
                      *         "last4": "string",
@@ -4722,6 +4794,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -4918,7 +4992,8 @@ export interface operations {
                  *         "{{ data | last4 }}"
                  *       ],
                  *       "fingerprint_expression": "{{ data | last4 }}",
-                 *       "deduplicate_token": true
+                 *       "deduplicate_token": true,
+                 *       "mask": "string"
                  *     }
                  */
                 "application/merge-patch+json": {
@@ -4936,6 +5011,8 @@ export interface operations {
                     fingerprint_expression?: string | null;
                     /** @description Overrides the tenant’s deduplicate_tokens setting for this update */
                     deduplicate_token?: boolean;
+                    /** @description An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data */
+                    mask?: components["schemas"]["schema1"];
                 };
                 /**
                  * @example {
@@ -4949,7 +5026,8 @@ export interface operations {
                  *         "{{ data | last4 }}"
                  *       ],
                  *       "fingerprint_expression": "{{ data | last4 }}",
-                 *       "deduplicate_token": true
+                 *       "deduplicate_token": true,
+                 *       "mask": "string"
                  *     }
                  */
                 "application/json": {
@@ -4967,6 +5045,8 @@ export interface operations {
                     fingerprint_expression?: string | null;
                     /** @description Overrides the tenant’s deduplicate_tokens setting for this update */
                     deduplicate_token?: boolean;
+                    /** @description An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data */
+                    mask?: components["schemas"]["schema1"];
                 };
             };
         };
@@ -5001,6 +5081,7 @@ export interface operations {
                      *         "impact_level": "low",
                      *         "restriction_policy": "mask"
                      *       },
+                     *       "mask": "string",
                      *       "card": {
                      *         "bin": "string",
                      *         "last4": "string",
@@ -5050,6 +5131,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -5218,6 +5301,7 @@ export interface operations {
                      *             "impact_level": "low",
                      *             "restriction_policy": "mask"
                      *           },
+                     *           "mask": "string",
                      *           "card": {
                      *             "bin": "string",
                      *             "last4": "string",
@@ -5275,6 +5359,8 @@ export interface operations {
                                 /** @enum {string} */
                                 restriction_policy: "mask" | "redact";
                             };
+                            /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                            mask?: components["schemas"]["schema1"];
                             /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                             card?: {
                                 /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -5435,6 +5521,7 @@ export interface operations {
                      *             "impact_level": "low",
                      *             "restriction_policy": "mask"
                      *           },
+                     *           "mask": "string",
                      *           "card": {
                      *             "bin": "string",
                      *             "last4": "string",
@@ -5494,6 +5581,8 @@ export interface operations {
                                 /** @enum {string} */
                                 restriction_policy: "mask" | "redact";
                             };
+                            /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                            mask?: components["schemas"]["schema1"];
                             /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                             card?: {
                                 /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -5804,6 +5893,7 @@ export interface operations {
                      *             "impact_level": "low",
                      *             "restriction_policy": "mask"
                      *           },
+                     *           "mask": "string",
                      *           "card": {
                      *             "bin": "string",
                      *             "last4": "string",
@@ -5862,6 +5952,8 @@ export interface operations {
                                 /** @enum {string} */
                                 restriction_policy: "mask" | "redact";
                             };
+                            /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                            mask?: components["schemas"]["schema1"];
                             /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                             card?: {
                                 /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -5984,6 +6076,7 @@ export interface operations {
                  *         "{{ data | last4 }}"
                  *       ],
                  *       "fingerprint_expression": "{{ data | last4 }}",
+                 *       "mask": "string",
                  *       "privacy": {
                  *         "classification": "general",
                  *         "impact_level": "low",
@@ -6017,6 +6110,8 @@ export interface operations {
                      * @example {{ data | last4 }}
                      */
                     fingerprint_expression?: string;
+                    /** @description An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data */
+                    mask?: components["schemas"]["schema1"];
                     /** @description Classification, impact level and restriction policy; each left out takes the type’s default (docs/token-types.md). Without containers, the token goes in /<classification>/<impact_level>/. */
                     privacy?: {
                         /** @enum {string} */
@@ -6060,6 +6155,7 @@ export interface operations {
                      *         "impact_level": "low",
                      *         "restriction_policy": "mask"
                      *       },
+                     *       "mask": "string",
                      *       "card": {
                      *         "bin": "string",
                      *         "last4": "string",
@@ -6109,6 +6205,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -6171,6 +6269,7 @@ export interface operations {
                      *         "impact_level": "low",
                      *         "restriction_policy": "mask"
                      *       },
+                     *       "mask": "string",
                      *       "card": {
                      *         "bin": "string",
                      *         "last4": "string",
@@ -6220,6 +6319,8 @@ export interface operations {
                             /** @enum {string} */
                             restriction_policy: "mask" | "redact";
                         };
+                        /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
+                        mask?: components["schemas"]["schema1"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */

@@ -1,11 +1,20 @@
 import { invalidCommand, notAllowed, type DomainError, type FieldErrors } from '@tokenvault/platform';
-import { permissions as everyPermission, type ApplicationType, type RateLimit } from '@tokenvault/contracts';
+import {
+  decidingRule,
+  permissions as everyPermission,
+  transformOf,
+  transformRank,
+  type AccessRuleGrant,
+  type AccessTransform,
+  type ApplicationType,
+  type RateLimit,
+} from '@tokenvault/contracts';
 
 /** An application's type and grants: what a caller holds, or what it asks an application to hold. */
 export interface ApplicationGrants {
   type: ApplicationType;
   permissions: readonly string[];
-  rules: readonly { container: string; permissions: readonly string[] }[];
+  rules: readonly AccessRuleGrant[];
 }
 
 /**
@@ -52,17 +61,26 @@ export function quotaNotHeld(caller: ApplicationCaller, quota: number, field: st
   return { [field]: [`${asked} is more than this key holds (${held} per minute)`] };
 }
 
-function holdsOn(caller: ApplicationGrants, permission: string, container: string): boolean {
-  return (
-    caller.permissions.includes(permission) ||
-    caller.rules.some((rule) => container.startsWith(rule.container) && rule.permissions.includes(permission))
-  );
+/** Permissions whose transform matters: the reads of data (a rule's transform means nothing to the others). */
+const readsData: readonly string[] = ['token:read', 'token:use'];
+
+/** What the grants give of a permission on a container: the deciding transform, or undefined (not held). */
+function heldOn(
+  grants: ApplicationGrants,
+  permission: string,
+  container: string,
+): AccessTransform | undefined {
+  if (grants.permissions.includes(permission)) return 'reveal';
+  const rule = decidingRule(grants.rules, permission, [container]);
+  return rule && transformOf(rule);
 }
 
 /**
  * No key grants what it does not hold (OWASP API5): every tenant-wide permission requested must be
- * held tenant-wide; a container rule's permission must be held tenant-wide or by a rule on that
- * container or a parent of it; the type must not rank above the caller's. Updating its own
+ * held tenant-wide; wherever a requested rule decides a permission (on its container and below),
+ * the caller must hold it there, tenant-wide or by its own deciding rule, and for the reads of
+ * data (token:read, token:use) with a transform that shows as much (reveal > mask > redact;
+ * tenant-wide reveals); the type must not rank above the caller's. Updating its own
  * application is the same check, so a key can never widen itself. Answers, by field, what is not
  * held (empty when everything is); `typeField` names where the type came from.
  */
@@ -84,13 +102,33 @@ export function grantsNotHeld(
       add('body.permissions', `${permission} is not held by this key`);
     }
   }
-  requested.rules.forEach((rule, index) => {
-    for (const permission of rule.permissions) {
-      if (!holdsOn(caller, permission, rule.container)) {
-        add(`body.rules.${index}.permissions`, `${permission} on ${rule.container} is not held by this key`);
+  // Which rule decides, and so what a rule set gives, changes only at the containers of the
+  // rules: every container path decides as the longest of those containers above it. Comparing the
+  // two rule sets at each of them (the caller's and the requested) compares them everywhere.
+  const containers = [...new Set([...requested.rules, ...caller.rules].map((rule) => rule.container))];
+  const asked = [...new Set(requested.rules.flatMap((rule) => rule.permissions))];
+  for (const container of containers) {
+    for (const permission of asked) {
+      const deciding = decidingRule(requested.rules, permission, [container]);
+      if (!deciding) continue;
+      const index = requested.rules.indexOf(deciding);
+      const held = heldOn(caller, permission, container);
+      if (held === undefined) {
+        add(
+          `body.rules.${index}.permissions`,
+          `${permission} on ${deciding.container} is not held by this key`,
+        );
+        continue;
+      }
+      const transform = transformOf(deciding);
+      if (readsData.includes(permission) && transformRank[transform] > transformRank[held]) {
+        add(
+          `body.rules.${index}.transform`,
+          `${transform} of ${permission} on ${container} is more than this key holds (${held})`,
+        );
       }
     }
-  });
+  }
   return errors;
 }
 

@@ -100,6 +100,87 @@ const cases: [string, ApplicationGrants, ApplicationGrants, Record<string, strin
       'body.rules.1.permissions': ['token:use on /b/ is not held by this key'],
     },
   ],
+  // Transforms: reveal > mask > redact, compared wherever a requested rule decides a read.
+  [
+    'a masking key grants mask and redact on its container',
+    grants('private', [], [{ container: '/pci/', transform: 'mask', permissions: ['token:read'] }]),
+    grants(
+      'private',
+      [],
+      [
+        { container: '/pci/high/', transform: 'redact', permissions: ['token:read'] },
+        { container: '/pci/', transform: 'mask', permissions: ['token:read'] },
+      ],
+    ),
+    {},
+  ],
+  [
+    'a masking key cannot grant reveal (a rule given without transform reveals)',
+    grants('private', [], [{ container: '/pci/', transform: 'mask', permissions: ['token:read'] }]),
+    grants('private', [], [{ container: '/pci/high/', permissions: ['token:read'] }]),
+    {
+      'body.rules.0.transform': ['reveal of token:read on /pci/high/ is more than this key holds (mask)'],
+    },
+  ],
+  [
+    'a redacting key cannot grant mask of token:use',
+    grants('private', [], [{ container: '/', transform: 'redact', permissions: ['token:use'] }]),
+    grants('private', [], [{ container: '/bank/', transform: 'mask', permissions: ['token:use'] }]),
+    {
+      'body.rules.0.transform': ['mask of token:use on /bank/ is more than this key holds (redact)'],
+    },
+  ],
+  [
+    'a stored rule without transform reveals, and grants reveal',
+    grants('private', [], [{ container: '/pci/', permissions: ['token:read'] }]),
+    grants('private', [], [{ container: '/pci/', transform: 'reveal', permissions: ['token:read'] }]),
+    {},
+  ],
+  [
+    'tenant-wide token:read reveals, and grants any transform',
+    grants('private', ['token:read']),
+    grants('private', [], [{ container: '/', transform: 'reveal', permissions: ['token:read'] }]),
+    {},
+  ],
+  [
+    'a rule on / reveals only where the caller reveals: its own mask on /pci/ decides first',
+    grants(
+      'private',
+      [],
+      [
+        { container: '/pci/', priority: 1, transform: 'mask', permissions: ['token:read'] },
+        { container: '/', priority: 2, transform: 'reveal', permissions: ['token:read'] },
+      ],
+    ),
+    grants('private', [], [{ container: '/', transform: 'reveal', permissions: ['token:read'] }]),
+    { 'body.rules.0.transform': ['reveal of token:read on /pci/ is more than this key holds (mask)'] },
+  ],
+  [
+    'the same rules in another array order decide the same by priority',
+    grants(
+      'private',
+      [],
+      [
+        { container: '/', priority: 2, transform: 'reveal', permissions: ['token:read'] },
+        { container: '/pci/', priority: 1, transform: 'mask', permissions: ['token:read'] },
+      ],
+    ),
+    grants(
+      'private',
+      [],
+      [
+        { container: '/pci/', priority: 1, transform: 'mask', permissions: ['token:read'] },
+        { container: '/', priority: 2, transform: 'reveal', permissions: ['token:read'] },
+      ],
+    ),
+    {},
+  ],
+  [
+    'the transform of a permission that reads no data is not compared',
+    grants('private', [], [{ container: '/pci/', transform: 'redact', permissions: ['token:create'] }]),
+    grants('private', [], [{ container: '/pci/', transform: 'reveal', permissions: ['token:create'] }]),
+    {},
+  ],
 ];
 
 describe('grantsNotHeld: no key grants what it does not hold', () => {

@@ -1,8 +1,12 @@
 import type { DomainEvent } from '@tokenvault/cqrs';
-import type { ApplicationType, Permission, RateLimit } from '@tokenvault/contracts';
+import type { AccessTransform, ApplicationType, Permission, RateLimit } from '@tokenvault/contracts';
 
+/** An access rule as events carry it: rules written before transforms have only container and permissions (they reveal). */
 export interface ContainerRuleData {
+  description?: string;
+  priority?: number;
   container: string;
+  transform?: AccessTransform;
   permissions: Permission[];
 }
 

@@ -36,9 +36,18 @@ describe('application routes, in process (commands on an in-memory store, querie
     const permissions = ['application:create', 'token:read'];
     const body = createApplicationBody.parse({ ...application, permissions });
     const creator = (await commands.create(callers.member, body, 'given')).application;
+    // An application whose own rule masks cards: it may grant mask or redact there, never reveal.
+    const maskingRules = [{ container: '/pci/', transform: 'mask', permissions: ['token:read'] }];
+    const maskingBody = createApplicationBody.parse({
+      ...application,
+      permissions: ['application:create'],
+      rules: maskingRules,
+    });
+    const masking = (await commands.create(callers.member, maskingBody, 'given')).application;
     api = routeApp(applicationRoutes({ commands, queries: new ApplicationQueries(appPool), consistency }), {
       ...callers,
       creator: testPrincipal(tenant, creator.id, permissions),
+      masking: testPrincipal(tenant, masking.id, ['application:create'], { rules: maskingBody.rules }),
     });
   });
 
@@ -100,6 +109,54 @@ describe('application routes, in process (commands on an in-memory store, querie
       errors: { 'body.permissions': [expect.stringContaining('token:delete')] },
     });
     expect(await side.store.headPosition()).toEqual(head);
+  });
+
+  it('rules take the anchor’s shape (description, priority, transform); one given without transform reveals', async () => {
+    const rules = [
+      {
+        description: 'Support sees masked cards',
+        priority: 1,
+        container: '/pci/',
+        transform: 'mask',
+        permissions: ['token:read'],
+      },
+      { priority: 2, container: '/', permissions: ['token:read'] },
+    ];
+    const response = await api
+      .post('/applications')
+      .set('svc-api-key', 'member')
+      .send({ ...application, permissions: [], rules })
+      .expect(201);
+    const { key: _key, ...created } = response.body as Record<string, unknown> & { id: string; key: string };
+    expect(created.rules).toEqual([rules[0], { ...rules[1], transform: 'reveal' }]);
+    const read = await api.get(`/applications/${created.id}`).set('svc-api-key', 'reader').expect(200);
+    expect(read.body).toEqual(created);
+  });
+
+  it('a key whose rule masks cannot grant reveal there: a 403 naming body.rules.N.transform, nothing appended', async () => {
+    const head = await side.store.headPosition();
+    const response = await api
+      .post('/applications')
+      .set('svc-api-key', 'masking')
+      .send({
+        ...application,
+        permissions: [],
+        rules: [{ container: '/pci/high/', permissions: ['token:read'] }],
+      })
+      .expect(403);
+    expect(response.body).toMatchObject({
+      errors: { 'body.rules.0.transform': [expect.stringContaining('more than this key holds (mask)')] },
+    });
+    expect(await side.store.headPosition()).toEqual(head);
+    await api
+      .post('/applications')
+      .set('svc-api-key', 'masking')
+      .send({
+        ...application,
+        permissions: [],
+        rules: [{ container: '/pci/high/', transform: 'redact', permissions: ['token:read'] }],
+      })
+      .expect(201);
   });
 
   it('without an API key every route is a 401 problem', async () => {

@@ -1,5 +1,10 @@
 import { withTenant, type Pool } from '@tokenvault/platform';
-import type { ApplicationKeyResponse, ApplicationResponse } from '@tokenvault/contracts';
+import {
+  transformOf,
+  type AccessTransform,
+  type ApplicationKeyResponse,
+  type ApplicationResponse,
+} from '@tokenvault/contracts';
 
 interface ApplicationRow {
   id: string;
@@ -7,7 +12,8 @@ interface ApplicationRow {
   name: string;
   type: ApplicationResponse['type'];
   permissions: ApplicationResponse['permissions'];
-  rules: ApplicationResponse['rules'];
+  /** As the events gave them: rules from before transforms have none (they reveal). */
+  rules: (Omit<ApplicationResponse['rules'][number], 'transform'> & { transform?: AccessTransform })[];
   rate_limit: ApplicationResponse['rate_limit'] | null;
   created_by: string | null;
   created_at: Date | null;
@@ -25,7 +31,7 @@ function toResponse(row: ApplicationRow): ApplicationResponse {
     name: row.name,
     type: row.type,
     permissions: row.permissions,
-    rules: row.rules,
+    rules: row.rules.map((rule) => ({ ...rule, transform: transformOf(rule) })),
     ...(row.rate_limit ? { rate_limit: row.rate_limit } : {}),
     ...(row.created_by ? { created_by: row.created_by } : {}),
     ...(row.created_at ? { created_at: row.created_at.toISOString() } : {}),

@@ -11,6 +11,7 @@ import {
 import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
 import type { TokenView } from '../domain/token.ts';
 import { holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
+import { assertMaskFits } from '../domain/token-mask.ts';
 import type { TokenSearchFields } from '../domain/tokens.events.ts';
 import { tokenIdOfHolder, tokenSearchIndexScope } from '../domain/tokens.uniqueness.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
@@ -39,6 +40,7 @@ export async function createToken(
   if (!allowedOnAll(principal, 'token:create', containers)) {
     throw forbidden('This API key lacks token:create on the requested containers.');
   }
+  if (body.mask !== undefined) assertMaskFits(body.mask, body.data);
   const tenantId = principal.tenantId;
   const { search, fingerprint } = await searchFieldsOf(
     deps.vault,
@@ -125,6 +127,7 @@ async function appendNewToken(
     ...(fields.deduplicated ? { deduplicated: true } : {}),
     ...(fields.claimTakenFrom ? { claim_taken_from: fields.claimTakenFrom } : {}),
     privacy: privacyOf(body.type, body.privacy),
+    ...(body.mask === undefined ? {} : { mask: body.mask }),
     ...tokenSummariesOf(body.type, body.data),
     ...(holdsCvc(body.type, body.data)
       ? { cvc_expires_at: new Date(createdAt.getTime() + deps.cardCvcTtlSeconds * 1000).toISOString() }

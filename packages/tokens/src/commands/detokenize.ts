@@ -1,7 +1,7 @@
 import { badRequest, forbidden, type Principal } from '@tokenvault/platform';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
-import { allowedOnAll } from '../domain/access.ts';
+import { useTransform } from '../domain/access.ts';
 import type { TokenQueries } from '../queries/tokens.queries.ts';
 import type { ReadAuditor } from './read-audit.ts';
 import { openForReader } from './open-token.ts';
@@ -14,8 +14,9 @@ export interface DetokenizerDeps {
 }
 
 /**
- * Opens tokens for code that runs on their data (a reactor): the caller needs the permission on
- * every container of every token, unknown ids are named in a 400 (a missing token and another
+ * Opens tokens for code that runs on their data (a reactor, a proxy): the caller needs the
+ * permission on every container of every token, each shown as the least revealing of the rules
+ * deciding on its containers (useTransform: the data, its mask, or null), unknown ids are named in a 400 (a missing token and another
  * tenant's look the same), and every opened token is on record as read before its data leaves.
  */
 export class Detokenizer {
@@ -60,14 +61,20 @@ export class Detokenizer {
         [field]: missing.map((id) => `No token with id ${id}`),
       });
     }
-    const denied = rows.filter((row) => !allowedOnAll(principal, permission, row.containers));
+    const transforms = new Map(
+      rows.map((row) => [row.id, useTransform(principal, permission, row.containers)]),
+    );
+    const denied = rows.filter((row) => transforms.get(row.id) === undefined);
     if (denied.length) {
       throw forbidden(
         `This API key lacks ${permission} on the containers of token ${denied.map((row) => row.id).join(', ')}.`,
       );
     }
-    const opened = await openForReader(this.deps, principal, rows, requestId);
-    const data = new Map(opened.map((token) => [token.id, token.data]));
+    const opened = await openForReader(this.deps, principal, rows, requestId, (row) =>
+      transforms.get(row.id),
+    );
+    // A masked token's expressions see its mask as its data; a redacted one's see null.
+    const data = new Map(opened.map((token) => [token.id, 'data' in token ? token.data : null]));
     const tokens = new Map(opened.map((token) => [token.id, token]));
     return { data, tokens };
   }

@@ -1,9 +1,11 @@
 import { aggregateStream } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
 import type { Principal } from '@tokenvault/platform';
+import type { AccessTransform } from '@tokenvault/contracts';
 import { DecryptionError, TokenKeyDestroyedError, type Vault } from '@tokenvault/vault';
 import { tokenStream } from '../domain/tokens.events.ts';
 import { tokenDecider } from '../domain/token.ts';
+import { maskedData, maskOf } from '../domain/token-mask.ts';
 import { tokenFields, type TokenRow } from '../queries/tokens.queries.ts';
 import type { ReadAuditor } from './read-audit.ts';
 
@@ -40,20 +42,39 @@ async function openToken(deps: { store: EventStore; vault: Vault }, row: TokenRo
 }
 
 /**
- * Tokens opened for a reader: their response fields with their data, in the order of the rows.
- * The reads are on record before the data leaves.
+ * Tokens opened for a reader, in the order of the rows, each shown as `decide` says: `reveal`
+ * with its data, `mask` with its mask in place of the data (no data when it has none), `redact`
+ * without data; a row `decide` gives no access to is left out (a list's SQL filter is wider than
+ * the decision for the restriction policy's rows). Only what is shown is opened. The reads are
+ * on record before anything leaves.
  */
 export async function openForReader(
   deps: { store: EventStore; vault: Vault; readAuditor: ReadAuditor },
   principal: Principal,
   rows: readonly TokenRow[],
   requestId: string,
+  decide: (row: TokenRow) => AccessTransform | undefined,
 ) {
-  const opened = await Promise.all(rows.map((row) => openToken(deps, row)));
-  const tokens = rows.map((row, index) => ({ ...tokenFields(row), data: opened[index] }));
+  const shown = rows.flatMap((row) => {
+    const transform = decide(row);
+    return transform ? [{ row, transform }] : [];
+  });
+  const tokens = await Promise.all(
+    shown.map(async ({ row, transform }) => {
+      const fields = tokenFields(row);
+      if (transform === 'redact') return fields;
+      const mask = transform === 'mask' ? maskOf(row.type, row.mask) : undefined;
+      // A masked token without a mask shows nothing: its data is not even opened.
+      if (transform === 'mask' && mask === undefined) return fields;
+      const data = await openToken(deps, row);
+      if (transform === 'reveal') return { ...fields, data };
+      const masked = maskedData(mask, data);
+      return masked === undefined ? fields : { ...fields, data: masked };
+    }),
+  );
   await deps.readAuditor.record(
     principal,
-    rows.map((row) => ({ tokenId: row.id, type: row.type })),
+    shown.map(({ row, transform }) => ({ tokenId: row.id, type: row.type, transform })),
     requestId,
   );
   return tokens;

@@ -1,7 +1,7 @@
 import type { EventStore, NewEvent } from '@tokenvault/eventstore';
 import { metadataOf } from '@tokenvault/cqrs';
 import type { Clock, Principal } from '@tokenvault/platform';
-import type { TokenType } from '@tokenvault/contracts';
+import type { AccessTransform, TokenType } from '@tokenvault/contracts';
 import { maxTokensPerRead, tokenReadsStream, type TokensReadEvent } from '../domain/tokens.events.ts';
 
 interface PendingBatch {
@@ -31,7 +31,7 @@ export class ReadAuditor {
 
   record(
     principal: Principal,
-    reads: readonly { tokenId: string; type: TokenType }[],
+    reads: readonly { tokenId: string; type: TokenType; transform?: AccessTransform }[],
     correlationId: string,
   ): Promise<void> {
     if (reads.length === 0) return Promise.resolve();
@@ -45,9 +45,13 @@ export class ReadAuditor {
           type: 'TokensRead',
           data: {
             tenant_id: tenantId,
-            tokens: reads
-              .slice(from, from + maxTokensPerRead)
-              .map((read) => ({ token_id: read.tokenId, type: read.type })),
+            tokens: reads.slice(from, from + maxTokensPerRead).map((read) => ({
+              token_id: read.tokenId,
+              type: read.type,
+              ...(read.transform === undefined || read.transform === 'reveal'
+                ? {}
+                : { transform: read.transform }),
+            })),
             read_by: principal.actorId,
             read_at: readAt,
           },

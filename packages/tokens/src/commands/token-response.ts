@@ -11,6 +11,7 @@ export function tokenResponseOf(view: TokenView): TokenResponse {
     modified_by: view.modified_by ?? null,
     modified_at: view.modified_at ? new Date(view.modified_at) : null,
     privacy: view.privacy ?? null,
+    mask: view.mask ?? null,
     card: view.card ?? null,
     bank: view.bank ?? null,
     search_indexes: view.search_indexes ?? null,

@@ -5,6 +5,7 @@ import { tokenDataIssues, type TokenResponse, type UpdateTokenBody } from '@toke
 import { canonicalJson, type SealedToken } from '@tokenvault/vault';
 import { allowedOnAny } from '../domain/access.ts';
 import { mergePatch } from '../domain/merge-patch.ts';
+import { assertMaskFits } from '../domain/token-mask.ts';
 import { StaleDataBasis, tokenDecider, type TokenPatch, type TokenView } from '../domain/token.ts';
 import { holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
 import { tokenStream, type TokenUpdate } from '../domain/tokens.events.ts';
@@ -64,6 +65,7 @@ async function updateOnce(
     ...acting,
   });
   let sealed: SealedToken | undefined;
+  let mergedData: unknown;
   // Permissions (and the rest of the patch) first: a key that may not update the token learns
   // nothing from checks of the data it would lead to.
   tokenDecider.decide(commandOf(patch), state);
@@ -76,6 +78,7 @@ async function updateOnce(
   ) {
     const currentData = await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext);
     const merged = body.data === undefined ? currentData : mergePatch(currentData, body.data);
+    mergedData = merged;
     const issues = body.data === undefined ? [] : tokenDataIssues(current.type, merged, deps.clock.now());
     if (issues.length) {
       const errors: FieldErrors = {};
@@ -114,6 +117,15 @@ async function updateOnce(
       ...(cvcExpiresAt ? { cvc_expires_at: cvcExpiresAt } : {}),
     };
     patch.search = search;
+  }
+  // The token's own mask (new, or kept over new data) must fit the data the update leads to.
+  const givenMask = body.mask ?? current.mask;
+  if (givenMask !== undefined && (body.mask !== undefined || patch.data?.changed)) {
+    assertMaskFits(
+      givenMask,
+      mergedData ?? (await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext)),
+    );
+    if (body.mask !== undefined) patch.mask = body.mask;
   }
   // A new token key made for this update (a token sealed before token keys) goes with the append.
   const sideData = tokenKeysSideData([sealed]);

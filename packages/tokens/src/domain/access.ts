@@ -1,4 +1,14 @@
 import type { ContainerRule } from '@tokenvault/platform';
+import {
+  decidingRule,
+  containerOfPrivacy,
+  impactLevels,
+  leastRevealing,
+  transformOf,
+  type AccessTransform,
+  type ImpactLevel,
+  type TokenPrivacy,
+} from '@tokenvault/contracts';
 
 /** The grants of a caller, as plain data so that deciders can check them without I/O. */
 export interface Grants {
@@ -6,14 +16,14 @@ export interface Grants {
   rules: readonly ContainerRule[];
 }
 
+const holdsTenantWide = (grants: Grants, permission: string): boolean =>
+  grants.permissions instanceof Set
+    ? grants.permissions.has(permission)
+    : (grants.permissions as string[]).includes(permission);
+
 function allowedOn(grants: Grants, permission: string, container: string): boolean {
-  const tenantWide =
-    grants.permissions instanceof Set
-      ? grants.permissions.has(permission)
-      : (grants.permissions as string[]).includes(permission);
   return (
-    tenantWide ||
-    grants.rules.some((rule) => container.startsWith(rule.container) && rule.permissions.includes(permission))
+    holdsTenantWide(grants, permission) || decidingRule(grants.rules, permission, [container]) !== undefined
   );
 }
 
@@ -25,4 +35,82 @@ export function allowedOnAll(grants: Grants, permission: string, containers: rea
 /** Reading a token needs the permission on one of its containers. */
 export function allowedOnAny(grants: Grants, permission: string, containers: readonly string[]): boolean {
   return containers.some((container) => allowedOn(grants, permission, container));
+}
+
+/** What of a token a read decides on: its containers, and its privacy (for its restriction policy). */
+export interface ReadTarget {
+  containers: readonly string[];
+  privacy: Pick<TokenPrivacy, 'classification' | 'impact_level' | 'restriction_policy'>;
+}
+
+/**
+ * The containers under which a key with rules only may read, for a list's SQL filter: each
+ * token:read rule's container and, for a rule on `/<classification>/<impact_level>/`, the same
+ * classification's higher impact levels (whose tokens it reads by their restriction policy);
+ * null when it may read them all. A listed row is then decided by readTransform.
+ */
+export function readableContainers(grants: Grants, permission: string): string[] | null {
+  if (holdsTenantWide(grants, permission)) return null;
+  const containers = new Set<string>();
+  for (const rule of grants.rules) {
+    if (!rule.permissions.includes(permission)) continue;
+    containers.add(rule.container);
+    const [, classification, level] = /^\/([^/]+)\/([^/]+)\/$/.exec(rule.container) ?? [];
+    const index = impactLevels.indexOf(level as ImpactLevel);
+    if (classification === undefined || index < 0) continue;
+    for (const higher of impactLevels.slice(index + 1)) containers.add(`/${classification}/${higher}/`);
+  }
+  return [...containers];
+}
+
+/**
+ * The containers of the token's classification at impact levels below its own
+ * (`/pci/low/`, `/pci/moderate/` for a `pci`/`high` token): a rule there gives the token's
+ * restriction policy (docs/applications.md, "Access rules").
+ */
+export function lowerImpactContainers(privacy: ReadTarget['privacy']): string[] {
+  const below = impactLevels.slice(0, impactLevels.indexOf(privacy.impact_level));
+  return below.map((level) => `/${privacy.classification}/${level}/`);
+}
+
+/**
+ * What a read of this token shows the caller (GET, lists, children, `svc`): a tenant-wide
+ * permission reveals; otherwise the first rule by priority whose container covers one of the
+ * token's containers and which holds the permission decides, by its transform (reveal when it has
+ * none); with no such rule, for a token in its privacy's container (`/pci/high/…`), a rule on its
+ * classification at a lower impact level (`/pci/low/`) gives the token's restriction policy (mask
+ * or redact); undefined: no access (403).
+ */
+export function readTransform(
+  grants: Grants,
+  permission: string,
+  token: ReadTarget,
+): AccessTransform | undefined {
+  if (holdsTenantWide(grants, permission)) return 'reveal';
+  const deciding = decidingRule(grants.rules, permission, token.containers);
+  if (deciding) return transformOf(deciding);
+  const own = containerOfPrivacy(token.privacy);
+  if (!token.containers.some((container) => container.startsWith(own))) return undefined;
+  const lower = decidingRule(grants.rules, permission, lowerImpactContainers(token.privacy));
+  return lower ? token.privacy.restriction_policy : undefined;
+}
+
+/**
+ * What a use of this token's data shows (reactor arguments, proxy expressions), which needs the
+ * permission on every container of the token: the least revealing of what decides on each of
+ * them; undefined when one of them is not held (403).
+ */
+export function useTransform(
+  grants: Grants,
+  permission: string,
+  containers: readonly string[],
+): AccessTransform | undefined {
+  if (holdsTenantWide(grants, permission)) return 'reveal';
+  const transforms: AccessTransform[] = [];
+  for (const container of containers) {
+    const deciding = decidingRule(grants.rules, permission, [container]);
+    if (!deciding) return undefined;
+    transforms.push(transformOf(deciding));
+  }
+  return transforms.length === 0 ? undefined : leastRevealing(transforms);
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { allowedOnAll, allowedOnAny } from './access.ts';
+import type { ContainerRule } from '@tokenvault/platform';
+import { allowedOnAll, allowedOnAny, readableContainers, readTransform, useTransform } from './access.ts';
 
 describe('container access', () => {
   const scoped = { permissions: [], rules: [{ container: '/pci/', permissions: ['token:read'] }] };
@@ -20,5 +21,129 @@ describe('container access', () => {
     expect(
       allowedOnAll({ permissions: new Set(['token:create']), rules: [] }, 'token:create', ['/a/', '/b/c/']),
     ).toBe(true);
+  });
+});
+
+describe('readTransform: the first rule by priority that covers the token and holds the permission decides', () => {
+  const card = {
+    containers: ['/pci/high/'],
+    privacy: { classification: 'pci', impact_level: 'high', restriction_policy: 'mask' },
+  } as const;
+  const rules = (...list: ContainerRule[]) => ({ permissions: [], rules: list });
+
+  it('given a mask rule on /pci/ and a reveal rule on /, when priority puts /pci/ first, then a card is masked', () => {
+    const grants = rules(
+      { container: '/', priority: 2, transform: 'reveal', permissions: ['token:read'] },
+      { container: '/pci/', priority: 1, transform: 'mask', permissions: ['token:read'] },
+    );
+    expect(readTransform(grants, 'token:read', card)).toBe('mask');
+    expect(readTransform(grants, 'token:read', { ...card, containers: ['/general/high/'] })).toBe('reveal');
+  });
+
+  it('given rules of equal priority, when both cover the token, then the first in the array decides', () => {
+    const grants = rules(
+      { container: '/pci/', priority: 1, transform: 'redact', permissions: ['token:read'] },
+      { container: '/', priority: 1, transform: 'reveal', permissions: ['token:read'] },
+    );
+    expect(readTransform(grants, 'token:read', card)).toBe('redact');
+  });
+
+  it('given a rule without a priority, when another has one, then the one with a priority decides first', () => {
+    const grants = rules(
+      { container: '/', transform: 'reveal', permissions: ['token:read'] },
+      { container: '/pci/', priority: 5, transform: 'mask', permissions: ['token:read'] },
+    );
+    expect(readTransform(grants, 'token:read', card)).toBe('mask');
+  });
+
+  it('given a first rule that lacks the permission, when a later one holds it, then the later one decides', () => {
+    const grants = rules(
+      { container: '/pci/', priority: 1, transform: 'redact', permissions: ['token:create'] },
+      { container: '/', priority: 2, transform: 'mask', permissions: ['token:read'] },
+    );
+    expect(readTransform(grants, 'token:read', card)).toBe('mask');
+  });
+
+  it('given a rule stored without transform, when it decides, then it reveals', () => {
+    expect(
+      readTransform(rules({ container: '/pci/', permissions: ['token:read'] }), 'token:read', card),
+    ).toBe('reveal');
+  });
+
+  it('given tenant-wide token:read, when rules would mask, then it reveals', () => {
+    const grants = {
+      permissions: ['token:read'],
+      rules: [{ container: '/', transform: 'redact' as const, permissions: ['token:read'] }],
+    };
+    expect(readTransform(grants, 'token:read', card)).toBe('reveal');
+  });
+
+  it('given no rule covering the token, when nothing is on a lower impact level, then no access', () => {
+    expect(
+      readTransform(rules({ container: '/bank/', permissions: ['token:read'] }), 'token:read', card),
+    ).toBe(undefined);
+  });
+});
+
+describe('readTransform: the restriction policy for a rule on a lower impact level', () => {
+  const lowReader = { permissions: [], rules: [{ container: '/pci/low/', permissions: ['token:read'] }] };
+  const token = (restriction_policy: 'mask' | 'redact', containers = ['/pci/high/']) => ({
+    containers,
+    privacy: { classification: 'pci', impact_level: 'high', restriction_policy } as const,
+  });
+
+  it('given a reveal rule on /pci/low/, when it reads a pci/high token, then its restriction policy decides', () => {
+    expect(readTransform(lowReader, 'token:read', token('mask'))).toBe('mask');
+    expect(readTransform(lowReader, 'token:read', token('redact'))).toBe('redact');
+  });
+
+  it('given a rule on /pci/moderate/, when it reads a pci/high token, then its restriction policy decides', () => {
+    const moderate = {
+      permissions: [],
+      rules: [{ container: '/pci/moderate/', permissions: ['token:read'] }],
+    };
+    expect(readTransform(moderate, 'token:read', token('mask'))).toBe('mask');
+  });
+
+  it('given a rule on /pci/high/, when it reads a pci/moderate token, then a higher level gives nothing', () => {
+    const high = { permissions: [], rules: [{ container: '/pci/high/', permissions: ['token:read'] }] };
+    const moderateToken = {
+      containers: ['/pci/moderate/'],
+      privacy: { classification: 'pci', impact_level: 'moderate', restriction_policy: 'mask' } as const,
+    };
+    expect(readTransform(high, 'token:read', moderateToken)).toBe(undefined);
+  });
+
+  it('given a token outside its privacy container, when only the lower level is held, then no access', () => {
+    expect(readTransform(lowReader, 'token:read', token('mask', ['/payments/']))).toBe(undefined);
+  });
+
+  it('given a rule on another classification lower level, when it reads a pci token, then no access', () => {
+    const bankLow = { permissions: [], rules: [{ container: '/bank/low/', permissions: ['token:read'] }] };
+    expect(readTransform(bankLow, 'token:read', token('mask'))).toBe(undefined);
+  });
+
+  it('given a rule on /pci/low/, when a list filters by container, then the higher pci levels are listed', () => {
+    expect(readableContainers(lowReader, 'token:read')).toEqual([
+      '/pci/low/',
+      '/pci/moderate/',
+      '/pci/high/',
+    ]);
+    expect(readableContainers({ permissions: ['token:read'], rules: [] }, 'token:read')).toBe(null);
+  });
+});
+
+describe('useTransform: a use needs every container, and shows the least revealing', () => {
+  it('given reveal on /a/ and mask on /b/, when a token is in both, then it is masked', () => {
+    const grants = {
+      permissions: [],
+      rules: [
+        { container: '/a/', transform: 'reveal' as const, permissions: ['token:use'] },
+        { container: '/b/', transform: 'mask' as const, permissions: ['token:use'] },
+      ],
+    };
+    expect(useTransform(grants, 'token:use', ['/a/', '/b/'])).toBe('mask');
+    expect(useTransform(grants, 'token:use', ['/a/'])).toBe('reveal');
+    expect(useTransform(grants, 'token:use', ['/a/', '/c/'])).toBe(undefined);
   });
 });

@@ -1,5 +1,6 @@
 import { alreadyExists, DomainError, invalidCommand, notAllowed, notFoundError } from '@tokenvault/platform';
 import type { DataOf, Decider } from '@tokenvault/cqrs';
+import type { TokenMask } from '@tokenvault/contracts';
 import { allowedOnAll, type Grants } from './access.ts';
 import type { BankSummary, CardSummary, TokenEvent, TokenSearchFields } from './tokens.events.ts';
 import { mergePatch } from './merge-patch.ts';
@@ -47,6 +48,8 @@ export interface TokenPatch {
    * indexes or the expression change.
    */
   search?: TokenSearchFields;
+  /** A new mask, already checked against the data the update leads to. */
+  mask?: TokenMask;
 }
 
 /** As many metadata entries as a create takes. */
@@ -129,6 +132,7 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
           search_index_values: _values,
           unique_index_values: _unique,
           fingerprint_expression: _expression,
+          mask: _mask,
           ...token
         } = state.token;
         return { ...state, token: { ...token, ...changed, ...(expires_at ? { expires_at } : {}) } };
@@ -174,6 +178,7 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
             ...(token.deduplicated ? { deduplicated: true as const } : {}),
             ...(token.claim_taken_from === undefined ? {} : { claim_taken_from: token.claim_taken_from }),
             ...(token.privacy === undefined ? {} : { privacy: token.privacy }),
+            ...(token.mask === undefined ? {} : { mask: token.mask }),
             ...(token.card === undefined ? {} : { card: token.card }),
             ...(token.bank === undefined ? {} : { bank: token.bank }),
             ...(token.cvc_expires_at === undefined ? {} : { cvc_expires_at: token.cvc_expires_at }),
@@ -328,6 +333,7 @@ function decideUpdate(
         ? undefined
         : new Date(patch.expires_at).toISOString();
   let { data_ciphertext, fingerprint, card, bank, cvc_expires_at } = token;
+  const mask = patch.mask ?? token.mask;
   if (patch.data) {
     // The data was merged into what the token held when the command side read it: another update
     // since then would be lost by appending this one.
@@ -348,7 +354,8 @@ function decideUpdate(
     sameMembers(containers, token.containers) &&
     sameMetadata(metadata, token.metadata) &&
     expiresAt === token.expires_at &&
-    sameSearch(search, token)
+    sameSearch(search, token) &&
+    JSON.stringify(mask) === JSON.stringify(token.mask)
   ) {
     return [];
   }
@@ -369,6 +376,7 @@ function decideUpdate(
           : { data_claim: command.deduplicate ? ('moved' as const) : ('released' as const) }),
         modified_by: command.actorId,
         modified_at: command.now,
+        ...(mask === undefined ? {} : { mask }),
         ...(card ? { card } : {}),
         ...(bank ? { bank } : {}),
         ...(cvc_expires_at ? { cvc_expires_at } : {}),

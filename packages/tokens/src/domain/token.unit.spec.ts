@@ -297,6 +297,22 @@ describe('token updates (merge patches prepared by the command side)', () => {
       .then([updated({ metadata: {} })]);
   });
 
+  it('given a token, when a patch gives a mask, then the update carries it; later updates keep it; the same mask again changes nothing', () => {
+    const mask = { number: '{{ data.number | reveal_last: 4 }}' };
+    spec
+      .given([created])
+      .when(update({ mask }))
+      .then([updated({ mask })]);
+    spec
+      .given([created, updated({ mask })])
+      .when(update({ metadata: { k: 'w' } }))
+      .then([updated({ mask, metadata: { k: 'w' } })]);
+    spec
+      .given([created, updated({ mask })])
+      .when(update({ mask }))
+      .then([]);
+  });
+
   it('takes the sealed data it was prepared with, and removes an expiry with null', () => {
     const expiring = updated({ expires_at: '2030-01-01T00:00:00.000Z' });
     spec

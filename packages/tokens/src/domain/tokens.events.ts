@@ -5,6 +5,7 @@ import type {
   Classification,
   ImpactLevel,
   RestrictionPolicy,
+  TokenMask,
   TokenType,
 } from '@tokenvault/contracts';
 
@@ -44,6 +45,8 @@ export type TokenEvent =
           impact_level: ImpactLevel;
           restriction_policy: RestrictionPolicy;
         };
+        /** Its mask expression as the create gave it (plain: an expression, not data); absent: the type's default. */
+        mask?: TokenMask;
         /** A card's summary, derived from the data by the command (never more than BIN and last four). */
         card?: CardSummary;
         /** A bank account's summary, derived from the data by the command. */
@@ -74,6 +77,8 @@ export type TokenEvent =
         data_claim?: 'released' | 'moved';
         modified_by: string;
         modified_at: string;
+        /** Its mask expression after the update; absent: the type's default. */
+        mask?: TokenMask;
         /** The summaries of the data after the update (absent in events from before them). */
         card?: CardSummary;
         bank?: BankSummary;
@@ -213,7 +218,13 @@ export const maxTokensPerRead = 100;
  */
 export type TokensReadEvent = DomainEvent<
   'TokensRead',
-  { tenant_id: string; tokens: { token_id: string; type: TokenType }[]; read_by: string; read_at: string }
+  {
+    tenant_id: string;
+    /** `transform`: what the read showed when its rule masked or redacted the data (absent: the data). */
+    tokens: { token_id: string; type: TokenType; transform?: 'mask' | 'redact' }[];
+    read_by: string;
+    read_at: string;
+  }
 >;
 
 /** Every event this context appends (or appended). */

@@ -5,8 +5,8 @@ import type { Vault } from '@tokenvault/vault';
 import { openForReader } from '../commands/open-token.ts';
 import type { ReadAuditor } from '../commands/read-audit.ts';
 import type { TokenCommands } from '../commands/tokens.commands.ts';
-import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
-import type { TokenQueries, TokenRow } from '../queries/tokens.queries.ts';
+import { allowedOnAll, allowedOnAny, readableContainers, readTransform } from '../domain/access.ts';
+import { readTargetOf, type TokenQueries, type TokenRow } from '../queries/tokens.queries.ts';
 
 // What the token routes of every resource share: the process's queries and commands, the check
 // that a token is the caller's and allowed, and the opening of tokens for a reader (on record first).
@@ -32,27 +32,30 @@ export interface TokenRouteDeps {
 }
 
 /** The containers under which the key may read, from its rules; null when it may read them all. */
-export const readableUnder = (principal: Principal) =>
-  principal.permissions.has('token:read')
-    ? null
-    : principal.rules.filter((rule) => rule.permissions.includes('token:read')).map((rule) => rule.container);
+export const readableUnder = (principal: Principal) => readableContainers(principal, 'token:read');
 
 export type TokenAccess = ReturnType<typeof tokenAccess>;
 
 /**
  * 404 unless the token (as its tenant's read model has it, or undefined) is live, 403 unless the
- * caller holds the permission on any (or all) of its containers.
+ * caller holds the permission on any (or all) of its containers (a read: unless some rule decides
+ * what it shows, readTransform).
  */
 export function checkTokenAccess(
   principal: Principal,
   id: string,
-  token: Pick<TokenRow, 'containers'> | undefined,
+  token: Pick<TokenRow, 'containers' | 'type' | 'privacy'> | undefined,
   permission: string,
   mode: 'any' | 'all' = 'any',
 ): asserts token {
   if (!token) throw notFound('No token with this id.');
-  const allowed = mode === 'any' ? allowedOnAny : allowedOnAll;
-  if (!allowed(principal, permission, token.containers)) {
+  const allowed =
+    mode === 'all'
+      ? allowedOnAll(principal, permission, token.containers)
+      : permission === 'token:read'
+        ? readTransform(principal, permission, readTargetOf(token)) !== undefined
+        : allowedOnAny(principal, permission, token.containers);
+  if (!allowed) {
     throw forbidden(`This API key lacks ${permission} on the containers of token ${id}.`);
   }
 }
@@ -74,8 +77,13 @@ export function tokenAccess(deps: TokenRouteDeps) {
     return row;
   };
 
-  /** Opens tokens for a reader; the reads are on record before the data leaves. */
+  /**
+   * Opens tokens for a reader, each shown as the caller's deciding rule says (its data, its mask
+   * or nothing); the reads are on record before the data leaves.
+   */
   const withData = (principal: Principal, rows: TokenRow[], requestId: string) =>
-    openForReader({ store, vault, readAuditor }, principal, rows, requestId);
+    openForReader({ store, vault, readAuditor }, principal, rows, requestId, (row) =>
+      readTransform(principal, 'token:read', readTargetOf(row)),
+    );
   return { queries, commands, tokenFor, withData };
 }

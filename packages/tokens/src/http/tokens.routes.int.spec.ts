@@ -27,6 +27,20 @@ const callers = {
     rules: [{ container: '/pci/', permissions: ['token:create'] }],
   }),
   otherTenant: testPrincipal(otherTenant, randomUUID(), writes),
+  /** Reads cards masked (its rule on /pci/ comes first), everything else revealed. */
+  masker: testPrincipal(tenant, randomUUID(), [], {
+    rules: [
+      { container: '/', priority: 2, transform: 'reveal', permissions: ['token:read'] },
+      { container: '/pci/', priority: 1, transform: 'mask', permissions: ['token:read'] },
+    ],
+  }),
+  redactor: testPrincipal(tenant, randomUUID(), [], {
+    rules: [{ container: '/', transform: 'redact', permissions: ['token:read'] }],
+  }),
+  /** Holds token:read on /pci/low/ only: pci/high tokens by their restriction policy. */
+  pciLowReader: testPrincipal(tenant, randomUUID(), [], {
+    rules: [{ container: '/pci/low/', permissions: ['token:read'] }],
+  }),
 };
 
 const secret = 'the-secret-4242';
@@ -138,6 +152,118 @@ describe('token routes, in process (commands on an in-memory store, queries on P
     expect((refused.body as { errors: object }).errors).toEqual({
       'body.privacy.impact_level': ['Must be high or higher for a card token'],
     });
+  });
+
+  it('each read shows what the deciding rule allows: reveal, mask (no mask: no data), redact, by restriction policy', async () => {
+    const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
+    const created = await api.post('/tokens').set('svc-api-key', 'admin').send({ type: 'card', data: card });
+    const cardId = (created.body as { id: string }).id;
+    const general = await create();
+    const got = async (key: string, id: string) =>
+      (await api.get(`/tokens/${id}`).set('svc-api-key', key).expect(200)).body as Record<string, unknown>;
+    expect((await got('masker', general.id)).data).toEqual(secret);
+    expect(await got('redactor', general.id)).not.toHaveProperty('data');
+    const redacted = await got('redactor', cardId);
+    expect(redacted).not.toHaveProperty('data');
+    expect(redacted.card).toMatchObject({ last4: '4242' });
+    for (const key of ['masker', 'pciLowReader']) {
+      const masked = await got(key, cardId);
+      expect(masked.data).not.toEqual(card);
+      expect(JSON.stringify(masked)).not.toContain(card.number);
+    }
+    await api.get(`/tokens/${general.id}`).set('svc-api-key', 'pciLowReader').expect(403);
+    for (const path of ['/tokens?size=100', '/v2/tokens?size=100']) {
+      for (const key of ['masker', 'redactor', 'pciLowReader']) {
+        const listed = await api.get(path).set('svc-api-key', key).expect(200);
+        expect(JSON.stringify(listed.body)).not.toContain(card.number);
+      }
+      const revealed = await api.get(path).set('svc-api-key', 'masker').expect(200);
+      const tokens = (revealed.body as { data: { id: string; data?: unknown }[] }).data;
+      expect(tokens.find((token) => token.id === general.id)?.data).toEqual(secret);
+      const low = await api.get(path).set('svc-api-key', 'pciLowReader').expect(200);
+      const lowIds = (low.body as { data: { id: string }[] }).data.map((token) => token.id);
+      expect(lowIds).toContain(cardId);
+      expect(lowIds).not.toContain(general.id);
+    }
+    // Every read is on record, with what it showed when that was not the data.
+    const recorded = (await readsOf(cardId))
+      .flatMap((event) => (event.data as { tokens: { token_id: string; transform?: string }[] }).tokens)
+      .filter((read) => read.token_id === cardId)
+      .map((read) => read.transform ?? 'reveal');
+    expect(recorded.length).toBeGreaterThanOrEqual(5);
+    expect(new Set(recorded)).toEqual(new Set(['mask', 'redact']));
+  });
+
+  it('masks: the type’s default or the one given, answered as the expression; a masked read shows it evaluated', async () => {
+    const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
+    const created = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ type: 'card', data: card })
+      .expect(201);
+    const cardToken = created.body as { id: string; mask: unknown };
+    expect(cardToken.mask).toMatchObject({ number: '{{ data.number | reveal_last: 4 }}' });
+    const masked = await api.get(`/tokens/${cardToken.id}`).set('svc-api-key', 'masker').expect(200);
+    expect((masked.body as { data: unknown }).data).toEqual({
+      number: 'XXXXXXXXXXXX4242',
+      expiration_month: 12,
+      expiration_year: 2030,
+    });
+    const own = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ data: 'sk_live_abcdef', containers: ['/pci/'], mask: '{{ data | reveal_first: 3 }}…' })
+      .expect(201);
+    const ownToken = own.body as { id: string; mask: unknown };
+    expect(ownToken.mask).toBe('{{ data | reveal_first: 3 }}…');
+    const read = await api.get(`/tokens/${ownToken.id}`).set('svc-api-key', 'masker').expect(200);
+    expect((read.body as { data: unknown }).data).toBe('sk_XXXXXXXXXXX…');
+    // A `token` has no default mask: masked, it shows no data.
+    const plain = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ data: 'x', containers: ['/pci/'] });
+    const plainRead = await api
+      .get(`/tokens/${(plain.body as { id: string }).id}`)
+      .set('svc-api-key', 'masker')
+      .expect(200);
+    expect(plainRead.body).not.toHaveProperty('data');
+    // An update changes the mask; the next masked read shows the new one.
+    await api
+      .patch(`/tokens/${ownToken.id}`)
+      .set('svc-api-key', 'admin')
+      .send({ mask: '{{ data | last4 }}' })
+      .expect(200);
+    const after = await api.get(`/tokens/${ownToken.id}`).set('svc-api-key', 'masker').expect(200);
+    expect((after.body as { data: unknown; mask: unknown }).data).toBe('cdef');
+  });
+
+  it('a mask naming a field the data lacks, or revealing the whole data, is a 400 naming body.mask; nothing appended', async () => {
+    const head = await side.store.headPosition();
+    const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
+    const missing = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ type: 'card', data: card, mask: { number: '{{ data.pan | last4 }}' } })
+      .expect(400);
+    expect((missing.body as { errors: object }).errors).toEqual({
+      'body.mask.number': ['The mask names a field the data does not have'],
+    });
+    const whole = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ data: secret, mask: '{{ data }}' })
+      .expect(400);
+    expect(Object.keys((whole.body as { errors: object }).errors)).toEqual(['body.mask']);
+    expect(JSON.stringify([missing.body, whole.body])).not.toContain('4242424242424242');
+    expect(JSON.stringify(whole.body)).not.toContain(secret);
+    expect(await side.store.headPosition()).toEqual(head);
+    const { id } = await create();
+    await api
+      .patch(`/tokens/${id}`)
+      .set('svc-api-key', 'admin')
+      .send({ mask: `${secret}` })
+      .expect(400);
   });
 
   it('without an API key every route is a 401 problem', async () => {

@@ -203,6 +203,7 @@ describe('tokensProjection', () => {
               cvc_removed_at: null,
               search_indexes: null,
               fingerprint_expression: null,
+              mask: null,
             },
           ]);
           expect(await associations(tx)).toEqual([]);
@@ -290,6 +291,27 @@ describe('tokensProjection', () => {
           expect((await tokens(tx)).map((row) => [row.id, row.privacy, row.card, row.bank])).toEqual([
             ['bank-1', null, null, bank],
             ['card-1', privacy, card, null],
+          ]);
+        });
+    });
+  });
+
+  describe('masks', () => {
+    it('keeps the mask expression a create or update gave; an update without one goes back to the default (null)', async () => {
+      await spec()
+        .given([])
+        .when([
+          created('m-1', { mask: '{{ data | last4 }}' }),
+          created('m-2', { mask: { number: '{{ data.number | reveal_last: 4 }}' } }),
+          created('m-3'),
+          updated('m-1', { mask: '{{ data | reveal_first: 2 }}' }),
+          updated('m-2'),
+        ])
+        .then(async (tx) => {
+          expect((await tokens(tx)).map((row) => [row.id, row.mask])).toEqual([
+            ['m-1', '{{ data | reveal_first: 2 }}'],
+            ['m-2', null],
+            ['m-3', null],
           ]);
         });
     });
@@ -805,10 +827,11 @@ describe('tokensProjection', () => {
         ])
         .when([])
         .then(async (tx) => {
-          expect((await childPage(tx, 'parent'))?.parent).toEqual({ containers: ['/general/'] });
-          expect((await childPage(tx, 'pci-parent'))?.parent).toEqual({ containers: ['/pci/', '/general/'] });
+          const parentOf = (containers: string[]) => ({ containers, type: 'token', privacy: null });
+          expect((await childPage(tx, 'parent'))?.parent).toEqual(parentOf(['/general/']));
+          expect((await childPage(tx, 'pci-parent'))?.parent).toEqual(parentOf(['/pci/', '/general/']));
           expect(await childPage(tx, 'childless')).toEqual({
-            parent: { containers: ['/general/'] },
+            parent: parentOf(['/general/']),
             rows: [],
             total: 0,
           });

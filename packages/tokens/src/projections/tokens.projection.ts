@@ -62,14 +62,14 @@ async function created(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCreated'
     text: `WITH inserted AS (
        INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
                            expires_at, created_by, created_at, privacy, card, bank, search_indexes,
-                           fingerprint_expression)
+                           fingerprint_expression, mask)
        SELECT t.tenant_id, t.token_id, t.type, t.data_ciphertext, t.containers, t.metadata, t.fingerprint,
               t.expires_at, t.created_by, t.created_at, t.privacy, t.card, t.bank, t.search_indexes,
-              t.fingerprint_expression
+              t.fingerprint_expression, t.mask
        FROM jsonb_to_recordset($1::jsonb) AS t(
          tenant_id uuid, token_id text, type text, data_ciphertext text, containers text[], metadata jsonb,
          fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz,
-         privacy jsonb, card jsonb, bank jsonb, search_indexes jsonb, fingerprint_expression text)
+         privacy jsonb, card jsonb, bank jsonb, search_indexes jsonb, fingerprint_expression text, mask jsonb)
        ON CONFLICT DO NOTHING
        RETURNING tenant_id, id, metadata, created_at)
      ${insertMetadataFrom('inserted')}`,
@@ -132,11 +132,11 @@ async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'
        UPDATE tokens t SET data_ciphertext = u.data_ciphertext, fingerprint = u.fingerprint,
          containers = u.containers, metadata = u.metadata, expires_at = u.expires_at,
          modified_by = u.modified_by, modified_at = u.modified_at, card = u.card, bank = u.bank,
-         search_indexes = u.search_indexes, fingerprint_expression = u.fingerprint_expression
+         search_indexes = u.search_indexes, fingerprint_expression = u.fingerprint_expression, mask = u.mask
        FROM jsonb_to_recordset($1::jsonb) AS u(
          tenant_id uuid, token_id text, data_ciphertext text, fingerprint text, containers text[],
          metadata jsonb, expires_at timestamptz, modified_by uuid, modified_at timestamptz,
-         card jsonb, bank jsonb, search_indexes jsonb, fingerprint_expression text)
+         card jsonb, bank jsonb, search_indexes jsonb, fingerprint_expression text, mask jsonb)
        WHERE t.tenant_id = u.tenant_id AND t.id = u.token_id
        RETURNING t.tenant_id, t.id, t.metadata, t.created_at),
      dropped AS (

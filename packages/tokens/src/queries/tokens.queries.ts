@@ -1,5 +1,12 @@
 import { withTenant, type Clock, type Pool } from '@tokenvault/platform';
-import { privacyOf, type TokenPrivacy, type TokenResponse, type TokenType } from '@tokenvault/contracts';
+import {
+  privacyOf,
+  type TokenMask,
+  type TokenPrivacy,
+  type TokenResponse,
+  type TokenType,
+} from '@tokenvault/contracts';
+import { maskOf } from '../domain/token-mask.ts';
 import type { BankSummary, CardSummary, SearchIndexSpec } from '../domain/tokens.events.ts';
 
 export interface TokenRow {
@@ -22,6 +29,8 @@ export interface TokenRow {
   /** Its search index expressions and fingerprint expression (null: none, the type's own). */
   search_indexes: SearchIndexSpec[] | null;
   fingerprint_expression: string | null;
+  /** Its mask expression as given (null: its type's default, if any). */
+  mask: TokenMask | null;
   /** When a card's CVC was last removed from its data (TokenCvcRemoved). */
   cvc_removed_at: Date | null;
   /** The token's key as `token_keys` holds it (null: destroyed, or a token sealed before token keys). */
@@ -40,6 +49,8 @@ const withKeyOf = (alias: string) =>
 /** Not expired at `placeholder` (the clock's now: every expiry check reads the one clock). */
 const liveAt = (placeholder: string, table = '') =>
   `(${table}expires_at IS NULL OR ${table}expires_at > ${placeholder}::timestamptz)`;
+
+const maskField = (mask: TokenMask | undefined) => (mask === undefined ? {} : { mask });
 
 /** The response fields of a token; `data` is added only by callers that opened it for a reader. */
 export function tokenFields(
@@ -60,6 +71,7 @@ export function tokenFields(
     // Its restriction policy is what a read gets when the caller's access masks or redacts it
     // without naming how (docs/token-types.md).
     privacy: privacyOf(row.type, row.privacy),
+    ...maskField(maskOf(row.type, row.mask)),
     ...(row.card ? { card: row.card } : {}),
     ...(row.bank ? { bank: row.bank } : {}),
     // As a create takes them: an expression, or the object form of a unique index.
@@ -73,6 +85,12 @@ export function tokenFields(
     ...(row.fingerprint_expression ? { fingerprint_expression: row.fingerprint_expression } : {}),
   };
 }
+
+/** What the access decider reads of a token: its containers and its privacy (defaults for rows from before privacy). */
+export const readTargetOf = (row: Pick<TokenRow, 'containers' | 'type' | 'privacy'>) => ({
+  containers: row.containers,
+  privacy: privacyOf(row.type, row.privacy),
+});
 
 /** Reads run as the tenant: row-level security hides every other tenant's rows. */
 export class TokenQueries {
@@ -135,7 +153,9 @@ export class TokenQueries {
     tenantId: string,
     parentId: string,
     filter: { ids: string[]; types: string[]; readableUnder: string[] | null; page: number; size: number },
-  ): Promise<{ parent: { containers: string[] }; rows: TokenRow[]; total: number } | undefined> {
+  ): Promise<
+    { parent: Pick<TokenRow, 'containers' | 'type' | 'privacy'>; rows: TokenRow[]; total: number } | undefined
+  > {
     const conditions = ['a.tenant_id = $1', 'a.parent_id = $2', liveAt('$3', 'a.')];
     const values: unknown[] = [tenantId, parentId, this.clock.now()];
     const add = (sql: (placeholder: string) => string, value: unknown) => {
@@ -167,11 +187,17 @@ export class TokenQueries {
              WHERE c.tenant_id = $1 AND c.parent_id = $2${keptTypes})
            + (SELECT count(*) FROM token_associations a WHERE ${where} AND a.expires_at IS NOT NULL)`;
     // One row per child, or one row of nulls past the last page; none without a live parent.
-    type PageRow = TokenRow & { parent_containers: string[]; total: number };
+    type PageRow = TokenRow & {
+      parent_containers: string[];
+      parent_type: TokenType;
+      parent_privacy: TokenPrivacy | null;
+      total: number;
+    };
     return withTenant(this.appPool, tenantId, async (client) => {
       const result = await client.query<PageRow>(
-        `SELECT parent.containers AS parent_containers, child.*, (${total})::int AS total
-         FROM (SELECT containers FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${liveAt('$3')}) parent
+        `SELECT parent.containers AS parent_containers, parent.type AS parent_type,
+                parent.privacy AS parent_privacy, child.*, (${total})::int AS total
+         FROM (SELECT containers, type, privacy FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${liveAt('$3')}) parent
          LEFT JOIN LATERAL (
            SELECT ${tokenWithKey('t')}, page.associated_at AS page_associated_at
            FROM (SELECT a.child_id, a.associated_at FROM token_associations a WHERE ${where}
@@ -187,7 +213,15 @@ export class TokenQueries {
       const first = result.rows[0];
       if (!first) return undefined;
       const rows = first.id === null ? [] : result.rows;
-      return { parent: { containers: first.parent_containers }, rows, total: first.total };
+      return {
+        parent: {
+          containers: first.parent_containers,
+          type: first.parent_type,
+          privacy: first.parent_privacy,
+        },
+        rows,
+        total: first.total,
+      };
     });
   }
 

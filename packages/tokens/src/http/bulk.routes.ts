@@ -66,7 +66,7 @@ export function bulkTokenRoutes({ consistency, commands, detokenizer }: BulkRout
     defineRoute({
       method: 'post',
       path: '/tokenize',
-      operationId: 'tokenize',
+      operationId: 'tokenizeData',
       summary:
         'Create up to 100 tokens from the token requests nested anywhere in the body, all in one append or none; answered in the body’s shape',
       tag,
@@ -89,7 +89,7 @@ export function bulkTokenRoutes({ consistency, commands, detokenizer }: BulkRout
     defineRoute({
       method: 'post',
       path: '/detokenize',
-      operationId: 'detokenize',
+      operationId: 'detokenizeData',
       summary:
         'Render the `{{ <token id> }}` expressions of a JSON body (up to 100 tokens) with the tokens’ data as the key’s rules show it; one read naming every token',
       tag,

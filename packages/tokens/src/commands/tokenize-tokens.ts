@@ -1,6 +1,11 @@
 import { metadataOf } from '@tokenvault/cqrs';
-import { UniqueClaimTaken, WrongExpectedRevisionError, type Position } from '@tokenvault/eventstore';
-import { badRequest, conflict, type Principal } from '@tokenvault/platform';
+import {
+  MultiStreamAppendUnsupported,
+  UniqueClaimTaken,
+  WrongExpectedRevisionError,
+  type Position,
+} from '@tokenvault/eventstore';
+import { badRequest, conflict, serviceUnavailable, type Principal } from '@tokenvault/platform';
 import type { CreateTokenBody, TokenResponse } from '@tokenvault/contracts';
 import { allowedOnAny } from '../domain/access.ts';
 import { tokenDecider } from '../domain/token.ts';
@@ -131,6 +136,12 @@ function bulkAppendProblem(error: unknown, requests: readonly TokenRequestAt[], 
     )?.where;
     return conflict(
       `A token with the id asked for ${where ? `at ${where} ` : ''}exists; nothing of this call was stored.`,
+    );
+  }
+  if (error instanceof MultiStreamAppendUnsupported) {
+    // KurrentDB or an external event store (EVENTSTORE_URL): no commit of several streams yet.
+    return serviceUnavailable(
+      'POST /tokenize needs an event store that commits several streams at once (the embedded PostgreSQL one); create the tokens one by one with POST /tokens.',
     );
   }
   if (error instanceof UniqueClaimTaken) {

@@ -71,6 +71,13 @@ describe('audit log: one row per event, for every write the service offers', () 
       }),
     );
     await ok(client.request('GET', '/tokens', { query: { type: 'bank' } }));
+    // Bulk: two tokens in one append (a row each), then one read naming both (a row each).
+    const bulk = (await ok(
+      client.request('POST', '/tokenize', {
+        body: { a: { type: 'token', data: 'bulk a' }, b: { type: 'token', data: 'bulk b' } },
+      }),
+    )) as unknown as { a: { id: string }; b: { id: string } };
+    await ok(client.request('POST', '/detokenize', { body: [`{{ ${bulk.a.id} }}`, `{{ ${bulk.b.id} }}`] }));
     await ok(client.request('POST', `/tokens/${parent.id}/children/${other.id}`));
     await ok(client.request('DELETE', `/tokens/${parent.id}/children/${other.id}`));
     const child = await ok(

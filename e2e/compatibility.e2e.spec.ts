@@ -113,6 +113,24 @@ describe('compatibility', () => {
     });
   });
 
+  it('tokens.tokenize and tokens.detokenize: a nested body of token requests, then of expressions', async () => {
+    const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
+    const tokenized = (await sdk.tokens.tokenize({
+      customer: 'c-42',
+      first_name: { type: 'token', data: 'Ada' },
+      cards: [{ type: 'card', data: card }, 'kept as it is'],
+    })) as { customer: string; first_name: { id: string }; cards: [{ id: string; card: object }, string] };
+    expect(tokenized.customer).toBe('c-42');
+    expect(tokenized.cards[1]).toBe('kept as it is');
+    expect(tokenized.cards[0].card).toMatchObject({ last4: '4242' });
+    expect(JSON.stringify(tokenized)).not.toContain(card.number);
+    const detokenized = await sdk.tokens.detokenize({
+      name: `{{ ${tokenized.first_name.id} }}`,
+      card: { number: `{{ ${tokenized.cards[0].id} | json: '$.number' }}` },
+    });
+    expect(detokenized).toEqual({ name: 'Ada', card: { number: card.number } });
+  });
+
   it('tokens.get', async () => {
     const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
     const created = await sdk.tokens.create({

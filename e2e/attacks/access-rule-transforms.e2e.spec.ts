@@ -1,6 +1,6 @@
 // An application whose rule on /pci/ masks (a support tool that should see `XXXX…4242`) holds a
 // key; the attacker holds it and wants the card number. It tries every path data leaves by: GET,
-// the lists, a child list, a reactor's arguments, a reactor bound to its application (`svc`), a
+// the lists, a child list, a bulk detokenization, a reactor's arguments, a reactor bound to its application (`svc`), a
 // proxy expression, a reactor answer kept under an Idempotency-Key from when its rule still
 // revealed, and granting itself (or a new application) a revealing rule. None may give the
 // number back; the summary's last four is all it learns.
@@ -146,6 +146,18 @@ describe('attack: a key whose rule masks cards reads the number through another 
     expect(viaSvc.body.raw?.token?.data).toMatchObject({ number: maskedNumber });
     expect(viaSvc.body.raw?.children?.data[0]?.data).toMatchObject({ number: maskedNumber });
     revealsNothing(viaSvc.body);
+  });
+
+  it('POST /detokenize (a bulk detokenization) answers the mask', async () => {
+    const detokenized = await env.tenant.client.request<{ number?: string; whole?: { number?: string } }>(
+      'POST',
+      '/detokenize',
+      { body: { ...numberArgs(), whole: `{{ ${cardId} }}` }, apiKey: maskingKey },
+    );
+    expect(detokenized.status).toBe(200);
+    expect(detokenized.body.number).toBe(maskedNumber);
+    expect(detokenized.body.whole?.number).toBe(maskedNumber);
+    revealsNothing(detokenized.body);
   });
 
   it('a proxy expression sends the mask to the destination', async () => {

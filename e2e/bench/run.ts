@@ -5,6 +5,7 @@
 //
 // This driver runs the scenario groups (scenarios/) in a fixed order on one stack
 // (support/stack.ts), then prints the report (support/report.ts), whose row order differs.
+import { measureBulk } from './scenarios/bulk.ts';
 import { measureEventStoreAppends } from './scenarios/event-store-append.ts';
 import {
   measureBareGet,
@@ -61,6 +62,8 @@ async function main(): Promise<void> {
     const getTokenWithSession = runs('session')
       ? (await measureGetTokenWithSession(stack, postTokens.ids)).row
       : undefined;
+    // Beside the single creates of this run: 100 tokens per call, then 100 of its tokens per read.
+    const bulk = runs('bulk') ? await measureBulk(stack, postTokens.row, postTokens.ids) : undefined;
     // In the same run as the bare GET, with the sandbox alone beside.
     const reactors = runs('reactors') ? await measureReactors(stack) : undefined;
     const proxy = runs('proxy') ? await measureProxy(stack) : undefined;
@@ -83,6 +86,8 @@ async function main(): Promise<void> {
       getToken,
       getTokenWithSession,
       bareGet,
+      bulk?.tokenize.row,
+      bulk?.detokenize?.row,
       ...appends,
       projectionLag,
       reactors?.trivial,

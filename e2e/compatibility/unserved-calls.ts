@@ -34,18 +34,6 @@ export const categoryMeanings: Record<UnservedCategory, string> = {
 export const unservedCalls: UnservedReason[] = [
   // Planned: search and bulk operations.
   {
-    covers: 'POST /tokenize',
-    category: 'planned',
-    feature: 'search and bulk operations',
-    why: 'Tokenizing many values in one request is a bulk operation; `POST /tokens` creates one token at a time today.',
-  },
-  {
-    covers: 'POST /detokenize',
-    category: 'planned',
-    feature: 'search and bulk operations',
-    why: 'Detokenizing an object of token references in one request is a bulk operation; `GET /tokens/{id}` reads one token today.',
-  },
-  {
     covers: '/token-intents',
     category: 'planned',
     feature: 'search and bulk operations',

@@ -5,9 +5,9 @@
 // BENCH_KAFKA (1: start a Kafka broker with infra/kafka and measure the relay; 0 skips it),
 // BENCH_READ_MODELS (1: the read models at size, 10,000 children, 1,000,000 log rows and 1,000,000 tokens; 0 skips them),
 // BENCH_LOG_EVENTS (100000: events appended for the tree-head signer's and verify-log's rates),
-// BENCH_GROUPS (all: a comma list of session, reactors, proxy, appends, tree-heads, webhooks to run besides the HTTP rows and the projection lag, which always run; `http` alone runs only those),
+// BENCH_GROUPS (all: a comma list of session, bulk, reactors, proxy, appends, tree-heads, webhooks to run besides the HTTP rows and the projection lag, which always run; `http` alone runs only those),
 // BENCH_COMPOSE (0: 1 adds two gateways against one behind the load balancer of the docker-compose stack, as `npm run bench:compose` measures alone).
-const benchGroups = ['session', 'reactors', 'proxy', 'appends', 'tree-heads', 'webhooks'] as const;
+const benchGroups = ['session', 'bulk', 'reactors', 'proxy', 'appends', 'tree-heads', 'webhooks'] as const;
 export type BenchGroup = (typeof benchGroups)[number];
 
 export const settings = {

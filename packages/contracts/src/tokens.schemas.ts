@@ -279,3 +279,29 @@ export const searchTokensBody = z.strictObject({
   page: z.number().int().min(1).default(1),
   size: z.number().int().min(1).max(100).default(20),
 });
+
+/**
+ * POST /tokenize: the caller's own JSON (an object or an array), a token request (a create's body)
+ * wherever an object has both `type` and `data`; at most 100 of them.
+ */
+export const tokenizeBody = z
+  .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
+  .describe(
+    'Any JSON object or array; each object with both `type` and `data` is a token request (the body of POST /tokens), answered in its place by the token. At most 100 token requests, all created in one append or none.',
+  );
+
+/** Its answer: the same shape, each token request replaced by its token (never its data). */
+export const tokenizeResponseSchema = z
+  .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
+  .describe('The body as sent, each token request replaced by its token (without data)');
+
+/** POST /detokenize: any JSON with `{{ <token id> | filters }}` expressions in its strings (at most 100 tokens). */
+export const detokenizeBody = z
+  .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
+  .describe(
+    'Any JSON object or array whose strings hold `{{ <token id> }}` expressions (filters allowed, at most 100 distinct tokens); each is answered with the token’s data as the caller’s rules show it (its mask, or null when redacted).',
+  );
+
+export const detokenizeResponseSchema = z
+  .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
+  .describe('The body as sent, every expression replaced by what it renders');

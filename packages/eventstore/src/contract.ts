@@ -657,3 +657,72 @@ export function uniquenessContract(name: string, harness: UniquenessHarness): vo
     }
   });
 }
+
+/**
+ * Appends to several streams in one commit (appendStreams): all of them or none, whatever refuses
+ * (a wrong revision of any stream, a taken claim of any event). A store given contractUniquenessRules.
+ */
+export function multiStreamAppendContract(name: string, harness: UniquenessHarness): void {
+  describe(`event store multi-stream append contract: ${name}`, () => {
+    let store: EventStore;
+    const address = () => `${randomUUID().slice(0, 8)}@example.com`;
+
+    beforeAll(async () => {
+      store = await harness.createStore();
+    });
+
+    afterAll(async () => {
+      await store?.close();
+      await harness.cleanup();
+    });
+
+    it('stores every stream of the call in one commit, each from its own revision', async () => {
+      const prefix = uniquePrefix();
+      await store.append(`${prefix}b`, [event('B0')], { expectedRevision: 'no_stream' });
+      const result = await store.appendStreams([
+        { stream: `${prefix}a`, events: [event('A0'), event('A1')], expectedRevision: 'no_stream' },
+        { stream: `${prefix}b`, events: [event('B1')], expectedRevision: 0 },
+      ]);
+      const stored = await readAllVisible(store, prefix, 4);
+      expect(stored.map((recorded) => [recorded.type, recorded.revision])).toEqual([
+        ['B0', 0],
+        ['A0', 0],
+        ['A1', 1],
+        ['B1', 1],
+      ]);
+      expect(new Set(stored.slice(1).map((recorded) => recorded.position.commit)).size).toBe(1);
+      expect(result.position).toEqual(stored.at(-1)!.position);
+    });
+
+    it('stores nothing when one stream is not at its expected revision', async () => {
+      const prefix = uniquePrefix();
+      await store.append(`${prefix}taken`, [event('T0')], { expectedRevision: 'no_stream' });
+      await expect(
+        store.appendStreams([
+          { stream: `${prefix}new`, events: [event('N0')], expectedRevision: 'no_stream' },
+          { stream: `${prefix}taken`, events: [event('T1')], expectedRevision: 'no_stream' },
+        ]),
+      ).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      expect(await store.readStream(`${prefix}new`)).toEqual([]);
+      expect(await store.readStream(`${prefix}taken`)).toHaveLength(1);
+    });
+
+    it('stores nothing, and takes no claim, when one event claims a key another holds', async () => {
+      const prefix = uniquePrefix();
+      const held = address();
+      const free = address();
+      await store.append(`${prefix}holder`, [invited(`${prefix}holder`, held)], {
+        expectedRevision: 'no_stream',
+      });
+      await expect(
+        store.appendStreams([
+          { stream: `${prefix}one`, events: [invited(`${prefix}one`, free)], expectedRevision: 'no_stream' },
+          { stream: `${prefix}two`, events: [invited(`${prefix}two`, held)], expectedRevision: 'no_stream' },
+        ]),
+      ).rejects.toBeInstanceOf(UniqueClaimTaken);
+      expect(await store.readStream(`${prefix}one`)).toEqual([]);
+      expect(await store.claimHolder(contractClaimScope, free)).toBeUndefined();
+      expect(await store.claimHolder(contractClaimScope, held)).toBe(`${prefix}holder`);
+    });
+  });
+}

@@ -158,6 +158,7 @@ describe('ExternalEventStore', () => {
         await new Promise((resolve) => setTimeout(resolve, 600));
         return inner.append(stream, events, options);
       },
+      appendStreams: (appends, options) => inner.appendStreams(appends, options),
       readStream: (stream) => inner.readStream(stream),
       readAll: (options) => inner.readAll(options),
       headPosition: () => inner.headPosition(),
@@ -241,6 +242,7 @@ describe('ExternalEventStore', () => {
           seenDuringAppend = await stateOf(stored);
           return inner.append(stream, events, options);
         },
+        appendStreams: (appends, options) => inner.appendStreams(appends, options),
         readStream: (stream) => inner.readStream(stream),
         readAll: (options) => inner.readAll(options),
         headPosition: () => inner.headPosition(),

@@ -1,4 +1,4 @@
-import { eventStoreContract, uniquenessContract } from './contract.ts';
+import { eventStoreContract, multiStreamAppendContract, uniquenessContract } from './contract.ts';
 import { contractUniquenessRules } from './testing/claims-fixture.ts';
 import { InMemoryEventStore } from './testing/in-memory.ts';
 
@@ -12,6 +12,13 @@ eventStoreContract('in-memory', {
 
 // One append is one step: no crash between a claim and its append to repair.
 uniquenessContract('in-memory', {
+  async createStore() {
+    return new InMemoryEventStore({ uniqueness: contractUniquenessRules });
+  },
+  async cleanup() {},
+});
+
+multiStreamAppendContract('in-memory', {
   async createStore() {
     return new InMemoryEventStore({ uniqueness: contractUniquenessRules });
   },

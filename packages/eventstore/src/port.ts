@@ -160,8 +160,32 @@ export interface Subscription {
   stop(): Promise<void>;
 }
 
+/** One stream's part of an append to several streams (appendStreams). */
+export interface StreamAppend {
+  stream: string;
+  events: NewEvent[];
+  expectedRevision: ExpectedRevision;
+}
+
+/**
+ * An append to several streams could not be made atomic by this store (KurrentDB before 25.1,
+ * or claims kept apart from the events): nothing was stored.
+ */
+export class MultiStreamAppendUnsupported extends Error {
+  constructor(store: string) {
+    super(`${store} cannot append to several streams in one commit`);
+    this.name = 'MultiStreamAppendUnsupported';
+  }
+}
+
 export interface EventStore {
   append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult>;
+  /**
+   * Appends to several distinct streams in one commit: every stream's events, their claims and
+   * write-side steps are stored, or none (a wrong expected revision of any stream refuses all:
+   * WrongExpectedRevisionError names the first). The result is the commit's last event.
+   */
+  appendStreams(appends: StreamAppend[], options?: { sideData?: AppendSideData }): Promise<AppendResult>;
   /** All events of one stream in revision order; [] when the stream does not exist. */
   readStream(stream: string): Promise<RecordedEvent[]>;
   /** Events after a position in commit order, never skipping one that commits late. */

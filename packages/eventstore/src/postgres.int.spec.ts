@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, NotificationHub } from '@tokenvault/platform';
 import { createTestDatabase, testAppRole, type TestDatabase, eventually } from '@tokenvault/platform/testing';
-import { eventStoreContract, uniquenessContract } from './contract.ts';
+import { eventStoreContract, multiStreamAppendContract, uniquenessContract } from './contract.ts';
 import { contractUniquenessRules } from './testing/claims-fixture.ts';
 import { appendToStream, eventStoreMigrations, PostgresEventStore } from './index.ts';
 import {
@@ -284,4 +284,11 @@ describe('PostgresEventStore uniqueness claims', () => {
     await invite(store, 'after-tenant', 'race@example.com');
     await store.close();
   });
+});
+
+multiStreamAppendContract('postgres', {
+  async createStore() {
+    return new PostgresEventStore(pool, { ...storeOptions, uniqueness: contractUniquenessRules });
+  },
+  async cleanup() {},
 });

@@ -190,7 +190,7 @@ export type Authenticate = (apiKey: string | undefined, request?: CallerCredenti
 
 /** The naming rule of operationId (see RouteDefinition.operationId). */
 export const operationIdPattern =
-  /^(create|list|get|update|delete|associate|dissociate|invoke|resend|accept|request|rotate|ping|redeliver|search)[A-Z][A-Za-z0-9]*$/;
+  /^(create|list|get|update|delete|associate|dissociate|invoke|resend|accept|request|rotate|ping|redeliver|search|tokenize|detokenize)[A-Z][A-Za-z0-9]*$/;
 
 /** Whether the route's body schema takes no body at all (it is `.optional()`). */
 export const bodyMayBeLeftOut = (route: RouteDefinition): boolean =>

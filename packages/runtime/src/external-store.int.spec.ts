@@ -19,6 +19,7 @@ const answerLostAfterWriting = (inner: EventStore): EventStore => ({
     await inner.append(stream, appended, options);
     throw new Error('deadline exceeded');
   },
+  appendStreams: (appends, options) => inner.appendStreams(appends, options),
   readStream: (stream) => inner.readStream(stream),
   readAll: (options) => inner.readAll(options),
   headPosition: () => inner.headPosition(),

@@ -112,6 +112,8 @@ export interface RuntimeBase {
   readAuditor: ReadAuditor;
   /** The process's token commands: the gateway's token routes and the worker's share them. */
   tokenCommands: TokenCommands;
+  /** The process's detokenizer: POST /detokenize, reactor invocations and the proxy share it. */
+  detokenizer: Detokenizer;
   /** The token routes, on this base: what a reactor's `svc` client calls in-process. */
   tokenRoutes: RouteDefinition[];
   /** A projector of the read models on this base's pool (admin commands catch up with it). */
@@ -206,6 +208,7 @@ export async function openRuntimeBase(
   const tokenCommands = new TokenCommands(store, vault, tokenQueries, clock, {
     cardCvcTtlSeconds: config.CARD_CVC_TTL_SECONDS,
   });
+  const detokenizer = new Detokenizer({ store, vault, tokenQueries, readAuditor });
   const projectors: Projector[] = [];
   return {
     config,
@@ -221,6 +224,7 @@ export async function openRuntimeBase(
     tokenQueries,
     readAuditor,
     tokenCommands,
+    detokenizer,
     tokenRoutes: tokensContext.routes({
       store,
       appPool,
@@ -231,6 +235,7 @@ export async function openRuntimeBase(
       tokenQueries,
       readAuditor,
       tokenCommands,
+      detokenizer,
     }),
     createProjector() {
       const projector = readModelsProjector(config, { store, pool: ownerPool }, logger);
@@ -257,8 +262,18 @@ export async function createRuntime(
   options: { clock?: Clock } = {},
 ): Promise<Runtime> {
   const base = await openRuntimeBase(config, logger, options);
-  const { ownerPool, appPool, store, vault, clock, consistency, tokenQueries, readAuditor, tokenCommands } =
-    base;
+  const {
+    ownerPool,
+    appPool,
+    store,
+    vault,
+    clock,
+    consistency,
+    tokenQueries,
+    readAuditor,
+    tokenCommands,
+    detokenizer,
+  } = base;
   const redis = createRedis(config.REDIS_URL);
   redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
   // Advisory-lock sessions (formula locks): bounded, and apart from the pools their holders use.
@@ -282,7 +297,6 @@ export async function createRuntime(
   const webhookDeliveryQueue = createWebhookDeliveryQueue(config);
   webhookDeliveryQueue.on('error', (error) => logger.warn({ err: error }, 'webhook delivery queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
-  const detokenizer = new Detokenizer({ store, vault, tokenQueries, readAuditor });
   const proxies = new ProxyQueries(appPool, vault);
   const allowlist = new AddressAllowlist(
     config.PROXY_ALLOWED_PRIVATE_ADDRESSES,

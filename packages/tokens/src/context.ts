@@ -1,6 +1,8 @@
 import type { ContextManifest } from '@tokenvault/cqrs';
+import type { Detokenizer } from './commands/detokenize.ts';
 import { tokenEventTypes } from './domain/tokens.events.ts';
 import { tokenClaims } from './domain/tokens.uniqueness.ts';
+import { bulkTokenRoutes } from './http/bulk.routes.ts';
 import { childTokenRoutes } from './http/children.routes.ts';
 import { tokenSearchRoutes } from './http/search.routes.ts';
 import { tokenAccess, type TokenRouteDeps } from './http/token-access.ts';
@@ -12,7 +14,12 @@ import { tokensProjection } from './projections/tokens.projection.ts';
 import { tokenUsageProjection } from './projections/usage.projection.ts';
 
 /** What the tokens context contributes to the service (the runtime lists it in contexts.ts). */
-export const tokensContext: ContextManifest<TokenRouteDeps> = {
+export interface TokensContextDeps extends TokenRouteDeps {
+  /** The process's detokenizer (reactors' and the proxy's too): POST /detokenize opens tokens with it. */
+  detokenizer: Pick<Detokenizer, 'openTokens'>;
+}
+
+export const tokensContext: ContextManifest<TokensContextDeps> = {
   name: 'tokens',
   migrations: tokensMigrations,
   projections: { consistent: [tokensProjection], trailing: [tokenUsageProjection] },
@@ -25,6 +32,11 @@ export const tokensContext: ContextManifest<TokenRouteDeps> = {
     return [
       ...tokenResourceRoutes(deps, access),
       ...tokenSearchRoutes(deps, access),
+      ...bulkTokenRoutes({
+        consistency: deps.consistency,
+        commands: deps.tokenCommands,
+        detokenizer: deps.detokenizer,
+      }),
       ...childTokenRoutes(deps, access),
       ...usageReportRoutes(deps),
     ];

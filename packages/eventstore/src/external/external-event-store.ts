@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { withTransaction, type Pool, type PoolClient } from '@tokenvault/platform';
 import {
+  MultiStreamAppendUnsupported,
   UniqueClaimTaken,
   WrongExpectedRevisionError,
   type AnyEvent,
@@ -109,6 +110,14 @@ export class ExternalEventStore implements EventStore {
     this.events = options.events;
     this.pool = options.pool;
     this.graceMs = options.repairGraceMs ?? 60_000;
+  }
+
+  /**
+   * Not yet: the claims of several streams would have to be settled together with an atomic
+   * append of the event store behind it.
+   */
+  async appendStreams(): Promise<AppendResult> {
+    throw new MultiStreamAppendUnsupported('An external event store');
   }
 
   async append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult> {

@@ -11,6 +11,7 @@ import {
 import {
   comparePositions,
   EventStoreUnavailableError,
+  MultiStreamAppendUnsupported,
   WrongExpectedRevisionError,
   type AppendResult,
   type EventStore,
@@ -120,6 +121,11 @@ export class KurrentDBEventStore implements EventStore {
       if (!last) throw new Error(`stream ${stream} is empty right after an append`);
       return { revision, position: last.position };
     });
+  }
+
+  /** Not yet: KurrentDB's multi-stream append needs server 25.1 (docs/event-stores.md). */
+  async appendStreams(): Promise<AppendResult> {
+    throw new MultiStreamAppendUnsupported('KurrentDB');
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {

@@ -137,6 +137,16 @@ export function prepareAppend(
   return { stream, events: rows, step, values };
 }
 
+/** The statements of an append to several streams: at least one, each stream once. */
+export function preparedStreamAppends(
+  appends: readonly { stream: string; events: NewEvent[]; expectedRevision: ExpectedRevision }[],
+): AppendStatement[] {
+  if (appends.length === 0) throw new TypeError('appendStreams needs at least one stream');
+  const streams = new Set(appends.map((one) => one.stream));
+  if (streams.size !== appends.length) throw new TypeError('appendStreams names a stream twice');
+  return appends.map((one) => prepareAppend(one.stream, one.events, one.expectedRevision));
+}
+
 export interface AppendRow {
   stream_revision: number | string;
   global_position: string;

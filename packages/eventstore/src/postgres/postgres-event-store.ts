@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { NotificationHub, withTransaction, type PoolClient } from '@tokenvault/platform';
 import {
+  comparePositions,
   WrongExpectedRevisionError,
   type AnyEvent,
   type AppendOptions,
@@ -12,6 +13,7 @@ import {
   type RecordedEvent,
   type RecordedOf,
   type ClaimChanges,
+  type StreamAppend,
   type Subscription,
   type SubscriptionOptions,
   type UniquenessRules,
@@ -26,6 +28,7 @@ import {
   type Appended,
   type AppendRow,
   type AppendStatement,
+  preparedStreamAppends,
 } from './append.ts';
 import { applyClaimChanges, claimChangeQueries, claimTakenFrom, readClaimHolder } from './claims.ts';
 import { eventsAheadOfAppend, RecordingClient, sendInOneTransaction } from './append-pipeline.ts';
@@ -148,6 +151,58 @@ export class PostgresEventStore implements EventStore {
         }
       }
       throw new WrongExpectedRevisionError(stream, options.expectedRevision);
+    });
+  }
+
+  /**
+   * Several streams in one transaction, statement by statement: each stream's append, then every
+   * event's claims and the inline projections of all of them. Retried whole on a deadlock.
+   */
+  async appendStreams(
+    appends: StreamAppend[],
+    options: { sideData?: AppendSideData } = {},
+  ): Promise<AppendResult> {
+    const statements = preparedStreamAppends(appends);
+    const total = statements.reduce((sum, statement) => sum + statement.events.length, 0);
+    return observeAppend(statements[0]!.stream, total, async () => {
+      const context: InlineApplyContext = options.sideData ? { sideData: options.sideData } : {};
+      for (let retry = 0; ; retry++) {
+        try {
+          const stored = await withTransaction(this.pool, async (tx) => {
+            const appended: Appended[] = [];
+            for (const [index, statement] of statements.entries()) {
+              const one = await appendOnce(tx, statement);
+              if (!one)
+                throw new WrongExpectedRevisionError(statement.stream, appends[index]!.expectedRevision);
+              appended.push(one);
+            }
+            for (const statement of statements) {
+              for (const event of statement.events) {
+                const changes = this.options.uniqueness?.(event);
+                if (changes) await applyClaimChanges(tx, changes);
+              }
+            }
+            const recorded = appended.flatMap((one) => one.recorded);
+            for (const [projection, types] of this.inline) {
+              const handled = recorded.filter((event) => types.has(event.type));
+              if (handled.length) await projection.apply(handled, tx, context);
+            }
+            return recorded;
+          });
+          try {
+            this.options.onCommitted?.(stored);
+          } catch (error) {
+            this.reportBackgroundError(error);
+          }
+          this.announceAppend();
+          const last = stored.reduce((latest, event) =>
+            comparePositions(event.position, latest.position) > 0 ? event : latest,
+          );
+          return { revision: last.revision, position: last.position };
+        } catch (error) {
+          if (!isDeadlock(error) || retry >= maxDeadlockRetries) throw error;
+        }
+      }
     });
   }
 

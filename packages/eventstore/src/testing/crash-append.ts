@@ -28,6 +28,7 @@ try {
       if (STAGE === 'after-append') die();
       return result;
     },
+    appendStreams: (appends, options) => events.appendStreams(appends, options),
     readStream: (stream) => events.readStream(stream),
     readAll: (options) => events.readAll(options),
     headPosition: () => events.headPosition(),

@@ -12,6 +12,7 @@ import {
   type NewEvent,
   type Position,
   type RecordedEvent,
+  type StreamAppend,
   type Subscription,
   type SubscriptionOptions,
   type UniquenessRules,
@@ -66,39 +67,64 @@ export class InMemoryEventStore implements EventStore {
   }
 
   async append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult> {
-    if (typeof stream !== 'string' || stream.length === 0)
-      throw new TypeError('stream name must not be empty');
-    if (!Array.isArray(events) || events.length === 0) throw new TypeError('append needs at least one event');
-    events.forEach((event, index) => {
-      if (typeof event.type !== 'string' || event.type.length === 0) {
-        throw new TypeError(`event ${index} has no type`);
-      }
-      if (event.data === undefined) throw new TypeError(`event ${index} has no data`);
-      if (typeof event.metadata !== 'object' || event.metadata === null) {
-        throw new TypeError(`event ${index} has no metadata`);
-      }
-    });
-    const existing = this.streams.get(stream) ?? [];
-    if (!matches(options.expectedRevision, existing.length)) {
-      throw new WrongExpectedRevisionError(stream, options.expectedRevision);
+    return this.appendStreams(
+      [{ stream, events, expectedRevision: options.expectedRevision }],
+      options.sideData ? { sideData: options.sideData } : {},
+    );
+  }
+
+  /** Every stream checked before anything is kept: one commit, or nothing. */
+  async appendStreams(
+    appends: StreamAppend[],
+    options: { sideData?: AppendSideData } = {},
+  ): Promise<AppendResult> {
+    if (appends.length === 0) throw new TypeError('appendStreams needs at least one stream');
+    if (new Set(appends.map((one) => one.stream)).size !== appends.length) {
+      throw new TypeError('appendStreams names a stream twice');
     }
-    const claims = this.claimsAfter(events);
+    for (const { stream, events, expectedRevision } of appends) {
+      if (typeof stream !== 'string' || stream.length === 0)
+        throw new TypeError('stream name must not be empty');
+      if (!Array.isArray(events) || events.length === 0)
+        throw new TypeError('append needs at least one event');
+      events.forEach((event, index) => {
+        if (typeof event.type !== 'string' || event.type.length === 0) {
+          throw new TypeError(`event ${index} has no type`);
+        }
+        if (event.data === undefined) throw new TypeError(`event ${index} has no data`);
+        if (typeof event.metadata !== 'object' || event.metadata === null) {
+          throw new TypeError(`event ${index} has no metadata`);
+        }
+      });
+      if (!matches(expectedRevision, (this.streams.get(stream) ?? []).length)) {
+        throw new WrongExpectedRevisionError(stream, expectedRevision);
+      }
+    }
+    const claims = this.claimsAfter(appends.flatMap((one) => one.events));
     const commit = String(++this.commits);
     const createdAt = new Date();
-    const recorded = events.map((event, index): RecordedEvent => ({
-      event_id: event.event_id ?? randomUUID(),
-      type: event.type,
-      data: copied(event.data),
-      metadata: copied(event.metadata),
-      stream,
-      revision: existing.length + index,
-      position: { commit, prepare: String(this.log.length + index + 1) },
-      created_at: createdAt,
-    }));
+    const recorded: RecordedEvent[] = [];
+    for (const { stream, events } of appends) {
+      const existing = this.streams.get(stream) ?? [];
+      for (const [index, event] of events.entries()) {
+        recorded.push({
+          event_id: event.event_id ?? randomUUID(),
+          type: event.type,
+          data: copied(event.data),
+          metadata: copied(event.metadata),
+          stream,
+          revision: existing.length + index,
+          position: { commit, prepare: String(this.log.length + recorded.length + 1) },
+          created_at: createdAt,
+        });
+      }
+    }
     this.options.onAppend?.(recorded, options.sideData ? { sideData: options.sideData } : {});
     this.claims = claims;
     this.log.push(...recorded);
-    this.streams.set(stream, [...existing, ...recorded]);
+    for (const event of recorded) {
+      this.streams.set(event.stream, [...(this.streams.get(event.stream) ?? []), event]);
+    }
     for (const subscription of this.subscriptions) subscription.wake();
     const last = recorded.at(-1)!;
     return { revision: last.revision, position: last.position };

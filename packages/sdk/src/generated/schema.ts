@@ -477,6 +477,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tokenize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create up to 100 tokens from the token requests nested anywhere in the body, all in one append or none; answered in the body’s shape
+         * @description Permission: `token:create`
+         */
+        post: operations["tokenizeData"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/detokenize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render the `{{ <token id> }}` expressions of a JSON body (up to 100 tokens) with the tokens’ data as the key’s rules show it; one read naming every token
+         * @description Permission: `token:use`
+         */
+        post: operations["detokenizeData"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tokens/{parent_id}/children/{child_id}": {
         parameters: {
             query?: never;
@@ -5661,6 +5701,190 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    tokenizeData: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    [key: string]: unknown;
+                } | unknown[];
+            };
+        };
+        responses: {
+            /** @description The body with each token request replaced by its token */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": {
+                        [key: string]: unknown;
+                    } | unknown[];
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    detokenizeData: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": {
+                    [key: string]: unknown;
+                } | unknown[];
+            };
+        };
+        responses: {
+            /** @description The body with every expression rendered */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": {
+                        [key: string]: unknown;
+                    } | unknown[];
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold token data, which is never kept (`idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -24,27 +24,31 @@ export type CreateTokenResult =
   | { created: true; token: TokenResponse; position: Position | null }
   | { created: false; token: TokenResponse };
 
-/** With a parent, the token and its association to the parent are one event. */
-export async function createToken(
-  deps: TokenCommandDeps,
+/**
+ * Where a new token goes and what it is found by: its containers (the key needs token:create on
+ * each: 403 otherwise), its fingerprint and search indexes, and whether it is deduplicated.
+ */
+export async function newTokenPlan(
+  deps: Pick<TokenCommandDeps, 'vault'>,
   principal: Principal,
   body: CreateTokenBody,
-  correlationId: string,
-  parentId?: string,
-): Promise<CreateTokenResult> {
+  /** Where the request is, for a message about one of several (`body.cards.0`). */
+  where?: string,
+) {
   // Without containers, the token goes where its privacy says; either way the key needs
   // token:create there, so privacy never puts a token where the key could not.
   const containers = [
     ...new Set(body.containers ?? [containerOfPrivacy(privacyOf(body.type, body.privacy))]),
   ];
   if (!allowedOnAll(principal, 'token:create', containers)) {
-    throw forbidden('This API key lacks token:create on the requested containers.');
+    throw forbidden(
+      `This API key lacks token:create on the requested containers${where ? ` (of the token request at ${where})` : ''}.`,
+    );
   }
   if (body.mask !== undefined) assertMaskFits(body.mask, body.data);
-  const tenantId = principal.tenantId;
   const { search, fingerprint } = await searchFieldsOf(
     deps.vault,
-    tenantId,
+    principal.tenantId,
     body.type,
     body.data,
     (body.search_indexes ?? []).map(searchIndexSpecOf),
@@ -54,6 +58,19 @@ export async function createToken(
   const deduplicate =
     body.id === undefined &&
     (body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true');
+  return { containers, fingerprint, search, deduplicate };
+}
+
+/** With a parent, the token and its association to the parent are one event. */
+export async function createToken(
+  deps: TokenCommandDeps,
+  principal: Principal,
+  body: CreateTokenBody,
+  correlationId: string,
+  parentId?: string,
+): Promise<CreateTokenResult> {
+  const { containers, fingerprint, search, deduplicate } = await newTokenPlan(deps, principal, body);
+  const tenantId = principal.tenantId;
   const fields = { containers, fingerprint, parentId, search };
   if (!deduplicate) return appendNewToken(deps, principal, body, correlationId, fields);
   // Only a token in the same containers, and one this key may read, stands in for a new one. The
@@ -91,21 +108,49 @@ export async function createToken(
   }
 }
 
+/** What a create decided besides the body: where the token goes, its fingerprint and indexes. */
+export interface NewTokenFields {
+  containers: string[];
+  fingerprint: string;
+  parentId: string | undefined;
+  search: TokenSearchFields;
+  deduplicated?: true;
+  /** An expired token whose claim on the data this one takes over. */
+  claimTakenFrom?: string | undefined;
+}
+
 async function appendNewToken(
   deps: TokenCommandDeps,
   principal: Principal,
   body: CreateTokenBody,
   correlationId: string,
-  fields: {
-    containers: string[];
-    fingerprint: string;
-    parentId: string | undefined;
-    search: TokenSearchFields;
-    deduplicated?: true;
-    /** An expired token whose claim on the data this one takes over. */
-    claimTakenFrom?: string | undefined;
-  },
+  fields: NewTokenFields,
 ): Promise<CreateTokenResult> {
+  const { token, sealed } = await newTokenView(deps, principal, body, fields);
+  // The new key goes with the append (its side data), which stores it with the event.
+  const outcome = await deps
+    .handle({ type: 'CreateToken', token }, metadataOf(principal, correlationId), {
+      newStream: true,
+      conflictDetail: 'A token with this id exists.',
+      sideData: tokenKeysSideData([sealed]),
+    })
+    .catch((error: unknown) => {
+      if (error instanceof UniqueClaimTaken && error.scope === tokenSearchIndexScope)
+        throw uniqueIndexTaken();
+      throw error;
+    });
+  // Stored: the key stays in memory, so that reading the token back needs no query for its key.
+  if (outcome.position !== null && sealed.newKey) deps.vault.keepTokenKey(sealed.newKey);
+  return { created: true, token: tokenResponseOf(token), position: outcome.position };
+}
+
+/** What a new token's event holds, its data sealed under a key of its own (the key in `sealed`). */
+export async function newTokenView(
+  deps: Pick<TokenCommandDeps, 'vault' | 'clock' | 'cardCvcTtlSeconds'>,
+  principal: Principal,
+  body: CreateTokenBody,
+  fields: NewTokenFields,
+) {
   const tenantId = principal.tenantId;
   const id = body.id ?? randomUUID();
   const sealed = await deps.vault.sealToken(tenantId, id, body.data, {
@@ -134,21 +179,7 @@ async function appendNewToken(
       : {}),
     ...fields.search,
   };
-  // The new key goes with the append (its side data), which stores it with the event.
-  const outcome = await deps
-    .handle({ type: 'CreateToken', token }, metadataOf(principal, correlationId), {
-      newStream: true,
-      conflictDetail: 'A token with this id exists.',
-      sideData: tokenKeysSideData([sealed]),
-    })
-    .catch((error: unknown) => {
-      if (error instanceof UniqueClaimTaken && error.scope === tokenSearchIndexScope)
-        throw uniqueIndexTaken();
-      throw error;
-    });
-  // Stored: the key stays in memory, so that reading the token back needs no query for its key.
-  if (outcome.position !== null && sealed.newKey) deps.vault.keepTokenKey(sealed.newKey);
-  return { created: true, token: tokenResponseOf(token), position: outcome.position };
+  return { token, sealed };
 }
 
 /**

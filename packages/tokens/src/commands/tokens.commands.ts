@@ -6,6 +6,7 @@ import { createToken, type CreateTokenResult } from './create-token.ts';
 import { deleteToken } from './delete-token.ts';
 import type { TokenCommandDeps, TokenCommandsVault } from './token-command-kit.ts';
 import { tokenCommandHandler } from './token-handler.ts';
+import { tokenizeTokens, type TokenizeResult, type TokenRequestAt } from './tokenize-tokens.ts';
 import { updateToken } from './update-token.ts';
 
 /** PCI DSS keeps a CVC only until authorisation: an hour, as Basis Theory (CARD_CVC_TTL_SECONDS). */
@@ -43,6 +44,15 @@ export class TokenCommands {
     parentId?: string,
   ): Promise<CreateTokenResult> {
     return createToken(this.deps, principal, body, correlationId, parentId);
+  }
+
+  /** Many tokens in one append: all of them or none (tokenizeTokens). */
+  tokenize(
+    principal: Principal,
+    requests: readonly TokenRequestAt[],
+    correlationId: string,
+  ): Promise<TokenizeResult> {
+    return tokenizeTokens(this.deps, principal, requests, correlationId);
   }
 
   /** A merge patch of a live token (updateToken). */

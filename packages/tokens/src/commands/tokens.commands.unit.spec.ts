@@ -86,6 +86,58 @@ describe('TokenCommands against an in-memory event store', () => {
     expect(kept.map((key) => key.sealed)).toEqual(['tk:sealed-1']);
   });
 
+  it('tokenize: every new token in one append, their keys its side data, kept once stored', async () => {
+    const { appends, kept, commands } = given();
+    const requests = ['a', 'b', 'c'].map((data, index) => ({
+      where: `body.${index}`,
+      body: createTokenBody.parse({ id: `bulk-${data}`, type: 'token', data }),
+    }));
+    const result = await commands.tokenize(principal, requests, 'request-1');
+    expect(result.tokens.map((token) => token.id)).toEqual(['bulk-a', 'bulk-b', 'bulk-c']);
+    expect(appends).toHaveLength(1);
+    expect(appends[0]!.events.map((event) => [event.type, event.stream])).toEqual(
+      ['bulk-a', 'bulk-b', 'bulk-c'].map((id) => ['TokenCreated', tokenStream(tenantId, id)]),
+    );
+    expect(new Set(appends[0]!.events.map((event) => event.position.commit)).size).toBe(1);
+    expect(Object.values(appends[0]!.sideData ?? {}).flat()).toHaveLength(3);
+    expect(kept.map((key) => key.sealed)).toEqual(['tk:sealed-1', 'tk:sealed-2', 'tk:sealed-3']);
+  });
+
+  it('tokenize: one id taken refuses all (409 naming its place), nothing appended and no key kept', async () => {
+    const { appends, kept, commands } = given();
+    await commands.create(principal, createTokenBody.parse({ id: 'taken', type: 'token', data: 'x' }), 'r-1');
+    const requests = [
+      { where: 'body.fresh', body: createTokenBody.parse({ type: 'token', data: 'y' }) },
+      { where: 'body.again', body: createTokenBody.parse({ id: 'taken', type: 'token', data: 'z' }) },
+    ];
+    const refused = commands.tokenize(principal, requests, 'r-2');
+    await expect(refused).rejects.toSatisfy(problemWith(409));
+    await expect(commands.tokenize(principal, requests, 'r-3')).rejects.toThrow(/body\.again/);
+    expect(appends).toHaveLength(1);
+    expect(kept).toHaveLength(1);
+  });
+
+  it('tokenize: a request for containers the key lacks is a 403 naming it, before anything is sealed', async () => {
+    const { appends, kept, commands } = given();
+    const creator = testPrincipal(tenantId, actorId, [], {
+      rules: [{ container: '/pci/', permissions: ['token:create'] }],
+    });
+    const requests = [
+      {
+        where: 'body.card',
+        body: createTokenBody.parse({ type: 'token', data: 'a', containers: ['/pci/'] }),
+      },
+      {
+        where: 'body.other',
+        body: createTokenBody.parse({ type: 'token', data: 'b', containers: ['/general/'] }),
+      },
+    ];
+    await expect(commands.tokenize(creator, requests, 'r-1')).rejects.toSatisfy(problemWith(403));
+    await expect(commands.tokenize(creator, requests, 'r-2')).rejects.toThrow(/body\.other/);
+    expect(appends).toHaveLength(0);
+    expect(kept).toHaveLength(0);
+  });
+
   it('delete: the token key held in memory is forgotten once the delete is appended', async () => {
     const { appends, forgotten, commands } = given();
     await commands.create(

@@ -26,7 +26,10 @@ export interface TokenRouteDeps {
    * The process's token commands, built with its runtime base: the gateway's token routes and
    * the worker's (reactors' `svc` calls) share them.
    */
-  tokenCommands: Pick<TokenCommands, 'create' | 'update' | 'delete' | 'associate' | 'dissociate'>;
+  tokenCommands: Pick<
+    TokenCommands,
+    'create' | 'tokenize' | 'update' | 'delete' | 'associate' | 'dissociate'
+  >;
   /** The process's one read auditor: every read of the process in one group commit. */
   readAuditor: ReadAuditor;
 }

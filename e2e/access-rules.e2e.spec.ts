@@ -1,9 +1,11 @@
 // Access rules with transforms, as a team moving from Basis Theory uses them: a support key whose
 // rule on /pci/ masks reads a card's last four and a masked number on every read path and in a
 // reactor's svc, while a back end's revealing key reads the number; a key with a rule on
-// /pci/low/ reads a pci/high card by its restriction policy.
+// /pci/low/ reads a pci/high card by its restriction policy; a search by an index answers as the
+// key's rule says, and the audit log says what the read showed.
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '@tokenvault/platform/testing';
 import { uniqueCardNumber } from './support/cards.ts';
 import { createReactor } from './support/reactors.ts';
 import { useStack } from './support/stack.ts';
@@ -57,7 +59,7 @@ describe('access rules with transforms', () => {
     cardId = created.body.id;
     parentId = (await admin.tokens.create({ data: 'order', metadata: { marker: `${marker}-parent` } })).id;
     expect((await admin.request('POST', `/tokens/${parentId}/children/${cardId}`)).status).toBe(204);
-    const read = ['token:read'];
+    const read = ['token:read', 'token:search'];
     keys.support = await applicationWith('support', [
       { description: 'cards masked', priority: 1, container: '/pci/', transform: 'mask', permissions: read },
       { priority: 2, container: '/', transform: 'reveal', permissions: read },
@@ -119,5 +121,52 @@ describe('access rules with transforms', () => {
       apiKey: keys.lowImpact!.key,
     });
     expect(parent.status).toBe(403);
+  });
+
+  it('a masking key searching by an index gets the masked number, on record as a masked read; a revealing key the number', async () => {
+    const client = env.tenant.client;
+    const searched = uniqueCardNumber();
+    const searchMarker = `${marker}-search`;
+    const created = await client.request<Token>('POST', '/tokens', {
+      body: {
+        type: 'card',
+        data: { number: searched, expiration_month: 5, expiration_year: 2033 },
+        search_indexes: ['{{ data.number | last4 }}'],
+        metadata: { marker: searchMarker },
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const query = `data:${searched.slice(-4)} AND metadata.marker:${searchMarker}`;
+    const masked = `${'X'.repeat(searched.length - 4)}${searched.slice(-4)}`;
+    for (const path of ['/v2/tokens/search', '/tokens/search']) {
+      const found = await client.request<{ data: Token[] }>('POST', path, {
+        body: { query },
+        apiKey: keys.support!.key,
+      });
+      expect(found.status, JSON.stringify(found.body)).toBe(200);
+      expect(found.body.data.map((token) => token.id)).toEqual([created.body.id]);
+      expect(found.body.data[0]!.data).toEqual({
+        number: masked,
+        expiration_month: 5,
+        expiration_year: 2033,
+      });
+      expect(JSON.stringify(found.body)).not.toContain(searched);
+    }
+    const revealed = await client.request<{ data: Token[] }>('POST', '/v2/tokens/search', {
+      body: { query },
+      apiKey: keys.backend!.key,
+    });
+    expect(revealed.body.data[0]!.data).toMatchObject({ number: searched });
+    await eventually(async () => {
+      const logs = await client.request<{ data: { operation: string; message: string }[] }>('GET', '/logs', {
+        query: { entity_id: created.body.id, size: 100 },
+      });
+      const reads = logs.body.data.filter((log) => log.operation === 'read').map((log) => log.message);
+      expect(reads.sort()).toEqual([
+        'Token retrieved',
+        'Token retrieved (masked)',
+        'Token retrieved (masked)',
+      ]);
+    });
   });
 });

@@ -205,6 +205,45 @@ describe('compatibility', () => {
     expect(masked.card?.last4).toBe('4242');
   });
 
+  it('tokens.update with privacy (impact level, restriction policy) and mask null', async () => {
+    const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
+    const note = await sdk.tokens.create({ data: 'order 42', privacy: { impactLevel: 'high' } });
+    expect(note.containers).toEqual(['/general/high/']);
+    // The token follows its privacy to /general/low/, as a create without containers puts it.
+    const lowered: NodeSdk.Token = await sdk.tokens.update(note.id!, {
+      privacy: { impactLevel: 'low', restrictionPolicy: 'mask' },
+    });
+    expect(lowered.privacy).toEqual({
+      classification: 'general',
+      impactLevel: 'low',
+      restrictionPolicy: 'mask',
+    });
+    expect(lowered.containers).toEqual(['/general/low/']);
+    expect((await sdk.tokens.get(note.id!)).privacy?.impactLevel).toBe('low');
+
+    const number = await sdk.tokens.create({
+      type: 'card_number',
+      data: '4242424242424242',
+      mask: '{{ data | reveal_last: 4, "*" }}',
+    });
+    const redacting: NodeSdk.Token = await sdk.tokens.update(number.id!, {
+      privacy: { restrictionPolicy: 'redact' },
+      mask: null,
+    });
+    expect(redacting.privacy).toEqual({
+      classification: 'pci',
+      impactLevel: 'high',
+      restrictionPolicy: 'redact',
+    });
+    expect(redacting.mask).toBe('{{ data | reveal_last: 4 }}');
+    expect(redacting.containers).toEqual(['/pci/high/']);
+    // A card number stays high, and its classification stays pci: 400s naming the field.
+    await expect(sdk.tokens.update(number.id!, { privacy: { impactLevel: 'low' } })).rejects.toMatchObject({
+      statusCode: 400,
+      body: { errors: { 'body.privacy.impact_level': [expect.stringContaining('high')] } },
+    });
+  });
+
   it('serves webhooks.ping/create/get/list/update/delete and webhooks.events.list as Basis Theory’s Node SDK calls them', async () => {
     const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
     await sdk.webhooks.ping();

@@ -1,6 +1,7 @@
 // An application whose rule on /pci/ masks (a support tool that should see `XXXX…4242`) holds a
 // key; the attacker holds it and wants the card number. It tries every path data leaves by: GET,
-// the lists, a child list, a bulk detokenization, a reactor's arguments, a reactor bound to its application (`svc`), a
+// the lists, a child list, both searches (under a search rule that reveals), a bulk detokenization,
+// a reactor's arguments, a reactor bound to its application (`svc`), a
 // proxy expression, a reactor answer kept under an Idempotency-Key from when its rule still
 // revealed, and granting itself (or a new application) a revealing rule. None may give the
 // number back; the summary's last four is all it learns.
@@ -33,7 +34,14 @@ describe('attack: a key whose rule masks cards reads the number through another 
   const idempotencyKey = `support-${randomBytes(8).toString('hex')}`;
   const masking = [
     { container: '/pci/', priority: 1, transform: 'mask', permissions: ['token:read', 'token:use'] },
-    { container: '/', priority: 2, transform: 'reveal', permissions: ['token:read', 'token:use'] },
+    // Its search rule is the revealing one: a search that shaped results by the token:search
+    // rule instead of the token:read one would answer the number.
+    {
+      container: '/',
+      priority: 2,
+      transform: 'reveal',
+      permissions: ['token:read', 'token:use', 'token:search'],
+    },
   ];
   const numberArgs = () => ({ number: `{{ ${cardId} | json: '$.number' }}` });
 
@@ -121,6 +129,26 @@ describe('attack: a key whose rule masks cards reads the number through another 
       expect(listed.body.data.map((token) => token.id)).toEqual([cardId]);
       expect(listed.body.data[0]!.data).toMatchObject({ number: maskedNumber });
       revealsNothing(listed.body);
+    }
+  });
+
+  it('both searches answer the masked number, never the number, though the key’s search rule reveals', async () => {
+    for (const path of ['/v2/tokens/search', '/tokens/search']) {
+      for (const query of [`metadata.marker:${marker}`, `type:card AND metadata.marker:${marker}`]) {
+        const found = await env.tenant.client.request<{ data: Token[] }>('POST', path, {
+          body: { query },
+          apiKey: maskingKey,
+        });
+        expect(found.status, JSON.stringify(found.body)).toBe(200);
+        expect(found.body.data.map((token) => token.id)).toEqual([cardId]);
+        expect(found.body.data[0]!.data).toEqual({
+          number: maskedNumber,
+          expiration_month: 9,
+          expiration_year: 2031,
+        });
+        expect(found.body.data[0]!.card?.last4).toBe(last4);
+        revealsNothing(found.body);
+      }
     }
   });
 

@@ -129,6 +129,15 @@ export const tokenMaskSchema = z
     'An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data',
   );
 
+/** An update's `mask`: a new one, or `null` to return to the type's default (one JSON schema: any JSON). */
+export const tokenMaskOrNullSchema = z
+  .json()
+  .refine((value) => value === null || isMaskShape(value), {
+    message:
+      'Must be a mask expression ({{ data | reveal_last: 4 }}), an object or array of them mirroring the data, or null (the type’s default)',
+  })
+  .transform((mask) => mask as TokenMask | null);
+
 /** Basis Theory's default masks: a type without one is redacted where a rule masks it. */
 export const defaultMasks: Partial<Record<TokenType, TokenMask>> = {
   card: {

@@ -7,6 +7,7 @@ import {
   privacyIssues,
   privacyResponseSchema,
   privacySchema,
+  tokenMaskOrNullSchema,
   tokenMaskSchema,
   singleValueDataSchemas,
   tokenTypes,
@@ -171,7 +172,16 @@ export const updateTokenBody = z.strictObject({
     .boolean()
     .optional()
     .describe('Overrides the tenant’s deduplicate_tokens setting for this update'),
-  mask: tokenMaskSchema.optional(),
+  mask: tokenMaskOrNullSchema
+    .optional()
+    .describe(
+      'A new mask (checked against the data after the update); null returns the token to its type’s default mask (docs/token-types.md, Masks)',
+    ),
+  privacy: privacySchema
+    .optional()
+    .describe(
+      'A new impact level (not below the type’s lowest) or restriction policy; the classification cannot change (given, it must be the token’s). A token in its old privacy’s container (/pci/high/) moves to the new one (/pci/moderate/) unless containers are given; the key needs token:update on both (docs/token-types.md, Privacy)',
+    ),
 });
 export type UpdateTokenBody = z.output<typeof updateTokenBody>;
 

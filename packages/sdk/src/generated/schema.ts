@@ -5033,7 +5033,12 @@ export interface operations {
                  *       ],
                  *       "fingerprint_expression": "{{ data | last4 }}",
                  *       "deduplicate_token": true,
-                 *       "mask": "string"
+                 *       "mask": "string",
+                 *       "privacy": {
+                 *         "classification": "general",
+                 *         "impact_level": "low",
+                 *         "restriction_policy": "mask"
+                 *       }
                  *     }
                  */
                 "application/merge-patch+json": {
@@ -5051,8 +5056,17 @@ export interface operations {
                     fingerprint_expression?: string | null;
                     /** @description Overrides the tenant’s deduplicate_tokens setting for this update */
                     deduplicate_token?: boolean;
-                    /** @description An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data */
+                    /** @description A new mask (checked against the data after the update); null returns the token to its type’s default mask (docs/token-types.md, Masks) */
                     mask?: components["schemas"]["schema1"];
+                    /** @description A new impact level (not below the type’s lowest) or restriction policy; the classification cannot change (given, it must be the token’s). A token in its old privacy’s container (/pci/high/) moves to the new one (/pci/moderate/) unless containers are given; the key needs token:update on both (docs/token-types.md, Privacy) */
+                    privacy?: {
+                        /** @enum {string} */
+                        classification?: "general" | "bank" | "pci" | "pii";
+                        /** @enum {string} */
+                        impact_level?: "low" | "moderate" | "high";
+                        /** @enum {string} */
+                        restriction_policy?: "mask" | "redact";
+                    };
                 };
                 /**
                  * @example {
@@ -5067,7 +5081,12 @@ export interface operations {
                  *       ],
                  *       "fingerprint_expression": "{{ data | last4 }}",
                  *       "deduplicate_token": true,
-                 *       "mask": "string"
+                 *       "mask": "string",
+                 *       "privacy": {
+                 *         "classification": "general",
+                 *         "impact_level": "low",
+                 *         "restriction_policy": "mask"
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -5085,8 +5104,17 @@ export interface operations {
                     fingerprint_expression?: string | null;
                     /** @description Overrides the tenant’s deduplicate_tokens setting for this update */
                     deduplicate_token?: boolean;
-                    /** @description An expression on the token’s data, or an object or array of them mirroring it; what a read its rule masks shows in place of the data */
+                    /** @description A new mask (checked against the data after the update); null returns the token to its type’s default mask (docs/token-types.md, Masks) */
                     mask?: components["schemas"]["schema1"];
+                    /** @description A new impact level (not below the type’s lowest) or restriction policy; the classification cannot change (given, it must be the token’s). A token in its old privacy’s container (/pci/high/) moves to the new one (/pci/moderate/) unless containers are given; the key needs token:update on both (docs/token-types.md, Privacy) */
+                    privacy?: {
+                        /** @enum {string} */
+                        classification?: "general" | "bank" | "pci" | "pii";
+                        /** @enum {string} */
+                        impact_level?: "low" | "moderate" | "high";
+                        /** @enum {string} */
+                        restriction_policy?: "mask" | "redact";
+                    };
                 };
             };
         };

@@ -56,6 +56,7 @@ async function updateOnce(
     ...(body.metadata === undefined ? {} : { metadata: body.metadata }),
     ...(body.containers === undefined ? {} : { containers: body.containers }),
     ...(body.expires_at === undefined ? {} : { expires_at: body.expires_at }),
+    ...(body.privacy === undefined ? {} : { privacy: body.privacy }),
   };
   const { acting, metadata } = tokenCommandContext(principal, correlationId, deps.clock);
   const commandOf = (prepared: TokenPatch) => ({
@@ -118,8 +119,10 @@ async function updateOnce(
     };
     patch.search = search;
   }
-  // The token's own mask (new, or kept over new data) must fit the data the update leads to.
-  const givenMask = body.mask ?? current.mask;
+  // The token's own mask (new, or kept over new data) must fit the data the update leads to;
+  // `mask: null` returns it to its type's default (which fits any data of the type).
+  if (body.mask === null) patch.mask = null;
+  const givenMask = body.mask === null ? undefined : (body.mask ?? current.mask);
   if (givenMask !== undefined && (body.mask !== undefined || patch.data?.changed)) {
     assertMaskFits(
       givenMask,

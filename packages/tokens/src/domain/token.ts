@@ -1,6 +1,13 @@
 import { alreadyExists, DomainError, invalidCommand, notAllowed, notFoundError } from '@tokenvault/platform';
 import type { DataOf, Decider } from '@tokenvault/cqrs';
-import type { TokenMask } from '@tokenvault/contracts';
+import {
+  containerOfPrivacy,
+  privacyIssues,
+  privacyOf,
+  type PrivacyInput,
+  type TokenMask,
+  type TokenPrivacy,
+} from '@tokenvault/contracts';
 import { allowedOnAll, type Grants } from './access.ts';
 import type { BankSummary, CardSummary, TokenEvent, TokenSearchFields } from './tokens.events.ts';
 import { mergePatch } from './merge-patch.ts';
@@ -48,8 +55,10 @@ export interface TokenPatch {
    * indexes or the expression change.
    */
   search?: TokenSearchFields;
-  /** A new mask, already checked against the data the update leads to. */
-  mask?: TokenMask;
+  /** A new mask, already checked against the data the update leads to; `null`: the type's default. */
+  mask?: TokenMask | null;
+  /** A new impact level or restriction policy (the classification, if given, must be the token's). */
+  privacy?: PrivacyInput;
 }
 
 /** As many metadata entries as a create takes. */
@@ -311,7 +320,12 @@ function decideUpdate(
   if (!allowedOnAll(command.grants, 'token:update', token.containers)) {
     throw notAllowed('This API key lacks token:update on the token’s containers.');
   }
-  const containers = patch.containers ? [...new Set(patch.containers)] : token.containers;
+  const privacy = privacyAfterUpdate(token, patch.privacy);
+  const containers = patch.containers
+    ? [...new Set(patch.containers)]
+    : privacy
+      ? containersFollowingPrivacy(token, privacy)
+      : token.containers;
   if (!allowedOnAll(command.grants, 'token:update', containers)) {
     throw notAllowed('This API key lacks token:update on the requested containers.');
   }
@@ -333,7 +347,7 @@ function decideUpdate(
         ? undefined
         : new Date(patch.expires_at).toISOString();
   let { data_ciphertext, fingerprint, card, bank, cvc_expires_at } = token;
-  const mask = patch.mask ?? token.mask;
+  const mask = patch.mask === null ? undefined : (patch.mask ?? token.mask);
   if (patch.data) {
     // The data was merged into what the token held when the command side read it: another update
     // since then would be lost by appending this one.
@@ -355,7 +369,8 @@ function decideUpdate(
     sameMetadata(metadata, token.metadata) &&
     expiresAt === token.expires_at &&
     sameSearch(search, token) &&
-    JSON.stringify(mask) === JSON.stringify(token.mask)
+    JSON.stringify(mask) === JSON.stringify(token.mask) &&
+    privacy === undefined
   ) {
     return [];
   }
@@ -377,6 +392,7 @@ function decideUpdate(
         modified_by: command.actorId,
         modified_at: command.now,
         ...(mask === undefined ? {} : { mask }),
+        ...(privacy === undefined ? {} : { privacy }),
         ...(card ? { card } : {}),
         ...(bank ? { bank } : {}),
         ...(cvc_expires_at ? { cvc_expires_at } : {}),
@@ -384,6 +400,53 @@ function decideUpdate(
         ...(sameMembers(uniqueBefore, uniqueAfter) ? {} : { index_claims: true as const }),
       },
     },
+  ];
+}
+
+/**
+ * The token's privacy after an update's `privacy` (undefined: unchanged). As Basis Theory's
+ * update, only the impact level (not below the type's lowest) and the restriction policy change;
+ * a classification given must be the token's (an SDK may send back what it read).
+ */
+function privacyAfterUpdate(token: TokenView, given: PrivacyInput | undefined): TokenPrivacy | undefined {
+  if (!given) return undefined;
+  const before = privacyOf(token.type, token.privacy);
+  if (given.classification !== undefined && given.classification !== before.classification) {
+    throw invalidCommand('A token’s classification cannot change.', {
+      'body.privacy.classification': [
+        `Must be ${before.classification} (the token’s) or left out: data of another class goes in a new token`,
+      ],
+    });
+  }
+  const issues = privacyIssues(token.type, given);
+  if (issues.length) {
+    throw invalidCommand('The privacy is not valid for this token’s type; see errors.', {
+      ...Object.fromEntries(issues.map((issue) => [`body.privacy.${issue.field}`, [issue.message]])),
+    });
+  }
+  const after: TokenPrivacy = {
+    classification: before.classification,
+    impact_level: given.impact_level ?? before.impact_level,
+    restriction_policy: given.restriction_policy ?? before.restriction_policy,
+  };
+  const unchanged =
+    after.impact_level === before.impact_level && after.restriction_policy === before.restriction_policy;
+  return unchanged ? undefined : after;
+}
+
+/**
+ * Containers under the old privacy's (`/pci/high/…`) move to the new one's (`/pci/moderate/…`),
+ * as a create without containers puts a token where its privacy says; the others stay.
+ */
+function containersFollowingPrivacy(token: TokenView, privacy: TokenPrivacy): string[] {
+  const from = containerOfPrivacy(privacyOf(token.type, token.privacy));
+  const to = containerOfPrivacy(privacy);
+  return [
+    ...new Set(
+      token.containers.map((container) =>
+        container.startsWith(from) ? `${to}${container.slice(from.length)}` : container,
+      ),
+    ),
   ];
 }
 

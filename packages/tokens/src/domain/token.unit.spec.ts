@@ -313,6 +313,90 @@ describe('token updates (merge patches prepared by the command side)', () => {
       .then([]);
   });
 
+  it('given a token with its own mask, when a patch gives mask null, then the update carries none (its type’s default)', () => {
+    const mask = { number: '{{ data.number | reveal_first: 6 }}' };
+    spec
+      .given([created, updated({ mask })])
+      .when(update({ mask: null }))
+      .then([updated({})]);
+    spec
+      .given([created])
+      .when(update({ mask: null }))
+      .then([]);
+  });
+
+  it('given a card, when a patch changes its restriction policy, then the update carries the whole privacy; the same again changes nothing', () => {
+    const redacting = { classification: 'pci', impact_level: 'high', restriction_policy: 'redact' } as const;
+    spec
+      .given([created])
+      .when(update({ privacy: { restriction_policy: 'redact' } }))
+      .then([updated({ privacy: redacting })]);
+    spec
+      .given([created, updated({ privacy: redacting })])
+      .when(update({ privacy: { classification: 'pci', restriction_policy: 'redact' } }))
+      .then([]);
+  });
+
+  it('refuses a card’s impact level below high and another classification, naming the field', () => {
+    spec
+      .given([created])
+      .when(update({ privacy: { impact_level: 'low' } }))
+      .thenThrows(domainErrorWith('invalid', { field: 'body.privacy.impact_level' }));
+    spec
+      .given([created])
+      .when(update({ privacy: { classification: 'general' } }))
+      .thenThrows(domainErrorWith('invalid', { field: 'body.privacy.classification' }));
+  });
+
+  it('given a general token, when a patch lowers its impact level, then it moves from /general/high/ to /general/low/ only with token:update on both', () => {
+    const general: TokenEvent = {
+      type: 'TokenCreated',
+      data: {
+        ...tokenWithoutId(),
+        token_id: 'tok-1',
+        type: 'token',
+        containers: ['/general/high/', '/general/high/orders/', '/teams/a/'],
+        privacy: { classification: 'general', impact_level: 'high', restriction_policy: 'redact' },
+      },
+    };
+    const onGeneral = { permissions: [], rules: [{ container: '/', permissions: ['token:update'] }] };
+    spec
+      .given([general])
+      .when(update({ privacy: { impact_level: 'low' } }, onGeneral))
+      .then([
+        updated({
+          type: 'token',
+          containers: ['/general/low/', '/general/low/orders/', '/teams/a/'],
+          privacy: { classification: 'general', impact_level: 'low', restriction_policy: 'redact' },
+          data_claim: 'released',
+        }),
+      ]);
+    // Given containers win over the privacy's.
+    spec
+      .given([general])
+      .when(update({ privacy: { impact_level: 'low' }, containers: ['/teams/a/'] }, onGeneral))
+      .then([
+        updated({
+          type: 'token',
+          containers: ['/teams/a/'],
+          privacy: { classification: 'general', impact_level: 'low', restriction_policy: 'redact' },
+          data_claim: 'released',
+        }),
+      ]);
+    // A key that may not update /general/low/ cannot move the token there by its privacy.
+    const onHigh = {
+      permissions: [],
+      rules: [
+        { container: '/general/high/', permissions: ['token:update'] },
+        { container: '/teams/', permissions: ['token:update'] },
+      ],
+    };
+    spec
+      .given([general])
+      .when(update({ privacy: { impact_level: 'low' } }, onHigh))
+      .thenThrows(domainErrorWith('not-allowed'));
+  });
+
   it('takes the sealed data it was prepared with, and removes an expiry with null', () => {
     const expiring = updated({ expires_at: '2030-01-01T00:00:00.000Z' });
     spec

@@ -79,6 +79,15 @@ export type TokenEvent =
         modified_at: string;
         /** Its mask expression after the update; absent: the type's default. */
         mask?: TokenMask;
+        /**
+         * Its privacy after the update, when the update changed it (absent: as before; the
+         * classification never changes).
+         */
+        privacy?: {
+          classification: Classification;
+          impact_level: ImpactLevel;
+          restriction_policy: RestrictionPolicy;
+        };
         /** The summaries of the data after the update (absent in events from before them). */
         card?: CardSummary;
         bank?: BankSummary;

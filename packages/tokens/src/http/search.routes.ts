@@ -15,7 +15,6 @@ import {
   tokenSchema,
   tokenTypes,
 } from '@tokenvault/contracts';
-import { allowedOnAny } from '../domain/access.ts';
 import { tokenFields } from '../queries/tokens.queries.ts';
 import { parseSearchQuery } from './search-query.ts';
 import type { TokenAccess, TokenRouteDeps } from './token-access.ts';
@@ -38,9 +37,9 @@ const repeated = (field: string) =>
 /**
  * Token search (docs/search.md): POST /v2/tokens/search by cursor, POST /tokens/search by page.
  * `data:<value>` is the value's blind index under the tenant's search key, matched against the
- * stored ones: no plaintext is compared or scanned. A result holds its data only where the key
- * also holds token:read: those are opened through the reader path (on record as reads, under
- * the caller's rules); the others are listed without data.
+ * stored ones: no plaintext is compared or scanned. A result is shown as the key's token:read
+ * decision says (withData: its data, its mask or nothing, on record as a read with the
+ * transform); a result the key may not read is listed without data and is no read.
  */
 export function tokenSearchRoutes(
   { vault }: Pick<TokenRouteDeps, 'vault'>,
@@ -100,10 +99,10 @@ export function tokenSearchRoutes(
       offset: cursor ? 0 : (page - 1) * request.size,
       size: request.size,
     });
-    // Opened (and on record) only where the key may read; in the order of the rows.
-    const readable = rows.filter((row) => allowedOnAny(principal, 'token:read', row.containers));
+    // Shown as the key's deciding token:read rule says (data, mask or nothing; a restriction
+    // policy included) and on record as such; a row it may not read is listed without data.
     const opened = new Map(
-      (await withData(principal, readable, requestId)).map((token) => [token.id, token] as const),
+      (await withData(principal, rows, requestId)).map((token) => [token.id, token] as const),
     );
     const data = rows.map((row) => opened.get(row.id) ?? tokenFields(row));
     const last = rows.at(-1);

@@ -317,6 +317,27 @@ describe('tokensProjection', () => {
     });
   });
 
+  describe('privacy on update', () => {
+    it('takes the privacy an update carries; an update without one keeps the token’s', async () => {
+      const high = { classification: 'general', impact_level: 'high', restriction_policy: 'redact' } as const;
+      const low = { ...high, impact_level: 'low', restriction_policy: 'mask' } as const;
+      await spec()
+        .given([])
+        .when([
+          created('p-1', { privacy: high }),
+          created('p-2', { privacy: high }),
+          updated('p-1', { privacy: low, containers: ['/general/low/'] }),
+          updated('p-2', { metadata: { k: 'w' } }),
+        ])
+        .then(async (tx) => {
+          expect((await tokens(tx)).map((row) => [row.id, row.privacy, row.containers])).toEqual([
+            ['p-1', low, ['/general/low/']],
+            ['p-2', high, expect.any(Array)],
+          ]);
+        });
+    });
+  });
+
   describe('TokenCvcRemoved', () => {
     it('takes the new ciphertext and changes nothing else', async () => {
       const card = {

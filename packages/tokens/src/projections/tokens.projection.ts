@@ -132,11 +132,13 @@ async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'
        UPDATE tokens t SET data_ciphertext = u.data_ciphertext, fingerprint = u.fingerprint,
          containers = u.containers, metadata = u.metadata, expires_at = u.expires_at,
          modified_by = u.modified_by, modified_at = u.modified_at, card = u.card, bank = u.bank,
-         search_indexes = u.search_indexes, fingerprint_expression = u.fingerprint_expression, mask = u.mask
+         search_indexes = u.search_indexes, fingerprint_expression = u.fingerprint_expression, mask = u.mask,
+         privacy = coalesce(u.privacy, t.privacy)
        FROM jsonb_to_recordset($1::jsonb) AS u(
          tenant_id uuid, token_id text, data_ciphertext text, fingerprint text, containers text[],
          metadata jsonb, expires_at timestamptz, modified_by uuid, modified_at timestamptz,
-         card jsonb, bank jsonb, search_indexes jsonb, fingerprint_expression text, mask jsonb)
+         card jsonb, bank jsonb, search_indexes jsonb, fingerprint_expression text, mask jsonb,
+         privacy jsonb)
        WHERE t.tenant_id = u.tenant_id AND t.id = u.token_id
        RETURNING t.tenant_id, t.id, t.metadata, t.created_at),
      dropped AS (

@@ -280,6 +280,7 @@ export async function createRuntime(
   const signInMailQueue = createSignInMailQueue(config);
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const webhookDeliveryQueue = createWebhookDeliveryQueue(config);
+  const webhookQueries = new WebhookQueries(appPool);
   webhookDeliveryQueue.on('error', (error) => logger.warn({ err: error }, 'webhook delivery queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   const detokenizer = new Detokenizer({ store, vault, tokenQueries, readAuditor });
@@ -344,7 +345,7 @@ export async function createRuntime(
     reactorDefinitions,
     proxies,
     allowlist,
-    webhookQueries: new WebhookQueries(appPool),
+    webhookQueries,
     webhookAllowlist: new AddressAllowlist(
       config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES,
       'WEBHOOK_ALLOWED_PRIVATE_ADDRESSES',
@@ -352,7 +353,7 @@ export async function createRuntime(
     signingKeyOverlapSeconds: config.WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS,
     enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(webhookDeliveryQueue, deliveries),
     redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
-      redeliver(webhookDeliveryQueue, tenantId, webhookId, deliveryId),
+      redeliver(webhookDeliveryQueue, webhookQueries, tenantId, webhookId, deliveryId),
     logSigningKey: logSigningKeyOf(config),
   };
   return {

@@ -20,6 +20,7 @@ import {
   enqueueDeliveries,
   type WebhookDeliveryConfig,
   type WebhookDeliveryJob,
+  type WebhookQueueJob,
 } from './delivery-job.ts';
 import { webhookDeliveryEnqueuer } from './delivery-enqueuer.ts';
 import { WebhookDeliveryWorker } from './delivery-worker.ts';
@@ -58,7 +59,7 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
   const answers = new Map<string, number[]>();
   let server: Server;
   let base: string;
-  let queue: Queue<WebhookDeliveryJob>;
+  let queue: Queue<WebhookQueueJob>;
   let enqueuer: EventProcessor;
   let worker: WebhookDeliveryWorker;
   let webhooks: WebhookCommands;
@@ -92,7 +93,7 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
       clock: systemClock,
       webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
     });
-    const logger = createLogger('silent');
+    const logger = createLogger(process.env.DEBUG_WEBHOOK_SPEC ? 'info' : 'silent');
     queue = createWebhookDeliveryQueue(config);
     enqueuer = webhookDeliveryEnqueuer({ store, pool: ownerPool, queue, logger });
     worker = new WebhookDeliveryWorker({

@@ -4,7 +4,12 @@ import type { EventStore, RecordedEvent } from '@tokenvault/eventstore';
 import type { Queue } from '@tokenvault/jobs';
 import type { Logger, Pool, PoolClient } from '@tokenvault/platform';
 import type { WebhooksEvent } from '../domain/webhooks.events.ts';
-import { enqueueDeliveries, webhookDeliveryId, type WebhookDeliveryJob } from './delivery-job.ts';
+import {
+  enqueueDrains,
+  webhookDeliveryId,
+  type WebhookDeliveryJob,
+  type WebhookQueueJob,
+} from './delivery-job.ts';
 
 /** The enqueuer's row of projection_checkpoints. */
 export const webhookDeliveryEnqueuerName = 'webhook-delivery-enqueuer';
@@ -130,13 +135,14 @@ async function recordPending(
     [keys.map(([tenantId]) => tenantId), keys.map(([, webhookId]) => webhookId), [...lastSequences.values()]],
   );
   await tx.query(
-    `INSERT INTO webhook_pending_deliveries (tenant_id, webhook_id, sequence, delivery_id)
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[])`,
+    `INSERT INTO webhook_pending_deliveries (tenant_id, webhook_id, sequence, delivery_id, delivery)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::jsonb[])`,
     [
       deliveries.map((delivery) => delivery.tenant_id),
       deliveries.map((delivery) => delivery.webhook_id),
       deliveries.map((delivery) => delivery.sequence),
       deliveries.map((delivery) => delivery.delivery_id),
+      deliveries.map((delivery) => JSON.stringify(delivery)),
     ],
   );
 }
@@ -145,15 +151,16 @@ export interface WebhookDeliveryEnqueuerOptions {
   store: EventStore;
   /** The owner role: the checkpoint and the subscriptions' copy. */
   pool: Pool;
-  queue: Queue<WebhookDeliveryJob>;
+  queue: Queue<WebhookQueueJob>;
   logger: Logger;
 }
 
 /**
- * Turns the event log into delivery jobs: a checkpointed EventProcessor whose batch updates its
- * own copy of the subscriptions and adds the batch's deliveries to the queue before its checkpoint
- * commits. A crash in between adds them again, and BullMQ drops a job whose id it has: at least
- * once in, once per delivery id out.
+ * Turns the event log into pending deliveries: a checkpointed EventProcessor whose batch updates
+ * its own copy of the subscriptions, records the batch's deliveries as pending in its checkpoint's
+ * transaction, and queues a drain for each webhook they are to just before that commits (the
+ * drain waits for the commit). A crash in between records them again from the log, numbered the
+ * same: at least once in, once per delivery id out.
  */
 export function webhookDeliveryEnqueuer(options: WebhookDeliveryEnqueuerOptions): EventProcessor {
   return new EventProcessor({
@@ -167,7 +174,7 @@ export function webhookDeliveryEnqueuer(options: WebhookDeliveryEnqueuerOptions)
     batchSize: 500,
     handler: {
       async handle(events, tx) {
-        await enqueueDeliveries(options.queue, await deliveriesOf(events, tx));
+        await enqueueDrains(options.queue, await deliveriesOf(events, tx));
       },
     },
   });

@@ -7,6 +7,7 @@ import {
   resolveDestination,
   sendToDestination,
   systemResolver,
+  type Destination,
   type Resolver,
   type SendLimits,
 } from '@tokenvault/destinations';
@@ -179,7 +180,11 @@ export class WebhookDeliveryWorker {
     }
     const attempt = job.attemptsMade + 1;
     const last = attempt >= (job.opts.attempts ?? 1);
-    const outcome = await this.attempt(delivery, webhook.url, await this.secrets(delivery.tenant_id));
+    const outcome = await this.attempt(
+      delivery,
+      this.resolve(webhook.url),
+      await this.secrets(delivery.tenant_id),
+    );
     const recorded: Attempt =
       outcome.status === 'succeeded' || outcome.status === 'gone' || !last
         ? outcome
@@ -336,12 +341,16 @@ export class WebhookDeliveryWorker {
       // None left; or the first waits for its retry, or is an earlier design's job's (sent by it).
       if (!head || !head.due || !head.delivery) return false;
       const secrets = await this.secrets(tenantId);
+      // Resolved and checked once for the turn (at most drainBatchSize deliveries, a few seconds),
+      // and every delivery of it connects to that address.
+      const checked = this.resolve(webhook.url);
+      checked.catch(() => {}); // its refusal is each attempt's outcome
       const ended: { delivery: WebhookDeliveryJob; attempt: number; outcome: Attempt }[] = [];
       let retry: { delivery: WebhookDeliveryJob; attempt: number; outcome: Attempt } | undefined;
       for (const row of pending.rows) {
         if (!row.delivery || !row.due) break;
         const attempt = row.attempts + 1;
-        const outcome = await this.attempt(row.delivery, webhook.url, secrets);
+        const outcome = await this.attempt(row.delivery, checked, secrets);
         const recorded: Attempt =
           outcome.status !== 'retrying' || attempt < config.WEBHOOK_ATTEMPTS
             ? outcome
@@ -483,16 +492,26 @@ export class WebhookDeliveryWorker {
   }
 
   /** One signed POST to the checked address. */
-  private async attempt(delivery: WebhookDeliveryJob, url: string, secrets: string[]): Promise<Attempt> {
+  /** The receiver's address, checked: resolved once for one delivery, or for one turn of a drain. */
+  private resolve(url: string): Promise<Destination> {
+    return resolveDestination(
+      new URL(url),
+      { allowlist: this.allowlist, resolver: this.options.resolver ?? systemResolver },
+      'url',
+    );
+  }
+
+  /** One signed POST to the checked address (a refused one is the attempt's failure). */
+  private async attempt(
+    delivery: WebhookDeliveryJob,
+    checked: Promise<Destination>,
+    secrets: string[],
+  ): Promise<Attempt> {
     if (secrets.length === 0) return { status: 'retrying', responseStatus: null, error: 'No signing key' };
     const body = deliveryBody(delivery);
     const timestamp = Math.floor(this.options.clock.now().getTime() / 1000);
     try {
-      const destination = await resolveDestination(
-        new URL(url),
-        { allowlist: this.allowlist, resolver: this.options.resolver ?? systemResolver },
-        'url',
-      );
+      const destination = await checked;
       const response = await sendToDestination(
         destination,
         {

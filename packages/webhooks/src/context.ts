@@ -6,7 +6,7 @@ import type { WebhookDeliveryJob } from './deliveries/delivery-job.ts';
 import { webhooksEventTypes } from './domain/webhooks.events.ts';
 import { webhookRoutes } from './http/webhooks.routes.ts';
 import { webhooksMigrations } from './migrations.ts';
-import { webhooksProjection } from './projections/webhooks.projection.ts';
+import { webhooksInvalidationsOf, webhooksProjection } from './projections/webhooks.projection.ts';
 import type { WebhookQueries } from './queries/webhooks.queries.ts';
 
 /** What the webhooks context is built from: its commands' collaborators and its queries. */
@@ -28,6 +28,7 @@ export const webhooksContext: ContextManifest<WebhooksContextDeps> = {
   // Read back right after a write: written in the append with PROJECTIONS=inline.
   projections: { consistent: [webhooksProjection], trailing: [] },
   effects: { inline: [], external: [] },
+  invalidations: webhooksInvalidationsOf,
   eventTypes: webhooksEventTypes,
   // The context's composition step: its commands, built once from the process's collaborators.
   routes: (deps) =>

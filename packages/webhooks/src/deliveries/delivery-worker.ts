@@ -33,6 +33,11 @@ import {
   type WebhookQueueJob,
 } from './delivery-job.ts';
 import { signatureHeaders } from './signature.ts';
+import { signingKeysOfTenant } from '../projections/webhooks.projection.ts';
+
+const signingKeysPrefix = signingKeysOfTenant('');
+const tenantOfSigningKeysInvalidation = (key: string) =>
+  key.startsWith(signingKeysPrefix) ? key.slice(signingKeysPrefix.length) : undefined;
 
 /** How one job ended (a failed attempt of a single delivery throws, for BullMQ to retry it). */
 export type DeliveryOutcome = 'succeeded' | 'gone' | 'skipped' | 'drained';
@@ -53,7 +58,10 @@ const dueDeliveriesSweepMs = 1_000;
 /** The most deliveries a drain sends between two records of their outcomes. */
 const drainBatchSize = 100;
 
-/** How long a sender keeps a tenant's opened signing secrets (a rotation's overlap is far longer). */
+/**
+ * How long a sender keeps a tenant's opened signing secrets: a rotation drops them at once (its
+ * invalidation), this bounds a lost one (the replaced secret signs on through the overlap anyway).
+ */
 const signingSecretsCacheMs = 5_000;
 
 export interface WebhookDeliveryWorkerOptions {
@@ -69,6 +77,11 @@ export interface WebhookDeliveryWorkerOptions {
   logger: Logger;
   /** How receiver names are resolved (tests give their own). */
   resolver?: Resolver;
+  /**
+   * Where the process hears of stale caches (ReadModelConsistency): a rotation drops the tenant's
+   * kept secrets at once, so the new secret signs from the next attempt on.
+   */
+  onInvalidation?: (listener: (key: string | null) => void) => void;
 }
 
 /**
@@ -133,6 +146,11 @@ export class WebhookDeliveryWorker {
       queueJobsTotal.inc({ queue: webhookDeliveryQueueName, outcome: failedJobOutcome(job) });
     });
     this.worker.on('error', (error) => logger.warn({ err: error }, 'webhook delivery worker error'));
+    options.onInvalidation?.((key) => {
+      if (key === null) return this.signingSecretsByTenant.clear();
+      const tenantId = tenantOfSigningKeysInvalidation(key);
+      if (tenantId) this.signingSecretsByTenant.delete(tenantId);
+    });
   }
 
   start(): void {

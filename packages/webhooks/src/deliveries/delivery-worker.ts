@@ -33,7 +33,7 @@ import {
   type WebhookQueueJob,
 } from './delivery-job.ts';
 import { signatureHeaders } from './signature.ts';
-import { signingKeysOfTenant } from '../projections/webhooks.projection.ts';
+import { signingKeysOfTenant } from '../projections/signing-key-notice.ts';
 
 const signingKeysPrefix = signingKeysOfTenant('');
 const tenantOfSigningKeysInvalidation = (key: string) =>

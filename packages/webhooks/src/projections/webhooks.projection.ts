@@ -1,17 +1,10 @@
-import {
-  notifyInvalidation,
-  onTenantDeleted,
-  type Projection,
-  type TenantDeletedEvent,
-} from '@tokenvault/cqrs';
+import { onTenantDeleted, type Projection, type TenantDeletedEvent } from '@tokenvault/cqrs';
 import type { PoolClient } from '@tokenvault/platform';
 import type { RecordedOf } from '@tokenvault/eventstore';
-import type { WebhookLifecycleEvent, WebhooksEvent } from '../domain/webhooks.events.ts';
+import type { WebhookLifecycleEvent } from '../domain/webhooks.events.ts';
 
-// The signing keys are read from their stream (they have no read model): a rotation is only
-// announced, for the senders' copies of the secrets.
-type Handled =
-  WebhookLifecycleEvent | Extract<WebhooksEvent, { type: 'WebhookSigningKeyRotated' }> | TenantDeletedEvent;
+// The signing keys are read from their stream (they have no read model).
+type Handled = WebhookLifecycleEvent | TenantDeletedEvent;
 
 const ownedTables = ['webhooks'] as const;
 
@@ -20,33 +13,11 @@ const tenantDeleted = onTenantDeleted(ownedTables);
 export const webhooksProjection: Projection<Handled> = {
   name: 'webhooks',
   tables: ownedTables,
-  handles: [
-    'WebhookCreated',
-    'WebhookUpdated',
-    'WebhookDeleted',
-    'WebhookDisabled',
-    'WebhookSigningKeyRotated',
-    'TenantDeleted',
-  ],
+  handles: ['WebhookCreated', 'WebhookUpdated', 'WebhookDeleted', 'WebhookDisabled', 'TenantDeleted'],
   async apply(events, tx) {
-    for (const event of events) {
-      await applyOne(event, tx);
-      for (const key of webhooksInvalidationsOf(event)) await notifyInvalidation(tx, key);
-    }
+    for (const event of events) await applyOne(event, tx);
   },
 };
-
-/** The signing secrets of this tenant a sender keeps in memory are stale once this commits. */
-export const signingKeysOfTenant = (tenantId: string) => `webhook-signing-keys:${tenantId}`;
-
-/**
- * The cache keys an event makes stale: the projection announces them at its commit (every
- * process), and a process that appended the event itself tells its own caches at once.
- */
-export function webhooksInvalidationsOf(event: { type: string; data: unknown }): string[] {
-  const tenantId = (event.data as { tenant_id?: string }).tenant_id;
-  return event.type === 'WebhookSigningKeyRotated' && tenantId ? [signingKeysOfTenant(tenantId)] : [];
-}
 
 async function applyOne(event: RecordedOf<Handled>, tx: PoolClient): Promise<void> {
   switch (event.type) {
@@ -104,8 +75,6 @@ async function applyOne(event: RecordedOf<Handled>, tx: PoolClient): Promise<voi
     }
     case 'TenantDeleted':
       await tenantDeleted(tx, [event.data]);
-      return;
-    case 'WebhookSigningKeyRotated':
       return;
     default: {
       // Fails to compile when an event type of the context has no case here.

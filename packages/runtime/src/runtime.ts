@@ -295,6 +295,7 @@ export async function createRuntime(
   const signInMailQueue = createSignInMailQueue(config);
   signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
   const webhookDeliveryQueue = createWebhookDeliveryQueue(config);
+  const webhookQueries = new WebhookQueries(appPool);
   webhookDeliveryQueue.on('error', (error) => logger.warn({ err: error }, 'webhook delivery queue error'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   const proxies = new ProxyQueries(appPool, vault);
@@ -358,7 +359,7 @@ export async function createRuntime(
     reactorDefinitions,
     proxies,
     allowlist,
-    webhookQueries: new WebhookQueries(appPool),
+    webhookQueries,
     webhookAllowlist: new AddressAllowlist(
       config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES,
       'WEBHOOK_ALLOWED_PRIVATE_ADDRESSES',
@@ -366,7 +367,7 @@ export async function createRuntime(
     signingKeyOverlapSeconds: config.WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS,
     enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(webhookDeliveryQueue, deliveries),
     redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
-      redeliver(webhookDeliveryQueue, tenantId, webhookId, deliveryId),
+      redeliver(webhookDeliveryQueue, webhookQueries, tenantId, webhookId, deliveryId),
     logSigningKey: logSigningKeyOf(config),
   };
   return {

@@ -1,4 +1,5 @@
 import type { ContextManifest, ReadModelConsistency } from '@tokenvault/cqrs';
+import { afterAppendHook } from '@tokenvault/eventstore';
 import type { Vault } from '@tokenvault/vault';
 import { SigningKeyCommands } from './commands/signing-key.commands.ts';
 import { WebhookCommands, type WebhookCommandDeps } from './commands/webhooks.commands.ts';
@@ -6,6 +7,7 @@ import type { WebhookDeliveryJob } from './deliveries/delivery-job.ts';
 import { webhooksEventTypes } from './domain/webhooks.events.ts';
 import { webhookRoutes } from './http/webhooks.routes.ts';
 import { webhooksMigrations } from './migrations.ts';
+import { signingKeyRotationNotice, webhooksInvalidationsOf } from './projections/signing-key-notice.ts';
 import { webhooksProjection } from './projections/webhooks.projection.ts';
 import type { WebhookQueries } from './queries/webhooks.queries.ts';
 
@@ -27,7 +29,12 @@ export const webhooksContext: ContextManifest<WebhooksContextDeps> = {
   migrations: webhooksMigrations,
   // Read back right after a write: written in the append with PROJECTIONS=inline.
   projections: { consistent: [webhooksProjection], trailing: [] },
-  effects: { inline: [], external: [] },
+  effects: {
+    inline: [signingKeyRotationNotice],
+    // With an external store the rotation is announced after the append.
+    external: [afterAppendHook(signingKeyRotationNotice)],
+  },
+  invalidations: webhooksInvalidationsOf,
   eventTypes: webhooksEventTypes,
   // The context's composition step: its commands, built once from the process's collaborators.
   routes: (deps) =>

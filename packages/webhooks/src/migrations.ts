@@ -80,4 +80,22 @@ export const webhooksMigrations: Migration[] = [
       );
     `,
   },
+  {
+    id: 'webhooks/004_delivery_drain',
+    sql: `
+      -- A webhook's pending deliveries are sent by one drain at a time, in order, from this table:
+      -- each row carries the delivery (public data only, as its job did) and its retry state.
+      -- Rows queued by the earlier design (one job each) carry none and are sent by their jobs.
+      ALTER TABLE webhook_pending_deliveries
+        ADD COLUMN delivery jsonb,
+        ADD COLUMN attempts integer NOT NULL DEFAULT 0,
+        ADD COLUMN next_attempt_at timestamptz NOT NULL DEFAULT now();
+      -- Who drains the webhook now, until when (renewed as it goes): a drain that dies lets go
+      -- within WEBHOOK_DELIVERY_LOCK_MS.
+      ALTER TABLE webhook_delivery_subscriptions ADD COLUMN drain_lease_until timestamptz;
+      -- The delivery as sent (public data only, never an answer), so it can be redelivered while
+      -- the history keeps it.
+      ALTER TABLE webhook_deliveries ADD COLUMN delivery jsonb;
+    `,
+  },
 ];

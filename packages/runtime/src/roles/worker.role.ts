@@ -67,6 +67,7 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
     vault: runtime.vault,
     clock: runtime.clock,
     logger,
+    onInvalidation: (listener) => runtime.consistency.onInvalidation(listener),
   });
   // The e-mail to a webhook's notify_email when its deliveries disabled it.
   const webhookDisabledMail = await startWebhookDisabledMail({

@@ -74,10 +74,26 @@ export class SigningKeyCommands {
 
   /** The secrets that sign now: the current one first, then those within their overlap window. */
   async secrets(tenantId: string): Promise<string[]> {
+    const now = this.deps.clock.now().getTime();
+    return (await this.signingSecrets(tenantId))
+      .filter((key) => key.validUntilMs > now)
+      .map((key) => key.secret);
+  }
+
+  /**
+   * The secrets that sign now, each with the end of its overlap window (Infinity for the current
+   * one): a sender that keeps them a few seconds drops a replaced one on time.
+   */
+  async signingSecrets(tenantId: string): Promise<{ secret: string; validUntilMs: number }[]> {
     const { state } = await aggregateStream(this.deps.store, streams.signingKey(tenantId), signingKeyDecider);
     const now = this.deps.clock.now().getTime();
     const valid = state.keys.filter((key) => !key.valid_until || Date.parse(key.valid_until) > now);
-    return Promise.all(valid.map((key) => this.open(tenantId, key.key_id, key.secret_ciphertext)));
+    return Promise.all(
+      valid.map(async (key) => ({
+        secret: await this.open(tenantId, key.key_id, key.secret_ciphertext),
+        validUntilMs: key.valid_until ? Date.parse(key.valid_until) : Infinity,
+      })),
+    );
   }
 
   private async open(tenantId: string, keyId: string, ciphertext: string): Promise<string> {

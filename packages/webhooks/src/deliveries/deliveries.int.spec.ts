@@ -15,11 +15,14 @@ import { WebhookCommands } from '../commands/webhooks.commands.ts';
 import { streams as webhooksStreams } from '../domain/webhooks.events.ts';
 import { webhooksMigrations } from '../migrations.ts';
 import { webhooksProjection } from '../projections/webhooks.projection.ts';
+import { WebhookQueries } from '../queries/webhooks.queries.ts';
 import {
   createWebhookDeliveryQueue,
   enqueueDeliveries,
+  redeliver,
   type WebhookDeliveryConfig,
   type WebhookDeliveryJob,
+  type WebhookQueueJob,
 } from './delivery-job.ts';
 import { webhookDeliveryEnqueuer } from './delivery-enqueuer.ts';
 import { WebhookDeliveryWorker } from './delivery-worker.ts';
@@ -58,7 +61,7 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
   const answers = new Map<string, number[]>();
   let server: Server;
   let base: string;
-  let queue: Queue<WebhookDeliveryJob>;
+  let queue: Queue<WebhookQueueJob>;
   let enqueuer: EventProcessor;
   let worker: WebhookDeliveryWorker;
   let webhooks: WebhookCommands;
@@ -92,7 +95,7 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
       clock: systemClock,
       webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
     });
-    const logger = createLogger('silent');
+    const logger = createLogger(process.env.DEBUG_WEBHOOK_SPEC ? 'info' : 'silent');
     queue = createWebhookDeliveryQueue(config);
     enqueuer = webhookDeliveryEnqueuer({ store, pool: ownerPool, queue, logger });
     worker = new WebhookDeliveryWorker({
@@ -293,6 +296,28 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     await enqueueDeliveries(queue, [job]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(received.filter((request) => request.path === '/replayed')).toHaveLength(1);
+  });
+
+  it('a drain sends many deliveries of one webhook in the log’s order, each once; one of them is redelivered from the history under its id', async () => {
+    const webhookId = await subscribe('/many');
+    const eventIds: string[] = [];
+    for (let i = 0; i < 30; i++) eventIds.push((await tokenCreated()).eventId);
+    const ids = () =>
+      received
+        .filter((request) => request.path === '/many')
+        .map((request) => (JSON.parse(request.body) as { id: string }).id);
+    await eventually(async () => expect(ids()).toHaveLength(30));
+    expect(ids()).toEqual(eventIds);
+    const history = new WebhookQueries(side.appPool);
+    const deliveryId = `${webhookId}.${eventIds[3]}`;
+    await eventually(async () =>
+      expect(await history.sentDelivery(tenant, webhookId, deliveryId)).toBeDefined(),
+    );
+    expect(await redeliver(queue, history, tenant, webhookId, deliveryId)).toBe(true);
+    await eventually(async () => expect(ids()).toHaveLength(31));
+    const again = received.filter((request) => request.path === '/many').at(-1)!;
+    expect(again.headers['webhook-id']).toBe(deliveryId);
+    expect(await redeliver(queue, history, otherTenant, webhookId, deliveryId)).toBe(false);
   });
 
   it('attack: a receiver name that resolves to an internal address at delivery time (rebinding) is refused, nothing is sent', async () => {

@@ -4,7 +4,12 @@ import type { EventStore, RecordedEvent } from '@tokenvault/eventstore';
 import type { Queue } from '@tokenvault/jobs';
 import type { Logger, Pool, PoolClient } from '@tokenvault/platform';
 import type { WebhooksEvent } from '../domain/webhooks.events.ts';
-import { enqueueDeliveries, webhookDeliveryId, type WebhookDeliveryJob } from './delivery-job.ts';
+import {
+  enqueueDrains,
+  webhookDeliveryId,
+  type WebhookDeliveryJob,
+  type WebhookQueueJob,
+} from './delivery-job.ts';
 
 /** The enqueuer's row of projection_checkpoints. */
 export const webhookDeliveryEnqueuerName = 'webhook-delivery-enqueuer';
@@ -78,24 +83,41 @@ export async function deliveriesOf(
   const deliveries: WebhookDeliveryJob[] = [];
   /** The batch's last number of each webhook it delivers to, by `<tenant>/<webhook>`. */
   const lastSequences = new Map<string, number>();
+  /**
+   * Each tenant's enabled webhooks, read once per batch (not once per event: at a few hundred
+   * events a second that was the enqueuer's whole time), and read again after the batch changes
+   * them.
+   */
+  const enabledByTenant = new Map<
+    string,
+    { webhook_id: string; events: string[]; last_sequence: string }[]
+  >();
   for (const event of events) {
     if (subscriptionEvents.includes(event.type)) {
       await applySubscription(event as unknown as SubscriptionEvent, tx);
+      enabledByTenant.delete((event.data as { tenant_id: string }).tenant_id);
       continue;
     }
     const webhookType = webhookTypeOf.get(event.type);
     const contract = publicEvents[event.type];
     const tenantId = (event.data as { tenant_id?: unknown }).tenant_id;
     if (!webhookType || !contract || typeof tenantId !== 'string') continue;
-    const subscribed = await tx.query<{ webhook_id: string; last_sequence: string }>(
-      `SELECT webhook_id, last_sequence FROM webhook_delivery_subscriptions
-         WHERE tenant_id = $1 AND status = 'enabled' AND $2 = ANY(events) ORDER BY webhook_id`,
-      [tenantId, webhookType],
-    );
-    if (subscribed.rows.length === 0) continue;
+    let enabled = enabledByTenant.get(tenantId);
+    if (!enabled) {
+      enabled = (
+        await tx.query<{ webhook_id: string; events: string[]; last_sequence: string }>(
+          `SELECT webhook_id, events, last_sequence FROM webhook_delivery_subscriptions
+             WHERE tenant_id = $1 AND status = 'enabled' ORDER BY webhook_id`,
+          [tenantId],
+        )
+      ).rows;
+      enabledByTenant.set(tenantId, enabled);
+    }
+    const subscribed = enabled.filter((webhook) => webhook.events.includes(webhookType));
+    if (subscribed.length === 0) continue;
     // The allow-list's parse drops every field its schema does not name.
     const data = contract.schema.parse(event.data);
-    for (const { webhook_id: webhookId, last_sequence: stored } of subscribed.rows) {
+    for (const { webhook_id: webhookId, last_sequence: stored } of subscribed) {
       const key = `${tenantId}/${webhookId}`;
       const sequence = (lastSequences.get(key) ?? Number(stored)) + 1;
       lastSequences.set(key, sequence);
@@ -130,13 +152,14 @@ async function recordPending(
     [keys.map(([tenantId]) => tenantId), keys.map(([, webhookId]) => webhookId), [...lastSequences.values()]],
   );
   await tx.query(
-    `INSERT INTO webhook_pending_deliveries (tenant_id, webhook_id, sequence, delivery_id)
-       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[])`,
+    `INSERT INTO webhook_pending_deliveries (tenant_id, webhook_id, sequence, delivery_id, delivery)
+       SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::text[], $5::jsonb[])`,
     [
       deliveries.map((delivery) => delivery.tenant_id),
       deliveries.map((delivery) => delivery.webhook_id),
       deliveries.map((delivery) => delivery.sequence),
       deliveries.map((delivery) => delivery.delivery_id),
+      deliveries.map((delivery) => JSON.stringify(delivery)),
     ],
   );
 }
@@ -145,15 +168,16 @@ export interface WebhookDeliveryEnqueuerOptions {
   store: EventStore;
   /** The owner role: the checkpoint and the subscriptions' copy. */
   pool: Pool;
-  queue: Queue<WebhookDeliveryJob>;
+  queue: Queue<WebhookQueueJob>;
   logger: Logger;
 }
 
 /**
- * Turns the event log into delivery jobs: a checkpointed EventProcessor whose batch updates its
- * own copy of the subscriptions and adds the batch's deliveries to the queue before its checkpoint
- * commits. A crash in between adds them again, and BullMQ drops a job whose id it has: at least
- * once in, once per delivery id out.
+ * Turns the event log into pending deliveries: a checkpointed EventProcessor whose batch updates
+ * its own copy of the subscriptions, records the batch's deliveries as pending in its checkpoint's
+ * transaction, and queues a drain for each webhook they are to just before that commits (the
+ * drain waits for the commit). A crash in between records them again from the log, numbered the
+ * same: at least once in, once per delivery id out.
  */
 export function webhookDeliveryEnqueuer(options: WebhookDeliveryEnqueuerOptions): EventProcessor {
   return new EventProcessor({
@@ -167,7 +191,7 @@ export function webhookDeliveryEnqueuer(options: WebhookDeliveryEnqueuerOptions)
     batchSize: 500,
     handler: {
       async handle(events, tx) {
-        await enqueueDeliveries(options.queue, await deliveriesOf(events, tx));
+        await enqueueDrains(options.queue, await deliveriesOf(events, tx));
       },
     },
   });

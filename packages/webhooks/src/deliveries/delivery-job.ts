@@ -41,6 +41,27 @@ export interface WebhookDeliveryJob {
   data: Record<string, unknown>;
 }
 
+/**
+ * A turn at sending one webhook's pending deliveries (webhook_pending_deliveries) in order. One is
+ * queued per webhook each time the enqueuer records deliveries for it; whichever drain holds the
+ * webhook's lease sends, the others find it held and leave (the holder looks again after letting go).
+ */
+export interface WebhookDrainJob {
+  kind: 'drain';
+  tenant_id: string;
+  webhook_id: string;
+  /** The number of the last delivery the enqueuer's batch recorded: sent once it is committed. */
+  through_sequence: number;
+}
+
+/** What the webhook-delivery queue carries: single deliveries (pings, redeliveries) and drains. */
+export type WebhookQueueJob = WebhookDeliveryJob | WebhookDrainJob;
+
+export const isDrainJob = (job: WebhookQueueJob): job is WebhookDrainJob =>
+  (job as Partial<WebhookDrainJob>).kind === 'drain';
+
+export const webhookDrainJobName = 'webhook-drain';
+
 /** One delivery per webhook and event: a second enqueue (a replay after a crash) is dropped. */
 export const webhookDeliveryId = (webhookId: string, eventId: string) => `${webhookId}.${eventId}`;
 
@@ -70,8 +91,8 @@ export function deliveryBackoffMs(attemptsMade: number, firstMs: number, random 
 
 export const deliveryBackoffType = 'webhook-backoff';
 
-export function createWebhookDeliveryQueue(config: WebhookDeliveryConfig): Queue<WebhookDeliveryJob> {
-  return createQueue<WebhookDeliveryJob>(webhookDeliveryQueueName, config, {
+export function createWebhookDeliveryQueue(config: WebhookDeliveryConfig): Queue<WebhookQueueJob> {
+  return createQueue<WebhookQueueJob>(webhookDeliveryQueueName, config, {
     attempts: config.WEBHOOK_ATTEMPTS,
     backoff: { type: deliveryBackoffType },
     // Kept a week after the last attempt so that a replayed enqueue is still a duplicate; the
@@ -83,7 +104,7 @@ export function createWebhookDeliveryQueue(config: WebhookDeliveryConfig): Queue
 
 /** Adds deliveries, each under its delivery id (duplicates are dropped by BullMQ). */
 export async function enqueueDeliveries(
-  queue: Queue<WebhookDeliveryJob>,
+  queue: Queue<WebhookQueueJob>,
   deliveries: readonly WebhookDeliveryJob[],
 ): Promise<void> {
   if (deliveries.length === 0) return;
@@ -97,18 +118,68 @@ export async function enqueueDeliveries(
 }
 
 /**
+ * A drain for each webhook the deliveries are to, after the batch that recorded them as pending.
+ * Its id names the batch's last number: a replay of the batch adds nothing new. Drains are not
+ * kept once done (the pending rows and the history are the record).
+ */
+export async function enqueueDrains(
+  queue: Queue<WebhookQueueJob>,
+  deliveries: readonly WebhookDeliveryJob[],
+): Promise<void> {
+  const drains = new Map<string, WebhookDrainJob>();
+  for (const delivery of deliveries) {
+    if (delivery.sequence === undefined) continue;
+    drains.set(delivery.webhook_id, {
+      kind: 'drain',
+      tenant_id: delivery.tenant_id,
+      webhook_id: delivery.webhook_id,
+      through_sequence: Math.max(delivery.sequence, drains.get(delivery.webhook_id)?.through_sequence ?? 0),
+    });
+  }
+  if (drains.size === 0) return;
+  await queue.addBulk(
+    [...drains.values()].map((drain) => ({
+      name: webhookDrainJobName,
+      data: drain,
+      opts: {
+        jobId: `drain.${drain.webhook_id}.${drain.through_sequence}`,
+        attempts: 1,
+        removeOnComplete: true,
+        removeOnFail: true,
+      },
+    })),
+  );
+}
+
+/**
  * Sends a delivery of the tenant's webhook again, as it was (same delivery id, so a receiver that
  * has it drops it): a failed one is retried, a finished one queued anew. False when the queue no
  * longer holds it (kept a week) or it is not this tenant's webhook's.
  */
 export async function redeliver(
-  queue: Queue<WebhookDeliveryJob>,
+  queue: Queue<WebhookQueueJob>,
+  history: {
+    sentDelivery(
+      tenantId: string,
+      webhookId: string,
+      deliveryId: string,
+    ): Promise<WebhookDeliveryJob | undefined>;
+  },
   tenantId: string,
   webhookId: string,
   deliveryId: string,
 ): Promise<boolean> {
   const job = await queue.getJob(deliveryId);
-  if (!job || job.data.tenant_id !== tenantId || job.data.webhook_id !== webhookId) return false;
+  if (!job) {
+    // A delivery sent by its webhook's drain has no job: it is queued anew from the history.
+    const sent = await history.sentDelivery(tenantId, webhookId, deliveryId);
+    if (!sent) return false;
+    const { sequence: _inOrder, ...delivery } = sent;
+    await queue.add(delivery.type, delivery, { jobId: `${deliveryId}.redelivery-${Date.now()}` });
+    return true;
+  }
+  if (isDrainJob(job.data) || job.data.tenant_id !== tenantId || job.data.webhook_id !== webhookId)
+    return false;
   const state = await job.getState();
   if (state === 'failed') {
     await job.retry('failed');

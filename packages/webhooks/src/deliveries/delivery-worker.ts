@@ -7,17 +7,11 @@ import {
   resolveDestination,
   sendToDestination,
   systemResolver,
+  type Destination,
   type Resolver,
   type SendLimits,
 } from '@tokenvault/destinations';
-import {
-  createWorker,
-  DelayedError,
-  webhookDeliveryQueueName,
-  type Job,
-  type Queue,
-  type Worker,
-} from '@tokenvault/jobs';
+import { createWorker, webhookDeliveryQueueName, type Job, type Queue, type Worker } from '@tokenvault/jobs';
 import {
   failedJobOutcome,
   Problem,
@@ -31,13 +25,22 @@ import type { WebhookCommands } from '../commands/webhooks.commands.ts';
 import {
   deliveryBackoffMs,
   deliveryBody,
+  isDrainJob,
+  webhookDrainJobName,
   type WebhookDeliveryConfig,
   type WebhookDeliveryJob,
+  type WebhookDrainJob,
+  type WebhookQueueJob,
 } from './delivery-job.ts';
 import { signatureHeaders } from './signature.ts';
+import { signingKeysOfTenant } from '../projections/signing-key-notice.ts';
 
-/** How one delivery job ended (a failed attempt throws, for BullMQ to retry it). */
-export type DeliveryOutcome = 'succeeded' | 'gone' | 'skipped';
+const signingKeysPrefix = signingKeysOfTenant('');
+const tenantOfSigningKeysInvalidation = (key: string) =>
+  key.startsWith(signingKeysPrefix) ? key.slice(signingKeysPrefix.length) : undefined;
+
+/** How one job ended (a failed attempt of a single delivery throws, for BullMQ to retry it). */
+export type DeliveryOutcome = 'succeeded' | 'gone' | 'skipped' | 'drained';
 
 /** What one attempt came to, as the history keeps it: never a body, never an address. */
 interface Attempt {
@@ -47,29 +50,44 @@ interface Attempt {
 }
 
 /**
- * How long a delivery waiting for an earlier one of its webhook stays parked before it looks
- * again. The earlier one's end promotes it at once; this bounds the wait only when that promotion
- * is lost (a sender killed between its end and the promotion).
+ * How often each sender looks for webhooks with deliveries due and no drain: a retry's time come,
+ * a drain lost with its sender, a batch whose drain found the lease held just as it was let go.
  */
-const waitingDeliveryRecheckMs = 60_000;
+const dueDeliveriesSweepMs = 1_000;
+
+/** The most deliveries a drain sends between two records of their outcomes. */
+const drainBatchSize = 100;
+
+/**
+ * How long a sender keeps a tenant's opened signing secrets: a rotation drops them at once (its
+ * invalidation), this bounds a lost one (the replaced secret signs on through the overlap anyway).
+ */
+const signingSecretsCacheMs = 5_000;
 
 export interface WebhookDeliveryWorkerOptions {
   config: WebhookDeliveryConfig;
-  /** The queue its jobs are on: a delivery promotes the next one of its webhook when it ends. */
-  queue: Pick<Queue<WebhookDeliveryJob>, 'getJob'>;
+  /** The queue its jobs are on: a drain queues the next turn of its webhook (a retry, a sweep). */
+  queue: Pick<Queue<WebhookQueueJob>, 'add' | 'addBulk'>;
   /** The owner role: the subscriptions' copy and the history. */
   ownerPool: Pool;
-  signingKeys: Pick<SigningKeyCommands, 'secrets'>;
+  signingKeys: Pick<SigningKeyCommands, 'signingSecrets'>;
   /** Disables a webhook whose receiver is gone (410) or keeps failing. */
   webhooks: Pick<WebhookCommands, 'disable'>;
   clock: Clock;
   logger: Logger;
   /** How receiver names are resolved (tests give their own). */
   resolver?: Resolver;
+  /**
+   * Where the process hears of stale caches (ReadModelConsistency): a rotation drops the tenant's
+   * kept secrets at once, so the new secret signs from the next attempt on.
+   */
+  onInvalidation?: (listener: (key: string | null) => void) => void;
 }
 
 /**
- * The senders of webhook deliveries. Each attempt reads the webhook's URL from the enqueuer's copy
+ * The senders of webhook deliveries. A webhook's deliveries from the log are sent by a drain, one
+ * webhook at a time each (a lease on its subscription row), in order, many per turn over one
+ * kept-alive connection; pings and redeliveries are single jobs, sent at once. Each attempt reads the webhook's URL from the enqueuer's copy
  * of the subscriptions (a deleted webhook gets nothing more, a disabled one nothing but pings),
  * resolves its name once and checks every address against the destination rules, connects to the
  * address checked (a rebinding answer never matters), follows no redirect, reads at most
@@ -77,7 +95,12 @@ export interface WebhookDeliveryWorkerOptions {
  * A 2xx ends the delivery; any other answer or failure is retried with backoff and jitter.
  */
 export class WebhookDeliveryWorker {
-  private readonly worker: Worker<WebhookDeliveryJob, DeliveryOutcome>;
+  private readonly worker: Worker<WebhookQueueJob, DeliveryOutcome>;
+  private readonly signingSecretsByTenant = new Map<
+    string,
+    { fetchedAt: number; keys: Promise<{ secret: string; validUntilMs: number }[]> }
+  >();
+  private sweepTimer: NodeJS.Timeout | undefined;
   private readonly options: WebhookDeliveryWorkerOptions;
   private readonly connections = new DestinationConnections({
     maxPools: 256,
@@ -101,7 +124,7 @@ export class WebhookDeliveryWorker {
         ? { ca: [...rootCertificates, readFileSync(config.WEBHOOK_CA_FILE, 'utf8')] }
         : {}),
     };
-    this.worker = createWorker<WebhookDeliveryJob, DeliveryOutcome>(
+    this.worker = createWorker<WebhookQueueJob, DeliveryOutcome>(
       webhookDeliveryQueueName,
       config,
       (job, token) => this.process(job, token),
@@ -123,9 +146,20 @@ export class WebhookDeliveryWorker {
       queueJobsTotal.inc({ queue: webhookDeliveryQueueName, outcome: failedJobOutcome(job) });
     });
     this.worker.on('error', (error) => logger.warn({ err: error }, 'webhook delivery worker error'));
+    options.onInvalidation?.((key) => {
+      if (key === null) return this.signingSecretsByTenant.clear();
+      const tenantId = tenantOfSigningKeysInvalidation(key);
+      if (tenantId) this.signingSecretsByTenant.delete(tenantId);
+    });
   }
 
   start(): void {
+    this.sweepTimer = setInterval(() => {
+      this.sweepDueDeliveries().catch((error: unknown) =>
+        this.options.logger.warn({ err: error }, 'webhook delivery sweep failed'),
+      );
+    }, dueDeliveriesSweepMs);
+    this.sweepTimer.unref();
     void this.worker
       .run()
       .catch((error: unknown) =>
@@ -135,15 +169,23 @@ export class WebhookDeliveryWorker {
 
   /** Waits for the deliveries in flight; nothing new is taken. */
   async close(): Promise<void> {
+    clearInterval(this.sweepTimer);
     await this.worker.close();
     this.connections.close();
   }
 
   private async process(
-    job: Job<WebhookDeliveryJob, DeliveryOutcome>,
-    token: string | undefined,
+    job: Job<WebhookQueueJob, DeliveryOutcome>,
+    _token: string | undefined,
   ): Promise<DeliveryOutcome> {
-    const { signingKeys, clock, logger } = this.options;
+    const data = job.data;
+    if (isDrainJob(data)) return this.drain(data);
+    return this.sendOne(job as Job<WebhookDeliveryJob, DeliveryOutcome>);
+  }
+
+  /** A ping or a redelivery: sent at once, outside the order, retried by BullMQ. */
+  private async sendOne(job: Job<WebhookDeliveryJob, DeliveryOutcome>): Promise<DeliveryOutcome> {
+    const { clock, logger } = this.options;
     const delivery = job.data;
     const webhook = await this.subscription(delivery);
     if (
@@ -151,86 +193,295 @@ export class WebhookDeliveryWorker {
       (webhook.status !== 'enabled' && delivery.type !== webhookPingEventType)
     ) {
       logger.info({ jobId: job.id }, 'webhook delivery skipped: the webhook is deleted or disabled');
-      await this.finished(delivery);
+      await this.finishedLegacy(delivery);
       return 'skipped';
     }
-    if (await this.parkedBehindEarlier(job, token)) throw new DelayedError();
     const attempt = job.attemptsMade + 1;
     const last = attempt >= (job.opts.attempts ?? 1);
-    const outcome = await this.attempt(delivery, webhook.url, await signingKeys.secrets(delivery.tenant_id));
+    const outcome = await this.attempt(
+      delivery,
+      this.resolve(webhook.url),
+      await this.secrets(delivery.tenant_id),
+    );
     const recorded: Attempt =
       outcome.status === 'succeeded' || outcome.status === 'gone' || !last
         ? outcome
         : { ...outcome, status: 'failed' };
-    await this.record(delivery, attempt, recorded, clock.now());
+    await this.record([{ delivery, attempt, outcome: recorded }], clock.now());
     logger.info(
       { jobId: job.id, attempt, status: recorded.status, responseStatus: recorded.responseStatus },
       'webhook delivery attempted',
     );
-    if (recorded.status === 'gone')
-      await this.options.webhooks.disable(delivery.tenant_id, delivery.webhook_id, 'gone');
-    if (recorded.status === 'failed' && (await this.failingInARow(delivery))) {
-      await this.options.webhooks.disable(delivery.tenant_id, delivery.webhook_id, 'failing');
-    }
-    // Ended (a 2xx, a 410, or every attempt spent): the webhook's next delivery may go.
-    if (recorded.status !== 'retrying') await this.finished(delivery);
+    await this.disableIfDue(delivery, recorded);
+    if (recorded.status !== 'retrying') await this.finishedLegacy(delivery);
     if (recorded.status === 'succeeded' || recorded.status === 'gone') return recorded.status;
     throw new Error(`webhook delivery failed: ${recorded.error ?? `answered ${recorded.responseStatus}`}`);
   }
 
-  /** The earliest delivery of this webhook still pending before this one, if any. */
-  private async earlierPending(delivery: WebhookDeliveryJob): Promise<string | undefined> {
-    const earlier = await this.options.ownerPool.query<{ delivery_id: string }>(
-      `SELECT delivery_id FROM webhook_pending_deliveries
-         WHERE tenant_id = $1 AND webhook_id = $2 AND sequence < $3 ORDER BY sequence LIMIT 1`,
-      [delivery.tenant_id, delivery.webhook_id, delivery.sequence],
-    );
-    return earlier.rows[0]?.delivery_id;
-  }
-
   /**
-   * Order per webhook: a delivery with an earlier one of its webhook still pending (in flight,
-   * or waiting for its retry) is parked in the delayed set, spending no attempt, until that one
-   * ends and promotes it. Parked first and checked again after, so that an end between the check
-   * and the parking is not missed: either the ender sees it parked, or it sees the end.
+   * A job of the design before drains carries its sequence and has its own pending row (without
+   * the delivery): it is sent as it comes, and its row goes when it ends.
    */
-  private async parkedBehindEarlier(
-    job: Job<WebhookDeliveryJob, DeliveryOutcome>,
-    token: string | undefined,
-  ): Promise<boolean> {
-    const delivery = job.data;
-    if (delivery.sequence === undefined || token === undefined) return false;
-    for (;;) {
-      const earlier = await this.earlierPending(delivery);
-      if (!earlier) return false;
-      // A pending row whose job the queue no longer holds (removed after a week, Redis lost)
-      // would hold its webhook back for ever: it is dropped.
-      if (await this.options.queue.getJob(earlier)) break;
-      await this.options.ownerPool.query(
-        'DELETE FROM webhook_pending_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND delivery_id = $3',
-        [delivery.tenant_id, delivery.webhook_id, earlier],
-      );
-    }
-    await job.moveToDelayed(Date.now() + waitingDeliveryRecheckMs, token);
-    if (!(await this.earlierPending(delivery))) await promoteIfDelayed(job);
-    return true;
-  }
-
-  /** Its pending row goes, and the next delivery of its webhook, if parked, is promoted. */
-  private async finished(delivery: WebhookDeliveryJob): Promise<void> {
+  private async finishedLegacy(delivery: WebhookDeliveryJob): Promise<void> {
     if (delivery.sequence === undefined) return;
-    const { ownerPool, queue } = this.options;
-    await ownerPool.query(
+    await this.options.ownerPool.query(
       'DELETE FROM webhook_pending_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND sequence = $3',
       [delivery.tenant_id, delivery.webhook_id, delivery.sequence],
     );
-    const next = await ownerPool.query<{ delivery_id: string }>(
-      `SELECT delivery_id FROM webhook_pending_deliveries
-         WHERE tenant_id = $1 AND webhook_id = $2 ORDER BY sequence LIMIT 1`,
-      [delivery.tenant_id, delivery.webhook_id],
+  }
+
+  /** A 410 disables the webhook at once; WEBHOOK_DISABLE_AFTER_FAILURES failed deliveries in a row too. */
+  private async disableIfDue(delivery: WebhookDeliveryJob, recorded: Attempt): Promise<boolean> {
+    if (recorded.status === 'gone') {
+      await this.options.webhooks.disable(delivery.tenant_id, delivery.webhook_id, 'gone');
+      return true;
+    }
+    if (recorded.status === 'failed' && (await this.failingInARow(delivery))) {
+      await this.options.webhooks.disable(delivery.tenant_id, delivery.webhook_id, 'failing');
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * One turn at a webhook's pending deliveries. Taken under the webhook's lease, let go, and then
+   * looked at again: a drain that found the lease held left its deliveries to the holder, and
+   * the holder sees them either before letting go or in this last look.
+   */
+  private async drain(drain: WebhookDrainJob): Promise<DeliveryOutcome> {
+    if (!(await this.recorded(drain))) return 'skipped';
+    for (;;) {
+      const until = await this.takeLease(drain);
+      if (!until) return 'skipped';
+      const lease = { until };
+      let more: boolean;
+      try {
+        more = await this.sendPending(drain, lease);
+      } finally {
+        await this.options.ownerPool.query(
+          `UPDATE webhook_delivery_subscriptions SET drain_lease_until = NULL
+             WHERE tenant_id = $1 AND webhook_id = $2 AND drain_lease_until = $3::timestamptz`,
+          [drain.tenant_id, drain.webhook_id, lease.until],
+        );
+      }
+      if (!more || !(await this.headDue(drain))) return 'drained';
+    }
+  }
+
+  /**
+   * The enqueuer queues a drain just before its batch commits: the drain waits a little for the
+   * batch's numbers to be readable. When they are not (the batch rolled back), the sweep has it.
+   */
+  private async recorded(drain: WebhookDrainJob): Promise<boolean> {
+    for (let wait = 0; wait < 200; wait++) {
+      const result = await this.options.ownerPool.query<{ last_sequence: string }>(
+        'SELECT last_sequence FROM webhook_delivery_subscriptions WHERE tenant_id = $1 AND webhook_id = $2',
+        [drain.tenant_id, drain.webhook_id],
+      );
+      const row = result.rows[0];
+      if (row && Number(row.last_sequence) >= drain.through_sequence) return true;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return false;
+  }
+
+  /** The webhook's lease until WEBHOOK_DELIVERY_LOCK_MS from now, unless another drain holds it. */
+  private async takeLease(drain: WebhookDrainJob): Promise<string | undefined> {
+    const result = await this.options.ownerPool.query<{ until: string }>(
+      `UPDATE webhook_delivery_subscriptions
+         SET drain_lease_until = now() + make_interval(secs => $3::float8 / 1000)
+         WHERE tenant_id = $1 AND webhook_id = $2
+           AND (drain_lease_until IS NULL OR drain_lease_until < now())
+         RETURNING drain_lease_until::text AS until`,
+      [drain.tenant_id, drain.webhook_id, this.options.config.WEBHOOK_DELIVERY_LOCK_MS],
     );
-    const nextJob = next.rows[0] && (await queue.getJob(next.rows[0].delivery_id));
-    if (nextJob) await promoteIfDelayed(nextJob);
+    return result.rows[0]?.until;
+  }
+
+  /** The lease, renewed; undefined when it ran out and another drain took it. */
+  private async renewLease(drain: WebhookDrainJob, lease: string): Promise<string | undefined> {
+    const result = await this.options.ownerPool.query<{ until: string }>(
+      `UPDATE webhook_delivery_subscriptions
+         SET drain_lease_until = now() + make_interval(secs => $4::float8 / 1000)
+         WHERE tenant_id = $1 AND webhook_id = $2 AND drain_lease_until = $3::timestamptz
+         RETURNING drain_lease_until::text AS until`,
+      [drain.tenant_id, drain.webhook_id, lease, this.options.config.WEBHOOK_DELIVERY_LOCK_MS],
+    );
+    return result.rows[0]?.until;
+  }
+
+  /** The webhook's first pending delivery is due (not waiting for a retry). */
+  private async headDue(drain: Pick<WebhookDrainJob, 'tenant_id' | 'webhook_id'>): Promise<boolean> {
+    const head = await this.options.ownerPool.query<{ due: boolean }>(
+      `SELECT next_attempt_at <= now() AS due FROM webhook_pending_deliveries
+         WHERE tenant_id = $1 AND webhook_id = $2 ORDER BY sequence LIMIT 1`,
+      [drain.tenant_id, drain.webhook_id],
+    );
+    return head.rows[0]?.due ?? false;
+  }
+
+  /**
+   * Sends the webhook's pending deliveries in order while each succeeds (or ends), recording
+   * their outcomes a batch at a time. Stops at a delivery to be retried (its next attempt noted
+   * on its row, a drain queued for then), when the webhook is disabled, or when none is left.
+   * True when it stopped for none of those (the lease ran out): the caller looks again.
+   */
+  private async sendPending(drain: WebhookDrainJob, lease: { until: string }): Promise<boolean> {
+    const { ownerPool, clock, logger, config } = this.options;
+    const { tenant_id: tenantId, webhook_id: webhookId } = drain;
+    for (;;) {
+      const startedAt = Date.now();
+      const subscription = await ownerPool.query<{ url: string; status: string }>(
+        'SELECT url, status FROM webhook_delivery_subscriptions WHERE tenant_id = $1 AND webhook_id = $2',
+        [tenantId, webhookId],
+      );
+      const webhook = subscription.rows[0];
+      if (!webhook) return false;
+      if (webhook.status !== 'enabled') {
+        // Deleted or disabled: its pending deliveries are skipped (no history, as before).
+        await ownerPool.query(
+          'DELETE FROM webhook_pending_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND delivery IS NOT NULL',
+          [tenantId, webhookId],
+        );
+        return false;
+      }
+      const pending = await ownerPool.query<{
+        sequence: string;
+        delivery: WebhookDeliveryJob | null;
+        attempts: number;
+        due: boolean;
+      }>(
+        `SELECT sequence, delivery, attempts, next_attempt_at <= now() AS due FROM webhook_pending_deliveries
+           WHERE tenant_id = $1 AND webhook_id = $2 ORDER BY sequence LIMIT $3`,
+        [tenantId, webhookId, drainBatchSize],
+      );
+      const head = pending.rows[0];
+      // None left; or the first waits for its retry, or is an earlier design's job's (sent by it).
+      if (!head || !head.due || !head.delivery) return false;
+      const secrets = await this.secrets(tenantId);
+      // Resolved and checked once for the turn (at most drainBatchSize deliveries, a few seconds),
+      // and every delivery of it connects to that address.
+      const checked = this.resolve(webhook.url);
+      checked.catch(() => {}); // its refusal is each attempt's outcome
+      const ended: { delivery: WebhookDeliveryJob; attempt: number; outcome: Attempt }[] = [];
+      let retry: { delivery: WebhookDeliveryJob; attempt: number; outcome: Attempt } | undefined;
+      for (const row of pending.rows) {
+        if (!row.delivery || !row.due) break;
+        const attempt = row.attempts + 1;
+        const outcome = await this.attempt(row.delivery, checked, secrets);
+        const recorded: Attempt =
+          outcome.status !== 'retrying' || attempt < config.WEBHOOK_ATTEMPTS
+            ? outcome
+            : { ...outcome, status: 'failed' };
+        if (recorded.status === 'retrying') {
+          retry = { delivery: row.delivery, attempt, outcome: recorded };
+          break;
+        }
+        ended.push({ delivery: row.delivery, attempt, outcome: recorded });
+        // A 410 or a failed delivery may disable the webhook: that is decided before going on.
+        if (recorded.status !== 'succeeded') break;
+        // The lease is renewed well before it runs out (a slow receiver, many deliveries).
+        if (Date.now() - startedAt > config.WEBHOOK_DELIVERY_LOCK_MS / 3) break;
+      }
+      const now = clock.now();
+      await this.record(retry ? [...ended, retry] : ended, now);
+      await ownerPool.query(
+        `DELETE FROM webhook_pending_deliveries WHERE tenant_id = $1 AND webhook_id = $2
+           AND sequence = ANY($3::bigint[])`,
+        [tenantId, webhookId, ended.map(({ delivery }) => delivery.sequence)],
+      );
+      logger.info(
+        { webhookId, sent: ended.length, retrying: retry !== undefined },
+        'webhook deliveries attempted',
+      );
+      for (const { delivery, outcome } of ended) {
+        if (outcome.status !== 'succeeded' && (await this.disableIfDue(delivery, outcome))) return false;
+      }
+      if (retry) {
+        await this.retryLater(retry.delivery, retry.attempt);
+        return false;
+      }
+      const renewed = await this.renewLease(drain, lease.until);
+      if (!renewed) return true;
+      lease.until = renewed;
+    }
+  }
+
+  /** The head failed an attempt: its row notes the next one, and a drain is queued for then. */
+  private async retryLater(delivery: WebhookDeliveryJob, attempt: number): Promise<void> {
+    const delayMs = deliveryBackoffMs(attempt, this.options.config.WEBHOOK_BACKOFF_MS);
+    await this.options.ownerPool.query(
+      `UPDATE webhook_pending_deliveries
+         SET attempts = $4, next_attempt_at = now() + make_interval(secs => $5::float8 / 1000)
+         WHERE tenant_id = $1 AND webhook_id = $2 AND sequence = $3`,
+      [delivery.tenant_id, delivery.webhook_id, delivery.sequence, attempt, delayMs],
+    );
+    const drain: WebhookDrainJob = {
+      kind: 'drain',
+      tenant_id: delivery.tenant_id,
+      webhook_id: delivery.webhook_id,
+      through_sequence: 0,
+    };
+    await this.options.queue.add(webhookDrainJobName, drain, {
+      jobId: `drain.${delivery.webhook_id}.retry.${delivery.sequence}.${attempt}`,
+      delay: delayMs,
+      attempts: 1,
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
+  }
+
+  /** A drain for each webhook with a delivery due and no drain holding it (the sweep). */
+  private async sweepDueDeliveries(): Promise<void> {
+    const due = await this.options.ownerPool.query<{ tenant_id: string; webhook_id: string }>(
+      `SELECT DISTINCT p.tenant_id, p.webhook_id
+         FROM webhook_pending_deliveries p JOIN webhook_delivery_subscriptions s USING (tenant_id, webhook_id)
+         WHERE p.next_attempt_at <= now() AND p.delivery IS NOT NULL
+           AND (s.drain_lease_until IS NULL OR s.drain_lease_until < now())`,
+    );
+    if (due.rows.length === 0) return;
+    // One sweep's drains per second, whichever sender sweeps.
+    const second = Math.floor(Date.now() / 1000);
+    await this.options.queue.addBulk(
+      due.rows.map((row) => ({
+        name: webhookDrainJobName,
+        data: { kind: 'drain', ...row, through_sequence: 0 } satisfies WebhookDrainJob,
+        opts: {
+          jobId: `drain.${row.webhook_id}.sweep.${second}`,
+          attempts: 1,
+          removeOnComplete: true,
+          removeOnFail: true,
+        },
+      })),
+    );
+  }
+
+  /**
+   * The tenant's signing secrets, kept a few seconds rather than read from its stream and opened
+   * at each attempt. A rotation's new secret is picked up within that time; the replaced one keeps
+   * signing for the overlap (a day by default), and is dropped at its end whatever the cache holds.
+   */
+  private async secrets(tenantId: string): Promise<string[]> {
+    const now = Date.now();
+    let cached = this.signingSecretsByTenant.get(tenantId);
+    if (!cached || now - cached.fetchedAt > signingSecretsCacheMs) {
+      cached = { fetchedAt: now, keys: this.options.signingKeys.signingSecrets(tenantId) };
+      this.signingSecretsByTenant.set(tenantId, cached);
+      if (this.signingSecretsByTenant.size > 10_000) {
+        const oldest = this.signingSecretsByTenant.keys().next().value;
+        if (oldest !== undefined) this.signingSecretsByTenant.delete(oldest);
+      }
+    }
+    try {
+      const keys = await cached.keys;
+      // None yet (the tenant's first key is being made): looked up again at the next attempt.
+      if (keys.length === 0) this.signingSecretsByTenant.delete(tenantId);
+      const at = this.options.clock.now().getTime();
+      return keys.filter((key) => key.validUntilMs > at).map((key) => key.secret);
+    } catch (error) {
+      this.signingSecretsByTenant.delete(tenantId);
+      throw error;
+    }
   }
 
   /**
@@ -259,16 +510,26 @@ export class WebhookDeliveryWorker {
   }
 
   /** One signed POST to the checked address. */
-  private async attempt(delivery: WebhookDeliveryJob, url: string, secrets: string[]): Promise<Attempt> {
+  /** The receiver's address, checked: resolved once for one delivery, or for one turn of a drain. */
+  private resolve(url: string): Promise<Destination> {
+    return resolveDestination(
+      new URL(url),
+      { allowlist: this.allowlist, resolver: this.options.resolver ?? systemResolver },
+      'url',
+    );
+  }
+
+  /** One signed POST to the checked address (a refused one is the attempt's failure). */
+  private async attempt(
+    delivery: WebhookDeliveryJob,
+    checked: Promise<Destination>,
+    secrets: string[],
+  ): Promise<Attempt> {
     if (secrets.length === 0) return { status: 'retrying', responseStatus: null, error: 'No signing key' };
     const body = deliveryBody(delivery);
     const timestamp = Math.floor(this.options.clock.now().getTime() / 1000);
     try {
-      const destination = await resolveDestination(
-        new URL(url),
-        { allowlist: this.allowlist, resolver: this.options.resolver ?? systemResolver },
-        'url',
-      );
+      const destination = await checked;
       const response = await sendToDestination(
         destination,
         {
@@ -309,40 +570,42 @@ export class WebhookDeliveryWorker {
     return last.rows.length === limit && last.rows.every((row) => row.status === 'failed');
   }
 
-  private async record(delivery: WebhookDeliveryJob, attempt: number, outcome: Attempt, now: Date) {
+  /** The outcomes in the history, in one statement, and the history's old rows out. */
+  private async record(
+    attempts: readonly { delivery: WebhookDeliveryJob; attempt: number; outcome: Attempt }[],
+    now: Date,
+  ) {
+    if (attempts.length === 0) return;
+    const { tenant_id: tenantId, webhook_id: webhookId } = attempts[0]!.delivery;
     await this.options.ownerPool.query(
       `INSERT INTO webhook_deliveries (tenant_id, webhook_id, id, event_id, event_type, status, attempts,
-                                       response_status, error, created_at, last_attempt_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
-         ON CONFLICT (tenant_id, webhook_id, id) DO UPDATE SET status = $6, attempts = $7,
-           response_status = $8, error = $9, last_attempt_at = $10`,
+                                       response_status, error, delivery, created_at, last_attempt_at)
+         SELECT $1, $2, a.id, a.event_id, a.event_type, a.status, a.attempts, a.response_status, a.error,
+                a.delivery, $3, $3
+           FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[], $10::text[],
+                       $11::jsonb[]) AS a(id, event_id, event_type, status, attempts, response_status, error, delivery)
+         ON CONFLICT (tenant_id, webhook_id, id) DO UPDATE SET status = excluded.status,
+           attempts = excluded.attempts, response_status = excluded.response_status,
+           error = excluded.error, delivery = excluded.delivery, last_attempt_at = excluded.last_attempt_at`,
       [
-        delivery.tenant_id,
-        delivery.webhook_id,
-        delivery.delivery_id,
-        delivery.event_id,
-        delivery.type,
-        outcome.status,
-        attempt,
-        outcome.responseStatus,
-        outcome.error,
+        tenantId,
+        webhookId,
         now,
+        attempts.map(({ delivery }) => delivery.delivery_id),
+        attempts.map(({ delivery }) => delivery.event_id),
+        attempts.map(({ delivery }) => delivery.type),
+        attempts.map(({ outcome }) => outcome.status),
+        attempts.map(({ attempt }) => attempt),
+        attempts.map(({ outcome }) => outcome.responseStatus),
+        attempts.map(({ outcome }) => outcome.error),
+        attempts.map(({ delivery }) => JSON.stringify(delivery)),
       ],
     );
     // The history is bounded: this webhook's deliveries past WEBHOOK_HISTORY_DAYS go as it grows.
     await this.options.ownerPool.query(
       `DELETE FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2
          AND created_at < $3::timestamptz - make_interval(days => $4)`,
-      [delivery.tenant_id, delivery.webhook_id, now, this.options.config.WEBHOOK_HISTORY_DAYS],
+      [tenantId, webhookId, now, this.options.config.WEBHOOK_HISTORY_DAYS],
     );
-  }
-}
-
-/** Moves a parked job to the waiting list; nothing when it is not delayed (any more). */
-async function promoteIfDelayed(job: Pick<Job<WebhookDeliveryJob>, 'promote'>): Promise<void> {
-  try {
-    await job.promote();
-  } catch {
-    // Not delayed: waiting, in flight or done already, which is what promoting was for.
   }
 }

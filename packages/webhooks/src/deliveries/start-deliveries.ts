@@ -20,8 +20,10 @@ export async function startWebhookDeliveries(options: {
   vault: Pick<Vault, 'encrypt' | 'decrypt'>;
   clock: Clock;
   logger: Logger;
+  /** The process's stale-cache notices (its ReadModelConsistency): signing-key rotations. */
+  onInvalidation?: (listener: (key: string | null) => void) => void;
 }): Promise<{ stop(): Promise<void> }> {
-  const { config, store, ownerPool, vault, clock, logger } = options;
+  const { config, store, ownerPool, vault, clock, logger, onInvalidation } = options;
   const queue = createWebhookDeliveryQueue(config);
   queue.on('error', (error) => logger.warn({ err: error }, 'webhook delivery queue error'));
   const enqueuer = webhookDeliveryEnqueuer({ store, pool: ownerPool, queue, logger });
@@ -45,6 +47,7 @@ export async function startWebhookDeliveries(options: {
     }),
     clock,
     logger,
+    ...(onInvalidation ? { onInvalidation } : {}),
   });
   worker.start();
   await enqueuer.start();

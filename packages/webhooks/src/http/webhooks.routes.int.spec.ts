@@ -13,7 +13,7 @@ import {
   createWebhookDeliveryQueue,
   enqueueDeliveries,
   redeliver,
-  type WebhookDeliveryJob,
+  type WebhookQueueJob,
 } from '../deliveries/delivery-job.ts';
 import { streams } from '../domain/webhooks.events.ts';
 import { webhooksMigrations } from '../migrations.ts';
@@ -44,7 +44,7 @@ describe('webhook routes, in process (commands on an in-memory store, queries on
     QUEUE_PREFIX: `test-webhook-routes-${randomUUID()}`,
     WEBHOOK_ATTEMPTS: 3,
   };
-  let queue: Queue<WebhookDeliveryJob>;
+  let queue: Queue<WebhookQueueJob>;
 
   beforeAll(async () => {
     const { store, ownerPool, appPool, consistency } = side;
@@ -69,7 +69,7 @@ describe('webhook routes, in process (commands on an in-memory store, queries on
         }),
         enqueueWebhookDeliveries: (deliveries) => enqueueDeliveries(queue, deliveries),
         redeliverWebhookDelivery: (tenantId, webhookId, deliveryId) =>
-          redeliver(queue, tenantId, webhookId, deliveryId),
+          redeliver(queue, new WebhookQueries(appPool), tenantId, webhookId, deliveryId),
         clock: systemClock,
       }),
       callers,

@@ -1,3 +1,4 @@
+import type { WebhookDeliveryJob } from '../deliveries/delivery-job.ts';
 import { withTenant, type Pool } from '@tokenvault/platform';
 import type { WebhookDeliveryResponse, WebhookResponse, WebhookStatus } from '@tokenvault/contracts';
 
@@ -90,6 +91,21 @@ export class WebhookQueries {
         ),
       ]);
       return { items: rows.rows.map(deliveryResponse), total: count.rows[0]?.total ?? 0 };
+    });
+  }
+
+  /** A delivery as it was sent (public data only), while the history keeps it: what a redelivery sends. */
+  async sentDelivery(
+    tenantId: string,
+    webhookId: string,
+    deliveryId: string,
+  ): Promise<WebhookDeliveryJob | undefined> {
+    return withTenant(this.appPool, tenantId, async (client) => {
+      const result = await client.query<{ delivery: WebhookDeliveryJob | null }>(
+        'SELECT delivery FROM webhook_deliveries WHERE tenant_id = $1 AND webhook_id = $2 AND id = $3',
+        [tenantId, webhookId, deliveryId],
+      );
+      return result.rows[0]?.delivery ?? undefined;
     });
   }
 }

@@ -174,4 +174,66 @@ describe('the console manages what the API manages', () => {
     await page.getByRole('heading', { name: 'Keys' }).waitFor();
     expect(problems).toEqual([]);
   });
+
+  it('edits the tenant’s settings, and charts its usage (Chart.js, bundled, under the CSP)', async () => {
+    for (const type of ['card_number', 'token', 'token']) {
+      const data = type === 'card_number' ? '4242424242424242' : `usage ${Math.random()}`;
+      expect((await tenant.client.request('POST', '/tokens', { body: { type, data } })).status).toBe(201);
+    }
+    const cspRefusals: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspRefusals.push(message.text());
+    });
+    await page.goto(`${env.stack.url}/console#/tenant`);
+    await page.getByRole('heading', { name: 'Usage' }).waitFor();
+    const usage = await tenant.client.request<{
+      token_report: { monthly_active_tokens: number; included_monthly_active_tokens: number };
+    }>('GET', '/tenants/self/reports/usage');
+    const { monthly_active_tokens: active, included_monthly_active_tokens: included } =
+      usage.body.token_report;
+    expect(active).toBeGreaterThanOrEqual(3);
+    expect(await page.locator('#monthly-active').innerText()).toMatch(
+      new RegExp(`^${active} of the ${included} included in the plan this month`),
+    );
+    const byType = page.getByRole('img', { name: /^Tokens by type:/ });
+    expect(await byType.getAttribute('aria-label')).toContain('card_number 1');
+    expect(await byType.getAttribute('aria-label')).toContain('token 3');
+    // The charts are drawn: their canvases hold coloured pixels.
+    for (const name of ['Tokens by type:', 'Monthly active tokens:']) {
+      await expect
+        .poll(() =>
+          page.evaluate<number>(`(() => {
+            const canvas = document.querySelector('canvas[aria-label^="${name}"]');
+            const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+            let coloured = 0;
+            for (let index = 0; index < pixels.length; index += 4)
+              if (pixels[index + 3] > 0 && pixels[index + 2] > pixels[index] + 50) coloured++;
+            return coloured;
+          })()`),
+        )
+        .toBeGreaterThan(100);
+    }
+    // The chart library is in the console's own script; nothing comes from elsewhere.
+    const script = await (await fetch(`${env.stack.url}/console/assets/console.js`)).text();
+    expect(script).toContain('chartjs'); // Chart.js's own names (its events, its classes).
+    expect(script).not.toMatch(/https?:\/\//);
+    expect(cspRefusals).toEqual([]);
+    await reviewPage(page, 'tenant-usage');
+
+    await page.getByLabel('Name', { exact: true }).fill('Management Corp Renamed');
+    await page.getByLabel(/^Deduplicate tokens/).check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    await page.locator('main h1', { hasText: 'Management Corp Renamed' }).waitFor();
+    const saved = await tenant.client.request<{ name: string; settings: { deduplicate_tokens: string } }>(
+      'GET',
+      '/tenants/self',
+    );
+    expect(saved.body).toMatchObject({
+      name: 'Management Corp Renamed',
+      settings: { deduplicate_tokens: 'true' },
+    });
+    expect(await page.getByLabel(/^Deduplicate tokens/).isChecked()).toBe(true);
+    expect(problems).toEqual([]);
+  });
 });

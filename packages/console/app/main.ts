@@ -24,7 +24,7 @@ import { tokensPage } from './pages/tokens.page.ts';
 
 // A page's address is `#/name` or `#/name/id` (one item of it: `#/applications/<id>`).
 const pages: Record<string, [string, (id?: string) => Promise<void>]> = {
-  tenant: ['Tenant', tenantPage],
+  tenant: ['Tenant', () => tenantPage()],
   applications: ['Applications', applicationsRoute],
   members: ['Members', () => membersPage()],
   logs: ['Logs', logsPage],

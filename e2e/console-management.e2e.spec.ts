@@ -23,7 +23,8 @@ interface Application {
 }
 
 describe('the console manages what the API manages', () => {
-  const env = useConsoleStack();
+  // The proxy's destination in these tests is on this machine (a port nothing listens on).
+  const env = useConsoleStack({ PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1' });
   let tenant: TestTenant;
   let ownerEmail: string;
   let page: Page;
@@ -216,7 +217,10 @@ describe('the console manages what the API manages', () => {
     // The chart library is in the console's own script; nothing comes from elsewhere.
     const script = await (await fetch(`${env.stack.url}/console/assets/console.js`)).text();
     expect(script).toContain('chartjs'); // Chart.js's own names (its events, its classes).
-    expect(script).not.toMatch(/https?:\/\//);
+    // Its one absolute address is the example in the proxy form's destination field.
+    expect(new Set(script.match(/https?:\/\/[^\s"'`]+/g))).toEqual(
+      new Set(['https://api.example.com/payments']),
+    );
     expect(cspRefusals).toEqual([]);
     await reviewPage(page, 'tenant-usage');
 
@@ -234,6 +238,120 @@ describe('the console manages what the API manages', () => {
       settings: { deduplicate_tokens: 'true' },
     });
     expect(await page.getByLabel(/^Deduplicate tokens/).isChecked()).toBe(true);
+    expect(problems).toEqual([]);
+  });
+
+  it('creates and edits a formula and a reactor; "Try" lays out the formula’s parameters', async () => {
+    await page.goto(`${env.stack.url}/console#/reactors`);
+    await page.getByRole('heading', { name: 'New formula' }).waitFor();
+    await page.getByLabel('Formula name').fill('Greeter');
+    await page
+      .locator('textarea[name="code"]')
+      .fill(
+        'module.exports = async function (req) { return { raw: { greeting: req.configuration.greeting + " " + req.args.person.name, count: req.args.count } }; };',
+      );
+    await page.getByLabel(/^Request parameters/).fill(
+      JSON.stringify([
+        { name: 'person.name', type: 'string', description: 'Who is greeted' },
+        { name: 'count', type: 'number', optional: true },
+      ]),
+    );
+    await page
+      .getByLabel(/^Configuration declarations/)
+      .fill(JSON.stringify([{ name: 'greeting', type: 'string' }]));
+    await page.getByRole('button', { name: 'Create the formula' }).click();
+    await page.getByText('Created the formula “Greeter”.').waitFor();
+    await page.getByLabel('Reactor name').fill('Hello reactor');
+    await page.locator('select[name="formula"]').selectOption({ label: 'Greeter' });
+    await page.getByLabel('Configuration (JSON object)').fill('{"greeting": "Hello"}');
+    await reviewPage(page, 'reactors-new');
+    await page.getByRole('button', { name: 'Create the reactor' }).click();
+    await page.locator('main h1', { hasText: 'Hello reactor' }).waitFor();
+    // "Try" names each parameter and starts from a template of them, not from {}.
+    const parameters = page.getByRole('region', { name: /^Table: Parameter/ });
+    expect(await parameters.innerText()).toContain('person.name');
+    expect(await parameters.innerText()).toContain('Who is greeted');
+    expect(JSON.parse(await page.getByLabel('Arguments (JSON)').inputValue())).toEqual({
+      person: { name: '' },
+      count: 0,
+    });
+    await reviewPage(page, 'reactor-try');
+    await page.getByLabel('Arguments (JSON)').fill('{"person": {"name": "Ada"}, "count": 2}');
+    await page.getByRole('button', { name: 'Invoke' }).click();
+    await page.getByText('"greeting": "Hello Ada"').waitFor({ timeout: 30_000 });
+
+    // Edited: the reactor's configuration, then the formula's description.
+    await page.getByLabel('Configuration (JSON object)').fill('{"greeting": "Hi"}');
+    await page.getByRole('button', { name: 'Save the reactor' }).click();
+    await page.getByText('Saved the reactor “Hello reactor”.').waitFor();
+    await page.getByLabel('Arguments (JSON)').fill('{"person": {"name": "Ada"}}');
+    await page.getByRole('button', { name: 'Invoke' }).click();
+    await page.getByText('"greeting": "Hi Ada"').waitFor({ timeout: 30_000 });
+    await page.getByRole('link', { name: 'All reactors' }).click();
+    await page.getByRole('link', { name: 'Greeter' }).click();
+    await page.getByLabel('Description', { exact: true }).fill('Greets a person');
+    await page.getByRole('button', { name: 'Save the formula' }).click();
+    await page.getByText('Saved the formula “Greeter”.').waitFor();
+    await reviewPage(page, 'formula-edit');
+    const formulas = await tenant.client.request<{ data: { name: string; description?: string }[] }>(
+      'GET',
+      '/reactor-formulas',
+    );
+    expect(formulas.body.data.find((formula) => formula.name === 'Greeter')?.description).toBe(
+      'Greets a person',
+    );
+    expect(problems).toEqual([]);
+  });
+
+  it('lists, creates, edits and deletes proxies', async () => {
+    await page.goto(`${env.stack.url}/console#/proxies`);
+    await page.getByRole('heading', { name: 'New proxy' }).waitFor();
+    await page.getByLabel('Proxy name').fill('Payments');
+    await page.getByLabel('Destination URL').fill('http://127.0.0.1:9/charge');
+    await page.getByLabel('Timeout in seconds', { exact: false }).fill('20');
+    await page.getByRole('button', { name: 'Create the proxy' }).click();
+    await page.getByText('Created the proxy “Payments”.').waitFor();
+    await page.getByRole('link', { name: 'Payments' }).waitFor();
+    await reviewPage(page, 'proxies');
+    const listed = async () =>
+      (
+        await tenant.client.request<{
+          data: {
+            id: string;
+            name: string;
+            destination_url: string;
+            require_auth: boolean;
+            timeout?: number;
+          }[];
+        }>('GET', '/proxies')
+      ).body.data;
+    expect(await listed()).toEqual([
+      expect.objectContaining({
+        name: 'Payments',
+        destination_url: 'http://127.0.0.1:9/charge',
+        require_auth: true,
+        timeout: 20,
+      }),
+    ]);
+
+    await page.getByRole('link', { name: 'Payments' }).click();
+    await page.locator('main h1', { hasText: 'Payments' }).waitFor();
+    await page.getByLabel('Destination URL').fill('http://127.0.0.1:9/v2/charge');
+    await page.getByLabel(/require_auth/).uncheck();
+    await reviewPage(page, 'proxy-edit');
+    await page.getByRole('button', { name: 'Save the proxy' }).click();
+    await page.getByText('Saved the proxy “Payments”.').waitFor();
+    expect(await listed()).toEqual([
+      expect.objectContaining({
+        destination_url: 'http://127.0.0.1:9/v2/charge',
+        require_auth: false,
+      }),
+    ]);
+
+    await page.getByRole('link', { name: 'All proxies' }).click();
+    await page.getByRole('button', { name: 'Delete Payments' }).click();
+    await page.getByText('Proxy deleted.').waitFor();
+    expect(await listed()).toEqual([]);
     expect(problems).toEqual([]);
   });
 });

@@ -200,7 +200,7 @@ describe('the web console, in a browser', () => {
     await page.getByRole('link', { name: 'Reactors' }).click();
     await page.getByRole('heading', { name: 'Formulas' }).waitFor();
     await review('reactors');
-    await page.getByRole('button', { name: 'Try reactor' }).click();
+    await page.getByRole('link', { name: 'Try reactor' }).click();
     await page.getByLabel('Arguments (JSON)').fill('{"hello": "world"}');
     await page.getByRole('button', { name: 'Invoke' }).click();
     await page.getByText('"hello": "world"').waitFor({ timeout: 30_000 });

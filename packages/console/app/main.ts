@@ -16,7 +16,8 @@ import { attempt, field, notice } from './kit/widgets.ts';
 import { applicationsRoute } from './pages/applications.page.ts';
 import { logsPage } from './pages/logs.page.ts';
 import { membersPage } from './pages/members.page.ts';
-import { reactorsPage } from './pages/reactors.page.ts';
+import { proxiesRoute } from './pages/proxies.page.ts';
+import { reactorsRoute } from './pages/reactors.page.ts';
 import { signInLinkPage } from './pages/sign-in-link.page.ts';
 import { signInPage } from './pages/sign-in.page.ts';
 import { tenantPage } from './pages/tenant.page.ts';
@@ -29,7 +30,8 @@ const pages: Record<string, [string, (id?: string) => Promise<void>]> = {
   members: ['Members', () => membersPage()],
   logs: ['Logs', logsPage],
   tokens: ['Tokens', tokensPage],
-  reactors: ['Reactors', reactorsPage],
+  reactors: ['Reactors', reactorsRoute],
+  proxies: ['Proxies', proxiesRoute],
 };
 
 /** The page the address names, and the item in it; no address is the tenant's page. */

@@ -1,10 +1,12 @@
 // In a real browser (Debian's Chromium, driven by playwright-core; installed by apt when missing,
 // see support/browser.ts): the API reference renders its operations, and an invitation is
 // accepted from the e-mailed link, through the page's form, end to end.
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, ConsoleMessage } from 'playwright-core';
 import { launchChromium } from './support/browser.ts';
+import { screenshotDir, seriousViolations } from './support/console.ts';
 import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
 import { startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
 
@@ -106,13 +108,21 @@ describe('in a browser', () => {
     page.on('pageerror', (error) => problems.push(error.message));
     await page.goto(link!);
     expect(await page.locator('h1').innerText()).toBe('Accept your invitation');
+    // The page names the tenant and the address, in the console's style, before accepting.
+    await page.getByText(`You are invited to join Browser Test Corp as ${email}.`).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    mkdirSync(screenshotDir, { recursive: true });
+    await page.screenshot({ path: `${screenshotDir}invitation-accept.png`, fullPage: true });
     await page.fill('input[name="first_name"]', 'Ada');
     await page.fill('input[name="last_name"]', 'Lovelace');
     await page.click('button[type="submit"]');
     const result = page.locator('#result', { hasText: /\S/ });
     await result.waitFor({ timeout: 15_000 });
-    expect(await result.innerText()).toBe('Welcome: you are now a member of the tenant.');
+    expect(await result.innerText()).toBe('Welcome: you are now a member of Browser Test Corp.');
     await page.locator('form').waitFor({ state: 'hidden' });
+    await page.screenshot({ path: `${screenshotDir}invitation-accepted.png`, fullPage: true });
+    await page.getByRole('link', { name: 'Sign in to the console' }).click();
+    await page.locator('h1', { hasText: 'Sign in' }).waitFor();
     expect(problems).toEqual([]);
     await page.close();
 

@@ -84,6 +84,7 @@ describe('gateway', () => {
       '/sessions/email',
       '/sessions/self',
       '/tenants/invitations/accept',
+      '/tenants/invitations/link',
       '/tenants/self',
       '/tenants/self/invitations',
       '/tenants/self/invitations/{id}',

@@ -518,10 +518,14 @@ describe('the page an invitation e-mail links to', () => {
     // The token is read by the script from the address's fragment, which never reaches a server.
     expect(page).toContain('location.hash');
     const script = /<script>([\s\S]*)<\/script>/.exec(page)?.[1] ?? '';
-    expect(script).toContain('fetch(location.pathname, {');
+    // It posts the token in a body (to name the tenant, then to accept), never in an address.
+    expect(script).toContain("post('/tenants/invitations/link', { token })");
+    expect(script).toContain('post(location.pathname, body)');
+    expect(script).toContain("method: 'POST'");
     const { createHash } = await import('node:crypto');
     const hash = createHash('sha256').update(script).digest('base64');
     expect(response.headers.get('content-security-policy')).toContain(`script-src 'sha256-${hash}'`);
     expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(response.headers.get('content-security-policy')).not.toContain('unsafe-inline');
   });
 });

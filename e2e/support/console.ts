@@ -1,5 +1,8 @@
 // The console in Chromium as a member uses it: helpers shared by the browser specs.
-import { afterAll, beforeAll } from 'vitest';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from './browser.ts';
 import { linkTokenOf, startSmtpServer, type ReceivedMail, type TestSmtpServer } from './smtp.ts';
@@ -21,7 +24,9 @@ export function useConsoleStack(overrides: Record<string, string> = {}): Console
   const contexts: BrowserContext[] = [];
   const env = {
     async newPage() {
-      const context = await env.browser.newContext();
+      // The width the issue reviews the console at; the clipboard for the key's copy button.
+      const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
+      await context.grantPermissions(['clipboard-read', 'clipboard-write']);
       contexts.push(context);
       return context.newPage();
     },
@@ -79,4 +84,63 @@ export async function signInThroughConsole(
   await page.getByRole('button', { name: `Sign out ${email}` }).waitFor();
   // The tenant page is drawn: its answers come no more (a late one would replace the next page).
   await page.getByRole('heading', { name: 'Usage' }).waitFor();
+}
+
+/** Where the browser specs save a screenshot of every page they review. */
+export const screenshotDir = fileURLToPath(new URL('../../.data/e2e-output/console/', import.meta.url));
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: number;
+}
+
+/** axe-core (injected into the page) on the page as it is now: its serious and critical violations. */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate<AxeViolation[]>(
+    `axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.length })))`,
+  );
+  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+}
+
+/**
+ * The words in the page's table cells, headings and buttons that the layout broke across lines
+ * (a column too narrow wraps "Delete" as "D el et e"): each word's text is measured with a Range,
+ * and a word on one line has one box. Identifiers in `code` are left out.
+ */
+export function wordsBrokenAcrossLines(page: Page): Promise<string[]> {
+  return page.evaluate<string[]>(`(() => {
+    const broken = [];
+    for (const cell of document.querySelectorAll('main th, main td, main button')) {
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.parentElement.closest('code')) continue;
+        const text = node.textContent;
+        for (const match of text.matchAll(/\\S+/g)) {
+          const range = document.createRange();
+          range.setStart(node, match.index);
+          range.setEnd(node, match.index + match[0].length);
+          const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+          if (lines.size > 1) broken.push(match[0]);
+        }
+      }
+    }
+    return broken;
+  })()`);
+}
+
+/**
+ * A page reviewed as the issue asks: axe-core finds nothing serious or critical, no word of a
+ * table breaks across lines, and a screenshot is saved (its path returned).
+ */
+export async function reviewPage(page: Page, name: string): Promise<string> {
+  expect(await seriousViolations(page), `axe-core on ${name}`).toEqual([]);
+  expect(await wordsBrokenAcrossLines(page), `words broken across lines on ${name}`).toEqual([]);
+  mkdirSync(screenshotDir, { recursive: true });
+  const path = `${screenshotDir}${name}.png`;
+  await page.screenshot({ path, fullPage: true });
+  return path;
 }

@@ -36,3 +36,38 @@ export const consolePermissions = [
   'webhook:update',
   'webhook:delete',
 ] as const;
+
+export type ConsolePermission = (typeof consolePermissions)[number];
+
+/** The permissions a container rule may hold: the token ones (the service's tokenPermissions). */
+export const tokenPermissions = consolePermissions.filter((permission) => permission.startsWith('token:'));
+
+/** The permissions in the groups the console shows them in, by what they act on. */
+export const permissionGroups: { title: string; permissions: ConsolePermission[] }[] = [
+  { title: 'Tokens', permissions: tokenPermissions },
+  { title: 'Applications', permissions: consolePermissions.filter((p) => p.startsWith('application:')) },
+  {
+    title: 'Tenant, logs and reports',
+    permissions: ['tenant:read', 'tenant:update', 'tenant:delete', 'log:read', 'report:read'],
+  },
+  {
+    title: 'Members and invitations',
+    permissions: consolePermissions.filter(
+      (p) => p.startsWith('tenant:member:') || p.startsWith('tenant:invitation:'),
+    ),
+  },
+  { title: 'Reactors', permissions: consolePermissions.filter((p) => p.startsWith('reactor:')) },
+  { title: 'Proxies', permissions: consolePermissions.filter((p) => p.startsWith('proxy:')) },
+  { title: 'Webhooks', permissions: consolePermissions.filter((p) => p.startsWith('webhook:')) },
+];
+
+/** The presets a new application starts from; the boxes stay editable after one is chosen. */
+export const permissionPresets: { title: string; permissions: readonly ConsolePermission[] }[] = [
+  {
+    title: 'Read-only',
+    permissions: consolePermissions.filter((p) => p.endsWith(':read') || p === 'token:search'),
+  },
+  { title: 'Tokenize only', permissions: ['token:create'] },
+  { title: 'Admin', permissions: consolePermissions },
+  { title: 'None', permissions: [] },
+];

@@ -13,27 +13,45 @@ import {
 import { h } from './kit/dom.ts';
 import { mainRegion, navRegion, page } from './kit/layout.ts';
 import { attempt, field, notice } from './kit/widgets.ts';
-import { applicationsPage } from './pages/applications.page.ts';
+import { applicationsRoute } from './pages/applications.page.ts';
 import { logsPage } from './pages/logs.page.ts';
 import { membersPage } from './pages/members.page.ts';
-import { reactorsPage } from './pages/reactors.page.ts';
+import { proxiesRoute } from './pages/proxies.page.ts';
+import { reactorsRoute } from './pages/reactors.page.ts';
 import { signInLinkPage } from './pages/sign-in-link.page.ts';
 import { signInPage } from './pages/sign-in.page.ts';
 import { tenantPage } from './pages/tenant.page.ts';
 import { tokensPage } from './pages/tokens.page.ts';
 
-const pages: Record<string, [string, () => Promise<void>]> = {
-  tenant: ['Tenant', tenantPage],
-  applications: ['Applications', applicationsPage],
-  members: ['Members', membersPage],
+// A page's address is `#/name` or `#/name/id` (one item of it: `#/applications/<id>`).
+const pages: Record<string, [string, (id?: string) => Promise<void>]> = {
+  tenant: ['Tenant', () => tenantPage()],
+  applications: ['Applications', applicationsRoute],
+  members: ['Members', () => membersPage()],
   logs: ['Logs', logsPage],
   tokens: ['Tokens', tokensPage],
-  reactors: ['Reactors', reactorsPage],
+  reactors: ['Reactors', reactorsRoute],
+  proxies: ['Proxies', proxiesRoute],
 };
 
+/** The page the address names, and the item in it; no address is the tenant's page. */
+function currentRoute(): { name: string; id?: string } {
+  const [name = '', id] = location.hash.replace(/^#\/?/, '').split('/');
+  if (name === '') return { name: 'tenant' };
+  return id ? { name, id: decodeURIComponent(id) } : { name };
+}
+
 function currentPage(): string {
-  const name = location.hash.replace(/^#\//, '');
-  return name in pages ? name : 'tenant';
+  return currentRoute().name;
+}
+
+/** An address the console has no page for: said so, rather than another page shown in its place. */
+async function notFoundPage(): Promise<void> {
+  page(
+    'Page not found',
+    h('p', {}, `The console has no page at “${location.hash}”.`),
+    h('p', {}, h('a', { href: '#/tenant' }, 'Go to the tenant’s page')),
+  );
 }
 
 function renderNav(): void {
@@ -85,8 +103,9 @@ function renderNav(): void {
 async function route(): Promise<void> {
   if (!currentSession()) return;
   renderNav();
-  const [, render] = pages[currentPage()]!;
-  await attempt(mainRegion, render);
+  const { name, id } = currentRoute();
+  const known = pages[name];
+  await attempt(mainRegion, () => (known ? known[1](id) : notFoundPage()));
 }
 
 /** Opens the console for the signed-in member, or the sign-in page for anyone else. */

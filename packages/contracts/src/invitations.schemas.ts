@@ -24,3 +24,16 @@ export const acceptInvitationBody = z.strictObject({
   last_name: displayName.optional(),
 });
 export type AcceptInvitationBody = z.output<typeof acceptInvitationBody>;
+
+/** `POST /tenants/invitations/link`: the link's token, in a body (never in an address). */
+export const invitationLinkBody = z.strictObject({
+  token: z.string().min(1, 'Must not be empty').max(500, 'At most 500 characters'),
+});
+
+/** What a valid, pending invitation link is for: shown on the accept page before accepting. */
+export const invitationLinkSchema = z.object({
+  tenant_name: z.string(),
+  email: z.string(),
+  expires_at: timestamp,
+});
+export type InvitationLinkResponse = z.output<typeof invitationLinkSchema>;

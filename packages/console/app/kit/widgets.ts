@@ -19,9 +19,15 @@ export async function attempt(where: HTMLElement, action: () => Promise<void>): 
 }
 
 export function table(headings: string[], rows: Child[][]): HTMLElement {
+  // A table wider than the page scrolls in its box, which the keyboard must reach to scroll it.
   return h(
     'div',
-    { class: 'table' },
+    {
+      class: 'table',
+      tabindex: '0',
+      role: 'region',
+      'aria-label': `Table: ${headings.filter(Boolean).join(', ')}`,
+    },
     h(
       'table',
       {},
@@ -70,4 +76,42 @@ export function pager(
       'Next',
     ),
   );
+}
+
+/**
+ * A secret shown once (a new API key): the text in `#id` and a button that copies it, for the
+ * member to put where it is used; the console never shows it again.
+ */
+export function shownOnce(caption: string, secret: string, id: string): HTMLElement {
+  const copied = h('span', { role: 'status' });
+  return h(
+    'div',
+    { class: 'notice' },
+    h('p', {}, `${caption} Copy it now: it is shown only once.`),
+    h('output', { class: 'secret', id }, secret),
+    h(
+      'div',
+      { class: 'actions' },
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          onclick: () => {
+            navigator.clipboard.writeText(secret).then(
+              () => (copied.textContent = 'Copied.'),
+              () => (copied.textContent = 'The browser refused to copy: select the key and copy it.'),
+            );
+          },
+        },
+        'Copy the key',
+      ),
+      copied,
+    ),
+  );
+}
+
+/** An e-mail address, kept on one line (it would break at its hyphens). */
+export function email(address: string | undefined): HTMLElement {
+  return h('span', { class: 'email' }, address ?? '');
 }

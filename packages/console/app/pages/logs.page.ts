@@ -1,3 +1,4 @@
+import { actorNames } from '../kit/actor-names.ts';
 import { api, type Page } from '../kit/api-client.ts';
 import { h } from '../kit/dom.ts';
 import { page } from '../kit/layout.ts';
@@ -39,6 +40,7 @@ export async function logsPage(): Promise<void> {
     const cursor = cursors[index];
     if (cursor) query.set('start', cursor);
     const logs = await api<Page<Log>>('GET', `/logs?${query.toString()}`);
+    const actors = await actorNames(logs.data.map((log) => log.actor_id));
     if (thisLoad !== newestLoad) return;
     cursors.length = index + 1;
     if (logs.pagination.next) cursors.push(logs.pagination.next);
@@ -50,7 +52,7 @@ export async function logsPage(): Promise<void> {
           log.entity_type,
           h('code', {}, log.entity_id),
           log.operation,
-          `${log.actor_type ?? ''} ${log.actor_id ?? ''}`.trim(),
+          actors.link(log.actor_id, log.actor_type),
           log.message,
         ]),
       ),

@@ -1,7 +1,7 @@
 import { api, type Page } from '../kit/api-client.ts';
 import { h } from '../kit/dom.ts';
 import { page } from '../kit/layout.ts';
-import { attempt, field, notice, table } from '../kit/widgets.ts';
+import { attempt, email as emailAddress, field, notice, table } from '../kit/widgets.ts';
 
 export interface Member {
   id: string;
@@ -57,7 +57,7 @@ export async function membersPage(message?: HTMLElement): Promise<void> {
     table(
       ['E-mail', 'Name', 'Role', ''],
       members.data.map((member) => [
-        member.user.email ?? '',
+        emailAddress(member.user.email),
         [member.user.first_name, member.user.last_name].filter(Boolean).join(' '),
         member.role,
         member.role === 'OWNER'
@@ -78,7 +78,7 @@ export async function membersPage(message?: HTMLElement): Promise<void> {
     table(
       ['E-mail', 'Status', 'Expires', ''],
       invitations.data.map((invitation) => [
-        invitation.email,
+        emailAddress(invitation.email),
         invitation.status,
         new Date(invitation.expires_at).toLocaleString(),
         h(

@@ -14,7 +14,12 @@ import {
   type Position,
 } from '@tokenvault/eventstore';
 import { badRequest, conflict, isDomainError, type Pool, type Principal } from '@tokenvault/platform';
-import type { AcceptInvitationBody, InvitationResponse, MemberResponse } from '@tokenvault/contracts';
+import type {
+  AcceptInvitationBody,
+  InvitationLinkResponse,
+  InvitationResponse,
+  MemberResponse,
+} from '@tokenvault/contracts';
 import type { Clock } from '@tokenvault/platform';
 import { streams } from '../domain/tenancy.events.ts';
 import { memberIdOfInvitation, userIdOfEmail } from '../domain/ids.ts';
@@ -160,6 +165,33 @@ export class InvitationCommands {
    * from the address and the invitation, so a retry of the same link after a crash, or a
    * concurrent acceptance, completes the same member instead of adding another.
    */
+  /**
+   * What a link invites to (the tenant's name, the address, until when), for the accept page: only
+   * for a link whose mac is ours and whose invitation is pending at this version, so a wrong,
+   * stale, used or expired link learns nothing of the tenant (the same refusals as accept).
+   */
+  async describeLink(token: string): Promise<InvitationLinkResponse> {
+    const { store, links, ownerPool, clock } = this.deps;
+    const link = links.parse(token);
+    if (!link)
+      throw badRequest('This is not a valid invitation link.', { 'body.token': ['Not a valid link'] });
+    const { state } = await aggregateStream(
+      store,
+      streams.invitation(link.tenantId, link.invitationId),
+      invitationDecider,
+    );
+    const invitation = checkLink(
+      state,
+      { linkVersion: link.linkVersion, tokenHash: hashLinkToken(token) },
+      clock.now().toISOString(),
+    );
+    const tenant = await ownerPool.query<{ name: string }>('SELECT name FROM tenants WHERE id = $1', [
+      link.tenantId,
+    ]);
+    if (!tenant.rows[0]) throw linkGone('This tenant no longer exists.');
+    return { tenant_name: tenant.rows[0].name, email: invitation.email, expires_at: invitation.expires_at };
+  }
+
   async accept(
     body: AcceptInvitationBody,
     correlationId: string,

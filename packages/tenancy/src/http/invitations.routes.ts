@@ -14,6 +14,8 @@ import { acceptPage, acceptPageHeaders } from './accept-page.routes.ts';
 import {
   acceptInvitationBody,
   idParams,
+  invitationLinkBody,
+  invitationLinkSchema,
   invitationSchema,
   invitationStatuses,
   memberSchema,
@@ -25,7 +27,7 @@ import { parseEmailAddress } from '../domain/email.ts';
 
 /** What the invitation routes use, built by the tenancy manifest's `routes(deps)` (context.ts). */
 export interface InvitationRouteDeps {
-  commands: Pick<InvitationCommands, 'create' | 'resend' | 'delete' | 'accept'>;
+  commands: Pick<InvitationCommands, 'create' | 'resend' | 'delete' | 'accept' | 'describeLink'>;
   queries: Pick<InvitationQueries, 'list' | 'get'>;
   consistency: Pick<ReadModelConsistency, 'afterWrite'>;
   /** "Now" for an invitation's status (PENDING until it expires). */
@@ -155,6 +157,23 @@ export function invitationRoutes({
       responses: { 200: { description: 'An HTML page' } },
       async handle() {
         return { status: 200, html: acceptPage, headers: acceptPageHeaders };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/tenants/invitations/link',
+      operationId: 'getInvitationLink',
+      summary:
+        'What an invitation link invites to: the tenant’s name, the address, until when (no API key; the accept page shows it)',
+      tag,
+      permission: null,
+      body: invitationLinkBody,
+      responses: {
+        200: { description: 'The pending invitation the link is for', schema: invitationLinkSchema },
+        410: { description: 'The link expired, was replaced, deleted or already used' },
+      },
+      async handle({ body }) {
+        return { status: 200, body: await commands.describeLink(body.token) };
       },
     }),
     defineRoute({

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TokenvaultClient } from '@tokenvault/sdk';
 import { composeFiles, root } from '../../scripts/compose.mjs';
-import { bootstrapTenant, portsFile, startComposeStack, type ComposeStack } from './stack.ts';
+import { bootstrapTenant, portsFile, startComposeStack, waitFor, type ComposeStack } from './stack.ts';
 
 // The restore drill of docs/deployment.md ("The drill on the compose stack"), on the stack of
 // docker-compose.yml: the guide's shell blocks run as written, in order (back up, destroy the
@@ -128,6 +128,12 @@ describe("docs/deployment.md's restore drill on the compose stack", () => {
     expect(read).toMatchObject({ id: kept.body.id, type: 'token', data, metadata: { drill: 'kept' } });
     expect(printed).toContain('the event log verifies');
 
+    // This process's pooled connections to the load balancer died with it: the first request
+    // through one may find it closed, then new ones are opened.
+    await waitFor(
+      'a read through the restored stack',
+      async () => (await client.request('GET', `/tokens/${kept.body.id}`)).status === 200,
+    );
     // As the guide says of a restore to an earlier point: the token deleted after the dump is back,
     // readable; the one made after it is gone.
     const back = await client.request<TokenRead>('GET', `/tokens/${deletedAfter.body.id}`);

@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     pool: 'forks',
+    // One stack at a time: each is a dozen containers (Kafka's JVM among them) on the same engine.
+    fileParallelism: false,
     include: ['e2e/compose/**/*.compose.spec.ts'],
     // Cold: a debootstrap base and every image (minutes); warm: seconds.
     hookTimeout: 900_000,

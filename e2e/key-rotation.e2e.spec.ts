@@ -178,6 +178,9 @@ describe(`master key rotation with MASTER_KEYS (PROJECTIONS=${projections})`, ()
     { timeout: 600_000 },
     async () => {
       const { old } = await rotationFlow(flow, ring);
+      // Another key under the right name (a restore with the wrong keyring) is refused as well.
+      const impostor = await refusesToStart(flow, { MASTER_KEYS: `b:${randomBytes(32).toString('base64')}` });
+      expect(impostor).toMatch(/master key version "b" of the local keyring does not open/);
 
       // rotate-tenant and reencrypt-token, online: the service keeps answering meanwhile.
       const service = await start(flow, ring(['b']));

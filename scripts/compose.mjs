@@ -35,7 +35,7 @@ const label = 'tokenvault.inputs';
 
 /** The images local.yml names, in build order (each on the ones before it). */
 export const images = {
-  base: 'tokenvault-local/debian:bookworm',
+  base: 'tokenvault-local/debian:bookworm-slim',
   node: `tokenvault-local/node:${nodeVersion}-bookworm-slim`,
   postgres: 'tokenvault-local/postgres:15',
   redis: 'tokenvault-local/redis:7',
@@ -144,9 +144,45 @@ function build(image, inputs, context, { dockerfile, args = {} } = {}) {
   return true;
 }
 
+/**
+ * What makes debian:bookworm-slim slim, done to the debootstrap tree: no documentation, manuals or
+ * translations (and dpkg leaves them out of later installs), no package lists, and apt configured
+ * to keep no lists or caches in an image layer (the official images' docker-clean).
+ */
+function slimLikeDebianSlim(dir) {
+  writeFileSync(
+    join(dir, 'etc', 'dpkg', 'dpkg.cfg.d', 'docker-slim'),
+    [
+      'path-exclude /usr/share/doc/*',
+      'path-include /usr/share/doc/*/copyright',
+      'path-exclude /usr/share/groff/*',
+      'path-exclude /usr/share/info/*',
+      'path-exclude /usr/share/linda/*',
+      'path-exclude /usr/share/lintian/overrides/*',
+      'path-exclude /usr/share/locale/*',
+      'path-exclude /usr/share/man/*',
+      '',
+    ].join('\n'),
+  );
+  const clean =
+    'rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true';
+  writeFileSync(
+    join(dir, 'etc', 'apt', 'apt.conf.d', 'docker-clean'),
+    `DPkg::Post-Invoke { "${clean}"; };\nAPT::Update::Post-Invoke { "${clean}"; };\nDir::Cache::pkgcache "";\nDir::Cache::srcpkgcache "";\n`,
+  );
+  // Files only: some packages' scripts expect the directories (openjdk's man1 links).
+  execFileSync('sh', [
+    '-c',
+    `cd "$0" && find usr/share/doc -type f ! -name copyright -delete && find usr/share/doc -type l -delete \
+      && find usr/share/man usr/share/info usr/share/locale usr/share/groff usr/share/lintian \
+           \\( -type f -o -type l \\) -delete 2>/dev/null; rm -rf var/lib/apt/lists/* var/cache/apt/*.bin`,
+    dir,
+  ]);
+}
+
 function buildBase() {
   const mirror = debianMirror();
-  const inputs = createHash('sha256').update(`debootstrap minbase bookworm ${mirror} v1`).digest('hex');
+  const inputs = createHash('sha256').update(`debootstrap minbase bookworm ${mirror} slim v2`).digest('hex');
   if (inputsOf(images.base) === inputs) return;
   log(`building ${images.base} with debootstrap from ${mirror} (a minute or more)…`);
   const started = Date.now();
@@ -168,6 +204,7 @@ function buildBase() {
     if (!unmountInside()) throw new Error(`something is still mounted inside ${dir}`);
     rmSync(join(dir, 'var', 'cache', 'apt', 'archives'), { recursive: true, force: true });
     mkdirSync(join(dir, 'var', 'cache', 'apt', 'archives', 'partial'), { recursive: true });
+    slimLikeDebianSlim(dir);
     execFileSync(
       'sh',
       [
@@ -276,7 +313,10 @@ function appInputs() {
     .split('\n')
     .filter((file) => file && existsSync(join(root, file)))
     .sort();
-  const digest = createHash('sha256').update(imageId(images.node)).update(pnpmVersion);
+  const digest = createHash('sha256')
+    .update(imageId(images.node))
+    .update(imageId(images.base))
+    .update(pnpmVersion);
   for (const file of listed) digest.update(file).update(readFileSync(join(root, file)));
   return digest.digest('hex');
 }
@@ -297,7 +337,7 @@ export function ensureImages() {
   });
   build(images.app, appInputs(), root, {
     dockerfile: join(root, 'infra', 'docker', 'Dockerfile'),
-    args: { BASE_IMAGE: images.node, PNPM_VERSION: pnpmVersion },
+    args: { NODE_IMAGE: images.node, RUNTIME_IMAGE: images.base, PNPM_VERSION: pnpmVersion },
   });
   return Math.round((Date.now() - started) / 1000);
 }

@@ -2,16 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { TokenvaultClient } from '@tokenvault/sdk';
-import { startComposeStack, waitFor, type ComposeStack } from './stack.ts';
+import { bootstrapTenant, startComposeStack, waitFor, type ComposeStack } from './stack.ts';
 
 // The full stack of docker-compose.yml (with infra/compose/local.yml's images) in containers:
 // HAProxy over two gateways, two projectors, two workers, the relay, Kafka, PostgreSQL, Redis and
 // the Mailpit stand-in. Everything is reached through loopback ports only.
 
-interface Bootstrapped {
-  tenant_id: string;
-  api_key: string;
-}
 interface MailSummary {
   ID: string;
   To: { Address: string }[];
@@ -81,22 +77,7 @@ async function createEchoReactor(): Promise<string> {
 beforeAll(async () => {
   const started = Date.now();
   stack = await startComposeStack();
-  const output = stack.compose([
-    'run',
-    '--rm',
-    '-T',
-    'admin-cli',
-    'bootstrap',
-    '--tenant-name',
-    'Compose Tenant',
-    '--owner-email',
-    'owner@example.com',
-  ]).stdout;
-  // The JSON line the command prints (its logs go to stderr).
-  const line = output.split('\n').find((printed) => printed.includes('"api_key"'));
-  const bootstrapped = JSON.parse(line ?? '{}') as Bootstrapped;
-  apiKey = bootstrapped.api_key;
-  expect(apiKey, `bootstrap printed: ${output}`).toMatch(/\S{20,}/);
+  apiKey = bootstrapTenant(stack, 'Compose Tenant', 'owner@example.com').api_key;
   client = new TokenvaultClient(stack.url, apiKey);
   console.log(
     `compose tier: images ready in ${stack.buildSeconds} s, stack up and bootstrapped in ${Math.round((Date.now() - started) / 1000)} s`,

@@ -29,6 +29,8 @@ export interface ComposeStack {
     args: string[],
     options?: { allowFailure?: boolean },
   ): { status: number; stdout: string; stderr: string };
+  /** The environment the stack runs with (project name, MASTER_KEY, POSTGRES_PASSWORD, ports). */
+  env: NodeJS.ProcessEnv;
   /** psql in the postgres container: one value per line. */
   sql(query: string): string[];
   down(): void;
@@ -109,6 +111,7 @@ export async function startComposeStack(): Promise<ComposeStack> {
       mailpitUrl: `http://127.0.0.1:${mailPort}`,
       statsUrl: `${gatewayUrl('lb', 8404)}/stats`,
       compose,
+      env,
       sql: (query) =>
         compose(['exec', '-T', 'postgres', 'psql', '-U', 'postgres', '-d', 'tokenvault', '-Atc', query])
           .stdout.split('\n')
@@ -127,6 +130,30 @@ export async function startComposeStack(): Promise<ComposeStack> {
     down();
     throw new Error(`${(error as Error).message}\n--- last logs ---\n${logs.slice(-8000)}`, { cause: error });
   }
+}
+
+/** A tenant made with the admin-cli container's bootstrap, as the README tells a user: its id and key. */
+export function bootstrapTenant(
+  stack: ComposeStack,
+  tenantName: string,
+  ownerEmail: string,
+): { tenant_id: string; api_key: string } {
+  const output = stack.compose([
+    'run',
+    '--rm',
+    '-T',
+    'admin-cli',
+    'bootstrap',
+    '--tenant-name',
+    tenantName,
+    '--owner-email',
+    ownerEmail,
+  ]).stdout;
+  // The JSON line the command prints (its logs go to stderr).
+  const line = output.split('\n').find((printed) => printed.includes('"api_key"'));
+  const bootstrapped = JSON.parse(line ?? '{}') as { tenant_id?: string; api_key?: string };
+  if (!bootstrapped.tenant_id || !bootstrapped.api_key) throw new Error(`bootstrap printed: ${output}`);
+  return { tenant_id: bootstrapped.tenant_id, api_key: bootstrapped.api_key };
 }
 
 export async function waitFor(

@@ -47,21 +47,44 @@ export class Vault {
 
   /**
    * Refuses to start (a ConfigError naming it) when stored tenant keys are wrapped by a master key
-   * version this process's ring lacks: never a 500 at run time.
+   * version this process's ring lacks, or holds under that name another key than the one that
+   * wrapped them (a restore with the wrong keyring: MASTER_KEY is always version "default"), found
+   * by unwrapping one stored key per version: never a 500 at run time.
    */
   async assertRingCoversStoredKeys(): Promise<void> {
-    const result = await this.pool.query<{ kek_id: string; count: string }>(
-      'SELECT kek_id, count(*) AS count FROM tenant_keys GROUP BY kek_id ORDER BY kek_id',
+    const result = await this.pool.query<{
+      kek_id: string;
+      count: string;
+      tenant_id: string;
+      version: number;
+      wrapped_data_key: string;
+    }>(
+      `SELECT DISTINCT ON (kek_id) kek_id, count(*) OVER (PARTITION BY kek_id) AS count,
+              tenant_id, version, wrapped_data_key
+         FROM tenant_keys ORDER BY kek_id, tenant_id, version`,
     );
-    const missing = result.rows.filter((row) => !this.ring.versions.includes(row.kek_id));
-    if (missing.length) {
-      throw new ConfigError(
-        missing.map(
-          (row) =>
-            `master key version "${row.kek_id}" wraps ${row.count} stored tenant key(s) but the ${this.ring.provider} keyring lacks it (has: ${this.ring.versions.join(', ')}): add it to ${this.ring.provider === 'pkcs11' ? 'PKCS11_KEY_LABELS' : 'MASTER_KEYS'}, or run \`npm run keys -- rewrap\` with a ring that has it first`,
-        ),
-      );
+    const variable = this.ring.provider === 'pkcs11' ? 'PKCS11_KEY_LABELS' : 'MASTER_KEYS (or MASTER_KEY)';
+    const problems: string[] = [];
+    for (const row of result.rows) {
+      if (!this.ring.versions.includes(row.kek_id)) {
+        problems.push(
+          `master key version "${row.kek_id}" wraps ${row.count} stored tenant key(s) but the ${this.ring.provider} keyring lacks it (has: ${this.ring.versions.join(', ')}): add it to ${this.ring.provider === 'pkcs11' ? 'PKCS11_KEY_LABELS' : 'MASTER_KEYS'}, or run \`npm run keys -- rewrap\` with a ring that has it first`,
+        );
+        continue;
+      }
+      try {
+        await this.ring.unwrap(
+          row.kek_id,
+          row.wrapped_data_key,
+          tenantKeyAd.data(row.tenant_id, row.version),
+        );
+      } catch (error) {
+        problems.push(
+          `master key version "${row.kek_id}" of the ${this.ring.provider} keyring does not open the ${row.count} stored tenant key(s) wrapped under that name (${(error as Error).message}): it is another key than the one that wrapped them; set ${variable} to the keyring this database was made with (after a restore: the backup's)`,
+        );
+      }
     }
+    if (problems.length) throw new ConfigError(problems);
   }
 
   /** Idempotent: a tenant keeps the keys it was given first. */

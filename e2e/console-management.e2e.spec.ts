@@ -199,8 +199,22 @@ describe('the console manages what the API manages', () => {
     const byType = page.getByRole('img', { name: /^Tokens by type:/ });
     expect(await byType.getAttribute('aria-label')).toContain('card_number 1');
     expect(await byType.getAttribute('aria-label')).toContain('token 3');
+    // The 30-day series: today (UTC) last, with the tokens just created.
+    const series = (
+      await tenant.client.request<{
+        token_report: { daily_created_by_type: { date: string; counts: Record<string, number> }[] };
+      }>('GET', '/tenants/self/reports/usage')
+    ).body.token_report.daily_created_by_type;
+    expect(series).toHaveLength(30);
+    const today = series.at(-1);
+    expect(today?.date).toBe(new Date().toISOString().slice(0, 10));
+    expect(today?.counts.card_number).toBeGreaterThanOrEqual(1);
+    expect(today?.counts.token).toBeGreaterThanOrEqual(2);
+    const perDay = page.getByRole('img', { name: /^Tokens created per day, last 30 days:/ });
+    expect(await perDay.getAttribute('aria-label')).toMatch(/, card_number \d+/);
+    expect(await perDay.getAttribute('aria-label')).toMatch(/, token \d+/);
     // The charts are drawn: their canvases hold coloured pixels.
-    for (const name of ['Tokens by type:', 'Monthly active tokens:']) {
+    for (const name of ['Tokens by type:', 'Monthly active tokens:', 'Tokens created per day']) {
       await expect
         .poll(() =>
           page.evaluate<number>(`(() => {

@@ -250,6 +250,14 @@ export const usageReportSchema = z.object({
     ),
     included_monthly_active_tokens: z.number().int(),
     monthly_active_tokens: z.number().int(),
+    daily_created_by_type: z
+      .array(
+        z.object({
+          date: z.string().describe('A UTC day, YYYY-MM-DD'),
+          counts: z.record(z.string(), z.number().int()).describe('Tokens created that day, by type'),
+        }),
+      )
+      .describe('Tokens created per type on each of the last 30 UTC days, oldest first (today last)'),
   }),
 });
 

@@ -7,6 +7,7 @@ export * from './domain-errors.ts';
 export * from './errors.ts';
 export * from './logger.ts';
 export * from './redis.ts';
+export * from './redis-outage-log.ts';
 export * from './route.ts';
 export { createHttpApp, finishHttpApp, mountRoutes, type AppOptions, type RouteTarget } from './http-app.ts';
 export * from './http-listener.ts';

@@ -12,6 +12,7 @@ import {
   type Authenticate,
   systemClock,
   type Clock,
+  RedisOutageLog,
 } from '@tokenvault/platform';
 import { eventStoreMigrations, type EventStore, type RecordedEvent } from '@tokenvault/eventstore';
 import { ReadModelConsistency, projectorMigrations, type Projector } from '@tokenvault/cqrs';
@@ -275,7 +276,10 @@ export async function createRuntime(
     detokenizer,
   } = base;
   const redis = createRedis(config.REDIS_URL);
-  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error'));
+  // One warning when Redis goes away, then a line a minute at most: not one per reconnection attempt.
+  const redisOutage = new RedisOutageLog(logger);
+  redis.on('error', redisOutage.listener('redis connection'));
+  redis.on('ready', () => redisOutage.recovered());
   // Advisory-lock sessions (formula locks): bounded, and apart from the pools their holders use.
   const lockPool = createPool({
     connectionString: config.DATABASE_URL,
@@ -293,10 +297,10 @@ export async function createRuntime(
     ttlMs: config.REACTOR_CACHE_TTL_MS,
   });
   const signInMailQueue = createSignInMailQueue(config);
-  signInMailQueue.on('error', (error) => logger.warn({ err: error }, 'sign-in e-mail queue error'));
+  signInMailQueue.on('error', redisOutage.listener('sign-in e-mail queue'));
   const webhookDeliveryQueue = createWebhookDeliveryQueue(config);
   const webhookQueries = new WebhookQueries(appPool);
-  webhookDeliveryQueue.on('error', (error) => logger.warn({ err: error }, 'webhook delivery queue error'));
+  webhookDeliveryQueue.on('error', redisOutage.listener('webhook delivery queue'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   const proxies = new ProxyQueries(appPool, vault);
   const allowlist = new AddressAllowlist(

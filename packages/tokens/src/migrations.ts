@@ -259,4 +259,22 @@ export const tokensMigrations: Migration[] = [
       ALTER TABLE tokens ADD COLUMN mask jsonb;
     `,
   },
+  {
+    id: 'tokens/012_daily_creations',
+    // Tokens created per UTC day and type, for the usage report's 30-day series: a counter kept
+    // by the usage projection, so the report never counts token rows.
+    sql: `
+      CREATE TABLE token_daily_creations (
+        tenant_id uuid NOT NULL,
+        day date NOT NULL,
+        type text NOT NULL,
+        created bigint NOT NULL,
+        PRIMARY KEY (tenant_id, day, type)
+      );
+      ALTER TABLE token_daily_creations ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON token_daily_creations
+        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
+      GRANT SELECT ON token_daily_creations TO {{app_role}};
+    `,
+  },
 ];

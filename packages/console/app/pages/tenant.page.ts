@@ -21,6 +21,7 @@ interface UsageReport {
     metrics_by_type: Record<string, { count: number; last_created_at?: string }>;
     included_monthly_active_tokens: number;
     monthly_active_tokens: number;
+    daily_created_by_type: { date: string; counts: Record<string, number> }[];
   };
 }
 
@@ -29,7 +30,7 @@ function barChart(
   label: string,
   labels: string[],
   datasets: { label: string; data: number[]; backgroundColor: string }[],
-  horizontal = false,
+  { horizontal = false, stacked = false }: { horizontal?: boolean; stacked?: boolean } = {},
 ): HTMLElement {
   const canvas = h('canvas', { role: 'img', 'aria-label': label });
   const box = h('div', { class: 'chart' }, canvas);
@@ -42,7 +43,10 @@ function barChart(
         animation: false,
         aspectRatio: horizontal ? 5 : 2,
         indexAxis: horizontal ? 'y' : 'x',
-        scales: { [horizontal ? 'x' : 'y']: { beginAtZero: true, ticks: { precision: 0 } } },
+        scales: {
+          [horizontal ? 'x' : 'y']: { beginAtZero: true, stacked, ticks: { precision: 0 } },
+          [horizontal ? 'y' : 'x']: { stacked },
+        },
         plugins: { legend: { display: datasets.length > 1 } },
       },
     });
@@ -93,6 +97,16 @@ export async function tenantPage(message?: HTMLElement): Promise<void> {
   const types = Object.entries(report.metrics_by_type);
   const used = report.monthly_active_tokens;
   const included = report.included_monthly_active_tokens;
+  const days = report.daily_created_by_type;
+  // Only the types created in the period get a colour in the legend.
+  const createdTypes = types
+    .map(([type]) => type)
+    .filter((type) => days.some((day) => (day.counts[type] ?? 0) > 0));
+  const createdInPeriod = days.reduce(
+    (sum, day) => sum + Object.values(day.counts).reduce((daySum, count) => daySum + count, 0),
+    0,
+  );
+  const palette = ['#0b5cad', '#2a7d2e', '#a4161a', '#7a4fb5', '#b36b00', '#00838f', '#5d4037', '#455a64'];
   page(
     tenant.name,
     status,
@@ -122,13 +136,26 @@ export async function tenantPage(message?: HTMLElement): Promise<void> {
         { label: 'Active', data: [used], backgroundColor: used > included ? '#a4161a' : '#0b5cad' },
         { label: 'Included in the plan', data: [included], backgroundColor: '#c9ced6' },
       ],
-      true,
+      { horizontal: true },
     ),
     h('h3', {}, 'Tokens by type'),
     barChart(
       `Tokens by type: ${types.map(([type, metric]) => `${type} ${metric.count}`).join(', ')}`,
       types.map(([type]) => type),
       [{ label: 'Tokens', data: types.map(([, metric]) => metric.count), backgroundColor: '#0b5cad' }],
+    ),
+    h('h3', {}, 'Tokens created per day (last 30 days, UTC)'),
+    barChart(
+      `Tokens created per day, last 30 days: ${createdInPeriod} in all${createdTypes
+        .map((type) => `, ${type} ${days.reduce((sum, day) => sum + (day.counts[type] ?? 0), 0)}`)
+        .join('')}`,
+      days.map((day) => day.date.slice(5)),
+      createdTypes.map((type, index) => ({
+        label: type,
+        data: days.map((day) => day.counts[type] ?? 0),
+        backgroundColor: palette[index % palette.length] ?? '#0b5cad',
+      })),
+      { stacked: true },
     ),
     table(
       ['Type', 'Tokens', 'Last created'],

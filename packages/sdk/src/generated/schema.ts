@@ -593,7 +593,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Token usage of the tenant: live tokens by type and monthly active tokens
+         * Token usage of the tenant: live tokens by type, tokens created per day and type, monthly active tokens
          * @description Permission: `report:read`
          */
         get: operations["getUsageReport"];
@@ -6780,7 +6780,13 @@ export interface operations {
                      *       "token_report": {
                      *         "metrics_by_type": {},
                      *         "included_monthly_active_tokens": -9007199254740991,
-                     *         "monthly_active_tokens": -9007199254740991
+                     *         "monthly_active_tokens": -9007199254740991,
+                     *         "daily_created_by_type": [
+                     *           {
+                     *             "date": "string",
+                     *             "counts": {}
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -6795,6 +6801,15 @@ export interface operations {
                             };
                             included_monthly_active_tokens: number;
                             monthly_active_tokens: number;
+                            /** @description Tokens created per type on each of the last 30 UTC days, oldest first (today last) */
+                            daily_created_by_type: {
+                                /** @description A UTC day, YYYY-MM-DD */
+                                date: string;
+                                /** @description Tokens created that day, by type */
+                                counts: {
+                                    [key: string]: number;
+                                };
+                            }[];
                         };
                     };
                 };

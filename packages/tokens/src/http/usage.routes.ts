@@ -11,7 +11,8 @@ export function usageReportRoutes(deps: TokenRouteDeps): RouteDefinition[] {
       method: 'get',
       path: '/tenants/self/reports/usage',
       operationId: 'getUsageReport',
-      summary: 'Token usage of the tenant: live tokens by type and monthly active tokens',
+      summary:
+        'Token usage of the tenant: live tokens by type, tokens created per day and type, monthly active tokens',
       tag: 'Tenant',
       permission: 'report:read',
       responses: { 200: { description: 'The usage report', schema: usageReportSchema } },

@@ -114,6 +114,17 @@ const monthlyActivity = async (tx: PoolClient, tenantId = tenant) => {
   return Object.fromEntries(rows.map((row) => [row.month, row.tokens]));
 };
 
+/** `day type: created`, of one tenant (UTC days). */
+const dailyCreations = async (tx: PoolClient, tenantId = tenant) =>
+  Object.fromEntries(
+    (
+      await tx.query<{ day: string; type: string; created: number }>(
+        `SELECT day::text, type, created FROM token_daily_creations WHERE tenant_id = $1 ORDER BY day, type`,
+        [tenantId],
+      )
+    ).rows.map((row) => [`${row.day} ${row.type}`, Number(row.created)]),
+  );
+
 describe('tokenUsageProjection', () => {
   const db = useTestPool([...vaultMigrations, ...tokensMigrations]);
   // A session far from UTC: months are calendar months in UTC whatever the connection's zone.
@@ -166,6 +177,29 @@ describe('tokenUsageProjection', () => {
           expect(await typeCounts(tx, otherTenant)).toEqual({ token: 1 });
           // They were active in January all the same.
           expect(await monthlyUsage(tx)).toEqual({ '2026-01-01': 4 });
+        });
+    });
+  });
+
+  describe('tokens created per day and type', () => {
+    it('counts creations per UTC day and type, whatever the session’s zone, and keeps deleted ones', async () => {
+      await spec()
+        .given([created('t-1', 'token', '2026-01-05T10:00:00.000Z')])
+        .when([
+          created('t-2', 'token', '2026-01-05T23:59:59.999Z'),
+          created('c-1', 'card', '2026-01-05T12:00:00.000Z'),
+          // Already 2026-01-06 in Kiritimati at 10:00 UTC on the 5th: still the 5th in UTC.
+          created('t-3', 'token', '2026-01-06T00:00:00.000Z'),
+          created('t-1', 'token', '2026-01-05T00:00:00.000Z', otherTenant),
+          deleted('t-1', 'token'),
+        ])
+        .then(async (tx) => {
+          expect(await dailyCreations(tx)).toEqual({
+            '2026-01-05 card': 1,
+            '2026-01-05 token': 2,
+            '2026-01-06 token': 1,
+          });
+          expect(await dailyCreations(tx, otherTenant)).toEqual({ '2026-01-05 token': 1 });
         });
     });
   });
@@ -274,7 +308,9 @@ describe('tokenUsageProjection', () => {
           expect(await typeCounts(tx)).toEqual({});
           expect(await monthlyActivity(tx)).toEqual({});
           expect(await monthlyUsage(tx)).toEqual({});
+          expect(await dailyCreations(tx)).toEqual({});
           expect(await typeCounts(tx, otherTenant)).toEqual({ card: 1 });
+          expect(await dailyCreations(tx, otherTenant)).toEqual({ '2026-01-05 card': 1 });
           expect(await monthlyActivity(tx, otherTenant)).toEqual({
             '2026-01-01': ['t-1'],
             '2026-02-01': ['t-1'],

@@ -43,6 +43,14 @@ async function created(tx: PoolClient, events: DataOf<TokensContextEvent, 'Token
        last_created_at = greatest(token_type_usage.last_created_at, excluded.last_created_at)`,
     [json(events.map(({ tenant_id, type, created_at }) => ({ tenant_id, type, created_at })))],
   );
+  await tx.query(
+    `INSERT INTO token_daily_creations (tenant_id, day, type, created)
+     SELECT t.tenant_id, (t.created_at AT TIME ZONE 'UTC')::date, t.type, count(*)
+     FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id uuid, type text, created_at timestamptz)
+     GROUP BY 1, 2, 3
+     ON CONFLICT (tenant_id, day, type) DO UPDATE SET created = token_daily_creations.created + excluded.created`,
+    [json(events.map(({ tenant_id, type, created_at }) => ({ tenant_id, type, created_at })))],
+  );
   await recordActivity(
     tx,
     events.map((event) => ({ tenant_id: event.tenant_id, token_id: event.token_id, at: event.created_at })),
@@ -59,12 +67,17 @@ async function deleted(tx: PoolClient, events: DataOf<TokensContextEvent, 'Token
   );
 }
 
-const ownedTables = ['token_type_usage', 'token_monthly_activity', 'token_monthly_usage'] as const;
+const ownedTables = [
+  'token_type_usage',
+  'token_monthly_activity',
+  'token_monthly_usage',
+  'token_daily_creations',
+] as const;
 
 const tenantDeleted = onTenantDeleted(ownedTables);
 
 /**
- * The usage report: tokens per type and the tokens active each month (created, updated, read or
+ * The usage report: tokens per type, tokens created per day and type, and the tokens active each month (created, updated, read or
  * used). Counters many writers share: written by the projector, never in a write's transaction,
  * where every create of a tenant would queue on one row.
  */

@@ -4,6 +4,7 @@
 // screenshot under .data/e2e-output/console/).
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import { eventually } from '@tokenvault/platform/testing';
 import { reviewPage, signInThroughConsole, useConsoleStack } from './support/console.ts';
 import { ownerEmailOf } from './support/sign-in.ts';
 import type { TestTenant } from './support/stack.ts';
@@ -307,13 +308,16 @@ describe('the console manages what the API manages', () => {
     await page.getByRole('button', { name: 'Save the formula' }).click();
     await page.getByText('Saved the formula “Greeter”.').waitFor();
     await reviewPage(page, 'formula-edit');
-    const formulas = await tenant.client.request<{ data: { name: string; description?: string }[] }>(
-      'GET',
-      '/reactor-formulas',
-    );
-    expect(formulas.body.data.find((formula) => formula.name === 'Greeter')?.description).toBe(
-      'Greets a person',
-    );
+    // The API key's list reads the read model, which may still be catching up (PROJECTIONS=async).
+    await eventually(async () => {
+      const formulas = await tenant.client.request<{ data: { name: string; description?: string }[] }>(
+        'GET',
+        '/reactor-formulas',
+      );
+      expect(formulas.body.data.find((formula) => formula.name === 'Greeter')?.description).toBe(
+        'Greets a person',
+      );
+    });
     expect(problems).toEqual([]);
   });
 

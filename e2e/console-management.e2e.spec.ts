@@ -317,7 +317,7 @@ describe('the console manages what the API manages', () => {
       expect(formulas.body.data.find((formula) => formula.name === 'Greeter')?.description).toBe(
         'Greets a person',
       );
-    });
+    }, 30_000);
     expect(problems).toEqual([]);
   });
 

@@ -10,6 +10,7 @@ interface Usage {
     metrics_by_type: Record<string, { count: number; last_created_at?: string }>;
     included_monthly_active_tokens: number;
     monthly_active_tokens: number;
+    daily_created_by_type: { date: string; counts: Record<string, number> }[];
   };
 }
 
@@ -32,11 +33,19 @@ describe('usage report', () => {
   };
 
   it('starts empty, with every type listed and the plan’s allowance', async () => {
-    expect(await usage()).toEqual({
+    const { daily_created_by_type: daily, ...totals } = await usage();
+    expect(totals).toEqual({
       metrics_by_type: { token: { count: 0 }, card: { count: 0 }, bank: { count: 0 }, ...newTypesUnused },
       included_monthly_active_tokens: 250,
       monthly_active_tokens: 0,
     });
+    // The last 30 days, today (UTC) last, every type at 0.
+    const noneOfEachType = Object.fromEntries(
+      Object.keys({ token: 0, card: 0, bank: 0, ...newTypesUnused }).map((type) => [type, 0]),
+    );
+    expect(daily).toHaveLength(30);
+    expect(daily.at(-1)!.date).toBe(new Date().toISOString().slice(0, 10));
+    for (const day of daily) expect(day.counts).toEqual(noneOfEachType);
   });
 
   it('counts live tokens by type with the last creation time, and monthly active tokens', async () => {

@@ -304,6 +304,8 @@ describe('the console manages what the API manages', () => {
     await page.getByText('"greeting": "Hi Ada"').waitFor({ timeout: 30_000 });
     await page.getByRole('link', { name: 'All reactors' }).click();
     await page.getByRole('link', { name: 'Greeter' }).click();
+    // The formula's page renders once its GET answers: filling before then would fill the list's form.
+    await page.getByRole('heading', { name: 'Formula Greeter' }).waitFor();
     await page.getByLabel('Description', { exact: true }).fill('Greets a person');
     await page.getByRole('button', { name: 'Save the formula' }).click();
     await page.getByText('Saved the formula “Greeter”.').waitFor();

@@ -1,6 +1,7 @@
-import { createQueue, signInMailQueueName, type Job, type Queue } from '@tokenvault/jobs';
+import { signInMailQueueName, type Job, type Queue } from '@tokenvault/jobs';
 import type { Logger } from '@tokenvault/platform';
 import type { Sessions } from '@tokenvault/tenancy';
+import { createMailQueue } from './mail-jobs.ts';
 import { MailWorker, type MailConfig, type SendMail } from './mail-worker.ts';
 import { renderSignInEmail } from './render.ts';
 
@@ -9,14 +10,11 @@ export interface SignInMailJob {
   link_id: string;
 }
 
-export function createSignInMailQueue(config: MailConfig): Queue<SignInMailJob> {
-  return createQueue<SignInMailJob>(signInMailQueueName, config, {
-    attempts: config.EMAIL_ATTEMPTS,
-    backoff: { type: 'exponential', delay: config.EMAIL_BACKOFF_MS },
-    removeOnComplete: { age: 24 * 3600 },
-    removeOnFail: { age: 7 * 24 * 3600 },
+export const createSignInMailQueue = (config: MailConfig): Queue<SignInMailJob> =>
+  createMailQueue<SignInMailJob>(signInMailQueueName, config, {
+    daysAfterSuccess: 1,
+    daysAfterFailure: 7,
   });
-}
 
 /** Queues the e-mail of one link (once: the job id is the link's). */
 export async function enqueueSignInMail(queue: Queue<SignInMailJob>, linkId: string): Promise<void> {
@@ -26,37 +24,19 @@ export async function enqueueSignInMail(queue: Queue<SignInMailJob>, linkId: str
 export type SignInMailOutcome = 'sent' | 'unusable';
 
 /**
- * Sends sign-in e-mails: a job whose link was used, replaced or has expired meanwhile is skipped.
- * Neither the token nor the link nor the address is ever logged.
+ * The sign-in e-mails' senders: a job whose link was used, replaced or has expired meanwhile is
+ * skipped. Neither the token nor the link nor the address is ever logged.
  */
-export class SignInMailWorker {
-  private readonly mail: MailWorker<SignInMailJob, SignInMailOutcome>;
-  private readonly options: { config: MailConfig; sessions: Sessions; logger: Logger };
-
-  constructor(options: { config: MailConfig; sessions: Sessions; logger: Logger }) {
-    this.options = options;
-    this.mail = new MailWorker({
-      queueName: signInMailQueueName,
-      kind: 'sign-in e-mail',
-      config: options.config,
-      logger: options.logger,
-      process: (job, send) => this.process(job, send),
-    });
-  }
-
-  start(): void {
-    this.mail.start();
-  }
-
-  close(): Promise<void> {
-    return this.mail.close();
-  }
-
-  private async process(
+export function signInMailWorker(options: {
+  config: MailConfig;
+  sessions: Sessions;
+  logger: Logger;
+}): MailWorker<SignInMailJob, SignInMailOutcome> {
+  const { config, sessions, logger } = options;
+  const process = async (
     job: Job<SignInMailJob, SignInMailOutcome>,
     send: SendMail,
-  ): Promise<SignInMailOutcome> {
-    const { config, sessions, logger } = this.options;
+  ): Promise<SignInMailOutcome> => {
     const mail = await sessions.mailOf(job.data.link_id);
     if (!mail) {
       logger.info({ jobId: job.id }, 'sign-in e-mail skipped: the link is no longer usable');
@@ -75,5 +55,6 @@ export class SignInMailWorker {
     });
     logger.info({ jobId: job.id, attempt: job.attemptsMade + 1 }, 'sign-in e-mail sent');
     return 'sent';
-  }
+  };
+  return new MailWorker({ queueName: signInMailQueueName, kind: 'sign-in e-mail', config, logger, process });
 }

@@ -1,5 +1,5 @@
 import { checkDependencies, createLogger, logDestinationFor, type Config } from '@tokenvault/platform';
-import { SignInMailWorker, startInvitationMail, startWebhookDisabledMail } from '@tokenvault/mail';
+import { signInMailWorker, startInvitationMail, startWebhookDisabledMail } from '@tokenvault/mail';
 import { CodeRunWorker } from '@tokenvault/code-runs';
 import { principalOfApplication } from '@tokenvault/tenancy';
 import { startCardCvcRemoval } from '@tokenvault/tokens';
@@ -36,7 +36,7 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
     logger,
   });
   // The sign-in e-mail senders (the gateway queues one job per sign-in link).
-  const signInMail = new SignInMailWorker({ config, sessions: runtime.sessions, logger });
+  const signInMail = signInMailWorker({ config, sessions: runtime.sessions, logger });
   signInMail.start();
   const reactors = await CodeRunWorker.start({
     config,

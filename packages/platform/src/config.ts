@@ -204,6 +204,18 @@ export const configSchema = z.object({
    * mid-delivery has it taken up again within about this long, at least once, never lost.
    */
   WEBHOOK_DELIVERY_LOCK_MS: z.coerce.number().int().min(1_000).max(600_000).default(10_000),
+  /**
+   * How often each sender looks for webhooks with deliveries due and no drain (a retry's time
+   * come, a drain lost with its sender): the longest such a delivery waits.
+   */
+  WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
+  /** The most deliveries of one webhook a drain sends between two records of their outcomes. */
+  WEBHOOK_DRAIN_BATCH_SIZE: z.coerce.number().int().min(1).max(1_000).default(100),
+  /**
+   * How long a sender keeps a tenant's opened signing secrets: a rotation drops them at once (its
+   * invalidation); this bounds a lost invalidation (the replaced secret signs on through the overlap).
+   */
+  WEBHOOK_SIGNING_SECRETS_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   /** How long a proxied call may take, end to end; past it the caller gets 408. */
   PROXY_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
   /** A PEM file of certificate authorities trusted for destinations besides the system's (internal CAs). */

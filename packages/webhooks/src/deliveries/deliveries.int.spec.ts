@@ -54,6 +54,9 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
     WEBHOOK_DISABLE_AFTER_FAILURES: 2,
     WEBHOOK_HISTORY_DAYS: 30,
     WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS: 24 * 3600,
+    WEBHOOK_SWEEP_INTERVAL_MS: 1_000,
+    WEBHOOK_DRAIN_BATCH_SIZE: 100,
+    WEBHOOK_SIGNING_SECRETS_CACHE_MS: 5_000,
     WEBHOOK_DELIVERY_LOCK_MS: 10_000,
   };
   const received: Received[] = [];

@@ -49,21 +49,6 @@ interface Attempt {
   error: string | null;
 }
 
-/**
- * How often each sender looks for webhooks with deliveries due and no drain: a retry's time come,
- * a drain lost with its sender, a batch whose drain found the lease held just as it was let go.
- */
-const dueDeliveriesSweepMs = 1_000;
-
-/** The most deliveries a drain sends between two records of their outcomes. */
-const drainBatchSize = 100;
-
-/**
- * How long a sender keeps a tenant's opened signing secrets: a rotation drops them at once (its
- * invalidation), this bounds a lost one (the replaced secret signs on through the overlap anyway).
- */
-const signingSecretsCacheMs = 5_000;
-
 export interface WebhookDeliveryWorkerOptions {
   config: WebhookDeliveryConfig;
   /** The queue its jobs are on: a drain queues the next turn of its webhook (a retry, a sweep). */
@@ -158,7 +143,7 @@ export class WebhookDeliveryWorker {
       this.sweepDueDeliveries().catch((error: unknown) =>
         this.options.logger.warn({ err: error }, 'webhook delivery sweep failed'),
       );
-    }, dueDeliveriesSweepMs);
+    }, this.options.config.WEBHOOK_SWEEP_INTERVAL_MS);
     this.sweepTimer.unref();
     void this.worker
       .run()
@@ -353,13 +338,13 @@ export class WebhookDeliveryWorker {
       }>(
         `SELECT sequence, delivery, attempts, next_attempt_at <= now() AS due FROM webhook_pending_deliveries
            WHERE tenant_id = $1 AND webhook_id = $2 ORDER BY sequence LIMIT $3`,
-        [tenantId, webhookId, drainBatchSize],
+        [tenantId, webhookId, config.WEBHOOK_DRAIN_BATCH_SIZE],
       );
       const head = pending.rows[0];
       // None left; or the first waits for its retry, or is an earlier design's job's (sent by it).
       if (!head || !head.due || !head.delivery) return false;
       const secrets = await this.secrets(tenantId);
-      // Resolved and checked once for the turn (at most drainBatchSize deliveries, a few seconds),
+      // Resolved and checked once for the turn (at most WEBHOOK_DRAIN_BATCH_SIZE deliveries, a few seconds),
       // and every delivery of it connects to that address.
       const checked = this.resolve(webhook.url);
       checked.catch(() => {}); // its refusal is each attempt's outcome
@@ -464,7 +449,7 @@ export class WebhookDeliveryWorker {
   private async secrets(tenantId: string): Promise<string[]> {
     const now = Date.now();
     let cached = this.signingSecretsByTenant.get(tenantId);
-    if (!cached || now - cached.fetchedAt > signingSecretsCacheMs) {
+    if (!cached || now - cached.fetchedAt > this.options.config.WEBHOOK_SIGNING_SECRETS_CACHE_MS) {
       cached = { fetchedAt: now, keys: this.options.signingKeys.signingSecrets(tenantId) };
       this.signingSecretsByTenant.set(tenantId, cached);
       if (this.signingSecretsByTenant.size > 10_000) {

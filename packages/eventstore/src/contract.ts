@@ -365,11 +365,9 @@ export function eventStoreContract(name: string, harness: ContractHarness): void
         const { stream, expected, conflicts } = plan[index]!;
         if (conflicts) {
           expect(outcome.status).toBe('rejected');
-          await expectWrongRevision(
-            Promise.reject((outcome as PromiseRejectedResult).reason),
-            stream,
-            expected,
-          );
+          const reason = (outcome as PromiseRejectedResult).reason as unknown;
+          expect(reason).toBeInstanceOf(WrongExpectedRevisionError);
+          expect(reason).toMatchObject({ stream, expected });
           continue;
         }
         expect(outcome.status).toBe('fulfilled');
@@ -679,9 +677,16 @@ export function uniquenessContract(name: string, harness: UniquenessHarness): vo
         const email = index % 6 === 0 ? taken : index % 6 === 3 ? contested : address();
         return { invitation, email };
       });
+      // Who holds the key, as committed, the moment a refusal reaches its caller: the holder it names.
+      const committedAtRefusal = new Map<string, string | undefined>();
       const outcomes = await Promise.allSettled(
         plan.map(({ invitation, email }) =>
-          store.append(invitation, [invited(invitation, email)], { expectedRevision: 'no_stream' }),
+          store
+            .append(invitation, [invited(invitation, email)], { expectedRevision: 'no_stream' })
+            .catch(async (error: unknown) => {
+              committedAtRefusal.set(invitation, await store.claimHolder(contractClaimScope, email));
+              throw error;
+            }),
         ),
       );
 
@@ -699,6 +704,7 @@ export function uniquenessContract(name: string, harness: UniquenessHarness): vo
           expect(reason).toBeInstanceOf(UniqueClaimTaken);
           const holder = email === taken ? `${prefix}holder` : contestedWinners[0]!.invitation;
           expect(reason).toMatchObject({ scope: contractClaimScope, holder });
+          expect(committedAtRefusal.get(invitation)).toBe(holder);
           expect(await store.readStream(invitation)).toEqual([]);
         } else {
           expect(outcome.status).toBe('fulfilled');

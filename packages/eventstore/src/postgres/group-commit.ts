@@ -74,8 +74,9 @@ interface Queued {
  * at a time: the appends arriving meanwhile form the next. Appends of one stream in a batch run in
  * arrival order, each seeing the ones before it, as if sequential. An append that fails (a wrong
  * expected revision, a taken claim, its projection's error) fails alone: PostgreSQL rolled the
- * transaction back, so the batch is sent again without it, one more round trip per failed append.
- * Each caller is answered after its batch's COMMIT returned.
+ * transaction back, so the batch is sent again without it, and then it is sent alone (two more
+ * round trips per failed append; conflicts are rare). Each caller is answered after the COMMIT
+ * of the transaction that stored its append returned.
  */
 export class GroupCommit {
   private queue: Queued[] = [];
@@ -117,6 +118,19 @@ export class GroupCommit {
   }
 
   private async commit(batch: Queued[]): Promise<void> {
+    const failedBesideOthers = await this.commitTogether(batch);
+    // Its error may come from what only the rolled-back transaction held (a key claimed by an
+    // earlier append of the batch, not committed yet). Sent again alone once the rest committed, it
+    // gets the outcome it would have had after them: against committed state, as without batching.
+    for (const one of failedBesideOthers) await this.commitTogether([one]);
+  }
+
+  /**
+   * The appends in one transaction, sent again without each that fails. Settles every append but
+   * those that failed beside others: it returns them, to be sent again alone.
+   */
+  private async commitTogether(batch: Queued[]): Promise<Queued[]> {
+    const failedBesideOthers: Queued[] = [];
     let remaining = batch;
     let deadlocks = 0;
     while (remaining.length > 0) {
@@ -132,7 +146,7 @@ export class GroupCommit {
       } catch (error) {
         if (isDeadlock(error) && deadlocks++ < maxDeadlockRetries) continue;
         for (const one of remaining) one.reject(error);
-        return;
+        return failedBesideOthers;
       }
       const failed = outcomes.findIndex((outcome) => !outcome.ok);
       if (failed === -1) {
@@ -141,7 +155,7 @@ export class GroupCommit {
           const own = outcomes.slice(offset, (offset += one.append.queries.length));
           one.resolve(settlePipelinedAppend(one.append, own));
         }
-        return;
+        return failedBesideOthers;
       }
       const error = (outcomes[failed] as { error: unknown }).error;
       if (isDeadlock(error) && deadlocks++ < maxDeadlockRetries) continue;
@@ -149,16 +163,20 @@ export class GroupCommit {
       // Not one append's doing (a lost connection, a deadlock past its retries).
       if (!(error instanceof pg.DatabaseError) || isDeadlock(error) || !culprit) {
         for (const one of remaining) one.reject(error);
-        return;
+        return failedBesideOthers;
       }
-      const own = outcomes.slice(culprit.offset, culprit.offset + culprit.queued.append.queries.length);
-      try {
-        culprit.queued.resolve(settlePipelinedAppend(culprit.queued.append, own));
-      } catch (refusal) {
-        culprit.queued.reject(refusal);
+      if (remaining.length === 1) {
+        try {
+          culprit.queued.resolve(settlePipelinedAppend(culprit.queued.append, outcomes));
+        } catch (refusal) {
+          culprit.queued.reject(refusal);
+        }
+        return failedBesideOthers;
       }
+      failedBesideOthers.push(culprit.queued);
       remaining = remaining.filter((one) => one !== culprit.queued);
     }
+    return failedBesideOthers;
   }
 
   /** The append whose query is at `index` of the batch's outcomes (after the lock statement). */

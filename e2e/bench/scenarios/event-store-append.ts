@@ -39,11 +39,15 @@ const stepByStepRowWriter: InlineProjection = {
   },
 };
 
+// The service's defaults (APPEND_GROUP_COMMIT_MS, APPEND_GROUP_COMMIT_MAX).
+const groupCommit = { windowMs: 1, maxAppends: 100 };
+
 /**
  * N appenders, each appending one event to a new stream (expected revision no_stream) back to
  * back, straight on the port in this process: the event store's own ceiling, without HTTP. Then
  * the same with a uniqueness claim and an inline projection row per event, the common write of
- * the service: sent in one round trip, and step by step (the way it went before) in the same run.
+ * the service: each append in one round trip of its own, the appends arriving together in one
+ * transaction (group commit), and step by step (the way it went before), in the same run.
  */
 export async function measureEventStoreAppends(connectionString: string): Promise<Row[]> {
   const pool = createPool({ connectionString, max: settings.poolSize, applicationName: 'bench-appends' });
@@ -56,9 +60,21 @@ export async function measureEventStoreAppends(connectionString: string): Promis
       await measureAppends(pool, 'event store append (port, in-process)', {}, '1 event per new stream'),
       await measureAppends(
         pool,
+        'event store append, group commit',
+        { groupCommit },
+        '1 event per new stream, the appends arriving together in one transaction',
+      ),
+      await measureAppends(
+        pool,
         'append + claim + inline row, one round trip',
         { uniqueness, inlineProjections: [rowWriter] },
         '1 event per new stream, its claim and its row pipelined in one transaction',
+      ),
+      await measureAppends(
+        pool,
+        'append + claim + inline row, group commit',
+        { uniqueness, inlineProjections: [rowWriter], groupCommit },
+        'the same writes, the appends arriving together pipelined in one transaction (as the service runs them)',
       ),
       await measureAppends(
         pool,

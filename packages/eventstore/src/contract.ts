@@ -335,6 +335,74 @@ export function eventStoreContract(name: string, harness: ContractHarness): void
       expectStrictlyIncreasing(all);
     });
 
+    it('fails exactly the conflicting ones of appends made at once; the others are stored, readable at once and in order', async () => {
+      // Made in one go, so that a store that commits appends together puts them in one batch.
+      const prefix = uniquePrefix();
+      const existing = `${prefix}existing`;
+      const shared = `${prefix}shared`;
+      await store.append(existing, [event('Created')], { expectedRevision: 'no_stream' });
+      const plan: { stream: string; expected: ExpectedRevision; conflicts: boolean }[] = [];
+      for (let index = 0; index < 12; index++) {
+        plan.push({ stream: `${prefix}fresh-${index}`, expected: 'no_stream', conflicts: false });
+        if (index % 4 === 0) plan.push({ stream: existing, expected: 'no_stream', conflicts: true });
+        if (index % 4 === 1)
+          plan.push({ stream: `${prefix}missing`, expected: 'stream_exists', conflicts: true });
+        if (index % 4 === 2) plan.push({ stream: existing, expected: 5, conflicts: true });
+        if (index % 3 === 0) plan.push({ stream: shared, expected: 'any', conflicts: false });
+      }
+      const written = plan.map((one, index) => [
+        event('First', { index }, { event_id: randomUUID() }),
+        event('Second', { index }, { event_id: randomUUID() }),
+      ]);
+      const outcomes = await Promise.allSettled(
+        plan.map((one, index) =>
+          store.append(one.stream, written[index]!, { expectedRevision: one.expected }),
+        ),
+      );
+
+      const results: AppendResult[] = [];
+      for (const [index, outcome] of outcomes.entries()) {
+        const { stream, expected, conflicts } = plan[index]!;
+        if (conflicts) {
+          expect(outcome.status).toBe('rejected');
+          const reason = (outcome as PromiseRejectedResult).reason as unknown;
+          expect(reason).toBeInstanceOf(WrongExpectedRevisionError);
+          expect(reason).toMatchObject({ stream, expected });
+          continue;
+        }
+        expect(outcome.status).toBe('fulfilled');
+        const result = (outcome as PromiseFulfilledResult<AppendResult>).value;
+        results.push(result);
+        // Read-your-writes: the stream has the append the moment the call returns.
+        const stored = await store.readStream(stream);
+        const own = stored.filter(
+          (recorded) => recorded.revision >= result.revision - 1 && recorded.revision <= result.revision,
+        );
+        expect(own.map((recorded) => recorded.event_id)).toEqual(written[index]!.map((e) => e.event_id));
+        expect(own.at(-1)).toMatchObject({ revision: result.revision, position: result.position });
+      }
+      expect(await store.readStream(existing)).toHaveLength(1);
+      expect(await store.readStream(`${prefix}missing`)).toEqual([]);
+      // The appends to one stream each got their own revisions, back to back.
+      const sharedEvents = await store.readStream(shared);
+      expect(sharedEvents.map((recorded) => recorded.revision)).toEqual(
+        Array.from({ length: sharedEvents.length }, (_, revision) => revision),
+      );
+      expect(sharedEvents).toHaveLength(2 * plan.filter((one) => one.stream === shared).length);
+
+      // In the log: every stored event once, in strictly increasing positions, each stream in order.
+      const stored = plan.filter((one) => !one.conflicts).length * 2 + 1;
+      const all = await readAllVisible(store, prefix, stored);
+      expect(all).toHaveLength(stored);
+      expectStrictlyIncreasing(all);
+      for (const stream of new Set(all.map((recorded) => recorded.stream))) {
+        const revisions = all.filter((recorded) => recorded.stream === stream).map((e) => e.revision);
+        expect(revisions).toEqual([...revisions].sort((a, b) => a - b));
+      }
+      for (const result of results)
+        expect(all.some((recorded) => comparePositions(recorded.position, result.position) === 0)).toBe(true);
+    });
+
     itWithOpenTransactions(
       'readAll never skips an event whose transaction took its position first and committed last',
       async () => {
@@ -594,6 +662,57 @@ export function uniquenessContract(name: string, harness: UniquenessHarness): vo
       expect(await store.claimHolder(contractClaimScope, email)).toBe(winner);
       const stored = await readAllVisible(store, prefix, 1);
       expect(stored.map((recorded) => recorded.stream)).toEqual([winner]);
+    });
+
+    it('fails exactly the claims of appends made at once that another holds; the others hold theirs', async () => {
+      const prefix = uniquePrefix();
+      const taken = address();
+      await store.append(`${prefix}holder`, [invited(`${prefix}holder`, taken)], {
+        expectedRevision: 'no_stream',
+      });
+      const contested = address();
+      // Made in one go, so that a store that commits appends together puts them in one batch.
+      const plan = Array.from({ length: 24 }, (_, index) => {
+        const invitation = `${prefix}${index}`;
+        const email = index % 6 === 0 ? taken : index % 6 === 3 ? contested : address();
+        return { invitation, email };
+      });
+      // Who holds the key, as committed, the moment a refusal reaches its caller: the holder it names.
+      const committedAtRefusal = new Map<string, string | undefined>();
+      const outcomes = await Promise.allSettled(
+        plan.map(({ invitation, email }) =>
+          store
+            .append(invitation, [invited(invitation, email)], { expectedRevision: 'no_stream' })
+            .catch(async (error: unknown) => {
+              committedAtRefusal.set(invitation, await store.claimHolder(contractClaimScope, email));
+              throw error;
+            }),
+        ),
+      );
+
+      const contestedWinners = plan.filter(
+        ({ email }, index) => email === contested && outcomes[index]!.status === 'fulfilled',
+      );
+      expect(contestedWinners).toHaveLength(1);
+      for (const [index, { invitation, email }] of plan.entries()) {
+        const outcome = outcomes[index]!;
+        const loses =
+          email === taken || (email === contested && invitation !== contestedWinners[0]!.invitation);
+        if (loses) {
+          expect(outcome.status).toBe('rejected');
+          const reason = (outcome as PromiseRejectedResult).reason as unknown;
+          expect(reason).toBeInstanceOf(UniqueClaimTaken);
+          const holder = email === taken ? `${prefix}holder` : contestedWinners[0]!.invitation;
+          expect(reason).toMatchObject({ scope: contractClaimScope, holder });
+          expect(committedAtRefusal.get(invitation)).toBe(holder);
+          expect(await store.readStream(invitation)).toEqual([]);
+        } else {
+          expect(outcome.status).toBe('fulfilled');
+          expect(await store.claimHolder(contractClaimScope, email)).toBe(invitation);
+          expect(await store.readStream(invitation)).toHaveLength(1);
+        }
+      }
+      expect(await store.claimHolder(contractClaimScope, taken)).toBe(`${prefix}holder`);
     });
 
     it('frees a key when its holder releases it, and never keeps the key in the error', async () => {

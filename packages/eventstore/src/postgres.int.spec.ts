@@ -2,12 +2,19 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool, NotificationHub } from '@tokenvault/platform';
 import { createTestDatabase, testAppRole, type TestDatabase, eventually } from '@tokenvault/platform/testing';
-import { eventStoreContract, multiStreamAppendContract, uniquenessContract } from './contract.ts';
+import {
+  eventStoreContract,
+  multiStreamAppendContract,
+  uniquenessContract,
+  type OpenAppend,
+} from './contract.ts';
 import { contractUniquenessRules } from './testing/claims-fixture.ts';
 import { appendToStream, eventStoreMigrations, PostgresEventStore } from './index.ts';
 import {
   UniqueClaimTaken,
+  WrongExpectedRevisionError,
   type InlineProjection,
+  type NewEvent,
   type RecordedEvent,
   type UniquenessRules,
 } from './index.ts';
@@ -34,38 +41,62 @@ afterAll(async () => {
 // A slow fallback poll, so that prompt deliveries prove the NOTIFY wake-up.
 const storeOptions = { pollIntervalMs: 5_000, fenceRetryMaxDelayMs: 50 };
 
+// The service's group commit (APPEND_GROUP_COMMIT_MS, APPEND_GROUP_COMMIT_MAX defaults).
+const groupCommit = { windowMs: 1, maxAppends: 100 };
+
 eventStoreContract('postgres', {
   async createStore() {
     return new PostgresEventStore(pool, storeOptions);
   },
   async cleanup() {},
-  async appendInOpenTransaction(stream, events) {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await appendToStream(client, stream, events, { expectedRevision: 'any' });
-      return {
-        result,
-        async commit() {
-          try {
-            await client.query('COMMIT');
-          } finally {
-            client.release();
-          }
-        },
-      };
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      client.release();
-      throw error;
-    }
-  },
+  appendInOpenTransaction,
 });
+
+eventStoreContract('postgres with group commit', {
+  async createStore() {
+    return new PostgresEventStore(pool, { ...storeOptions, groupCommit });
+  },
+  async cleanup() {},
+  appendInOpenTransaction,
+});
+
+async function appendInOpenTransaction(stream: string, events: NewEvent[]): Promise<OpenAppend> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await appendToStream(client, stream, events, { expectedRevision: 'any' });
+    return {
+      result,
+      async commit() {
+        try {
+          await client.query('COMMIT');
+        } finally {
+          client.release();
+        }
+      },
+    };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    client.release();
+    throw error;
+  }
+}
 
 // One transaction holds the claim and the append: no crash case (a kill rolls back both).
 uniquenessContract('postgres', {
   async createStore() {
     return new PostgresEventStore(pool, { ...storeOptions, uniqueness: contractUniquenessRules });
+  },
+  async cleanup() {},
+});
+
+uniquenessContract('postgres with group commit', {
+  async createStore() {
+    return new PostgresEventStore(pool, {
+      ...storeOptions,
+      uniqueness: contractUniquenessRules,
+      groupCommit,
+    });
   },
   async cleanup() {},
 });
@@ -291,4 +322,111 @@ multiStreamAppendContract('postgres', {
     return new PostgresEventStore(pool, { ...storeOptions, uniqueness: contractUniquenessRules });
   },
   async cleanup() {},
+});
+
+describe('PostgresEventStore with group commit', () => {
+  const metadata = { tenant_id: 't' };
+  const one = (type = 'E', data: unknown = {}): NewEvent[] => [{ type, data, metadata }];
+  // Rows of a table with a key of its own: a second row with the same key fails its append.
+  const keyed: InlineProjection = {
+    handles: ['Keyed'],
+    async apply(events, tx) {
+      for (const event of events)
+        await tx.query('INSERT INTO group_keys (key, stream) VALUES ($1, $2)', [
+          (event.data as { key: string }).key,
+          event.stream,
+        ]);
+    },
+  };
+  // Reads the stored revision: its append cannot run ahead and goes step by step, alone.
+  const revisionReader: InlineProjection = {
+    handles: ['NeedsRevision'],
+    async apply(events, tx) {
+      for (const event of events)
+        await tx.query('INSERT INTO group_keys (key, stream) VALUES ($1, $2)', [
+          `${event.stream}@${event.revision}`,
+          event.stream,
+        ]);
+    },
+  };
+
+  beforeAll(async () => {
+    const owner = new pg.Client({ connectionString: database.url });
+    await owner.connect();
+    try {
+      await owner.query(
+        `CREATE TABLE group_keys (key text PRIMARY KEY, stream text NOT NULL);
+         GRANT SELECT, INSERT ON group_keys TO ${testAppRole}`,
+      );
+    } finally {
+      await owner.end();
+    }
+  });
+
+  it('commits appends made at once in fewer transactions than appends, each readable once it returns', async () => {
+    const store = new PostgresEventStore(pool, { ...storeOptions, groupCommit });
+    const prefix = `grouped-${Date.now()}/`;
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, index) =>
+        store.append(`${prefix}${index}`, one(), { expectedRevision: 'no_stream' }),
+      ),
+    );
+    // The commit half of a position is the writing transaction's id: one per transaction.
+    const transactions = await pool.query<{ n: number }>(
+      'SELECT count(DISTINCT transaction_id)::int AS n FROM es_events WHERE starts_with(stream_id, $1)',
+      [prefix],
+    );
+    expect(transactions.rows[0]!.n).toBe(new Set(results.map((result) => result.position.commit)).size);
+    expect(transactions.rows[0]!.n).toBeLessThan(results.length / 4);
+    await store.close();
+  });
+
+  it('runs two appends to one stream in one batch as if one after the other', async () => {
+    const store = new PostgresEventStore(pool, { ...storeOptions, groupCommit });
+    const stream = `sequential-${Date.now()}`;
+    const [created, next, stale] = await Promise.allSettled([
+      store.append(stream, one('Created'), { expectedRevision: 'no_stream' }),
+      store.append(stream, one('Next'), { expectedRevision: 0 }),
+      store.append(stream, one('Stale'), { expectedRevision: 0 }),
+    ]);
+    expect(created).toMatchObject({ status: 'fulfilled', value: { revision: 0 } });
+    expect(next).toMatchObject({ status: 'fulfilled', value: { revision: 1 } });
+    // The third saw the second's revision: it fails as it would have after it.
+    expect(stale).toMatchObject({ status: 'rejected', reason: expect.any(WrongExpectedRevisionError) });
+    expect((created as PromiseFulfilledResult<{ position: { commit: string } }>).value.position.commit).toBe(
+      (next as PromiseFulfilledResult<{ position: { commit: string } }>).value.position.commit,
+    );
+    expect((await store.readStream(stream)).map((event) => event.type)).toEqual(['Created', 'Next']);
+    await store.close();
+  });
+
+  it('fails only the append whose projection statement fails, with that statement’s error', async () => {
+    const store = new PostgresEventStore(pool, {
+      ...storeOptions,
+      groupCommit,
+      inlineProjections: [keyed, revisionReader],
+    });
+    const prefix = `keyed-${Date.now()}/`;
+    const outcomes = await Promise.allSettled([
+      ...Array.from({ length: 10 }, (_, index) =>
+        store.append(`${prefix}${index}`, one('Keyed', { key: `${prefix}k${index % 8}` }), {
+          expectedRevision: 'no_stream',
+        }),
+      ),
+      store.append(`${prefix}step-by-step`, one('NeedsRevision'), { expectedRevision: 'no_stream' }),
+    ]);
+    // Keys 0 and 1 come twice: the second of each fails with the key's unique violation.
+    const failed = outcomes.flatMap((outcome, index) => (outcome.status === 'rejected' ? [index] : []));
+    expect(failed).toEqual([8, 9]);
+    for (const index of failed)
+      expect((outcomes[index] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+    for (const index of [...Array.from({ length: 8 }, (_, n) => n)])
+      expect(await store.readStream(`${prefix}${index}`)).toHaveLength(1);
+    for (const index of failed) expect(await store.readStream(`${prefix}${index}`)).toEqual([]);
+    const stepByStep = await pool.query('SELECT 1 FROM group_keys WHERE key = $1', [
+      `${prefix}step-by-step@0`,
+    ]);
+    expect(stepByStep.rowCount).toBe(1);
+    await store.close();
+  });
 });

@@ -254,6 +254,13 @@ export const configSchema = z.object({
    * model is written by the projector, and a write waits for it (an event store elsewhere).
    */
   PROJECTIONS: z.enum(['inline', 'async']).default('inline'),
+  /**
+   * Group commit: the appends that arrive within this many milliseconds of each other (and while
+   * a batch is being committed) share one transaction; 0: every append has its own.
+   */
+  APPEND_GROUP_COMMIT_MS: z.coerce.number().int().min(0).max(100).default(1),
+  /** Most appends in one group-committed transaction: a full batch goes without waiting. */
+  APPEND_GROUP_COMMIT_MAX: z.coerce.number().int().min(1).max(1_000).default(100),
   /** `on`: the tree-head signer chains the event log's tree heads (docs/verifiable-log.md). */
   LOG_TREE_HEADS: z.enum(['on', 'off']).default('on'),
   /** Most events one tree head covers (fewer when fewer are waiting). */

@@ -60,6 +60,14 @@ export async function connectEventStore(
     uniqueness: uniquenessOf,
     ...(options.onCommitted ? { onCommitted: options.onCommitted } : {}),
     onBackgroundError: (error) => logger.warn({ err: error }, 'event store background error'),
+    ...(config.APPEND_GROUP_COMMIT_MS > 0
+      ? {
+          groupCommit: {
+            windowMs: config.APPEND_GROUP_COMMIT_MS,
+            maxAppends: config.APPEND_GROUP_COMMIT_MAX,
+          },
+        }
+      : {}),
   });
   return {
     pool,

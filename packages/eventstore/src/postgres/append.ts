@@ -46,7 +46,7 @@ const streamSteps = {
 } as const;
 
 // Two-key advisory locks live apart from single-key ones (the migration lock); 0x6573 is 'es'.
-const streamLockNamespace = 0x6573;
+export const streamLockNamespace = 0x6573;
 
 type StreamStep = keyof typeof streamSteps;
 

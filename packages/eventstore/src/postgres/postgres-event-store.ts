@@ -20,18 +20,21 @@ import {
 } from '../port.ts';
 import { observeAppend } from '../append-metrics.ts';
 import {
-  appendedFrom,
   appendOnce,
   appendQuery,
-  isAppendRefusal,
   prepareAppend,
   type Appended,
-  type AppendRow,
   type AppendStatement,
   preparedStreamAppends,
 } from './append.ts';
-import { applyClaimChanges, claimChangeQueries, claimTakenFrom, readClaimHolder } from './claims.ts';
+import { applyClaimChanges, claimChangeQueries, readClaimHolder } from './claims.ts';
 import { eventsAheadOfAppend, RecordingClient, sendInOneTransaction } from './append-pipeline.ts';
+import {
+  GroupCommit,
+  settlePipelinedAppend,
+  type GroupCommitOptions,
+  type PipelinedAppend,
+} from './group-commit.ts';
 import { assertLimit, readBatch, readHeadPosition, readStream } from './read.ts';
 import { eventsChannel } from './event-store-migrations.ts';
 import { PostgresSubscription } from './subscription.ts';
@@ -77,6 +80,8 @@ export interface PostgresEventStoreOptions {
   onCommitted?: (events: readonly RecordedEvent[]) => void;
   /** Errors the store recovers from on its own (LISTEN connection lost, a failed read it retries). */
   onBackgroundError?: (error: unknown) => void;
+  /** Appends that arrive together share one transaction (see GroupCommit); absent: each has its own. */
+  groupCommit?: GroupCommitOptions;
 }
 
 // With `any`, only the ordering guard can refuse; a retry runs in a new transaction with a younger
@@ -103,6 +108,7 @@ export class PostgresEventStore implements EventStore {
   private readonly inline: readonly (readonly [InlineProjection, ReadonlySet<string>])[];
   private readonly inlineTypes: ReadonlySet<string>;
   private readonly subscriptions = new Set<PostgresSubscription>();
+  private readonly groupCommit: GroupCommit | undefined;
   private closed = false;
   /** A NOTIFY is on its way; `notifyAgain`: appends committed since it was sent need another. */
   private notifying = false;
@@ -123,6 +129,7 @@ export class PostgresEventStore implements EventStore {
       (projection) => [projection, new Set(projection.handles)] as const,
     );
     this.inlineTypes = new Set(this.inline.flatMap(([, types]) => [...types]));
+    this.groupCommit = options.groupCommit && new GroupCommit(pool, options.groupCommit);
     this.ownsNotifications = options.notifications === undefined;
     this.notifications =
       options.notifications ??
@@ -136,8 +143,10 @@ export class PostgresEventStore implements EventStore {
     return observeAppend(stream, events.length, async () => {
       const statement = prepareAppend(stream, events, options.expectedRevision);
       const claims = statement.events.map((event) => this.options.uniqueness?.(event));
-      // One statement when nothing else is written with it; a transaction around them otherwise.
+      // One statement when nothing else is written with it; a transaction around them otherwise
+      // (with group commit, a transaction shared with the appends arriving together).
       const alone =
+        !this.groupCommit &&
         claims.every((changes) => changes === undefined) &&
         statement.events.every((event) => !this.inlineTypes.has(event.type));
       const attempts = statement.step === 'any' ? maxAnyAppendAttempts : 1;
@@ -218,18 +227,20 @@ export class PostgresEventStore implements EventStore {
   ): Promise<Appended | null> {
     for (let retry = 0; ; retry++) {
       try {
+        const ahead = await this.appendAhead(statement, claims, context);
         const appended =
-          (await this.appendAhead(statement, claims, context)) ??
-          (await withTransaction(this.pool, async (tx) => {
-            const stored = await appendOnce(tx, statement);
-            if (!stored) return null;
-            for (const changes of claims) if (changes) await applyClaimChanges(tx, changes);
-            for (const [projection, types] of this.inline) {
-              const handled = stored.recorded.filter((event) => types.has(event.type));
-              if (handled.length) await projection.apply(handled, tx, context);
-            }
-            return stored;
-          }));
+          ahead !== undefined
+            ? ahead
+            : await withTransaction(this.pool, async (tx) => {
+                const stored = await appendOnce(tx, statement);
+                if (!stored) return null;
+                for (const changes of claims) if (changes) await applyClaimChanges(tx, changes);
+                for (const [projection, types] of this.inline) {
+                  const handled = stored.recorded.filter((event) => types.has(event.type));
+                  if (handled.length) await projection.apply(handled, tx, context);
+                }
+                return stored;
+              });
         if (appended) {
           try {
             this.options.onCommitted?.(appended.recorded);
@@ -253,7 +264,7 @@ export class PostgresEventStore implements EventStore {
    * as it would statement by statement: a refused append is null, a taken claim UniqueClaimTaken.
    * Undefined when a projection could not run ahead (it needed the stored events or a result, or
    * it threw): the caller then runs the transaction step by step, whose errors are the ones an
-   * append has always had.
+   * append has always had. With group commit, the pipelined transaction is the batch's.
    */
   private async appendAhead(
     statement: AppendStatement,
@@ -271,13 +282,13 @@ export class PostgresEventStore implements EventStore {
       return undefined;
     }
     const claimQueries = claims.flatMap((changes) => (changes ? claimChangeQueries(changes) : []));
-    const queries = [appendQuery(statement, true), ...claimQueries, ...recording.queries];
-    const outcomes = await sendInOneTransaction(this.pool, queries);
-    const failed = outcomes.findIndex((outcome) => !outcome.ok);
-    const first = outcomes[failed === -1 ? 0 : failed]!;
-    if (first.ok) return appendedFrom(statement, first.result.rows as AppendRow[]);
-    if (failed === 0 && isAppendRefusal(first.error)) return null;
-    throw (failed <= claimQueries.length && claimTakenFrom(first.error, queries[failed]!)) || first.error;
+    const pipelined: PipelinedAppend = {
+      statement,
+      queries: [appendQuery(statement, true), ...claimQueries, ...recording.queries],
+      claimQueries: claimQueries.length,
+    };
+    if (this.groupCommit) return this.groupCommit.append(pipelined);
+    return settlePipelinedAppend(pipelined, await sendInOneTransaction(this.pool, pipelined.queries));
   }
 
   /**

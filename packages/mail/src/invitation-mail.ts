@@ -37,6 +37,8 @@ export interface InvitationMailEnqueuerOptions {
   pool: Pool;
   queue: Queue<InvitationMailJob>;
   logger: Logger;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number;
 }
 
 /**
@@ -62,6 +64,7 @@ export class InvitationMailEnqueuer {
       // instead of after every append.
       batchWindowMs: 250,
       batchSize: 500,
+      leaseMs: options.leaseMs,
       handler: {
         async handle(events) {
           const jobs = events.map((event) => {
@@ -180,6 +183,8 @@ export async function startInvitationMail(options: {
   logger: Logger;
   /** Default true: a process may run the enqueuer alone. */
   worker?: boolean;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number;
 }): Promise<{ stop(): Promise<void> }> {
   const queue = createInvitationMailQueue(options.config);
   queue.on('error', (error) => options.logger.warn({ err: error }, 'invitation e-mail queue error'));
@@ -188,6 +193,7 @@ export async function startInvitationMail(options: {
     pool: options.ownerPool,
     queue,
     logger: options.logger,
+    leaseMs: options.leaseMs,
   });
   const worker = options.worker === false ? undefined : new InvitationMailWorker(options);
   worker?.start();

@@ -46,6 +46,8 @@ export function webhookDisabledMailEnqueuer(options: {
   pool: Pool;
   queue: Queue<WebhookDisabledMailJob>;
   logger: Logger;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number;
 }): EventProcessor {
   return new EventProcessor({
     name: webhookDisabledMailEnqueuerName,
@@ -55,6 +57,7 @@ export function webhookDisabledMailEnqueuer(options: {
     eventTypes: new Set(['WebhookDisabled']),
     batchWindowMs: 250,
     batchSize: 500,
+    leaseMs: options.leaseMs,
     handler: {
       async handle(events) {
         await options.queue.addBulk(
@@ -143,6 +146,8 @@ export async function startWebhookDisabledMail(options: {
   store: EventStore;
   ownerPool: Pool;
   logger: Logger;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number;
 }): Promise<{ stop(): Promise<void> }> {
   const queue = createWebhookDisabledMailQueue(options.config);
   queue.on('error', (error) => options.logger.warn({ err: error }, 'disabled-webhook e-mail queue error'));
@@ -151,6 +156,7 @@ export async function startWebhookDisabledMail(options: {
     pool: options.ownerPool,
     queue,
     logger: options.logger,
+    leaseMs: options.leaseMs,
   });
   const worker = new WebhookDisabledMailWorker(options);
   worker.start();

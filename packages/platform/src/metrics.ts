@@ -128,7 +128,7 @@ export const processorBatchesTotal = new client.Counter({
 
 export const processorActive = new client.Gauge({
   name: 'tokenvault_processor_active',
-  help: 'Whether this process holds the processor\'s lease and runs it (1) or stands by (0), by processor.',
+  help: "Whether this process holds the processor's lease and runs it (1) or stands by (0), by processor.",
   labelNames: ['processor'] as const,
   registers,
 });

@@ -107,8 +107,7 @@ export async function readBatch(
   for (const row of rows) if (row.event_id !== null) events.push(toRecordedEvent(row));
   const last = events.at(-1)?.position ?? from;
   const belowFence = { commit: String(BigInt(rows[0]!.fence) - 1n), prepare: lastPrepare };
-  const seenThrough =
-    events.length === limit || comparePositions(belowFence, last) < 0 ? last : belowFence;
+  const seenThrough = events.length === limit || comparePositions(belowFence, last) < 0 ? last : belowFence;
   return { events, heldBack: rows[0]!.held_back, seenThrough };
 }
 

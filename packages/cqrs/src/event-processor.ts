@@ -116,6 +116,7 @@ export class EventProcessor {
   start(): Promise<void> {
     if (!this.stopped) return Promise.resolve();
     this.stopped = false;
+    this.standingBy = false;
     this.keepLease();
     this.checkpointWatch ??= setInterval(
       () => void this.checkCheckpoint().catch(() => {}),
@@ -205,6 +206,7 @@ export class EventProcessor {
 
   /** No more batches: after a stop, or when the lease is gone. */
   private async standDown(): Promise<void> {
+    if (this.active) processorActive.set({ processor: this.options.name }, 0);
     this.active = false;
     this.endWindow?.();
     if (this.retryTimer) clearTimeout(this.retryTimer);

@@ -37,8 +37,11 @@ export interface ComposeStack {
   buildSeconds: number;
 }
 
-/** Builds what is missing, brings the stack up from nothing and waits until the load balancer answers. */
-export async function startComposeStack(): Promise<ComposeStack> {
+/**
+ * Builds what is missing, brings the stack up from nothing and waits until the load balancer
+ * answers. `logLevel`: the services' LOG_LEVEL (default warn), for a spec that reads their logs.
+ */
+export async function startComposeStack(options: { logLevel?: string } = {}): Promise<ComposeStack> {
   const reason = dockerUnavailableReason();
   if (reason) throw new Error(`the compose tier cannot run: ${reason}`);
   const buildSeconds = ensureImages();
@@ -52,7 +55,7 @@ export async function startComposeStack(): Promise<ComposeStack> {
     TOKENVAULT_PUBLISH_ADDRESS: '127.0.0.1',
     TOKENVAULT_HTTP_PORT: String(httpPort),
     MAILPIT_UI_PORT: String(mailPort),
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: options.logLevel ?? 'warn',
   };
   const compose: ComposeStack['compose'] = (args, options = {}) => {
     const result = dockerCompose(args, { extraFiles: [portsFile], env, stdio: 'pipe' });

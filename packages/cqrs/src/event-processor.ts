@@ -1,6 +1,14 @@
-import { withTransaction, type Logger, type Pool, type PoolClient } from '@tokenvault/platform';
+import {
+  processorActive,
+  processorBatchesTotal,
+  withTransaction,
+  type Logger,
+  type Pool,
+  type PoolClient,
+} from '@tokenvault/platform';
 import type { EventStore, Position, RecordedEvent, Subscription } from '@tokenvault/eventstore';
 import { Checkpoint, origin } from './checkpoint.ts';
+import { ProcessorLease } from './processor-lease.ts';
 
 /** What a processor does with the events: one handler per processor. */
 export interface BatchHandler {
@@ -46,17 +54,26 @@ export interface EventProcessorOptions {
   checkpointCheckIntervalMs?: number;
   /** Longest wait between restarts after failures (they double from 250 ms). Default 5 s. */
   maxBackoffMs?: number;
+  /**
+   * How long the lease on the processor's name lasts (PROCESSOR_LEASE_MS): of the instances of one
+   * processor, only the holder runs it; another takes over within this time after the holder dies.
+   * Renewed every third of it. Default 10 s.
+   */
+  leaseMs?: number;
 }
+
+const defaultLeaseMs = 10_000;
 
 const firstBackoffMs = 250;
 
 /**
  * The one way every asynchronous consumer of the event log runs (the projector, the Kafka relay,
- * the e-mail enqueuer): load the checkpoint, subscribe after it, hand each batch to the handler
- * and move the checkpoint in the same transaction, restart with backoff after a failure, stop.
- * The checkpoint moves only from where this instance left it: when another instance or a rebuild
- * moved it, the batch rolls back and this instance starts again from the stored checkpoint, so of
- * two instances only one advances (one leader per name).
+ * the e-mail enqueuer): hold the lease on its name (ProcessorLease; without it, stand by), load the
+ * checkpoint, subscribe after it, hand each batch to the handler and move the checkpoint in the
+ * same transaction, restart with backoff after a failure, stop. The checkpoint moves only from
+ * where this instance left it: when another instance or a rebuild moved it, the batch rolls back
+ * and this instance starts again from the stored checkpoint, so of two instances that both think
+ * they hold the lease (one stalled past it) only one advances.
  */
 export class EventProcessor {
   private subscription: Subscription | null = null;
@@ -67,7 +84,16 @@ export class EventProcessor {
   /** The save of passed-over events in flight: the next batch waits for it (it never rejects). */
   private saving: Promise<void> = Promise.resolve();
   private readonly checkpoint: Checkpoint;
+  private readonly lease: ProcessorLease;
+  /** Started: it holds the lease or tries to. */
   private stopped = true;
+  /** It holds the lease and processes; false while standing by. */
+  private active = false;
+  /** Told once, so that a standby logs it once. */
+  private standingBy = false;
+  private leaseTimer: NodeJS.Timeout | null = null;
+  /** The take or renewal in flight: a stop waits for it before releasing. */
+  private leaseTick: Promise<void> = Promise.resolve();
   private handling = false;
   private failures = 0;
   private running: Promise<void> | null = null;
@@ -83,13 +109,15 @@ export class EventProcessor {
   constructor(options: EventProcessorOptions) {
     this.options = options;
     this.checkpoint = new Checkpoint(options.pool, options.name);
+    this.lease = new ProcessorLease(options.pool, options.name, options.leaseMs ?? defaultLeaseMs);
   }
 
-  /** Resolves at once: loading, opening and catching up go on in the background. */
+  /** Resolves at once: taking the lease, loading, opening and catching up go on in the background. */
   start(): Promise<void> {
     if (!this.stopped) return Promise.resolve();
     this.stopped = false;
-    this.running = this.run().catch((error: unknown) => this.fail(error));
+    this.standingBy = false;
+    this.keepLease();
     this.checkpointWatch ??= setInterval(
       () => void this.checkCheckpoint().catch(() => {}),
       this.options.checkpointCheckIntervalMs ?? 1_000,
@@ -98,9 +126,12 @@ export class EventProcessor {
     return Promise.resolve();
   }
 
-  /** Resolves once it is subscribed (for tests, the benchmark and start-up checks). */
+  /**
+   * Resolves once it is subscribed, or standing by while another instance holds the lease (for
+   * tests, the benchmark and start-up checks).
+   */
   ready(timeoutMs = 60_000): Promise<void> {
-    if (this.subscription) return Promise.resolve();
+    if (this.subscription || this.standingBy) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.subscribed.delete(done);
@@ -116,12 +147,72 @@ export class EventProcessor {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.leaseTimer) clearTimeout(this.leaseTimer);
+    this.leaseTimer = null;
+    if (this.checkpointWatch) clearInterval(this.checkpointWatch);
+    this.checkpointWatch = null;
+    await this.leaseTick;
+    await this.standDown();
+    await this.lease.release().catch(() => {});
+  }
+
+  /** Takes or renews the lease now, and again every third of it, until the stop. */
+  private keepLease(): void {
+    this.leaseTick = this.holdLease().finally(() => {
+      if (this.stopped) return;
+      this.leaseTimer = setTimeout(() => this.keepLease(), (this.options.leaseMs ?? defaultLeaseMs) / 3);
+      this.leaseTimer.unref();
+    });
+  }
+
+  private async holdLease(): Promise<void> {
+    const processor = this.options.name;
+    let held = false;
+    try {
+      held = await this.lease.hold();
+    } catch (error) {
+      // A standby retries quietly; the processor's own failures tell of a database that is down.
+      if (this.active)
+        this.options.logger.warn({ err: error, processor }, 'event processor lease not renewed');
+    }
+    if (this.stopped) return;
+    if (held) {
+      if (this.active) return;
+      this.active = true;
+      this.standingBy = false;
+      processorActive.set({ processor }, 1);
+      this.options.logger.info(
+        { processor, holder: this.lease.holder },
+        'event processor lease taken; running',
+      );
+      this.running = this.run().catch((error: unknown) => this.fail(error));
+      return;
+    }
+    if (this.active) {
+      this.options.logger.warn({ processor }, 'event processor lease lost; standing by');
+      await this.standDown();
+    }
+    processorActive.set({ processor }, 0);
+    if (!this.standingBy) {
+      this.standingBy = true;
+      this.options.logger.info(
+        { processor },
+        'event processor standing by: another instance holds its lease',
+      );
+      for (const resolve of this.subscribed) resolve();
+      this.subscribed.clear();
+    }
+  }
+
+  /** No more batches: after a stop, or when the lease is gone. */
+  private async standDown(): Promise<void> {
+    if (this.active) processorActive.set({ processor: this.options.name }, 0);
+    this.active = false;
     this.endWindow?.();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
-    if (this.checkpointWatch) clearInterval(this.checkpointWatch);
-    this.checkpointWatch = null;
     await this.running;
+    this.running = null;
     await this.halt();
     // Best effort: unsaved, they are passed over again after the next start.
     await this.saving;
@@ -130,9 +221,9 @@ export class EventProcessor {
 
   private async run(): Promise<void> {
     await this.options.handler.open?.();
-    if (this.stopped) return this.halt();
+    if (!this.active) return this.halt();
     this.position = this.savedPosition = await this.checkpoint.load();
-    if (this.stopped) return this.halt();
+    if (!this.active) return this.halt();
     const batchSize = this.options.batchSize ?? 500;
     this.subscription = this.options.store.subscribeAll({
       after: this.position,
@@ -182,6 +273,7 @@ export class EventProcessor {
       });
       this.position = this.savedPosition = last.position;
       this.failures = 0;
+      processorBatchesTotal.inc({ processor: this.options.name });
     } finally {
       this.handling = false;
     }
@@ -189,7 +281,7 @@ export class EventProcessor {
 
   /** Any failure: drop the subscription and the handler's connections, and start again later. */
   private fail(error: unknown): void {
-    if (this.stopped || this.retryTimer || this.restarting) return;
+    if (!this.active || this.retryTimer || this.restarting) return;
     const moved = error instanceof CheckpointMovedError;
     const delay = moved
       ? 0
@@ -202,12 +294,12 @@ export class EventProcessor {
     }
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
-      if (this.stopped) return;
+      if (!this.active) return;
       this.restarting = true;
       this.running = (async () => {
         try {
           await this.halt();
-          if (!this.stopped) await this.run();
+          if (this.active) await this.run();
         } finally {
           this.restarting = false;
         }
@@ -217,7 +309,7 @@ export class EventProcessor {
 
   private batchWindow(): Promise<void> {
     const windowMs = this.options.batchWindowMs ?? 0;
-    if (windowMs <= 0 || this.stopped) return Promise.resolve();
+    if (windowMs <= 0 || !this.active) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.endWindow?.(), windowMs);
       this.endWindow = () => {
@@ -249,7 +341,7 @@ export class EventProcessor {
    * it while this processor may have nothing new to handle).
    */
   private async checkCheckpoint(): Promise<void> {
-    if (this.handling || this.retryTimer || this.restarting || this.stopped || !this.subscription) return;
+    if (this.handling || this.retryTimer || this.restarting || !this.active || !this.subscription) return;
     if (!Checkpoint.same(this.savedPosition, this.position)) {
       await this.savePassedOver().catch((error: unknown) => this.fail(error));
       return;
@@ -257,7 +349,7 @@ export class EventProcessor {
     const expected = this.position;
     const stored = await this.checkpoint.read();
     // A batch that committed meanwhile moved both: only a difference from what we had then counts.
-    if (this.handling || this.retryTimer || this.restarting || this.stopped || this.position !== expected)
+    if (this.handling || this.retryTimer || this.restarting || !this.active || this.position !== expected)
       return;
     if (!Checkpoint.same(stored, expected)) this.fail(new CheckpointMovedError(this.options.name));
   }

@@ -17,6 +17,17 @@ export const projectorMigrations: Migration[] = [
       GRANT SELECT ON projection_checkpoints TO {{app_role}};
     `,
   },
+  {
+    // processor-lease.ts: which instance of each processor runs it.
+    id: 'cqrs/002_processor_leases',
+    sql: `
+      CREATE TABLE processor_leases (
+        name text PRIMARY KEY,
+        holder text NOT NULL,
+        expires_at timestamptz NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

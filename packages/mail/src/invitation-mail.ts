@@ -33,6 +33,8 @@ export function invitationMailEnqueuer(options: {
   pool: Pool;
   queue: Queue<InvitationMailJob>;
   logger: Logger;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number;
 }) {
   return mailEnqueuer<InvitationMailJob>({
     ...options,
@@ -120,6 +122,8 @@ export function startInvitationMail(
     ownerPool: Pool;
     /** Default true: a process may run the enqueuer alone. */
     worker?: boolean;
+    /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+    leaseMs?: number;
   },
 ): Promise<{ stop(): Promise<void> }> {
   const queue = createInvitationMailQueue(options.config);
@@ -130,6 +134,7 @@ export function startInvitationMail(
       pool: options.ownerPool,
       queue,
       logger: options.logger,
+      leaseMs: options.leaseMs,
     }),
     ...(options.worker === false ? {} : { worker: invitationMailWorker(options) }),
     kind: 'invitation e-mail',

@@ -38,6 +38,8 @@ export function mailEnqueuer<Data>(options: {
   /** The queue's adding side (structural: BullMQ's job types cannot be named for any `Data`). */
   queue: { addBulk(jobs: { name: string; data: Data; opts: { jobId: string } }[]): Promise<unknown> };
   logger: Logger;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number | undefined;
   /** Ids only: what the worker needs to read the rest when it sends. */
   jobOf(event: RecordedEvent): { data: Data; jobId: string };
 }): EventProcessor {
@@ -54,6 +56,7 @@ export function mailEnqueuer<Data>(options: {
     // instead of after every append.
     batchWindowMs: 250,
     batchSize: 500,
+    leaseMs: options.leaseMs,
     handler: {
       async handle(events) {
         await options.queue.addBulk(

@@ -38,6 +38,8 @@ export function webhookDisabledMailEnqueuer(options: {
   pool: Pool;
   queue: Queue<WebhookDisabledMailJob>;
   logger: Logger;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number;
 }) {
   return mailEnqueuer<WebhookDisabledMailJob>({
     ...options,
@@ -117,7 +119,11 @@ export function webhookDisabledMailWorker(
 
 /** The disabled-webhook e-mails in one piece: the enqueuer, the queue and the senders. */
 export function startWebhookDisabledMail(
-  options: WebhookDisabledMailOptions & { ownerPool: Pool },
+  options: WebhookDisabledMailOptions & {
+    ownerPool: Pool;
+    /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+    leaseMs?: number;
+  },
 ): Promise<{ stop(): Promise<void> }> {
   const queue = createWebhookDisabledMailQueue(options.config);
   return startMailFlow({
@@ -127,6 +133,7 @@ export function startWebhookDisabledMail(
       pool: options.ownerPool,
       queue,
       logger: options.logger,
+      leaseMs: options.leaseMs,
     }),
     worker: webhookDisabledMailWorker(options),
     kind: 'disabled-webhook e-mail',

@@ -261,6 +261,12 @@ export const configSchema = z.object({
   APPEND_GROUP_COMMIT_MS: z.coerce.number().int().min(0).max(100).default(1),
   /** Most appends in one group-committed transaction: a full batch goes without waiting. */
   APPEND_GROUP_COMMIT_MAX: z.coerce.number().int().min(1).max(1_000).default(100),
+  /**
+   * How long an event processor's lease lasts: of the replicas running one processor, one holds
+   * the lease and works, the others stand by; when the holder dies, one of them takes over within
+   * this time (docs/deployment.md). Renewed every third of it.
+   */
+  PROCESSOR_LEASE_MS: z.coerce.number().int().min(300).max(600_000).default(10_000),
   /** `on`: the tree-head signer chains the event log's tree heads (docs/verifiable-log.md). */
   LOG_TREE_HEADS: z.enum(['on', 'off']).default('on'),
   /** Most events one tree head covers (fewer when fewer are waiting). */

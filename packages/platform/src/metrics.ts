@@ -100,8 +100,38 @@ export const eventStoreAppendDuration = new client.Histogram({
   registers,
 });
 
+export const eventStoreLogReadsTotal = new client.Counter({
+  name: 'tokenvault_eventstore_log_reads_total',
+  help: 'Reads of the event log by subscriptions: shared (one read for every subscriber of the process caught up with it) or own (a subscriber behind the shared read, catching up).',
+  labelNames: ['reader'] as const,
+  registers,
+});
+
+export const eventStoreEventsReadTotal = new client.Counter({
+  name: 'tokenvault_eventstore_events_read_total',
+  help: 'Events those reads returned, by reader (shared, own).',
+  labelNames: ['reader'] as const,
+  registers,
+});
+
 /** A stream's category, the part of its name before the first `-` (`tokens.token`, `tenancy.invitation`). */
 export const streamCategoryOf = (stream: string) => stream.split('-', 1)[0] ?? stream;
+
+// --- Event processors ----------------------------------------------------------------------------
+
+export const processorBatchesTotal = new client.Counter({
+  name: 'tokenvault_processor_batches_total',
+  help: 'Batches an event processor of this process handled and committed with its checkpoint, by processor.',
+  labelNames: ['processor'] as const,
+  registers,
+});
+
+export const processorActive = new client.Gauge({
+  name: 'tokenvault_processor_active',
+  help: "Whether this process holds the processor's lease and runs it (1) or stands by (0), by processor.",
+  labelNames: ['processor'] as const,
+  registers,
+});
 
 // --- Queues and jobs -----------------------------------------------------------------------------
 

@@ -20,6 +20,8 @@ export interface RelayOptions {
   clientId?: string;
   /** Longest wait between two attempts after a failure. */
   maxBackoffMs?: number;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number;
 }
 
 /** The checkpoint row of the default relay deployment. */
@@ -67,6 +69,7 @@ export class KafkaRelay {
       logger: options.logger,
       batchSize: options.batchSize ?? 500,
       ...(options.maxBackoffMs ? { maxBackoffMs: options.maxBackoffMs } : {}),
+      leaseMs: options.leaseMs,
       handler: {
         open: async () => {
           await this.connect();

@@ -19,13 +19,14 @@ export function readModelsProjector(
     pool: connection.pool,
     projections: projectorProjections(config),
     logger,
+    leaseMs: config.PROCESSOR_LEASE_MS,
   });
 }
 
 /** The Kafka relay to `brokers` (KAFKA_BROKERS), its topics as configured. */
 export function relayFor(
   brokers: string,
-  config: Pick<Config, 'KAFKA_TOPIC_PREFIX' | 'KAFKA_TOPIC_PARTITIONS'>,
+  config: Pick<Config, 'KAFKA_TOPIC_PREFIX' | 'KAFKA_TOPIC_PARTITIONS' | 'PROCESSOR_LEASE_MS'>,
   connection: { store: EventStore; pool: Pool },
   logger: Logger,
 ): KafkaRelay {
@@ -36,6 +37,7 @@ export function relayFor(
     brokers,
     topicPrefix: config.KAFKA_TOPIC_PREFIX,
     partitions: config.KAFKA_TOPIC_PARTITIONS,
+    leaseMs: config.PROCESSOR_LEASE_MS,
   });
 }
 
@@ -56,6 +58,7 @@ export function treeHeadSignerFor(
     logger,
     batchSize: config.LOG_TREE_HEAD_BATCH_SIZE,
     intervalMs: config.LOG_TREE_HEAD_INTERVAL_MS,
+    leaseMs: config.PROCESSOR_LEASE_MS,
     ...(config.LOG_SIGNING_KEY ? { signingKey: logSigningKeyOf(config)! } : {}),
   });
 }

@@ -134,6 +134,8 @@ export async function startCardCvcRemoval(options: {
   ownerPool: Pool;
   deps: CardCvcRemovalDeps;
   logger: Logger;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number;
 }): Promise<{ stop(): Promise<void> }> {
   const { config, store, ownerPool, deps, logger } = options;
   const queue = createCardCvcRemovalQueue(config);
@@ -147,6 +149,7 @@ export async function startCardCvcRemoval(options: {
     eventTypes: new Set(['TokenCreated', 'TokenUpdated']),
     batchWindowMs: 250,
     batchSize: 500,
+    leaseMs: options.leaseMs,
     handler: {
       async handle(events) {
         const jobs = cardCvcRemovalJobsOf(events, deps.clock.now());

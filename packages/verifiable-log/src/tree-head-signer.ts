@@ -87,6 +87,8 @@ export function createTreeHeadSigner(options: {
   /** Shortest time between two tree heads (fewer, larger ones under load). */
   intervalMs: number;
   signingKey?: LogSigningKey;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number;
 }): EventProcessor {
   return new EventProcessor({
     name: treeHeadSignerName,
@@ -95,6 +97,7 @@ export function createTreeHeadSigner(options: {
     logger: options.logger,
     batchSize: options.batchSize,
     batchWindowMs: options.intervalMs,
+    leaseMs: options.leaseMs,
     handler: treeHeadHandler(options.signingKey ? { signingKey: options.signingKey } : {}),
   });
 }

@@ -37,7 +37,7 @@ import {
 } from './group-commit.ts';
 import { assertLimit, readBatch, readHeadPosition, readStream } from './read.ts';
 import { eventsChannel } from './event-store-migrations.ts';
-import { PostgresSubscription } from './subscription.ts';
+import { LogFeed, type FeedSubscription } from './log-feed.ts';
 
 /**
  * A projection written in the append's own transaction: possible when the read models live in
@@ -107,7 +107,9 @@ export class PostgresEventStore implements EventStore {
   private readonly ownsNotifications: boolean;
   private readonly inline: readonly (readonly [InlineProjection, ReadonlySet<string>])[];
   private readonly inlineTypes: ReadonlySet<string>;
-  private readonly subscriptions = new Set<PostgresSubscription>();
+  private readonly subscriptions = new Set<FeedSubscription>();
+  /** The log read once for every subscription of this store (one per process). */
+  private readonly feed: LogFeed;
   private readonly groupCommit: GroupCommit | undefined;
   private closed = false;
   /** A NOTIFY is on its way; `notifyAgain`: appends committed since it was sent need another. */
@@ -137,6 +139,21 @@ export class PostgresEventStore implements EventStore {
         createClient: () => new pg.Client(pool.options),
         onError: (error) => this.reportBackgroundError(error),
       });
+    this.feed = new LogFeed({
+      pollIntervalMs: this.pollIntervalMs,
+      fenceRetryMaxDelayMs: this.fenceRetryMaxDelayMs,
+      read: (after, limit, streamPrefixes) => readBatch(this.pool, after, limit, streamPrefixes),
+      listen: (wake) => {
+        const unlisten = this.notifications.listen(eventsChannel, wake);
+        // Notifications sent while the connection was down are lost: look again after each one.
+        const unconnected = this.notifications.onConnected(wake);
+        return () => {
+          unlisten();
+          unconnected();
+        };
+      },
+      reportBackgroundError: (error) => this.reportBackgroundError(error),
+    });
   }
 
   async append(stream: string, events: NewEvent[], options: AppendOptions): Promise<AppendResult> {
@@ -298,7 +315,7 @@ export class PostgresEventStore implements EventStore {
    * those milliseconds of latency, measured).
    */
   private announceAppend(): void {
-    for (const subscription of this.subscriptions) subscription.wake();
+    this.feed.wake();
     this.notifyOthers();
   }
 
@@ -348,22 +365,7 @@ export class PostgresEventStore implements EventStore {
     if (this.closed) throw new Error('the event store is closed');
     const batchSize = options.batchSize ?? this.batchSize;
     assertLimit(batchSize, 'batchSize');
-    const subscription = new PostgresSubscription(options, {
-      batchSize,
-      pollIntervalMs: this.pollIntervalMs,
-      fenceRetryMaxDelayMs: this.fenceRetryMaxDelayMs,
-      read: (after) => readBatch(this.pool, after, batchSize, options.streamPrefixes),
-      listen: (wake) => {
-        const unlisten = this.notifications.listen(eventsChannel, wake);
-        // Notifications sent while the connection was down are lost: look again after each one.
-        const unconnected = this.notifications.onConnected(wake);
-        return () => {
-          unlisten();
-          unconnected();
-        };
-      },
-      reportBackgroundError: (error) => this.reportBackgroundError(error),
-    });
+    const subscription = this.feed.subscribe(options, batchSize);
     this.subscriptions.add(subscription);
     void subscription.finished.then(() => this.subscriptions.delete(subscription));
     return subscription;

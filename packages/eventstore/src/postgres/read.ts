@@ -1,5 +1,5 @@
 import type { Queryable } from '@tokenvault/platform';
-import type { EventMetadata, Position, RecordedEvent } from '../port.ts';
+import { comparePositions, type EventMetadata, type Position, type RecordedEvent } from '../port.ts';
 
 const eventColumns = `e.global_position::text AS global_position, e.transaction_id::text AS transaction_id,
   e.stream_id, e.stream_revision, e.event_id::text AS event_id, e.event_type, e.data, e.metadata, e.created_at`;
@@ -38,19 +38,28 @@ export const readAllSql = `
     ORDER BY e.transaction_id, e.global_position
     LIMIT $4
   )
-  SELECT held.held_back, ${eventColumns}
+  SELECT held.held_back, held.fence, ${eventColumns}
   FROM (SELECT coalesce(
     (SELECT h.transaction_id FROM es_events h ORDER BY h.transaction_id DESC LIMIT 1) >= (SELECT xmin FROM fence),
-    false) AS held_back) held
+    false) AS held_back, (SELECT xmin FROM fence)::text AS fence) held
   LEFT JOIN batch e ON true
   ORDER BY e.transaction_id, e.global_position`;
 
-type ReadAllRow = { held_back: boolean } & (EventRow | { [K in keyof EventRow]: null });
+type ReadAllRow = { held_back: boolean; fence: string } & (EventRow | { [K in keyof EventRow]: null });
 
 export interface Batch {
   events: RecordedEvent[];
   heldBack: boolean;
+  /**
+   * Every event at or before this position (of the prefixes read) is in `events` or was before
+   * `after`: the last event's position when the batch is full; when it is not, the fence's (no
+   * transaction below the fence can commit later), which may be past the last event.
+   */
+  seenThrough: Position;
 }
+
+/** The largest prepare position: with the fence's commit minus one, just below the fence. */
+const lastPrepare = '9223372036854775807';
 
 const origin: Position = { commit: '0', prepare: '0' };
 
@@ -85,7 +94,7 @@ export async function readBatch(
   db: Queryable,
   after: Position | undefined,
   limit: number,
-  streamPrefixes?: string[],
+  streamPrefixes?: readonly string[],
 ): Promise<Batch> {
   assertLimit(limit, 'limit');
   const from = after ?? origin;
@@ -96,7 +105,10 @@ export async function readBatch(
   });
   const events: RecordedEvent[] = [];
   for (const row of rows) if (row.event_id !== null) events.push(toRecordedEvent(row));
-  return { events, heldBack: rows[0]?.held_back ?? false };
+  const last = events.at(-1)?.position ?? from;
+  const belowFence = { commit: String(BigInt(rows[0]!.fence) - 1n), prepare: lastPrepare };
+  const seenThrough = events.length === limit || comparePositions(belowFence, last) < 0 ? last : belowFence;
+  return { events, heldBack: rows[0]!.held_back, seenThrough };
 }
 
 const headPositionSql = `SELECT transaction_id::text AS commit, global_position::text AS prepare FROM es_events

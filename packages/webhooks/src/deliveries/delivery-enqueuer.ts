@@ -170,6 +170,8 @@ export interface WebhookDeliveryEnqueuerOptions {
   pool: Pool;
   queue: Queue<WebhookQueueJob>;
   logger: Logger;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number;
 }
 
 /**
@@ -189,6 +191,7 @@ export function webhookDeliveryEnqueuer(options: WebhookDeliveryEnqueuerOptions)
     // A delivery may leave a tenth of a second later; the log is read a few times a second.
     batchWindowMs: 100,
     batchSize: 500,
+    leaseMs: options.leaseMs,
     handler: {
       async handle(events, tx) {
         await enqueueDrains(options.queue, await deliveriesOf(events, tx));

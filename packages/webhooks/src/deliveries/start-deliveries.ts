@@ -22,11 +22,19 @@ export async function startWebhookDeliveries(options: {
   logger: Logger;
   /** The process's stale-cache notices (its ReadModelConsistency): signing-key rotations. */
   onInvalidation?: (listener: (key: string | null) => void) => void;
+  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
+  leaseMs?: number;
 }): Promise<{ stop(): Promise<void> }> {
   const { config, store, ownerPool, vault, clock, logger, onInvalidation } = options;
   const queue = createWebhookDeliveryQueue(config);
   queue.on('error', (error) => logger.warn({ err: error }, 'webhook delivery queue error'));
-  const enqueuer = webhookDeliveryEnqueuer({ store, pool: ownerPool, queue, logger });
+  const enqueuer = webhookDeliveryEnqueuer({
+    store,
+    pool: ownerPool,
+    queue,
+    logger,
+    leaseMs: options.leaseMs,
+  });
   const worker = new WebhookDeliveryWorker({
     config,
     queue,

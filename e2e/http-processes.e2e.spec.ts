@@ -3,6 +3,7 @@ import { eventually } from '@tokenvault/platform/testing';
 import { parsePrometheusText } from './support/prometheus.ts';
 import {
   call,
+  type Answer,
   requestsTakenByProcess,
   startServiceWithHttpProcesses,
   statusesOf,
@@ -46,6 +47,49 @@ describe('HTTP_PROCESSES=2: the all-in-one serves HTTP from two processes', () =
     const text = String((await call(running.url, 'GET', '/metrics')).body);
     for (const pid of running.listeningPids()) expect(text).not.toContain(`"${pid}"`);
   });
+
+  it("runs a reactor from both processes on the primary's worker, and runs its configuration updated through one process in the other at once", async () => {
+    const { url, ownerKey } = running;
+    const formula = await call(url, 'POST', '/reactor-formulas', {
+      key: ownerKey,
+      body: {
+        name: 'greeting',
+        type: 'private',
+        code: 'module.exports = async (req) => ({ raw: req.configuration.greeting });',
+        configuration: [{ name: 'greeting', type: 'string' }],
+        request_parameters: [],
+      },
+    });
+    expect(formula.status, JSON.stringify(formula.body)).toBe(201);
+    const reactor = await call(url, 'POST', '/reactors', {
+      key: ownerKey,
+      body: {
+        name: 'greeting',
+        configuration: { greeting: 'first' },
+        formula: { id: (formula.body as { id: string }).id },
+      },
+    });
+    expect(reactor.status, JSON.stringify(reactor.body)).toBe(201);
+    const path = `/reactors/${(reactor.body as { id: string }).id}/react`;
+    const runs = async (count: number) => {
+      const answers: Answer[] = [];
+      for (let i = 0; i < count; i++)
+        answers.push(await call(url, 'POST', path, { key: ownerKey, body: {} }));
+      return answers;
+    };
+    // Both processes run it, and keep it in their reactor cache (REACTOR_CACHE_TTL_MS: a minute).
+    const takenBefore = await requestsTakenByProcess(url);
+    expect(await runs(4)).toEqual(Array(4).fill({ status: 200, body: { raw: 'first' } }));
+    const takenAfter = await requestsTakenByProcess(url);
+    for (const process of ['1', '2'])
+      expect(takenAfter.get(process)! - (takenBefore.get(process) ?? 0)).toBeGreaterThanOrEqual(2);
+    const updated = await call(url, 'PUT', `/reactors/${(reactor.body as { id: string }).id}`, {
+      key: ownerKey,
+      body: { name: 'greeting', configuration: { greeting: 'second' } },
+    });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+    expect(await runs(4)).toEqual(Array(4).fill({ status: 200, body: { raw: 'second' } }));
+  }, 120_000);
 
   it('replaces a killed HTTP process, not ready meanwhile, and keeps answering', async () => {
     const { service, url, ownerKey } = running;

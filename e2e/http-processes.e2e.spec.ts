@@ -101,7 +101,7 @@ describe('HTTP_PROCESSES=2: the all-in-one serves HTTP from two processes', () =
     expect(JSON.parse(exitedLine()!)).toMatchObject({
       level: 40,
       msg: 'HTTP process exited; restarting it',
-      pid: pids[0],
+      exitedPid: pids[0],
       signal: 'SIGKILL',
     });
     // The other process answers everything while its sibling starts again, and says it is not ready.

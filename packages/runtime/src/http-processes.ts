@@ -171,7 +171,7 @@ export async function startHttpProcesses(count: number, logger: Logger): Promise
           ? 0
           : Math.min(maxRestartDelayMs, firstRestartDelayMs * 2 ** (slot.quickDeaths - 1));
       logger.warn(
-        { process: slot.number, pid: worker.process.pid, code, signal, ranMs, restartInMs },
+        { process: slot.number, exitedPid: worker.process.pid, code, signal, ranMs, restartInMs },
         'HTTP process exited; restarting it',
       );
       slot.restart = setTimeout(() => fork(slot), restartInMs);

@@ -37,6 +37,8 @@ export async function exitOnEnvironmentProblem<T>(run: () => Promise<T>): Promis
  * dependency exits 2 with one line per variable.
  */
 export async function runUntilSignalled(start: () => Promise<StartedRole>): Promise<void> {
+  // Before the start: a stop the primary sends while this HTTP process starts is kept, not lost.
+  const primary = isHttpProcess() ? httpProcessLink() : undefined;
   const service = await exitOnEnvironmentProblem(start);
   let stopping = false;
   const stop = (why: string) => {
@@ -56,5 +58,5 @@ export async function runUntilSignalled(start: () => Promise<StartedRole>): Prom
   process.on('SIGINT', () => stop('received SIGINT'));
   process.on('SIGTERM', () => stop('received SIGTERM'));
   // An HTTP process stops when the primary stops (it drains them all) or is gone.
-  if (isHttpProcess()) httpProcessLink().onStop((reason) => stop(`HTTP process stopping: ${reason}`));
+  primary?.onStop((reason) => stop(`HTTP process stopping: ${reason}`));
 }

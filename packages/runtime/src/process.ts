@@ -32,9 +32,8 @@ export async function exitOnEnvironmentProblem<T>(run: () => Promise<T>): Promis
 
 /**
  * Starts a service and stops it gracefully on SIGINT or SIGTERM (an HTTP process also when its
- * primary asks or is gone): in-flight requests and
- * projection batches finish, connections close. A bad configuration or an unreachable
- * dependency exits 2 with one line per variable.
+ * primary asks or is gone): in-flight requests and projection batches finish, connections close.
+ * A bad configuration or an unreachable dependency exits 2 with one line per variable.
  */
 export async function runUntilSignalled(start: () => Promise<StartedRole>): Promise<void> {
   // Before the start: a stop the primary sends while this HTTP process starts is kept, not lost.

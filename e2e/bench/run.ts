@@ -21,6 +21,7 @@ import {
   measureTreeHeadsAndVerify,
 } from './scenarios/tree-heads.ts';
 import { measureGatewaysOneVsTwo } from './scenarios/compose-gateways.ts';
+import { measureGetTokenOneVsTwoHttpProcesses } from './scenarios/http-processes.ts';
 import { startProjectionLagRecording } from './scenarios/projection-lag.ts';
 import { measureReactors } from './scenarios/reactors.ts';
 import { addedP99Target, measureProxy } from './scenarios/proxy.ts';
@@ -76,7 +77,8 @@ async function main(): Promise<void> {
     const broker = await kafkaBroker;
     const kafka = broker ? await measureKafkaRelay(stack, broker) : [];
     const webhooks = runs('webhooks') ? await measureWebhookDeliveries(stack) : [];
-    // Last: it restarts the service (twice).
+    // These restart the service: one HTTP process against two, then tree heads off and on.
+    const httpProcesses = await measureGetTokenOneVsTwoHttpProcesses(stack, postTokens.ids);
     const treeHeads = runs('tree-heads') ? await measurePostTokensWithAndWithoutTreeHeads(stack) : undefined;
     const compose = settings.compose ? await measureGatewaysOneVsTwo() : [];
 
@@ -103,6 +105,7 @@ async function main(): Promise<void> {
       ...treeHeadsAndVerify,
       treeHeads?.off.row,
       treeHeads?.on.row,
+      ...httpProcesses,
       ...compose,
     ].filter((row) => row !== undefined);
     const targets = [

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
 const root = new URL('../..', import.meta.url).pathname;
-const startTimeoutMs = 60_000;
+const defaultStartTimeoutMs = 60_000;
 
 export interface ServiceProcess {
   url: string;
@@ -17,7 +17,10 @@ export interface ServiceProcess {
 }
 
 /** Resolves once it logs that it listens (PORT=0: that line gives the port); fails with its output. */
-export async function startServiceProcess(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  env: NodeJS.ProcessEnv,
+  { startTimeoutMs = defaultStartTimeoutMs } = {},
+): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['services/all-in-one/src/main.ts'], {
     cwd: root,
     env,

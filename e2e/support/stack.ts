@@ -50,6 +50,8 @@ export async function startStack(
     // Queues of their own (test files share one Redis) and quick e-mail retries.
     QUEUE_PREFIX: `tv-test-${database.name}`,
     EMAIL_BACKOFF_MS: '200',
+    // In-process: HTTP processes would fork the test runner itself (e2e/http-processes.e2e.spec.ts runs them).
+    HTTP_PROCESSES: '1',
     // npm test runs the e2e tier once per projection mode.
     ...(process.env.PROJECTIONS ? { PROJECTIONS: process.env.PROJECTIONS } : {}),
     ...overrides,

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 
@@ -25,10 +26,25 @@ const base64Key32 = z
   .string()
   .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded');
 
+/** HTTP_PROCESSES when unset: the cores this process may use but one, at least one. */
+export function defaultHttpProcesses(cores = availableParallelism()): number {
+  return Math.max(1, cores - 1);
+}
+
 /** The one schema for every setting the service reads from its environment. */
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /**
+   * HTTP processes of the all-in-one and the gateway: the machine's cores but one (left to what
+   * runs once: processors, workers, PostgreSQL on a shared box), at least one.
+   */
+  HTTP_PROCESSES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(() => defaultHttpProcesses()),
   HOST: z.string().min(1).default('0.0.0.0'),
   PUBLIC_URL: z.url().optional(),
   DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/tokenvault'),

@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, defaultHttpProcesses, loadConfig } from './config.ts';
 
 describe('config', () => {
   it('has working defaults and derives PUBLIC_URL from PORT', () => {
@@ -18,6 +18,21 @@ describe('config', () => {
     // The generated development key is kept, so a restart can still decrypt.
     expect(readFileSync(keyFile, 'utf8').trim()).toBe(config.MASTER_KEY);
     expect(loadConfig({ MASTER_KEY_FILE: keyFile }).MASTER_KEY).toBe(config.MASTER_KEY);
+  });
+
+  it('runs an HTTP process per core but one, at least one, unless HTTP_PROCESSES says', () => {
+    const keyFile = join(mkdtempSync(join(tmpdir(), 'tv-')), 'master.key');
+    expect([1, 2, 3, 8].map((cores) => defaultHttpProcesses(cores))).toEqual([1, 1, 2, 7]);
+    expect(loadConfig({ MASTER_KEY_FILE: keyFile }).HTTP_PROCESSES).toBe(
+      Math.max(1, availableParallelism() - 1),
+    );
+    expect(loadConfig({ MASTER_KEY_FILE: keyFile, HTTP_PROCESSES: '3' }).HTTP_PROCESSES).toBe(3);
+    try {
+      loadConfig({ MASTER_KEY_FILE: keyFile, HTTP_PROCESSES: '0' });
+      expect.unreachable();
+    } catch (error) {
+      expect((error as ConfigError).issues.map((issue) => issue.split(':')[0])).toEqual(['HTTP_PROCESSES']);
+    }
   });
 
   it('names every wrong variable', () => {

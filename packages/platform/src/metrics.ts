@@ -40,6 +40,13 @@ export const httpRequestDuration = new client.Histogram({
   registers,
 });
 
+export const httpProcessRequestsTotal = new client.Counter({
+  name: 'tokenvault_http_process_requests_total',
+  help: 'HTTP requests received, by the HTTP process (1 … HTTP_PROCESSES) that took them: how evenly the processes share the load.',
+  labelNames: ['process'] as const,
+  registers,
+});
+
 /** The label of requests no route matched (404s of unknown paths): never the raw path. */
 export const unmatchedRoute = '(unmatched)';
 
@@ -171,7 +178,12 @@ export const reactorRunDuration = new client.Histogram({
  * carrying `Authorization: Bearer <token>` are answered (others 401); without one the endpoint is
  * open, and must then not be reachable from outside (docs/metrics.md).
  */
-export function metricsHandler(options: { token?: string | undefined }): RequestHandler {
+export function metricsHandler(options: {
+  token?: string | undefined;
+  /** The text to serve: by default this process's registry (several HTTP processes: all of theirs). */
+  gather?: () => Promise<string>;
+}): RequestHandler {
+  const gather = options.gather ?? (() => metricsRegistry.metrics());
   const expected = options.token ? digest(options.token) : undefined;
   return async (req: Request, res: Response) => {
     if (expected) {
@@ -182,7 +194,7 @@ export function metricsHandler(options: { token?: string | undefined }): Request
         });
       }
     }
-    const body = await metricsRegistry.metrics();
+    const body = await gather();
     res.status(200).type(metricsRegistry.contentType).send(body);
   };
 }

@@ -1,6 +1,7 @@
 import { ConfigError, DependencyUnavailableError } from '@tokenvault/platform';
 import { EventStoreUnavailableError } from '@tokenvault/eventstore';
 import type { StartedRole } from './roles/role.ts';
+import { httpProcessLink, isHttpProcess } from './http-processes.ts';
 
 /**
  * The lines that say what is wrong with the environment a process was started in (a bad variable,
@@ -30,17 +31,19 @@ export async function exitOnEnvironmentProblem<T>(run: () => Promise<T>): Promis
 }
 
 /**
- * Starts a service and stops it gracefully on SIGINT or SIGTERM: in-flight requests and
- * projection batches finish, connections close. A bad configuration or an unreachable
- * dependency exits 2 with one line per variable.
+ * Starts a service and stops it gracefully on SIGINT or SIGTERM (an HTTP process also when its
+ * primary asks or is gone): in-flight requests and projection batches finish, connections close.
+ * A bad configuration or an unreachable dependency exits 2 with one line per variable.
  */
 export async function runUntilSignalled(start: () => Promise<StartedRole>): Promise<void> {
+  // Before the start: a stop the primary sends while this HTTP process starts is kept, not lost.
+  const primary = isHttpProcess() ? httpProcessLink() : undefined;
   const service = await exitOnEnvironmentProblem(start);
   let stopping = false;
-  const stop = (signal: string) => {
+  const stop = (why: string) => {
     if (stopping) return;
     stopping = true;
-    console.error(`received ${signal}; shutting down`);
+    console.error(`${why}; shutting down`);
     const forced = setTimeout(() => process.exit(1), 15_000);
     forced.unref();
     service.close().then(
@@ -51,6 +54,8 @@ export async function runUntilSignalled(start: () => Promise<StartedRole>): Prom
       },
     );
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('received SIGINT'));
+  process.on('SIGTERM', () => stop('received SIGTERM'));
+  // An HTTP process stops when the primary stops (it drains them all) or is gone.
+  primary?.onStop((reason) => stop(`HTTP process stopping: ${reason}`));
 }

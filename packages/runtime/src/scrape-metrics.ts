@@ -44,6 +44,8 @@ function lagGauge(name: string, help: string, pick: (backlog: Backlog) => number
     help,
     labelNames: ['processor'] as const,
     registers: [metricsRegistry],
+    // Every process reads the same shared state: several HTTP processes' figures are one, not a sum.
+    aggregator: 'max',
     async collect() {
       this.reset();
       const current = source;
@@ -74,6 +76,7 @@ new client.Gauge({
   help: 'Jobs in a BullMQ queue, by queue and state (waiting, active, delayed, failed), read from Redis at scrape.',
   labelNames: ['queue', 'state'] as const,
   registers: [metricsRegistry],
+  aggregator: 'max',
   async collect() {
     this.reset();
     const current = source;

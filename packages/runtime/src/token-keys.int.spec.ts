@@ -48,6 +48,8 @@ const configFor = (url: string) =>
     MASTER_KEYS: `b:${masterKeys.b},a:${masterKeys.a}`,
     LOG_LEVEL: 'debug',
     QUEUE_PREFIX: `tv-test-keys-${randomUUID().slice(0, 8)}`,
+    // In-process: HTTP processes would fork the test runner itself.
+    HTTP_PROCESSES: '1',
     ...(process.env.PROJECTIONS ? { PROJECTIONS: process.env.PROJECTIONS } : {}),
   });
 

@@ -53,7 +53,9 @@ describe('attack: reading at the same moment as another tenant, to see its reads
   const sharedRecords = async () =>
     (await allEvents(env.stack.service.runtime.ownerPool)).filter((event) => {
       if (event.type !== 'TokensReadBatch') return false;
-      const tenants = new Set((event.data as { reads: { tenant_id: string }[] }).reads.map((read) => read.tenant_id));
+      const tenants = new Set(
+        (event.data as { reads: { tenant_id: string }[] }).reads.map((read) => read.tenant_id),
+      );
       return tenants.has(env.tenant.tenantId) && tenants.has(other.tenantId);
     });
 
@@ -63,7 +65,9 @@ describe('attack: reading at the same moment as another tenant, to see its reads
 
   it('my audit log has a row per read of mine, by my key, and nothing of the other tenant’s reads', async () => {
     const rows = await eventually(async () => {
-      const page = await env.tenant.client.request<{ data: LogRow[] }>('GET', '/logs', { query: { size: 100 } });
+      const page = await env.tenant.client.request<{ data: LogRow[] }>('GET', '/logs', {
+        query: { size: 100 },
+      });
       const reads = page.body.data.filter((row) => row.operation === 'read');
       expect(reads).toHaveLength(mine.length * 3);
       return page.body.data;
@@ -95,7 +99,9 @@ describe('attack: reading at the same moment as another tenant, to see its reads
 
   it('the proof of my read row shows the record without any read of it: no other tenant, token or key', async () => {
     const row = await eventually(async () => {
-      const page = await env.tenant.client.request<{ data: LogRow[] }>('GET', '/logs', { query: { size: 100 } });
+      const page = await env.tenant.client.request<{ data: LogRow[] }>('GET', '/logs', {
+        query: { size: 100 },
+      });
       const read = page.body.data.find((one) => one.operation === 'read' && one.event_hash !== null);
       expect(read).toBeDefined();
       return read!;
@@ -111,7 +117,9 @@ describe('attack: reading at the same moment as another tenant, to see its reads
   it('my webhook carries none of the reads, theirs or mine', async () => {
     const created = await env.tenant.client.tokens.create({ data: 'after the reads' });
     await eventually(async () =>
-      expect(receiver.received.map((request) => request.body.toString('utf8')).join('\n')).toContain(created.id),
+      expect(receiver.received.map((request) => request.body.toString('utf8')).join('\n')).toContain(
+        created.id,
+      ),
     );
     const bodies = receiver.received.map((request) => request.body.toString('utf8')).join('\n');
     for (const id of theirs) expect(bodies).not.toContain(id);

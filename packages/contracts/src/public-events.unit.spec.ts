@@ -1,7 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { UnpublishableEventError, cloudEventSchema, toPublicMessage, toPublicMessages } from './cloud-event.ts';
+import {
+  UnpublishableEventError,
+  cloudEventSchema,
+  toPublicMessage,
+  toPublicMessages,
+} from './cloud-event.ts';
 import { renderEventsDoc } from './events-doc.ts';
 import { publicEvents } from './public-events.ts';
 
@@ -179,7 +184,9 @@ describe('public events (the allow-list of what goes to Kafka)', () => {
     };
     expect(() => toPublicMessage(batch)).toThrow(UnpublishableEventError);
     const messages = toPublicMessages(batch);
-    expect(messages.map((message) => [message.topic, message.key, message.value.id, message.value.tenantid])).toEqual([
+    expect(
+      messages.map((message) => [message.topic, message.key, message.value.id, message.value.tenantid]),
+    ).toEqual([
       ['audit', tenantId, `${batch.event_id}/0`, tenantId],
       ['audit', otherTenant, `${batch.event_id}/1`, otherTenant],
     ]);

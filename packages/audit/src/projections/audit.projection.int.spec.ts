@@ -338,7 +338,10 @@ describe('auditProjection', () => {
         reads: [
           read(tenant, actor, ['mine-1']),
           read(otherTenant, otherActor, ['theirs-1', 'theirs-2']),
-          { ...read(tenant, actor, ['mine-2']), tokens: [{ token_id: 'mine-2', type: 'card', transform: 'mask' }] },
+          {
+            ...read(tenant, actor, ['mine-2']),
+            tokens: [{ token_id: 'mine-2', type: 'card', transform: 'mask' }],
+          },
         ],
       },
       // The batch's own metadata names none of its tenants.

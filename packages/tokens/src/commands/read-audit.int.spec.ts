@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testPrincipal } from '@tokenvault/cqrs/testing';
-import { eventStoreMigrations, PostgresEventStore, type EventStore, type NewEvent } from '@tokenvault/eventstore';
+import {
+  eventStoreMigrations,
+  PostgresEventStore,
+  type EventStore,
+  type NewEvent,
+} from '@tokenvault/eventstore';
 import { createPool, systemClock, type Pool } from '@tokenvault/platform';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { maxTokensPerReadBatch, readsTenantId, type TokenReadRecord } from '../domain/tokens.events.ts';
@@ -37,8 +42,11 @@ describe('ReadAuditor on the PostgreSQL event store', () => {
       )
     ).rows;
   const lastPosition = async () =>
-    (await pool.query<{ last: string }>('SELECT coalesce(max(global_position), 0)::text AS last FROM es_events'))
-      .rows[0]!.last;
+    (
+      await pool.query<{ last: string }>(
+        'SELECT coalesce(max(global_position), 0)::text AS last FROM es_events',
+      )
+    ).rows[0]!.last;
 
   it('records 200 concurrent reads of two tenants as one event (a few at most), each read with its tenant, reader and request', async () => {
     const after = await lastPosition();
@@ -47,7 +55,11 @@ describe('ReadAuditor on the PostgreSQL event store', () => {
     await Promise.all(
       reads.flatMap((index) => [
         auditor.record(reader, [{ tokenId: `mine-${index}`, type: 'token' }], `request-${index}`),
-        auditor.record(otherReader, [{ tokenId: `theirs-${index}`, type: 'card', transform: 'mask' }], `other-${index}`),
+        auditor.record(
+          otherReader,
+          [{ tokenId: `theirs-${index}`, type: 'card', transform: 'mask' }],
+          `other-${index}`,
+        ),
       ]),
     );
     const events = await appendedSince(after);
@@ -82,13 +94,22 @@ describe('ReadAuditor on the PostgreSQL event store', () => {
   it('splits a read of more than 100 tokens into reads of 100 at most, and events of 128 tokens at most', async () => {
     const after = await lastPosition();
     const auditor = new ReadAuditor(store, systemClock);
-    const tokens = Array.from({ length: 250 }, (_, index) => ({ tokenId: `t-${index}`, type: 'token' as const }));
+    const tokens = Array.from({ length: 250 }, (_, index) => ({
+      tokenId: `t-${index}`,
+      type: 'token' as const,
+    }));
     await auditor.record(reader, tokens, 'big-request');
     const events = await appendedSince(after);
-    expect(events.map((event) => event.data.reads.map((read) => read.tokens.length))).toEqual([[100], [100], [50]]);
-    expect(events.flatMap((event) => event.data.reads.flatMap((read) => read.tokens.map((token) => token.token_id)))).toEqual(
-      tokens.map((token) => token.tokenId),
-    );
+    expect(events.map((event) => event.data.reads.map((read) => read.tokens.length))).toEqual([
+      [100],
+      [100],
+      [50],
+    ]);
+    expect(
+      events.flatMap((event) =>
+        event.data.reads.flatMap((read) => read.tokens.map((token) => token.token_id)),
+      ),
+    ).toEqual(tokens.map((token) => token.tokenId));
   });
 
   it('answers each caller only once its read has committed, and fails every caller of a batch whose append fails', async () => {

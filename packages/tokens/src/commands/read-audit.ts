@@ -55,7 +55,9 @@ export class ReadAuditor {
           tokens: reads.slice(from, from + maxTokensPerRead).map((read) => ({
             token_id: read.tokenId,
             type: read.type,
-            ...(read.transform === undefined || read.transform === 'reveal' ? {} : { transform: read.transform }),
+            ...(read.transform === undefined || read.transform === 'reveal'
+              ? {}
+              : { transform: read.transform }),
           })),
           read_by: principal.actorId,
           reader_type: principal.actorType,

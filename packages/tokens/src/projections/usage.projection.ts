@@ -11,7 +11,10 @@ import { runsOfSameType } from './runs.projection.ts';
 
 /** What this projection handles: the events that count a token or make it active in a month. */
 type Handled =
-  | EventOf<TokensContextEvent, 'TokenCreated' | 'TokenUpdated' | 'TokenDeleted' | 'TokenRead' | 'TokensRead' | 'TokensReadBatch'>
+  | EventOf<
+      TokensContextEvent,
+      'TokenCreated' | 'TokenUpdated' | 'TokenDeleted' | 'TokenRead' | 'TokensRead' | 'TokensReadBatch'
+    >
   | TenantDeletedEvent;
 
 const json = (rows: unknown[]) => JSON.stringify(rows);

@@ -491,8 +491,15 @@ describe(`kill -9 under a write load (PROJECTIONS=${projections})`, () => {
     // The trailing read models (every read model with PROJECTIONS=async) catch up exactly: one log
     // row per event of the tenant, and usage counting each live token once.
     await projectorCaughtUp();
+    // Its reads are in batches of reads, whose metadata names no tenant: a row per token read.
     const { rows: events } = await pool.query<{ event_id: string }>(
-      `SELECT event_id::text FROM es_events WHERE metadata->>'tenant_id' = $1 ORDER BY 1`,
+      `SELECT event_id FROM (
+         SELECT event_id::text FROM es_events WHERE metadata->>'tenant_id' = $1
+         UNION ALL
+         SELECT event_id::text
+           FROM es_events, jsonb_array_elements(data->'reads') AS read, jsonb_array_elements(read->'tokens')
+          WHERE event_type = 'TokensReadBatch' AND read->>'tenant_id' = $1) AS rows
+       ORDER BY 1`,
       [tenantId],
     );
     const { rows: logs } = await pool.query<{ event_id: string }>(

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cloudEventSchema } from '@tokenvault/contracts';
+import { cloudEventSchema, toPublicMessages } from '@tokenvault/contracts';
 import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
 import {
   allEvents,
@@ -82,15 +82,25 @@ describe('events on Kafka', () => {
     await waitUntil('every event on Kafka', () => receivedAll(stored, received.events), 90_000);
     expectComplete(stored, received.events, expect);
 
-    // Every message is a CloudEvent whose id is the event id and whose subject is the key.
-    const storedById = new Map(stored.map((event) => [event.event_id, event]));
+    // Every message is a CloudEvent whose id is the event id (or, for a batch of reads, the
+    // event id and the read's index) and whose subject is the key.
+    const storedById = new Map(
+      stored.flatMap((original) =>
+        toPublicMessages(original).map((message) => [message.value.id, { original, message }] as const),
+      ),
+    );
     for (const { event, key, topic } of received.messages) {
       expect(cloudEventSchema.parse(event)).toEqual(event);
-      const original = storedById.get(event.id);
-      expect(original, event.id).toBeDefined();
-      expect(event.type).toBe(`tokenvault.${topic.slice(prefix.length + 1)}.${original?.type}`);
+      const expected = storedById.get(event.id);
+      expect(expected, event.id).toBeDefined();
+      expect(event.type).toBe(expected?.message.value.type);
+      expect(event.type.startsWith(`tokenvault.${topic.slice(prefix.length + 1)}.`)).toBe(true);
       expect(event.subject).toBe(key);
-      expect(event.tenantid).toBe(original?.metadata.tenant_id);
+      expect(event.tenantid).toBe(expected?.message.value.tenantid);
+      if (expected?.original.type !== 'TokensReadBatch') {
+        expect(event.id).toBe(expected?.original.event_id);
+        expect(event.tenantid).toBe(expected?.original.metadata.tenant_id);
+      }
     }
 
     const t = tenant.tenantId;

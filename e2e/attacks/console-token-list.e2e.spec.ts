@@ -44,11 +44,12 @@ describe('attack: the Tokens page of the console carries token data to the brows
     });
   });
 
-  /** The TokensRead events naming this token: appended before any data leaves the service. */
+  /** The reads on record naming this token (of TokensReadBatch events): appended before any data leaves the service. */
   const readsOf = async (tokenId: string) => {
     const result = await env.stack.service.runtime.ownerPool.query<{ count: number }>(
-      `SELECT count(*)::int AS count FROM es_events
-        WHERE event_type = 'TokensRead' AND data->'tokens' @> jsonb_build_array(jsonb_build_object('token_id', $1::text))`,
+      `SELECT count(*)::int AS count FROM es_events, jsonb_array_elements(data->'reads') AS read
+        WHERE event_type = 'TokensReadBatch'
+          AND read->'tokens' @> jsonb_build_array(jsonb_build_object('token_id', $1::text))`,
       [tokenId],
     );
     return result.rows[0]!.count;

@@ -354,7 +354,8 @@ describe('the docker-compose stack', () => {
     const reads = runs.map((run) =>
       Number(
         stack.sql(
-          `SELECT count(*) FROM es_events WHERE event_type = 'TokensRead' AND data::text LIKE '%${run.tokenId}%'`,
+          `SELECT count(*) FROM es_events, jsonb_array_elements(data->'reads') AS read
+            WHERE event_type = 'TokensReadBatch' AND read::text LIKE '%${run.tokenId}%'`,
         )[0],
       ),
     );

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { Kafka, logLevel } from 'kafkajs';
-import { eventTopics, toPublicMessage } from '@tokenvault/contracts';
+import { eventTopics, toPublicMessages } from '@tokenvault/contracts';
 import { comparePositions, type RecordedEvent } from '@tokenvault/eventstore';
 import { Checkpoint } from '@tokenvault/cqrs';
 import { relayCheckpointName } from '@tokenvault/relay';
@@ -124,8 +124,8 @@ export async function waitForRelay(pool: Pool, timeoutMs = 90_000): Promise<void
 }
 
 /**
- * Asserts that every stored event arrived (none lost) and that, per topic and key, the first
- * arrival of each event id is in the order the events were written. (One entity's events on two
+ * Asserts that every stored event's messages arrived (none lost) and that, per topic and key, the
+ * first arrival of each message id is in the order the events were written. (One entity's events on two
  * topics, such as a token's changes and its reads, have no order between the topics.)
  */
 export function expectComplete(
@@ -134,10 +134,9 @@ export function expectComplete(
   expect: (actual: unknown, message?: string) => { toEqual(expected: unknown): void },
 ): void {
   const expectedByKey = new Map<string, string[]>();
-  for (const event of stored) {
-    const { topic, key } = toPublicMessage(event);
+  for (const { topic, key, value } of stored.flatMap((event) => toPublicMessages(event))) {
     const topicKey = `${topic} ${key}`;
-    expectedByKey.set(topicKey, [...(expectedByKey.get(topicKey) ?? []), event.event_id]);
+    expectedByKey.set(topicKey, [...(expectedByKey.get(topicKey) ?? []), value.id]);
   }
   const receivedByKey = new Map<string, string[]>();
   for (const delivery of received) {
@@ -151,8 +150,8 @@ export function expectComplete(
   );
 }
 
-/** True once every stored event id has been received. */
+/** True once every stored event's messages have been received (by their CloudEvents ids). */
 export function receivedAll(stored: RecordedEvent[], received: Delivery[]): boolean {
   const ids = new Set(received.map((delivery) => delivery.event.id));
-  return stored.every((event) => ids.has(event.event_id));
+  return stored.every((event) => toPublicMessages(event).every((message) => ids.has(message.value.id)));
 }

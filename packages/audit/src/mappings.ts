@@ -6,12 +6,16 @@ import type { TokensContextEvent } from '@tokenvault/tokens';
 import type { WebhooksEvent } from '@tokenvault/webhooks';
 import type { TenantKeyRewrappedData, TenantKeyRotatedData } from '@tokenvault/vault';
 
-/** What a log row says about an event; the tenant, actor and time come from the event itself. */
+/**
+ * What a log row says about an event; the tenant and actor come from the event's metadata, but
+ * for an event that records the acts of several (TokensReadBatch): each of its rows names its own.
+ */
 export interface LogEntry {
   entity_type: string;
   entity_id: string;
   operation: 'create' | 'update' | 'read' | 'delete';
   message: string;
+  actedBy?: { tenant_id: string; actor_id: string; actor_type: 'application' | 'user' | 'system' };
 }
 
 /** Every event the log has rows for: each context's, and the key store's key operations. */
@@ -53,6 +57,19 @@ const tokenEntry =
   (data: { type: string; token_id: string }): LogEntry[] => [
     { entity_type: String(data.type), entity_id: String(data.token_id), operation, message },
   ];
+
+/** A token's row of a read, saying what the read showed. */
+const readEntry = (token: { type: string; token_id: string; transform?: 'mask' | 'redact' }): LogEntry => ({
+  entity_type: token.type,
+  entity_id: token.token_id,
+  operation: 'read',
+  message:
+    token.transform === 'mask'
+      ? 'Token retrieved (masked)'
+      : token.transform === 'redact'
+        ? 'Token retrieved (redacted)'
+        : 'Token retrieved',
+});
 
 /**
  * THE place where each event type becomes a log row: a context that adds an event type adds its
@@ -112,18 +129,14 @@ const mappings = {
     },
   ],
   TokenRead: tokenEntry('read', 'Token retrieved'),
-  TokensRead: (data) =>
-    data.tokens.map((token) => ({
-      entity_type: token.type,
-      entity_id: token.token_id,
-      operation: 'read',
-      message:
-        token.transform === 'mask'
-          ? 'Token retrieved (masked)'
-          : token.transform === 'redact'
-            ? 'Token retrieved (redacted)'
-            : 'Token retrieved',
-    })),
+  TokensRead: (data) => data.tokens.map(readEntry),
+  TokensReadBatch: (data) =>
+    data.reads.flatMap((read) =>
+      read.tokens.map((token) => ({
+        ...readEntry(token),
+        actedBy: { tenant_id: read.tenant_id, actor_id: read.read_by, actor_type: read.reader_type },
+      })),
+    ),
   ReactorFormulaCreated: entry('reactor_formula', 'formula_id', 'create', 'Reactor formula created'),
   ReactorFormulaUpdated: entry('reactor_formula', 'formula_id', 'update', 'Reactor formula updated'),
   ReactorFormulaDeleted: entry('reactor_formula', 'formula_id', 'delete', 'Reactor formula deleted'),

@@ -53,6 +53,39 @@ describe('logEntriesOf', () => {
     ]);
   });
 
+  it('gives a batch of reads one row per token of each read, acted by the read’s own tenant and reader', () => {
+    const otherTenant = '9a0c2d1e-7b64-4f0e-8c3a-1d2e3f4a5b6c';
+    const read = (tenantId: string, readBy: string, tokenId: string) => ({
+      tenant_id: tenantId,
+      tokens: [{ token_id: tokenId, type: 'token' as const }],
+      read_by: readBy,
+      reader_type: 'application' as const,
+      correlation_id: 'request-1',
+      read_at: '2026-01-12T10:00:00.000Z',
+    });
+    expect(
+      logEntriesOf({
+        type: 'TokensReadBatch',
+        data: { reads: [read(tenant, actor, 't-1'), read(otherTenant, 'other-app', 't-2')] },
+      }),
+    ).toEqual([
+      {
+        entity_type: 'token',
+        entity_id: 't-1',
+        operation: 'read',
+        message: 'Token retrieved',
+        actedBy: { tenant_id: tenant, actor_id: actor, actor_type: 'application' },
+      },
+      {
+        entity_type: 'token',
+        entity_id: 't-2',
+        operation: 'read',
+        message: 'Token retrieved',
+        actedBy: { tenant_id: otherTenant, actor_id: 'other-app', actor_type: 'application' },
+      },
+    ]);
+  });
+
   it('is what the mappings by type name give for a stored event', () => {
     const data = {
       tenant_id: tenant,

@@ -1,7 +1,7 @@
 // The message the relay publishes for an event: the CloudEvents 1.0 envelope holding only the
 // public data its allow-list entry (events.ts) names.
 import { z } from 'zod';
-import { publicEvents, type EventTopic } from './public-events.ts';
+import { publicEvents, publishedInParts, type EventTopic } from './public-events.ts';
 
 /** The CloudEvents 1.0 structured-mode JSON envelope of every message value. */
 export const cloudEventSchema = z.object({
@@ -70,4 +70,23 @@ export function toPublicMessage(event: PublishableEvent): {
       data,
     },
   };
+}
+
+/**
+ * The messages of one event: its own, or one per part for an event that records the facts of
+ * several tenants (publishedInParts), each part's id `<event id>/<index>` (the same on a
+ * redelivery) and its tenant its own.
+ */
+export function toPublicMessages(event: PublishableEvent): ReturnType<typeof toPublicMessage>[] {
+  const parts = publishedInParts[event.type];
+  if (!parts) return [toPublicMessage(event)];
+  return parts(event.data).map((part, index) =>
+    toPublicMessage({
+      event_id: `${event.event_id}/${index}`,
+      type: part.type,
+      data: part.data,
+      metadata: { tenant_id: part.tenant_id },
+      created_at: event.created_at,
+    }),
+  );
 }

@@ -256,7 +256,7 @@ export const publicEvents: Record<string, PublicEventContract> = {
   TokensRead: contract({
     topic: 'audit',
     description:
-      'One request read the data of these tokens (revealed to a caller). The data itself is never published.',
+      'One request read the data of these tokens (revealed to a caller). The data itself is never published. The service records the reads that commit together as one event (TokensReadBatch, never published as such): each of its reads is published as a TokensRead of its own tenant, with the CloudEvents id `<event id>/<index of the read>`.',
     entity: 'tenant',
     entityId: (data) => data.tenant_id,
     schema: z.object({
@@ -637,4 +637,20 @@ export const publicEvents: Record<string, PublicEventContract> = {
       rotated_at: at('When'),
     }),
   }),
+};
+
+/**
+ * Events that record the facts of several tenants at once: never published as they are, each is
+ * published as the messages of its parts, one per fact (in the order it names them), each of one
+ * tenant and shaped by the contract of its `type`. A TokensReadBatch is a TokensRead per read.
+ */
+export const publishedInParts: Record<
+  string,
+  (data: unknown) => { type: string; tenant_id: string; data: Record<string, unknown> }[]
+> = {
+  TokensReadBatch: (data) =>
+    z
+      .object({ reads: z.array(z.object({ tenant_id: z.string() }).loose()) })
+      .parse(data)
+      .reads.map((read) => ({ type: 'TokensRead', tenant_id: read.tenant_id, data: read })),
 };

@@ -1,7 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { UnpublishableEventError, cloudEventSchema, toPublicMessage } from './cloud-event.ts';
+import {
+  UnpublishableEventError,
+  cloudEventSchema,
+  toPublicMessage,
+  toPublicMessages,
+} from './cloud-event.ts';
 import { renderEventsDoc } from './events-doc.ts';
 import { publicEvents } from './public-events.ts';
 
@@ -161,6 +166,50 @@ describe('public events (the allow-list of what goes to Kafka)', () => {
       expect(Object.keys(message.value.data)).not.toContain('configuration');
     }
     expect(JSON.stringify([formula, created, reactor])).not.toMatch(/SECRET/);
+  });
+
+  it('publishes a batch of reads as a TokensRead per read, each of its own tenant and with its fields only', () => {
+    const otherTenant = '1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9';
+    const read = (tenant: string, tokenId: string) => ({
+      tenant_id: tenant,
+      tokens: [{ token_id: tokenId, type: 'card', transform: 'mask' }],
+      read_by: 'app-1',
+      reader_type: 'application',
+      correlation_id: 'SECRET-CORRELATION',
+      read_at: '2030-01-02T03:04:05.000Z',
+    });
+    const batch = {
+      ...recorded('TokensReadBatch', { reads: [read(tenantId, 'tok-1'), read(otherTenant, 'tok-2')] }),
+      metadata: { tenant_id: '00000000-0000-0000-0000-000000000000', actor_type: 'system' as const },
+    };
+    expect(() => toPublicMessage(batch)).toThrow(UnpublishableEventError);
+    const messages = toPublicMessages(batch);
+    expect(
+      messages.map((message) => [message.topic, message.key, message.value.id, message.value.tenantid]),
+    ).toEqual([
+      ['audit', tenantId, `${batch.event_id}/0`, tenantId],
+      ['audit', otherTenant, `${batch.event_id}/1`, otherTenant],
+    ]);
+    expect(messages[0]!.value).toMatchObject({
+      type: 'tokenvault.audit.TokensRead',
+      time: '2030-01-02T03:04:05.678Z',
+      data: {
+        tenant_id: tenantId,
+        tokens: [{ token_id: 'tok-1', type: 'card', transform: 'mask' }],
+        read_by: 'app-1',
+        read_at: '2030-01-02T03:04:05.000Z',
+      },
+    });
+    expect(JSON.stringify(messages[0])).not.toMatch(/tok-2|SECRET|reader_type/);
+    expect(JSON.stringify(messages[1])).not.toContain('tok-1');
+    // Any other event is its one message.
+    const single = recorded('TokenDeleted', {
+      token_id: 't',
+      tenant_id: tenantId,
+      deleted_by: 'app-1',
+      deleted_at: '2030-01-02T03:04:05.000Z',
+    });
+    expect(toPublicMessages(single).map((message) => message.value.id)).toEqual([single.event_id]);
   });
 
   it('refuses an event type without an entry, and data that does not fit its schema', () => {

@@ -1,5 +1,5 @@
 import { Kafka, Partitioners, logLevel, type Admin, type LogEntry, type Producer } from 'kafkajs';
-import { eventTopics, toPublicMessage, type EventTopic } from '@tokenvault/contracts';
+import { eventTopics, toPublicMessages, type EventTopic } from '@tokenvault/contracts';
 import type { EventStore, RecordedEvent } from '@tokenvault/eventstore';
 import type { Logger, Pool } from '@tokenvault/platform';
 import { EventProcessor } from '@tokenvault/cqrs';
@@ -130,16 +130,18 @@ export class KafkaRelay {
     const byTopic = new Map<string, { key: string; value: string; headers: Record<string, string> }[]>();
     for (const event of events) {
       // Throws for an event type without a public contract: it is never published raw, and the
-      // relay stops there (retrying) until the contract is added.
-      const message = toPublicMessage(event);
-      const topic = topicName(this.options.topicPrefix, message.topic);
-      const list = byTopic.get(topic) ?? [];
-      list.push({
-        key: message.key,
-        value: JSON.stringify(message.value),
-        headers: { 'content-type': 'application/cloudevents+json; charset=utf-8' },
-      });
-      byTopic.set(topic, list);
+      // relay stops there (retrying) until the contract is added. A batch of several tenants'
+      // reads is a message per read, each of its own tenant.
+      for (const message of toPublicMessages(event)) {
+        const topic = topicName(this.options.topicPrefix, message.topic);
+        const list = byTopic.get(topic) ?? [];
+        list.push({
+          key: message.key,
+          value: JSON.stringify(message.value),
+          headers: { 'content-type': 'application/cloudevents+json; charset=utf-8' },
+        });
+        byTopic.set(topic, list);
+      }
     }
     await this.producer.sendBatch({
       acks: -1,

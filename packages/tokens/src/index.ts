@@ -10,6 +10,7 @@ export {
   type TokenEvent,
   type TokenReadEvent,
   type TokensReadEvent,
+  type TokensReadBatchEvent,
   type TokensContextEvent,
 } from './domain/tokens.events.ts';
 export { allowedOnAll, allowedOnAny } from './domain/access.ts';

@@ -75,4 +75,16 @@ export const verifiableLogMigrations: Migration[] = [
       UPDATE projection_checkpoints SET name = 'log-tree-heads' WHERE name = 'log-sealer';
     `,
   },
+  {
+    id: 'verifiable-log/003_shared_leaves',
+    sql: `
+      -- A batch of reads (TokensReadBatch) is one event of several tenants, its metadata the nil
+      -- tenant: each tenant with a read in it has a log row naming it, and so sees its hash and tree
+      -- head. A leaf holds only the event's id, place and hash, never what it says.
+      DROP POLICY tenant_isolation ON log_tree_leaves;
+      CREATE POLICY tenant_isolation ON log_tree_leaves
+        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid
+               OR tenant_id = '00000000-0000-0000-0000-000000000000');
+    `,
+  },
 ];

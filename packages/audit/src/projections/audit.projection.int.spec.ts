@@ -181,8 +181,8 @@ describe('auditProjection', () => {
   const spec = () => projectionSpec(auditProjection, db.pool);
 
   it('handles every event type that has a log mapping (and this spec names them all)', () => {
-    // TokensRead has rows of its own, one per token (its own test below).
-    const named = [...Object.keys(expectedEntries), 'TokensRead'].sort();
+    // TokensRead and TokensReadBatch have rows of their own, one per token (their own tests below).
+    const named = [...Object.keys(expectedEntries), 'TokensRead', 'TokensReadBatch'].sort();
     expect([...auditProjection.handles].sort()).toEqual(named);
     expect(Object.keys(logMappings).sort()).toEqual(named);
   });
@@ -318,6 +318,58 @@ describe('auditProjection', () => {
             'read',
           ]),
         );
+      });
+  });
+
+  it('writes a row per token of each read of a TokensReadBatch under the read’s own tenant and reader, once only', async () => {
+    const otherActor = randomUUID();
+    const readAt = new Date().toISOString();
+    const read = (tenantId: string, readBy: string, tokens: string[]) => ({
+      tenant_id: tenantId,
+      tokens: tokens.map((token) => ({ token_id: token, type: 'token' })),
+      read_by: readBy,
+      reader_type: 'application',
+      correlation_id: randomUUID(),
+      read_at: readAt,
+    });
+    const batch = recordedEvent(
+      'TokensReadBatch',
+      {
+        reads: [
+          read(tenant, actor, ['mine-1']),
+          read(otherTenant, otherActor, ['theirs-1', 'theirs-2']),
+          {
+            ...read(tenant, actor, ['mine-2']),
+            tokens: [{ token_id: 'mine-2', type: 'card', transform: 'mask' }],
+          },
+        ],
+      },
+      // The batch's own metadata names none of its tenants.
+      { metadata: { tenant_id: '00000000-0000-0000-0000-000000000000', actor_type: 'system' } },
+    );
+    const rowsOf = async (tx: PoolClient, tenantId: string) =>
+      (await logs(tx, tenantId)).map((row) => [
+        row.position - Number(batch.position.prepare) * 128,
+        row.event_id,
+        row.actor_id,
+        row.actor_type,
+        row.entity_type,
+        row.entity_id,
+        row.message,
+      ]);
+    await spec()
+      .given([batch])
+      .when([batch])
+      .then(async (tx) => {
+        expect(await rowsOf(tx, tenant)).toEqual([
+          [0, batch.event_id, actor, 'application', 'token', 'mine-1', 'Token retrieved'],
+          [3, batch.event_id, actor, 'application', 'card', 'mine-2', 'Token retrieved (masked)'],
+        ]);
+        expect(await rowsOf(tx, otherTenant)).toEqual([
+          [1, batch.event_id, otherActor, 'application', 'token', 'theirs-1', 'Token retrieved'],
+          [2, batch.event_id, otherActor, 'application', 'token', 'theirs-2', 'Token retrieved'],
+        ]);
+        expect(await logs(tx, '00000000-0000-0000-0000-000000000000')).toEqual([]);
       });
   });
 });

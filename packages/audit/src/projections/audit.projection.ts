@@ -1,7 +1,7 @@
 import type { Projection } from '@tokenvault/cqrs';
 import { logEntriesOf, loggedEventTypes, type LoggedEvent } from '../mappings.ts';
 
-/** Rows an event may have in the log (a read names at most 100 tokens). */
+/** Rows an event may have in the log (a batch of reads names at most 128 tokens: maxTokensPerReadBatch). */
 export const rowsPerEvent = 128;
 
 /** A row's place: its event's global position, then its index among the event's rows. */
@@ -20,14 +20,15 @@ export const auditProjection: Projection<LoggedEvent> = {
   handles: loggedEventTypes,
   async apply(events, tx) {
     const rows = events.flatMap((event) =>
-      logEntriesOf(event).map((entry, index) => ({
-        tenant_id: event.metadata.tenant_id,
+      logEntriesOf(event).map(({ actedBy, ...entry }, index) => ({
+        // A batch of reads names each read's tenant and reader: its row is that tenant's alone.
+        tenant_id: actedBy?.tenant_id ?? event.metadata.tenant_id,
         // Milliseconds, as the API shows them: a row's created_at given back as a filter matches it.
         created_at: event.created_at.toISOString(),
         position: logPosition(event.position.prepare, index),
         event_id: event.event_id,
-        actor_id: event.metadata.actor_id ?? null,
-        actor_type: event.metadata.actor_type ?? null,
+        actor_id: actedBy?.actor_id ?? event.metadata.actor_id ?? null,
+        actor_type: actedBy?.actor_type ?? event.metadata.actor_type ?? null,
         ...entry,
       })),
     );

@@ -1,11 +1,17 @@
 import type { EventStore, NewEvent } from '@tokenvault/eventstore';
-import { metadataOf } from '@tokenvault/cqrs';
 import type { Clock, Principal } from '@tokenvault/platform';
 import type { AccessTransform, TokenType } from '@tokenvault/contracts';
-import { maxTokensPerRead, tokenReadsStream, type TokensReadEvent } from '../domain/tokens.events.ts';
+import {
+  maxTokensPerRead,
+  maxTokensPerReadBatch,
+  readsTenantId,
+  tokenReadsStream,
+  type TokenReadRecord,
+  type TokensReadBatchEvent,
+} from '../domain/tokens.events.ts';
 
 interface PendingBatch {
-  events: NewEvent[];
+  reads: TokenReadRecord[];
   settle: { resolve(): void; reject(error: unknown): void }[];
 }
 
@@ -13,10 +19,11 @@ interface PendingBatch {
 const shards = 4;
 
 /**
- * Appends read-audit events before token data leaves the service, one TokensRead per request
- * naming every token it read (group commit): up to `shards`
- * appends run at once, and the reads of every tenant that arrive while all are busy go into the
- * next one, so a burst of reads costs a few appends, not one per read or per tenant.
+ * Records reads of token data before the data leaves the service (group commit): the reads of
+ * every tenant that arrive in one turn of the event loop, or while all `shards` appends are busy,
+ * become one TokensReadBatch (a few when they name more than maxTokensPerReadBatch tokens) in
+ * one append, and each caller goes on when that append commits. A burst of reads costs a few
+ * events, not one per read.
  */
 export class ReadAuditor {
   private pending: PendingBatch | null = null;
@@ -35,31 +42,30 @@ export class ReadAuditor {
     correlationId: string,
   ): Promise<void> {
     if (reads.length === 0) return Promise.resolve();
-    const tenantId = principal.tenantId;
     const readAt = this.clock.now().toISOString();
-    const metadata = metadataOf(principal, correlationId);
     return new Promise((resolve, reject) => {
-      this.pending ??= { events: [], settle: [] };
+      if (!this.pending) {
+        this.pending = { reads: [], settle: [] };
+        // The reads of the rest of this turn (other requests parsed alongside) join the batch.
+        setImmediate(() => this.dispatch());
+      }
       for (let from = 0; from < reads.length; from += maxTokensPerRead) {
-        const event: TokensReadEvent = {
-          type: 'TokensRead',
-          data: {
-            tenant_id: tenantId,
-            tokens: reads.slice(from, from + maxTokensPerRead).map((read) => ({
-              token_id: read.tokenId,
-              type: read.type,
-              ...(read.transform === undefined || read.transform === 'reveal'
-                ? {}
-                : { transform: read.transform }),
-            })),
-            read_by: principal.actorId,
-            read_at: readAt,
-          },
-        };
-        this.pending.events.push({ ...event, metadata });
+        this.pending.reads.push({
+          tenant_id: principal.tenantId,
+          tokens: reads.slice(from, from + maxTokensPerRead).map((read) => ({
+            token_id: read.tokenId,
+            type: read.type,
+            ...(read.transform === undefined || read.transform === 'reveal'
+              ? {}
+              : { transform: read.transform }),
+          })),
+          read_by: principal.actorId,
+          reader_type: principal.actorType,
+          correlation_id: correlationId,
+          read_at: readAt,
+        });
       }
       this.pending.settle.push({ resolve, reject });
-      this.dispatch();
     });
   }
 
@@ -69,11 +75,12 @@ export class ReadAuditor {
     const shard = Array.from({ length: shards }, (_, index) => index).find(
       (index) => !this.busyShards.has(index),
     );
+    // All busy: the batch grows until an append ends and dispatches it.
     if (shard === undefined) return;
     this.pending = null;
     this.busyShards.add(shard);
     this.store
-      .append(tokenReadsStream(shard), batch.events, { expectedRevision: 'any' })
+      .append(tokenReadsStream(shard), eventsOf(batch.reads), { expectedRevision: 'any' })
       .then(
         () => batch.settle.forEach((caller) => caller.resolve()),
         (error: unknown) => batch.settle.forEach((caller) => caller.reject(error)),
@@ -83,4 +90,27 @@ export class ReadAuditor {
         this.dispatch();
       });
   }
+}
+
+/** The batch's events: its reads in order, each event naming at most maxTokensPerReadBatch tokens. */
+function eventsOf(reads: readonly TokenReadRecord[]): NewEvent[] {
+  const events: NewEvent[] = [];
+  let current: TokenReadRecord[] = [];
+  let tokens = 0;
+  const close = () => {
+    const event: TokensReadBatchEvent = { type: 'TokensReadBatch', data: { reads: current } };
+    // No tenant's: the reads name theirs (and their readers and requests).
+    events.push({ ...event, metadata: { tenant_id: readsTenantId, actor_type: 'system' } });
+  };
+  for (const read of reads) {
+    if (tokens + read.tokens.length > maxTokensPerReadBatch) {
+      close();
+      current = [];
+      tokens = 0;
+    }
+    current.push(read);
+    tokens += read.tokens.length;
+  }
+  close();
+  return events;
 }

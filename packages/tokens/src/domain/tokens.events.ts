@@ -221,9 +221,9 @@ export type TokenReadEvent = DomainEvent<
 export const maxTokensPerRead = 100;
 
 /**
- * The tokens whose data one request read, appended before the data is returned: the audit log has
- * a `read` row for each, and the monthly active tokens count each. Not part of the tokens' own
- * streams (reads must not contend with writes).
+ * The tokens whose data one request read, as events written before TokensReadBatch record it:
+ * still projected (the audit log has a `read` row for each, and the monthly active tokens count
+ * each), no longer appended.
  */
 export type TokensReadEvent = DomainEvent<
   'TokensRead',
@@ -236,8 +236,38 @@ export type TokensReadEvent = DomainEvent<
   }
 >;
 
+/**
+ * The reads that committed together, of any tenants, as one record appended before any of their
+ * data is returned (docs/decisions.md, "Reads without an event each"). Each read keeps what a
+ * TokensRead held and what its metadata said: its tenant, its reader and its request. The
+ * event's own metadata names no tenant (readsTenantId): every consumer takes each read's tenant
+ * from the read.
+ */
+export type TokensReadBatchEvent = DomainEvent<'TokensReadBatch', { reads: TokenReadRecord[] }>;
+
+/** One request's read in a TokensReadBatch. */
+export interface TokenReadRecord {
+  tenant_id: string;
+  /** At most maxTokensPerRead; a request that read more is recorded as several reads. */
+  tokens: DataOf<TokensReadEvent, 'TokensRead'>['tokens'];
+  read_by: string;
+  reader_type: 'application' | 'user' | 'system';
+  correlation_id: string;
+  read_at: string;
+}
+
+/**
+ * At most this many tokens in one TokensReadBatch, all its reads together: the audit log numbers
+ * an event's rows below 128 (its `rowsPerEvent`). More reads committing together are several
+ * events of one append.
+ */
+export const maxTokensPerReadBatch = 128;
+
+/** The metadata tenant of a TokensReadBatch: none of the tenants it names (the nil UUID). */
+export const readsTenantId = '00000000-0000-0000-0000-000000000000';
+
 /** Every event this context appends (or appended). */
-export type TokensContextEvent = TokenEvent | TokenReadEvent | TokensReadEvent;
+export type TokensContextEvent = TokenEvent | TokenReadEvent | TokensReadEvent | TokensReadBatchEvent;
 
 export const tokenStream = (tenantId: string, tokenId: string) => `tokens.token-${tenantId}-${tokenId}`;
 
@@ -258,4 +288,5 @@ export const tokenEventTypes = Object.keys({
   TokenCvcRemoved: true,
   TokenRead: true,
   TokensRead: true,
+  TokensReadBatch: true,
 } satisfies Record<TokensContextEvent['type'], true>) as TokensContextEvent['type'][];

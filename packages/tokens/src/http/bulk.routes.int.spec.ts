@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { DataOf } from '@tokenvault/cqrs';
 import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
 import { systemClock } from '@tokenvault/platform';
 import { routeApp } from '@tokenvault/platform/testing';
@@ -7,7 +8,7 @@ import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
 import { Detokenizer } from '../commands/detokenize.ts';
 import { ReadAuditor } from '../commands/read-audit.ts';
 import { TokenCommands } from '../commands/tokens.commands.ts';
-import { tokenReadsStream, tokenStream } from '../domain/tokens.events.ts';
+import { tokenReadsStream, tokenStream, type TokensContextEvent } from '../domain/tokens.events.ts';
 import { tokenClaims } from '../domain/tokens.uniqueness.ts';
 import { tokensMigrations } from '../migrations.ts';
 import { tokensProjection } from '../projections/tokens.projection.ts';
@@ -64,15 +65,14 @@ describe('bulk token routes, in process (commands on an in-memory store, queries
     );
   });
 
-  const readEventsNaming = async (ids: readonly string[]) => {
+  const readsNaming = async (ids: readonly string[]) => {
     const shards = await Promise.all(
       [0, 1, 2, 3].map((shard) => storedEvents(side.store, tokenReadsStream(shard))),
     );
     return shards
       .flat()
-      .filter((event) =>
-        (event.data as { tokens: { token_id: string }[] }).tokens.some((read) => ids.includes(read.token_id)),
-      );
+      .flatMap((event) => (event.data as DataOf<TokensContextEvent, 'TokensReadBatch'>).reads)
+      .filter((recorded) => recorded.tokens.some((read) => ids.includes(read.token_id)));
   };
 
   it('POST /tokenize answers the body in its shape, each token request replaced by its token, all in one commit', async () => {
@@ -135,10 +135,10 @@ describe('bulk token routes, in process (commands on an in-memory store, queries
     const masked = await api.post('/detokenize').set('svc-api-key', 'masker').send(body).expect(200);
     expect((masked.body as { name: string }).name).toBe('Ada Lovelace');
     expect(JSON.stringify(masked.body)).not.toContain(card.number);
-    const reads = await readEventsNaming([cardToken.id, nameToken.id]);
+    const reads = await readsNaming([cardToken.id, nameToken.id]);
     expect(reads).toHaveLength(2);
     for (const read of reads) {
-      const named = (read.data as { tokens: { token_id: string }[] }).tokens.map((one) => one.token_id);
+      const named = read.tokens.map((one) => one.token_id);
       expect(named.sort()).toEqual([cardToken.id, nameToken.id].sort());
     }
   });

@@ -1,12 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { DataOf } from '@tokenvault/cqrs';
 import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
 import { systemClock } from '@tokenvault/platform';
 import { routeApp } from '@tokenvault/platform/testing';
 import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
 import { ReadAuditor } from '../commands/read-audit.ts';
 import { TokenCommands } from '../commands/tokens.commands.ts';
-import { tokenReadsStream, tokenStream } from '../domain/tokens.events.ts';
+import { tokenReadsStream, tokenStream, type TokensContextEvent } from '../domain/tokens.events.ts';
 import { tokenClaims } from '../domain/tokens.uniqueness.ts';
 import { tokensMigrations } from '../migrations.ts';
 import { tokensProjection } from '../projections/tokens.projection.ts';
@@ -76,9 +77,8 @@ describe('token search routes, in process (commands on an in-memory store, queri
     );
     return shards
       .flat()
-      .filter((event) =>
-        (event.data as { tokens: { token_id: string }[] }).tokens.some((read) => read.token_id === tokenId),
-      );
+      .flatMap((event) => (event.data as DataOf<TokensContextEvent, 'TokensReadBatch'>).reads)
+      .filter((recorded) => recorded.tokens.some((read) => read.token_id === tokenId));
   };
 
   it('finds a token by the value of any of its search indexes, whose event holds HMACs only; the result is a read on record', async () => {

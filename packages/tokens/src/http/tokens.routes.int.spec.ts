@@ -1,12 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { DataOf } from '@tokenvault/cqrs';
 import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
 import { systemClock } from '@tokenvault/platform';
 import { routeApp } from '@tokenvault/platform/testing';
 import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
 import { ReadAuditor } from '../commands/read-audit.ts';
 import { TokenCommands } from '../commands/tokens.commands.ts';
-import { tokenReadsStream, tokenStream } from '../domain/tokens.events.ts';
+import { tokenReadsStream, tokenStream, type TokensContextEvent } from '../domain/tokens.events.ts';
 import { tokenClaims } from '../domain/tokens.uniqueness.ts';
 import { tokensMigrations } from '../migrations.ts';
 import { tokensProjection } from '../projections/tokens.projection.ts';
@@ -79,16 +80,15 @@ describe('token routes, in process (commands on an in-memory store, queries on P
     const response = await api.post('/tokens').set('svc-api-key', 'admin').send({ data: secret }).expect(201);
     return response.body as { id: string };
   };
-  /** The reads on record of one token: the TokensRead events that name it. */
+  /** The reads on record of one token: the reads of TokensReadBatch events that name it. */
   const readsOf = async (tokenId: string) => {
     const shards = await Promise.all(
       [0, 1, 2, 3].map((shard) => storedEvents(side.store, tokenReadsStream(shard))),
     );
     return shards
       .flat()
-      .filter((event) =>
-        (event.data as { tokens: { token_id: string }[] }).tokens.some((read) => read.token_id === tokenId),
-      );
+      .flatMap((event) => (event.data as DataOf<TokensContextEvent, 'TokensReadBatch'>).reads)
+      .filter((recorded) => recorded.tokens.some((read) => read.token_id === tokenId));
   };
 
   it('POST /tokens appends TokenCreated (the data sealed) and answers without the data; GET opens it and puts the read on record', async () => {
@@ -187,7 +187,7 @@ describe('token routes, in process (commands on an in-memory store, queries on P
     }
     // Every read is on record, with what it showed when that was not the data.
     const recorded = (await readsOf(cardId))
-      .flatMap((event) => (event.data as { tokens: { token_id: string; transform?: string }[] }).tokens)
+      .flatMap((recorded) => recorded.tokens)
       .filter((read) => read.token_id === cardId)
       .map((read) => read.transform ?? 'reveal');
     expect(recorded.length).toBeGreaterThanOrEqual(5);

@@ -278,6 +278,31 @@ describe('tokenUsageProjection', () => {
         });
     });
 
+    it('counts the reads of a TokensReadBatch each under its own tenant, in its own month', async () => {
+      const readOf = (tenantId: string, tokens: string[], at: string) => ({
+        tenant_id: tenantId,
+        tokens: tokens.map((token) => ({ token_id: token, type: 'token' as const })),
+        read_by: actor,
+        reader_type: 'application' as const,
+        correlation_id: 'request-1',
+        read_at: at,
+      });
+      const data: DataOf<TokensContextEvent, 'TokensReadBatch'> = {
+        reads: [
+          readOf(tenant, ['t-1', 't-2'], '2026-01-31T23:59:59.999Z'),
+          readOf(otherTenant, ['t-9'], '2026-02-01T00:00:00.000Z'),
+          readOf(tenant, ['t-1'], '2026-02-01T00:00:00.000Z'),
+        ],
+      };
+      await spec()
+        .given([])
+        .when([recordedEvent('TokensReadBatch', data, { stream: tokenReadsStream(0) })])
+        .then(async (tx) => {
+          expect(await monthlyActivity(tx)).toEqual({ '2026-01-01': ['t-1', 't-2'], '2026-02-01': ['t-1'] });
+          expect(await monthlyActivity(tx, otherTenant)).toEqual({ '2026-02-01': ['t-9'] });
+        });
+    });
+
     it('is idempotent: reads and updates applied again count nothing more', async () => {
       const events = [
         read('t-1', '2026-01-08T00:00:00.000Z'),

@@ -11,7 +11,10 @@ import { runsOfSameType } from './runs.projection.ts';
 
 /** What this projection handles: the events that count a token or make it active in a month. */
 type Handled =
-  | EventOf<TokensContextEvent, 'TokenCreated' | 'TokenUpdated' | 'TokenDeleted' | 'TokenRead' | 'TokensRead'>
+  | EventOf<
+      TokensContextEvent,
+      'TokenCreated' | 'TokenUpdated' | 'TokenDeleted' | 'TokenRead' | 'TokensRead' | 'TokensReadBatch'
+    >
   | TenantDeletedEvent;
 
 const json = (rows: unknown[]) => JSON.stringify(rows);
@@ -84,7 +87,15 @@ const tenantDeleted = onTenantDeleted(ownedTables);
 export const tokenUsageProjection: Projection<Handled> = {
   name: 'token-usage',
   tables: ownedTables,
-  handles: ['TokenCreated', 'TokenUpdated', 'TokenDeleted', 'TokenRead', 'TokensRead', 'TenantDeleted'],
+  handles: [
+    'TokenCreated',
+    'TokenUpdated',
+    'TokenDeleted',
+    'TokenRead',
+    'TokensRead',
+    'TokensReadBatch',
+    'TenantDeleted',
+  ],
   async apply(events, tx) {
     for (const run of runsOfSameType(events)) {
       switch (run.type) {
@@ -123,6 +134,20 @@ export const tokenUsageProjection: Projection<Handled> = {
                 token_id: token.token_id,
                 at: event.read_at,
               })),
+            ),
+          );
+          break;
+        case 'TokensReadBatch':
+          await recordActivity(
+            tx,
+            run.data.flatMap((event) =>
+              event.reads.flatMap((read) =>
+                read.tokens.map((token) => ({
+                  tenant_id: read.tenant_id,
+                  token_id: token.token_id,
+                  at: read.read_at,
+                })),
+              ),
             ),
           );
           break;

@@ -35,11 +35,14 @@ function readStat(pid: number): ProcessStat | undefined {
   }
 }
 
-/** The database a backend serves, from its title `postgres: <user> <database> <host>(<port>) <state>`. */
+/**
+ * The database a backend serves, from its title `postgres: [<cluster_name>: ]<user> <database>
+ * <host>(<port>) <state>`; undefined for the server's own processes.
+ */
 function backendDatabase(pid: number): string | undefined {
   try {
     const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return /^postgres: \S+ (\S+) (?:\S+\(\d+\)|\[local\])/.exec(title)?.[1];
+    return /^postgres: (?:\S+: )?\S+ (\S+) (?:\S+\(\d+\)|\[local\])/.exec(title)?.[1];
   } catch {
     return undefined;
   }

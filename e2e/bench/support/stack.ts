@@ -192,7 +192,8 @@ export async function startServiceOnFreshDatabase(
     await servicePool.end().catch(() => {});
   };
   try {
-    await waitForHttp(`${serviceUrl}/readyz`, service);
+    // Its migrations run on an empty database while the first service is up: slower on a busy machine.
+    await waitForHttp(`${serviceUrl}/readyz`, service, 180_000);
     const { apiKey, tenantId, ownerUserId } = await bootstrapTenant(serviceEnv);
     const started: Stack = {
       ...stack,

@@ -12,6 +12,7 @@ import {
   measureBareInsert,
   measureGetToken,
   measureGetTokenWithSession,
+  measureOtherProjectionMode,
   measurePostTokens,
 } from './scenarios/http-vs-baseline.ts';
 import { measureKafkaRelay } from './scenarios/kafka.ts';
@@ -31,6 +32,7 @@ import { databaseUrl } from './support/databases.ts';
 import { startKafkaBroker } from './support/kafka-broker.ts';
 import { runBench } from './support/lifecycle.ts';
 import { log } from './support/log.ts';
+import { startPostgresServer } from './support/postgres-server.ts';
 import { profileSummaries } from './support/cpu-profile.ts';
 import {
   failureCount,
@@ -44,6 +46,7 @@ import { settings, type BenchGroup } from './support/settings.ts';
 import { startStack } from './support/stack.ts';
 
 async function main(): Promise<void> {
+  await startPostgresServer();
   const info = await machineInfo(databaseUrl('postgres'));
   // Starts while the stack does; undefined with BENCH_KAFKA=0 or when no broker can run here.
   const kafkaBroker = startKafkaBroker();
@@ -63,6 +66,8 @@ async function main(): Promise<void> {
     const getTokenWithSession = runs('session')
       ? (await measureGetTokenWithSession(stack, postTokens.ids)).row
       : undefined;
+    // The same write and read in the other PROJECTIONS mode, on a service and database of their own.
+    const otherMode = await measureOtherProjectionMode(stack);
     // Beside the single creates of this run: 100 tokens per call, then 100 of its tokens per read.
     const bulk = runs('bulk') ? await measureBulk(stack, postTokens.row, postTokens.ids) : undefined;
     // In the same run as the bare GET, with the sandbox alone beside.
@@ -88,6 +93,8 @@ async function main(): Promise<void> {
       getToken,
       getTokenWithSession,
       bareGet,
+      otherMode.post.row,
+      otherMode.get.row,
       bulk?.tokenize.row,
       bulk?.detokenize?.row,
       ...appends,

@@ -1,10 +1,15 @@
 // The service over HTTP against the bare express + pg baseline: a write (POST /tokens against a
 // bare INSERT) and a read by id (GET /tokens/{id} against a bare SELECT by primary key), at the
-// same body and load.
+// same body and load, each with its cost per request (support/request-cost.ts); and the service's
+// write and read again in the other PROJECTIONS mode.
 import { createHash, randomBytes } from 'node:crypto';
 import { readModelLagHeader } from '@tokenvault/cqrs';
+import { log } from '../support/log.ts';
 import { measureHttp, type HttpScenario, type Measured } from '../support/measure.ts';
-import type { Stack } from '../support/stack.ts';
+import { baselineCost, serviceCost, startServiceOnFreshDatabase, type Stack } from '../support/stack.ts';
+
+const bareInsertScenario = 'bare INSERT (POST /rows)';
+const bareGetScenario = 'bare GET (GET /rows/:id)';
 
 const tokenBody = JSON.stringify({
   type: 'token',
@@ -36,7 +41,7 @@ export async function measureBareInsert(stack: Stack): Promise<MeasuredWrites> {
   const ids: string[] = [];
   const measured = await measureHttp(
     {
-      name: 'bare INSERT (POST /rows)',
+      name: bareInsertScenario,
       url: `${stack.baselineUrl}/rows`,
       method: 'POST',
       body: tokenBody,
@@ -45,7 +50,7 @@ export async function measureBareInsert(stack: Stack): Promise<MeasuredWrites> {
         if (id) ids.push(id);
       },
     },
-    { transactions: stack.bareTransactions },
+    { cost: baselineCost(stack) },
   );
   return { ...measured, ids };
 }
@@ -62,7 +67,7 @@ export async function measurePostTokens(stack: Stack, scenario = 'POST /tokens')
     }),
     {
       beforeMeasured: () => (lagging = 0),
-      transactions: stack.serviceTransactions,
+      cost: serviceCost(stack, bareInsertScenario),
       note: () => `includes the read-your-writes wait; ${lagging} responses flagged ${readModelLagHeader}`,
     },
   );
@@ -73,26 +78,30 @@ export async function measurePostTokens(stack: Stack, scenario = 'POST /tokens')
 export async function measureBareGet(stack: Stack, ids: readonly string[]): Promise<Measured> {
   return measureHttp(
     {
-      name: 'bare GET (GET /rows/:id)',
+      name: bareGetScenario,
       url: stack.baselineUrl,
       method: 'GET',
       nextPath: cycle(ids, '/rows/'),
     },
-    { transactions: stack.bareTransactions, note: () => `cycling ${ids.length} ids` },
+    { cost: baselineCost(stack), note: () => `cycling ${ids.length} ids` },
   );
 }
 
 /** Cycles through the ids of the POST /tokens run. */
-export async function measureGetToken(stack: Stack, ids: readonly string[]): Promise<Measured> {
+export async function measureGetToken(
+  stack: Stack,
+  ids: readonly string[],
+  scenario = 'GET /tokens/{id}',
+): Promise<Measured> {
   return measureHttp(
     {
-      name: 'GET /tokens/{id}',
+      name: scenario,
       url: stack.serviceUrl,
       method: 'GET',
       headers: stack.auth,
       nextPath: cycle(ids, '/tokens/'),
     },
-    { transactions: stack.serviceTransactions, note: () => `cycling ${ids.length} ids` },
+    { cost: serviceCost(stack, bareGetScenario), note: () => `cycling ${ids.length} ids` },
   );
 }
 
@@ -116,8 +125,28 @@ export async function measureGetTokenWithSession(stack: Stack, ids: readonly str
       headers: { authorization: `Bearer ${token}` },
       nextPath: cycle(ids, '/tokens/'),
     },
-    { transactions: stack.serviceTransactions, note: () => `cycling ${ids.length} ids; bearer session` },
+    {
+      cost: serviceCost(stack, bareGetScenario),
+      note: () => `cycling ${ids.length} ids; bearer session`,
+    },
   );
+}
+
+/**
+ * POST /tokens, then GET /tokens/{id} on its ids, on a service in the other PROJECTIONS mode (read
+ * models are built in one mode): started beside the stack's, on a fresh database, stopped after.
+ */
+export async function measureOtherProjectionMode(stack: Stack): Promise<{ post: Measured; get: Measured }> {
+  const projections = stack.projections === 'inline' ? 'async' : 'inline';
+  log(`a service with PROJECTIONS=${projections}, on a database of its own`);
+  const other = await startServiceOnFreshDatabase(stack, projections, { PROJECTIONS: projections });
+  try {
+    const post = await measurePostTokens(other.stack, `POST /tokens, PROJECTIONS=${projections}`);
+    const get = await measureGetToken(other.stack, post.ids, `GET /tokens/{id}, PROJECTIONS=${projections}`);
+    return { post, get };
+  } finally {
+    await other.stop();
+  }
 }
 
 function createdId(body: string): string | undefined {

@@ -1,13 +1,14 @@
-// The bench's own databases on the PostgreSQL server of BENCH_POSTGRES_URL: created fresh for the
-// run, dropped by lifecycle.ts at the end.
+// The bench's databases on its PostgreSQL server (postgres-server.ts): created fresh for the run;
+// on the server of BENCH_POSTGRES_URL they are dropped by lifecycle.ts at the end (the bench's own
+// cluster goes as a whole).
 import pg from 'pg';
 import { log } from './log.ts';
-import { settings } from './settings.ts';
+import { ownsPostgresServer, postgresServerUrl } from './postgres-server.ts';
 
 const createdDatabases: string[] = [];
 
 export function databaseUrl(name: string): string {
-  const url = new URL(settings.postgresUrl);
+  const url = new URL(postgresServerUrl());
   url.pathname = `/${name}`;
   return url.toString();
 }
@@ -39,6 +40,7 @@ async function dropDatabase(name: string): Promise<void> {
 }
 
 export async function dropCreatedDatabases(): Promise<void> {
+  if (ownsPostgresServer()) return;
   for (const name of createdDatabases) {
     await dropDatabase(name).catch((error: unknown) => log(`could not drop ${name}: ${String(error)}`));
   }

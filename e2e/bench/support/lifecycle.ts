@@ -4,18 +4,23 @@
 import { dropCreatedDatabases } from './databases.ts';
 import { killKafkaBroker, stopKafkaBroker } from './kafka-broker.ts';
 import { log } from './log.ts';
+import { killPostgresServer, stopPostgresServer } from './postgres-server.ts';
 import { killAllChildren, stopAllChildren } from './processes.ts';
 
-const overallTimeoutMs = 10 * 60_000;
+const overallTimeoutMs = 20 * 60_000;
 
 let cleaning: Promise<void> | undefined;
 
-/** Stops every child, then drops every database this run created. Safe to call more than once. */
+/**
+ * Stops every child, then drops every database this run created, then stops the bench's own
+ * PostgreSQL cluster and removes its folder. Safe to call more than once.
+ */
 function cleanUp(): Promise<void> {
   cleaning ??= (async () => {
     await stopAllChildren();
     await stopKafkaBroker();
     await dropCreatedDatabases();
+    await stopPostgresServer();
   })();
   return cleaning;
 }
@@ -30,10 +35,11 @@ function abort(reason: string, exitCode: number): void {
 /** Runs `main`, then cleans up; an error is logged and sets exit code 1. */
 export async function runBench(main: () => Promise<void>): Promise<void> {
   // Last resort: the bench process is exiting (even on an uncaught error), so take the children
-  // along, and the broker, which is detached (it outlives a normal child).
+  // along, and the broker and the PostgreSQL cluster, which are detached (they outlive a normal child).
   process.on('exit', () => {
     killAllChildren();
     killKafkaBroker();
+    killPostgresServer();
   });
   process.once('SIGINT', () => abort('SIGINT', 130));
   process.once('SIGTERM', () => abort('SIGTERM', 143));

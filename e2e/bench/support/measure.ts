@@ -3,6 +3,7 @@
 import autocannon from 'autocannon';
 import { startProfile } from './cpu-profile.ts';
 import { log } from './log.ts';
+import { openCostWindow, type CostProbe } from './request-cost.ts';
 import type { Row } from './report.ts';
 import { settings } from './settings.ts';
 
@@ -55,6 +56,8 @@ export interface MeasureOptions {
   note?: () => string;
   /** Transactions so far in the database under test: reported per request. */
   transactions?: () => Promise<number>;
+  /** Where to measure what one request costs (CPU, statements, rows, transactions): the row's cost. */
+  cost?: CostProbe;
   /** Called between the warm-up and the measured run (reset counters). */
   beforeMeasured?: () => void;
   /** Shorter runs for the read-model query scenarios: [warm-up, measured] seconds. */
@@ -80,6 +83,7 @@ export async function measureHttp(scenario: HttpScenario, options: MeasureOption
   const connections = options.connections ?? settings.connections;
   log(`${scenario.name}: ${warmupS} s warm-up, ${durationS} s measured, ${connections} connections`);
   await loadHttp(scenario, warmupS, connections);
+  const costWindow = options.cost && (await openCostWindow(options.cost, Date.now()));
   options.beforeMeasured?.();
   const transactionsBefore = await options.transactions?.();
   const stopProfile = await startProfile(scenario.url, scenario.name);
@@ -93,6 +97,7 @@ export async function measureHttp(scenario: HttpScenario, options: MeasureOption
     const perRequest = ((await options.transactions()) - transactionsBefore) / completed;
     notes.push(`≥ ${perRequest.toFixed(2)} SQL transactions per request`);
   }
+  const cost = await costWindow?.close(completed, toMs);
   return {
     row: {
       scenario: scenario.name,
@@ -103,6 +108,7 @@ export async function measureHttp(scenario: HttpScenario, options: MeasureOption
       failures: result.non2xx,
       errors: result.errors + result.timeouts,
       note: notes.filter(Boolean).join('; '),
+      ...(cost ? { cost } : {}),
     },
     window: { fromMs, toMs },
   };

@@ -2,6 +2,8 @@
 import { formatTopFrames, type ProfileSummary } from './cpu-profile.ts';
 import os from 'node:os';
 import pg from 'pg';
+import { ownsPostgresServer } from './postgres-server.ts';
+import type { RequestCost } from './request-cost.ts';
 import { settings } from './settings.ts';
 
 export interface Row {
@@ -15,6 +17,8 @@ export interface Row {
   /** Connection errors and timeouts. */
   errors: number;
   note: string;
+  /** What one request cost (measureHttp's `cost` option). */
+  cost?: RequestCost;
 }
 
 export interface Target {
@@ -76,6 +80,71 @@ function targetsTable(targets: Target[]): string {
   return lines.join('\n');
 }
 
+const totalCpuMs = (cost: RequestCost) => cost.serviceCpuMs + (cost.postgresCpuMs ?? Number.NaN);
+
+/** `value` ÷ `base` as "×n.n", or – without a base. */
+const times = (value: number | null, base: number | null | undefined) =>
+  value === null || base === null || base === undefined ? '–' : `×${(value / base).toFixed(1)}`;
+
+/** The rows measured with their cost, each beside its baseline (req/s as a share, CPU as a multiple). */
+function costTable(rows: Row[]): string {
+  const measured = rows.filter((row) => row.cost !== undefined);
+  if (measured.length === 0) return '';
+  const lines = [
+    '### CPU per request',
+    '',
+    "Per answered request, the asynchronous processors' work for it included (support/request-cost.ts). Statements: sent by the clients (+ run in functions and triggers); rows: returned or affected by them all; rows written: inserted, updated or deleted.",
+    '',
+    '| scenario | projections | req/s | req/s vs baseline | service CPU ms | PostgreSQL CPU ms | total CPU ms | total vs baseline | statements | rows | rows written | transactions |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const row of measured) {
+    const cost = row.cost!;
+    const baseline = measured.find((other) => other.scenario === cost.baseline);
+    const rateShare =
+      baseline && row.rate !== null && baseline.rate
+        ? `${((row.rate / baseline.rate) * 100).toFixed(0)}%`
+        : '–';
+    const statements =
+      cost.statements === null
+        ? '–'
+        : `${fmt(cost.statements)}${cost.nestedStatements ? ` (+${fmt(cost.nestedStatements)})` : ''}`;
+    lines.push(
+      `| ${row.scenario}${cost.settled ? '' : ' (processors still behind 60 s after the load)'} | ${cost.projections ?? '–'} | ${fmt(row.rate, 0)} | ${rateShare} | ${fmt(cost.serviceCpuMs, 2)} | ${fmt(cost.postgresCpuMs, 2)} | ${fmt(totalCpuMs(cost), 2)} | ${baseline ? times(totalCpuMs(cost), totalCpuMs(baseline.cost!)) : '–'} | ${statements} | ${fmt(cost.rows)} | ${fmt(cost.rowsWritten)} | ${fmt(cost.transactions, 2)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const markdownCell = (text: string) => text.replaceAll('|', '\\|').replaceAll('`', "'");
+
+/** For each row with a cost: the rows it wrote by table, and its top statements by total time. */
+function statementDetails(rows: Row[]): string {
+  const measured = rows.filter((row) => row.cost !== undefined);
+  if (measured.length === 0) return '';
+  const sections = measured.map((row) => {
+    const cost = row.cost!;
+    const written =
+      cost.writtenByTable.map((entry) => `${entry.table} ${fmt(entry.rows, 2)}`).join(', ') || 'none';
+    const lines = [
+      `**${row.scenario}**${cost.projections ? ` (${cost.projections})` : ''}: rows written per request: ${written}.`,
+    ];
+    if (cost.topStatements && cost.topStatements.length > 0) {
+      lines.push(
+        '',
+        '| statement | calls per request | ms per call |',
+        '| --- | ---: | ---: |',
+        ...cost.topStatements.map(
+          (statement) =>
+            `| ${statement.nested ? '(nested) ' : ''}\`${markdownCell(statement.query)}\` | ${fmt(statement.callsPerRequest, 2)} | ${fmt(statement.msPerCall, 3)} |`,
+        ),
+      );
+    }
+    return lines.join('\n');
+  });
+  return ['### Top statements by total time, and rows written', '', sections.join('\n\n')].join('\n');
+}
+
 /** The machine, the software and the settings, as the report's opening list. */
 export async function machineInfo(adminUrl: string): Promise<string> {
   const client = new pg.Client({ connectionString: adminUrl });
@@ -90,7 +159,7 @@ export async function machineInfo(adminUrl: string): Promise<string> {
     .join(' ');
   return [
     `- nproc: ${os.availableParallelism()} (${cpu}), memory ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, load average at start ${load}`,
-    `- node ${process.version}, PostgreSQL ${version.rows[0]?.server_version ?? '?'}, ${os.type()} ${os.release()}`,
+    `- node ${process.version}, PostgreSQL ${version.rows[0]?.server_version ?? '?'} (${ownsPostgresServer() ? "the bench's own cluster, see support/postgres-server.ts" : 'BENCH_POSTGRES_URL'}), ${os.type()} ${os.release()}`,
     `- ${settings.connections} connections, ${settings.warmupS} s warm-up + ${settings.durationS} s per scenario, DATABASE_POOL_SIZE=${settings.poolSize}`,
   ].join('\n');
 }
@@ -106,6 +175,7 @@ export function renderReport(info: string, rows: Row[], targets: Target[]): stri
     '',
     table(rows),
     '',
+    ...[costTable(rows), statementDetails(rows)].filter(Boolean).flatMap((section) => [section, '']),
     targetsTable(targets),
     '',
     failures === 0

@@ -1,6 +1,6 @@
 // The benchmark's knobs, read once from the environment:
 // BENCH_DURATION_S (10), BENCH_WARMUP_S (2), BENCH_CONNECTIONS (16), BENCH_APPENDERS (16),
-// DATABASE_POOL_SIZE (10), BENCH_POSTGRES_URL (postgres://postgres@127.0.0.1:5432),
+// DATABASE_POOL_SIZE (10), BENCH_POSTGRES_URL (unset: the bench runs a PostgreSQL cluster of its own, see postgres-server.ts; set, the server to use instead, e.g. postgres://postgres@127.0.0.1:5432),
 // BENCH_CPU_PROFILE_DIR (unset: when set, the service and the baseline run with --inspect and each measured HTTP run's CPU profile is saved there, see cpu-profile.ts),
 // BENCH_KAFKA (1: start a Kafka broker with infra/kafka and measure the relay; 0 skips it),
 // BENCH_READ_MODELS (1: the read models at size, 10,000 children, 1,000,000 log rows and 1,000,000 tokens; 0 skips them),
@@ -16,7 +16,7 @@ export const settings = {
   connections: positiveInt('BENCH_CONNECTIONS', 16),
   appenders: positiveInt('BENCH_APPENDERS', 16),
   poolSize: positiveInt('DATABASE_POOL_SIZE', 10),
-  postgresUrl: process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432',
+  postgresUrl: process.env.BENCH_POSTGRES_URL || undefined,
   cpuProfileDir: process.env.BENCH_CPU_PROFILE_DIR,
   kafka: process.env.BENCH_KAFKA !== '0',
   readModels: process.env.BENCH_READ_MODELS !== '0',

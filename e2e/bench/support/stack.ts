@@ -5,7 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createDatabase, databaseUrl } from './databases.ts';
 import { log } from './log.ts';
-import { freePort, runToCompletion, startTsChild, waitForHttp, type Child } from './processes.ts';
+import { localPostmasterPid } from './postgres-server.ts';
+import { freePort, runToCompletion, startTsChild, stopChild, waitForHttp, type Child } from './processes.ts';
+import { statementsTracked, type CostProbe } from './request-cost.ts';
 import { inspectOptions, registerProfiled } from './cpu-profile.ts';
 import { settings } from './settings.ts';
 
@@ -24,7 +26,12 @@ export interface Stack {
   masterKey: string;
   service: Child;
   serviceUrl: string;
+  /** The service's PROJECTIONS mode (the environment's, inline by default). */
+  projections: 'inline' | 'async';
+  baseline: Child;
   baselineUrl: string;
+  serviceDatabase: string;
+  bareDatabase: string;
   serviceDatabaseUrl: string;
   /** The bare database (the baseline's, also the event-store appends'). */
   bareDatabaseUrl: string;
@@ -36,9 +43,14 @@ export interface Stack {
   auth: Record<string, string>;
   /** One connection to the service's database, for seeding and checks. */
   servicePool: pg.Pool;
-  /** Transactions so far in the service's / the bare database (see transactionCount). */
+  /** One connection to the bare database, and one to the server's `postgres` database (cluster-wide views). */
+  barePool: pg.Pool;
+  adminPool: pg.Pool;
+  /** PostgreSQL's postmaster when the server runs on this machine (request-cost.ts). */
+  postmasterPid: number | undefined;
+  statementsTracked: boolean;
+  /** Transactions so far in the service's database (see transactionCount). */
   serviceTransactions: () => Promise<number>;
-  bareTransactions: () => Promise<number>;
   /** Ends the pools (the processes and databases go in lifecycle.ts's clean-up). */
   close(): Promise<void>;
 }
@@ -92,6 +104,53 @@ export async function startStack(): Promise<Stack> {
     waitForHttp(`${serviceUrl}/readyz`, service),
     waitForHttp(`${baselineUrl}/healthz`, baseline),
   ]);
+  const { apiKey, tenantId, ownerUserId } = await bootstrapTenant(serviceEnv);
+  const servicePool = poolOf(serviceDb);
+  const barePool = poolOf(bareDb);
+  // Reads pg_stat_database from 'postgres', so its own queries are not counted for the others.
+  const statsPool = poolOf('postgres');
+  return {
+    runId,
+    serviceEnv,
+    masterKey: serviceEnv.MASTER_KEY,
+    service,
+    serviceUrl,
+    projections: process.env.PROJECTIONS === 'async' ? 'async' : 'inline',
+    baseline,
+    baselineUrl,
+    serviceDatabase: serviceDb,
+    bareDatabase: bareDb,
+    serviceDatabaseUrl: databaseUrl(serviceDb),
+    bareDatabaseUrl: databaseUrl(bareDb),
+    tenantId,
+    ownerUserId,
+    apiKey,
+    auth: { 'svc-api-key': apiKey },
+    servicePool,
+    barePool,
+    adminPool: statsPool,
+    postmasterPid: await localPostmasterPid(statsPool),
+    statementsTracked: await statementsTracked(statsPool),
+    serviceTransactions: () => transactionCount(statsPool, serviceDb),
+    async close() {
+      await Promise.all([servicePool, barePool, statsPool].map((pool) => pool.end().catch(() => {})));
+    },
+  };
+}
+
+// The bench's own statements stay out of pg_stat_statements (request-cost.ts reads it per request).
+const poolOf = (database: string) =>
+  new pg.Pool({
+    connectionString: databaseUrl(database),
+    max: 1,
+    application_name: 'bench-observer',
+    options: '-c pg_stat_statements.track=none',
+  });
+
+/** A tenant with its OWNER and an all-permission key, through the bootstrap CLI. */
+async function bootstrapTenant(
+  serviceEnv: Readonly<Record<string, string>>,
+): Promise<{ apiKey: string; tenantId: string; ownerUserId: string }> {
   log('bootstrapping a tenant');
   const bootstrapOutput = await runToCompletion(
     'bootstrap',
@@ -110,32 +169,83 @@ export async function startStack(): Promise<Stack> {
   };
   if (!apiKey || !tenantId || !ownerUserId)
     throw new Error(`bootstrap printed no api_key: ${bootstrapOutput}`);
-  const poolOf = (database: string) =>
-    new pg.Pool({ connectionString: databaseUrl(database), max: 1, application_name: 'bench-observer' });
-  const servicePool = poolOf(serviceDb);
-  // Reads pg_stat_database from 'postgres', so its own queries are not counted for the others.
-  const statsPool = poolOf('postgres');
-  return {
-    runId,
-    serviceEnv,
-    masterKey: serviceEnv.MASTER_KEY,
-    service,
-    serviceUrl,
-    baselineUrl,
-    serviceDatabaseUrl: databaseUrl(serviceDb),
-    bareDatabaseUrl: databaseUrl(bareDb),
-    tenantId,
-    ownerUserId,
-    apiKey,
-    auth: { 'svc-api-key': apiKey },
-    servicePool,
-    serviceTransactions: () => transactionCount(statsPool, serviceDb),
-    bareTransactions: () => transactionCount(statsPool, bareDb),
-    async close() {
-      await servicePool.end().catch(() => {});
-      await statsPool.end().catch(() => {});
-    },
+  return { apiKey, tenantId, ownerUserId };
+}
+
+/**
+ * Another service beside the stack's, on a fresh database of its own (`<service database>_<suffix>`)
+ * with a tenant of its own, started with `env` over the stack's environment: a stack that differs
+ * in its service only, and `stop`, which stops that service and ends its pool.
+ */
+export async function startServiceOnFreshDatabase(
+  stack: Stack,
+  suffix: string,
+  env: Readonly<Record<string, string>> & { PROJECTIONS: 'inline' | 'async' },
+): Promise<{ stack: Stack; stop(): Promise<void> }> {
+  const database = `${stack.serviceDatabase}_${suffix}`;
+  await createDatabase(database);
+  const serviceEnv = { ...stack.serviceEnv, ...env, DATABASE_URL: databaseUrl(database) };
+  const { service, serviceUrl } = await startService(`service-${suffix}`, serviceEnv);
+  const servicePool = poolOf(database);
+  const stop = async () => {
+    await stopChild(service);
+    await servicePool.end().catch(() => {});
   };
+  try {
+    // Its migrations run on an empty database while the first service is up: slower on a busy machine.
+    await waitForHttp(`${serviceUrl}/readyz`, service, 180_000);
+    const { apiKey, tenantId, ownerUserId } = await bootstrapTenant(serviceEnv);
+    const started: Stack = {
+      ...stack,
+      serviceEnv,
+      service,
+      serviceUrl,
+      projections: env.PROJECTIONS,
+      serviceDatabase: database,
+      serviceDatabaseUrl: databaseUrl(database),
+      tenantId,
+      ownerUserId,
+      apiKey,
+      auth: { 'svc-api-key': apiKey },
+      servicePool,
+      serviceTransactions: () => transactionCount(stack.adminPool, database),
+    };
+    return { stack: started, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The service's costs per request, beside the baseline row named `baseline`. */
+export function serviceCost(stack: Stack, baseline: string): CostProbe {
+  return {
+    servicePid: pidOf(stack.service),
+    postmasterPid: stack.postmasterPid,
+    database: stack.serviceDatabase,
+    databasePool: stack.servicePool,
+    adminPool: stack.adminPool,
+    statementsTracked: stack.statementsTracked,
+    projections: stack.projections,
+    baseline,
+  };
+}
+
+/** The bare baseline's costs per request. */
+export function baselineCost(stack: Stack): CostProbe {
+  return {
+    servicePid: pidOf(stack.baseline),
+    postmasterPid: stack.postmasterPid,
+    database: stack.bareDatabase,
+    databasePool: stack.barePool,
+    adminPool: stack.adminPool,
+    statementsTracked: stack.statementsTracked,
+  };
+}
+
+function pidOf(child: Child): number {
+  if (child.process.pid === undefined) throw new Error(`${child.name} has no process id`);
+  return child.process.pid;
 }
 
 /**

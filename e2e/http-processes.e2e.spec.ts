@@ -20,7 +20,7 @@ describe('HTTP_PROCESSES=2: the all-in-one serves HTTP from two processes', () =
   let running: ServiceWithHttpProcesses;
   beforeAll(async () => {
     running = await startServiceWithHttpProcesses();
-  }, 300_000);
+  }, 420_000);
   afterAll(async () => running?.stop());
 
   const metrics = async () => parsePrometheusText(String((await call(running.url, 'GET', '/metrics')).body));

@@ -21,7 +21,7 @@ describe('attack: spreading requests over the HTTP processes', () => {
     running = await startServiceWithHttpProcesses({
       SIGN_IN_EMAILS_PER_CLIENT_PER_HOUR: String(signInCapPerClient),
     });
-  }, 300_000);
+  }, 420_000);
   afterAll(async () => running?.stop());
 
   const createApplication = async (body: Record<string, unknown>) => {

@@ -107,7 +107,7 @@ export async function startServiceWithHttpProcesses(
       env,
     );
     // Three processes starting at once on a loaded 2-core machine take a while.
-    service = await startServiceProcess(env, { startTimeoutMs: 180_000 });
+    service = await startServiceProcess(env, { startTimeoutMs: 300_000 });
   } catch (error) {
     await database.drop();
     throw error;

@@ -259,14 +259,16 @@ describe('read audit: one event per request, one log row per token', () => {
     );
     expect(reads.rows).toHaveLength(1);
     expect(reads.rows[0]!.read.tokens.map((token) => token.token_id).sort()).toEqual([...children].sort());
-    const logs = await tenant.client.request<{ data: { entity_id: string; operation: string }[] }>(
-      'GET',
-      '/logs',
-      {
-        query: { size: 100 },
-      },
-    );
-    const readRows = logs.body.data.filter((log) => log.operation === 'read').map((log) => log.entity_id);
-    expect(readRows.sort()).toEqual([...children].sort());
+    // GET /logs waits for the projector up to READ_YOUR_WRITES_TIMEOUT_MS, which a loaded machine
+    // can outlast (the answer then says x-read-model-lagging).
+    await eventually(async () => {
+      const logs = await tenant.client.request<{ data: { entity_id: string; operation: string }[] }>(
+        'GET',
+        '/logs',
+        { query: { size: 100 } },
+      );
+      const readRows = logs.body.data.filter((log) => log.operation === 'read').map((log) => log.entity_id);
+      expect(readRows.sort()).toEqual([...children].sort());
+    }, 30_000);
   });
 });

@@ -71,7 +71,7 @@ describe('attack: reading at the same moment as another tenant, to see its reads
       const reads = page.body.data.filter((row) => row.operation === 'read');
       expect(reads).toHaveLength(mine.length * 3);
       return page.body.data;
-    });
+    }, 30_000);
     const text = JSON.stringify(rows);
     for (const id of theirs) expect(text).not.toContain(id);
     expect(text).not.toContain(other.tenantId);
@@ -92,7 +92,7 @@ describe('attack: reading at the same moment as another tenant, to see its reads
       const reads = page.body.data.filter((row) => row.operation === 'read');
       expect(reads).toHaveLength(theirs.length * 3);
       return reads;
-    });
+    }, 30_000);
     for (const row of theirRows)
       expect((await env.tenant.client.request('GET', `/logs/${row.id}/proof`)).status).toBe(404);
   });

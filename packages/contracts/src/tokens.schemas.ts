@@ -43,6 +43,9 @@ export const newTokenId = z
   .regex(
     /^(?:[A-Za-z0-9][A-Za-z0-9._:~-]*|\{\{[\s\S]*\}\})$/,
     'Letters, digits and . _ : ~ - only, starting with a letter or digit; or an alias expression, as {{ data | alias_preserve_format }}',
+  )
+  .describe(
+    'The token’s id (default: a random UUID), or an alias expression that draws one at random in the data’s format: `{{ data | alias_preserve_format }}`, `{{ data | alias_preserve_length }}`, `{{ data.number | alias_card }}` (docs/search.md)',
   );
 
 export const cardData = z.strictObject({

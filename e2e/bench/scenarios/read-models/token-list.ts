@@ -74,6 +74,7 @@ export async function seedTokenList(
      FROM generate_series(1, $3::int) AS g`,
     [tenantId, startMs, count, shared],
   );
+  // A token below the modulus has one value for both indexes: one row, as the projection keeps it.
   for (let from = 1; from <= count; from += searchRowsPerStatement) {
     const to = Math.min(count, from + searchRowsPerStatement - 1);
     const own = await Promise.all(
@@ -84,7 +85,8 @@ export async function seedTokenList(
     await pool.query(
       `INSERT INTO token_search_index (tenant_id, token_id, value, created_at)
        SELECT $1, 'list-' || lpad(g::text, 7, '0'), v.value, ${createdAtOfG}
-       FROM unnest($4::text[]) WITH ORDINALITY AS v(value, n), LATERAL (SELECT $3::int + n::int - 1 AS g) AS at`,
+       FROM unnest($4::text[]) WITH ORDINALITY AS v(value, n), LATERAL (SELECT $3::int + n::int - 1 AS g) AS at
+       ON CONFLICT DO NOTHING`,
       [tenantId, startMs, from, own],
     );
   }

@@ -113,6 +113,19 @@ describe('compatibility', () => {
     });
   });
 
+  it('tokens.create with an alias expression as id, then tokens.get by the drawn id', async () => {
+    const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
+    const created = await sdk.tokens.create({
+      type: 'card',
+      data: card,
+      id: '{{ data.number | alias_card }}',
+    });
+    expect(created.id).toMatch(/^424242\d{6}4242$/);
+    expect(created.id).not.toBe(card.number);
+    const read = await sdk.tokens.get(created.id!);
+    expect(read.data).toMatchObject({ number: card.number });
+  });
+
   it('tokens.tokenize and tokens.detokenize: a nested body of token requests, then of expressions', async () => {
     const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
     const tokenized = (await sdk.tokens.tokenize({
@@ -298,6 +311,33 @@ describe('compatibility', () => {
     expect(destination.received[0]!.url).toBe('/v1/charges?amount=10');
     expect(JSON.parse(destination.received[0]!.body.toString('utf8'))).toEqual({ number: card.number });
     expect(answer).toMatchObject({ method: 'POST', url: '/v1/charges?amount=10' });
+  });
+
+  it('searches through basis-theory-js 4’s tokens.search (POST /tokens/search with pages)', async () => {
+    const customer = `c-js-${Date.now()}`;
+    const ids: string[] = [];
+    for (const ssn of ['123-45-6789', '587-65-6789']) {
+      const created = await env.tenant.client.request<{ id: string }>('POST', '/tokens', {
+        body: {
+          type: 'social_security_number',
+          data: ssn,
+          search_indexes: ['{{ data | last4 }}'],
+          metadata: { customer },
+        },
+      });
+      expect(created.status).toBe(201);
+      ids.push(created.body.id);
+    }
+    const bt = await new BasisTheory().init(env.tenant.apiKey, {
+      apiBaseUrl: env.stack.url.replace('127.0.0.1', 'localhost'),
+    });
+    const query = `data:6789 AND metadata.customer:${customer}`;
+    const first = await bt.tokens.search({ query, page: 1, size: 1 });
+    expect(first.pagination).toMatchObject({ pageNumber: 1, pageSize: 1 });
+    expect(first.data.map((token) => [token.id, token.data])).toEqual([[ids[1], '587-65-6789']]);
+    const second = await bt.tokens.search({ query, page: 2, size: 1 });
+    expect(second.data.map((token) => token.id)).toEqual([ids[0]]);
+    await expect(bt.tokens.search({ query: 'ssn:6789' })).rejects.toMatchObject({ status: 400 });
   });
 
   it('accepts role ADMIN on an invitation, and names body.role for anything else', async () => {

@@ -60,6 +60,55 @@ describe('tokens', () => {
     expect((await env.tenant.client.request('POST', '/tokens', { body: { id, data: 3 } })).status).toBe(409);
   });
 
+  it('draws an id from an alias expression on the data, then reads the token by it', async () => {
+    const client = env.tenant.client;
+    const cases = [
+      ['social_security_number', '536-22-8431', '{{ data | alias_preserve_format }}', /^\d{3}-\d{2}-\d{4}$/],
+      ['token', 'jane.doe@example.com', '{{ data | alias_preserve_length }}', /^[A-Za-z0-9]{20}$/],
+      ['card', card, '{{ data.number | alias_card }}', /^424242\d{6}4242$/],
+    ] as const;
+    for (const [type, data, id, format] of cases) {
+      const created = await client.request<{ id: string }>('POST', '/tokens', { body: { type, data, id } });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      expect(created.body.id).toMatch(format);
+      const read = await client.request<{ id: string; data: unknown }>('GET', `/tokens/${created.body.id}`);
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ id: created.body.id, data });
+    }
+    // In a bulk call too, each request its own draw.
+    const bulk = await client.request<{ a: { id: string }; b: { id: string } }>('POST', '/tokenize', {
+      body: {
+        a: { type: 'token', data: 'AB-12', id: '{{ data | alias_preserve_format }}' },
+        b: { type: 'token', data: 'AB-12', id: '{{ data | alias_preserve_format }}' },
+      },
+    });
+    expect(bulk.status, JSON.stringify(bulk.body)).toBe(200);
+    expect(bulk.body.a.id).toMatch(/^[A-Z]{2}-\d{2}$/);
+    expect(bulk.body.b.id).toMatch(/^[A-Z]{2}-\d{2}$/);
+    expect(bulk.body.a.id).not.toBe(bulk.body.b.id);
+  });
+
+  it('refuses any other expression as an id, and an alias that cannot be a token id, naming body.id', async () => {
+    for (const [id, data] of [
+      ['{{ data | last4 }}', '4242424242424242'],
+      ['{{ data | alias_preserve_format | upcase }}', 'abc'],
+      ['{{ data | alias_card }}', 'not a card'],
+      ['{{ data | alias_preserve_format }}', 'has spaces'],
+      ['{ data }', 'secret-value'],
+    ] as const) {
+      const refused = await env.tenant.client.request<{ errors: Record<string, string[]> }>(
+        'POST',
+        '/tokens',
+        {
+          body: { id, data },
+        },
+      );
+      expect(refused.status, id).toBe(400);
+      expect(Object.keys(refused.body.errors)).toEqual(['body.id']);
+      expect(JSON.stringify(refused.body)).not.toContain(data);
+    }
+  });
+
   it('deduplicates on request: same data gives the same token, other data a new one', async () => {
     const card = { number: '5555555555554444', expiration_month: 1, expiration_year: 2031, cvc: '123' };
     const first = await env.tenant.client.request<{ id: string; fingerprint: string }>('POST', '/tokens', {

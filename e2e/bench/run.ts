@@ -26,7 +26,7 @@ import { measureGetTokenOneVsTwoHttpProcesses } from './scenarios/http-processes
 import { startProjectionLagRecording } from './scenarios/projection-lag.ts';
 import { measureReactors } from './scenarios/reactors.ts';
 import { addedP99Target, measureProxy } from './scenarios/proxy.ts';
-import { measureReadModelsAtSize } from './scenarios/read-models.ts';
+import { measureReadModelsAtSize, readModelP99TargetMs } from './scenarios/read-models.ts';
 import { measureWebhookDeliveries } from './scenarios/webhooks.ts';
 import { databaseUrl } from './support/databases.ts';
 import { startKafkaBroker } from './support/kafka-broker.ts';
@@ -127,7 +127,7 @@ async function main(): Promise<void> {
       proxy && rateRatioTarget('proxy ÷ direct (req/s)', proxy.proxied, proxy.direct, 50),
       proxy && addedP99Target(proxy.proxied, proxy.direct, 10),
       proxy && addedP99Target(proxy.transformed, proxy.direct, 25),
-      ...readModels.map((row) => p99Target(row, 20)),
+      ...readModels.map((row) => p99Target(row, readModelP99TargetMs(row))),
       treeHeadLag && p99Target(treeHeadLag, 1_000, 'tree-head lag p99'),
       treeHeads &&
         rateRatioTarget('POST /tokens tree heads on ÷ off (req/s)', treeHeads.on.row, treeHeads.off.row, 95),

@@ -32,6 +32,22 @@ export const tokenId = z
     'Letters, digits and . _ : ~ - only, starting with a letter or digit',
   );
 
+/**
+ * A new token's id: a token id, or an alias expression on its data that draws one
+ * (`{{ data | alias_preserve_format }}`, docs/search.md#alias-ids), which the create evaluates.
+ */
+export const newTokenId = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(
+    /^(?:[A-Za-z0-9][A-Za-z0-9._:~-]*|\{\{[\s\S]*\}\})$/,
+    'Letters, digits and . _ : ~ - only, starting with a letter or digit; or an alias expression, as {{ data | alias_preserve_format }}',
+  )
+  .describe(
+    'The token’s id (default: a random UUID), or an alias expression that draws one at random in the data’s format: `{{ data | alias_preserve_format }}`, `{{ data | alias_preserve_length }}`, `{{ data.number | alias_card }}` (docs/search.md)',
+  );
+
 export const cardData = z.strictObject({
   number: z
     .string()
@@ -101,7 +117,7 @@ const fingerprintExpressionSchema = dataExpressionText.describe(
 
 export const createTokenBody = z
   .strictObject({
-    id: tokenId.optional(),
+    id: newTokenId.optional(),
     type: tokenTypeSchema.default('token'),
     data: tokenData.refine((value) => value !== null, 'Must not be null'),
     metadata: metadataSchema.optional(),

@@ -7,6 +7,7 @@
 // dotted field, `body.card.number`, or a header name), never a token's data.
 import { Liquid } from 'liquidjs';
 import { badRequest, type FieldErrors } from '@tokenvault/platform';
+import { aliasFilters, type AliasFilter } from './aliases.ts';
 import { customFilters, FilterError, isPlainObject, to_string } from './filters.ts';
 
 /** The most distinct tokens one request may detokenize. */
@@ -252,6 +253,38 @@ export function evaluateDataExpression(expression: string, data: unknown): strin
   if (value === null || value === undefined) return null;
   const text = to_string(value);
   return text.length === 0 ? null : text;
+}
+
+const aliasExpression = new RegExp(
+  String.raw`^\{\{\s*(${dataPath})\s*\|\s*(${Object.keys(aliasFilters).join('|')})\s*\}\}$`,
+);
+
+/**
+ * A new token's id drawn by an alias expression on its data: `{{ data | alias_preserve_format }}`,
+ * `{{ data | alias_preserve_length }}`, `{{ data.number | alias_card }}` (one alias filter, alone,
+ * on data or a path into it). Each call draws anew. Anything else, a path the data does not have
+ * or a value the filter cannot shape is a DataExpressionError naming what, never the data.
+ */
+export function evaluateAliasExpression(expression: string, data: unknown): string {
+  const match = aliasExpression.exec(expression);
+  if (!match) {
+    throw new DataExpressionError(
+      'Must be an alias expression: {{ data | alias_preserve_format }}, {{ data | alias_preserve_length }} or {{ data.number | alias_card }}',
+    );
+  }
+  let value: unknown;
+  try {
+    value = liquid.evalValueSync(match[1]!, { data });
+  } catch {
+    value = undefined;
+  }
+  if (value === null || value === undefined)
+    throw new DataExpressionError('The data has no value at this path');
+  try {
+    return aliasFilters[match[2] as AliasFilter](value);
+  } catch (error) {
+    throw new DataExpressionError(failureMessage(error));
+  }
 }
 
 /** A data expression that cannot be evaluated: its message names the filter, never the data. */

@@ -1,5 +1,6 @@
 export {
   DataExpressionError,
+  evaluateAliasExpression,
   evaluateDataExpression,
   evaluateMask,
   findTokenIds,

@@ -4332,6 +4332,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description The token’s id (default: a random UUID), or an alias expression that draws one at random in the data’s format: `{{ data | alias_preserve_format }}`, `{{ data | alias_preserve_length }}`, `{{ data.number | alias_card }}` (docs/search.md) */
                     id?: string;
                     /**
                      * @default token
@@ -6425,6 +6426,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description The token’s id (default: a random UUID), or an alias expression that draws one at random in the data’s format: `{{ data | alias_preserve_format }}`, `{{ data | alias_preserve_length }}`, `{{ data.number | alias_card }}` (docs/search.md) */
                     id?: string;
                     /**
                      * @default token

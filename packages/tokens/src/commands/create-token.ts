@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { metadataOf } from '@tokenvault/cqrs';
 import { UniqueClaimTaken, type Position } from '@tokenvault/eventstore';
-import { conflict, forbidden, type Principal } from '@tokenvault/platform';
+import { badRequest, conflict, forbidden, isDomainError, type Principal } from '@tokenvault/platform';
+import { DataExpressionError, evaluateAliasExpression } from '@tokenvault/expressions';
 import {
   containerOfPrivacy,
   privacyOf,
+  tokenId,
   type CreateTokenBody,
   type TokenResponse,
 } from '@tokenvault/contracts';
@@ -54,12 +56,58 @@ export async function newTokenPlan(
     (body.search_indexes ?? []).map(searchIndexSpecOf),
     body.fingerprint_expression,
   );
-  // A caller-chosen id asks for that token, not for any equal one.
+  const newId = newIdOf(body, `${where ?? 'body'}.id`);
+  // A caller-chosen id asks for that token, not for any equal one; an alias asks for any id of
+  // the data's format, which an equal token's id stands in for as a random one does.
   const deduplicate =
-    body.id === undefined &&
+    (body.id === undefined || newId.aliased) &&
     (body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true');
-  return { containers, fingerprint, search, deduplicate };
+  return { containers, fingerprint, search, deduplicate, newId };
 }
+
+/** How a new token's id is drawn: `draw()` gives the id of one attempt at the append. */
+export interface NewTokenId {
+  draw: () => string;
+  /** Drawn by an alias expression: a draw a token of the tenant already holds is drawn again. */
+  aliased: boolean;
+}
+
+/** Draws of an alias id before a create gives up (each one a token of the tenant already held). */
+export const aliasIdDraws = 5;
+
+/**
+ * The caller's id, an alias of the data drawn at each attempt, or a random UUID. An alias
+ * expression that is not one, or whose alias cannot be a token id (a format keeping characters an
+ * id cannot hold, or more than 200 of them), is a 400 naming `field`: what an alias keeps of the
+ * data does not depend on the draw, so the first draw tells.
+ */
+function newIdOf(body: CreateTokenBody, field: string): NewTokenId {
+  const { id, data } = body;
+  if (id === undefined) return { draw: randomUUID, aliased: false };
+  if (!id.startsWith('{{')) return { draw: () => id, aliased: false };
+  const draw = () => evaluateAliasExpression(id, data);
+  let first: string;
+  try {
+    first = draw();
+  } catch (error) {
+    if (!(error instanceof DataExpressionError)) throw error;
+    throw badRequest('The id’s alias expression could not be evaluated.', { [field]: [error.message] });
+  }
+  if (!tokenId.safeParse(first).success) {
+    throw badRequest('The id’s alias expression gives no token id for this data.', {
+      [field]: [
+        'The alias keeps characters a token id cannot hold (letters, digits and . _ : ~ - only, starting with a letter or digit, at most 200): alias_preserve_format keeps every character but letters and digits; alias_preserve_length draws letters and digits only',
+      ],
+    });
+  }
+  return { draw, aliased: true };
+}
+
+/** Every alias drawn for a new token was an id a token of the tenant holds. */
+export const aliasIdsTaken = (where?: string) =>
+  conflict(
+    `Each of ${aliasIdDraws} alias ids drawn for the token${where ? ` requested at ${where}` : ''} is held by a token of this tenant: this data's format leaves too few aliases. Use an alias of more characters, or no id (a random one).`,
+  );
 
 /** With a parent, the token and its association to the parent are one event. */
 export async function createToken(
@@ -69,9 +117,9 @@ export async function createToken(
   correlationId: string,
   parentId?: string,
 ): Promise<CreateTokenResult> {
-  const { containers, fingerprint, search, deduplicate } = await newTokenPlan(deps, principal, body);
+  const { containers, fingerprint, search, deduplicate, newId } = await newTokenPlan(deps, principal, body);
   const tenantId = principal.tenantId;
-  const fields = { containers, fingerprint, parentId, search };
+  const fields = { containers, fingerprint, parentId, search, newId };
   if (!deduplicate) return appendNewToken(deps, principal, body, correlationId, fields);
   // Only a token in the same containers, and one this key may read, stands in for a new one. The
   // read model finds one made before (with or without deduplication); the claim the new token
@@ -108,8 +156,9 @@ export async function createToken(
   }
 }
 
-/** What a create decided besides the body: where the token goes, its fingerprint and indexes. */
+/** What a create decided besides the body: its id, where it goes, its fingerprint and indexes. */
 export interface NewTokenFields {
+  id: string;
   containers: string[];
   fingerprint: string;
   parentId: string | undefined;
@@ -119,7 +168,25 @@ export interface NewTokenFields {
   claimTakenFrom?: string | undefined;
 }
 
+/** The append of a new token, with its alias drawn again while a token of the tenant holds it. */
 async function appendNewToken(
+  deps: TokenCommandDeps,
+  principal: Principal,
+  body: CreateTokenBody,
+  correlationId: string,
+  { newId, ...fields }: Omit<NewTokenFields, 'id'> & { newId: NewTokenId },
+): Promise<CreateTokenResult> {
+  for (let draw = 1; ; draw++) {
+    try {
+      return await appendTokenView(deps, principal, body, correlationId, { ...fields, id: newId.draw() });
+    } catch (error) {
+      if (!newId.aliased || !isDomainError(error, 'already-exists')) throw error;
+      if (draw >= aliasIdDraws) throw aliasIdsTaken();
+    }
+  }
+}
+
+async function appendTokenView(
   deps: TokenCommandDeps,
   principal: Principal,
   body: CreateTokenBody,
@@ -152,7 +219,7 @@ export async function newTokenView(
   fields: NewTokenFields,
 ) {
   const tenantId = principal.tenantId;
-  const id = body.id ?? randomUUID();
+  const id = fields.id;
   const sealed = await deps.vault.sealToken(tenantId, id, body.data, {
     expiresAt: body.expires_at ? new Date(body.expires_at).toISOString() : null,
   });

@@ -13,7 +13,14 @@ import { tokenStream } from '../domain/tokens.events.ts';
 import { tokenDataKey, tokenSearchIndexScope } from '../domain/tokens.uniqueness.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
 import { tokenFields } from '../queries/tokens.queries.ts';
-import { newTokenPlan, newTokenView, uniqueIndexTaken } from './create-token.ts';
+import {
+  aliasIdDraws,
+  aliasIdsTaken,
+  newTokenPlan,
+  newTokenView,
+  uniqueIndexTaken,
+  type NewTokenId,
+} from './create-token.ts';
 import type { TokenCommandDeps } from './token-command-kit.ts';
 import { tokenResponseOf } from './token-response.ts';
 
@@ -46,7 +53,7 @@ export async function tokenizeTokens(
   const tenantId = principal.tenantId;
   const idsSeen = new Map<string, string>();
   for (const { where, body } of requests) {
-    if (body.id === undefined) continue;
+    if (body.id === undefined || body.id.startsWith('{{')) continue;
     const first = idsSeen.get(body.id);
     if (first) {
       throw badRequest('Two token requests of this call ask for one id.', {
@@ -86,38 +93,59 @@ export async function tokenizeTokens(
         : { create: true },
     );
   }
-  const created = await Promise.all(
-    requests.map(async ({ body }, index) => {
-      if (!('create' in answers[index]!)) return undefined;
-      const plan = plans[index]!;
-      return newTokenView(deps, principal, body, {
-        containers: plan.containers,
-        fingerprint: plan.fingerprint,
-        parentId: undefined,
-        search: plan.search,
-        ...(plan.deduplicate ? { deduplicated: true as const } : {}),
-      });
-    }),
+  const viewOf = (index: number, id: string) => {
+    const plan = plans[index]!;
+    return newTokenView(deps, principal, requests[index]!.body, {
+      id,
+      containers: plan.containers,
+      fingerprint: plan.fingerprint,
+      parentId: undefined,
+      search: plan.search,
+      ...(plan.deduplicate ? { deduplicated: true as const } : {}),
+    });
+  };
+  const ids = newIdsOf(
+    requests,
+    plans.map((plan, index) => ('create' in answers[index]! ? plan.newId : undefined)),
   );
-  const fresh = created.flatMap((one) => (one ? [one] : []));
+  const created = await Promise.all(
+    ids.map(async (id, index) => (id === undefined ? undefined : viewOf(index, id))),
+  );
   let position: Position | null = null;
-  if (fresh.length > 0) {
+  if (created.some((one) => one !== undefined)) {
     const metadata = metadataOf(principal, correlationId);
-    const appends = fresh.map(({ token }) => ({
-      stream: tokenStream(tenantId, token.id),
-      events: tokenDecider
-        .decide({ type: 'CreateToken', token }, tokenDecider.initialState())
-        .map((event) => ({ type: event.type, data: event.data, metadata })),
-      expectedRevision: 'no_stream' as const,
-    }));
-    try {
-      ({ position } = await deps.store.appendStreams(appends, {
-        sideData: tokenKeysSideData(fresh.map(({ sealed }) => sealed)),
+    // An alias a token of the tenant already holds is drawn again, and the whole call appended again.
+    for (let draw = 1; ; draw++) {
+      const fresh = created.flatMap((one) => (one ? [one] : []));
+      const appends = fresh.map(({ token }) => ({
+        stream: tokenStream(tenantId, token.id),
+        events: tokenDecider
+          .decide({ type: 'CreateToken', token }, tokenDecider.initialState())
+          .map((event) => ({ type: event.type, data: event.data, metadata })),
+        expectedRevision: 'no_stream' as const,
       }));
-    } catch (error) {
-      throw bulkAppendProblem(error, requests, tenantId) ?? error;
+      try {
+        ({ position } = await deps.store.appendStreams(appends, {
+          sideData: tokenKeysSideData(fresh.map(({ sealed }) => sealed)),
+        }));
+        for (const { sealed } of fresh) if (sealed.newKey) deps.vault.keepTokenKey(sealed.newKey);
+        break;
+      } catch (error) {
+        const taken =
+          error instanceof WrongExpectedRevisionError
+            ? created.findIndex(
+                (one, index) =>
+                  plans[index]!.newId.aliased && one && tokenStream(tenantId, one.token.id) === error.stream,
+              )
+            : -1;
+        if (taken === -1) throw bulkAppendProblem(error, requests, tenantId) ?? error;
+        if (draw >= aliasIdDraws) throw aliasIdsTaken(requests[taken]!.where);
+        const others = new Set(ids.flatMap((id, index) => (id === undefined || index === taken ? [] : [id])));
+        const redrawn = drawDistinct(plans[taken]!.newId, others, requests[taken]!.where);
+        ids[taken] = redrawn;
+        created[taken] = await viewOf(taken, redrawn);
+      }
     }
-    for (const { sealed } of fresh) if (sealed.newKey) deps.vault.keepTokenKey(sealed.newKey);
   }
   const tokens: TokenResponse[] = [];
   for (const [index, answer] of answers.entries()) {
@@ -151,4 +179,32 @@ function bulkAppendProblem(error: unknown, requests: readonly TokenRequestAt[], 
     );
   }
   return undefined;
+}
+
+/**
+ * The id of each request to create (undefined for one an existing token answers), distinct within
+ * the call: an alias that another request's id already is gets drawn again.
+ */
+function newIdsOf(
+  requests: readonly TokenRequestAt[],
+  newIds: readonly (NewTokenId | undefined)[],
+): (string | undefined)[] {
+  // The caller's own ids first (distinct: checked above), then the aliases around them.
+  const taken = new Set(newIds.flatMap((newId) => (newId && !newId.aliased ? [newId.draw()] : [])));
+  return newIds.map((newId, index) => {
+    if (!newId) return undefined;
+    if (!newId.aliased) return newId.draw();
+    const id = drawDistinct(newId, taken, requests[index]!.where);
+    taken.add(id);
+    return id;
+  });
+}
+
+/** An alias none of `taken` is, within the draws a create makes. */
+function drawDistinct(newId: NewTokenId, taken: ReadonlySet<string>, where: string): string {
+  for (let draw = 1; draw <= aliasIdDraws; draw++) {
+    const id = newId.draw();
+    if (!taken.has(id)) return id;
+  }
+  throw aliasIdsTaken(where);
 }

@@ -124,6 +124,27 @@ const mappings = {
             ? 'Token retrieved (redacted)'
             : 'Token retrieved',
     })),
+  TokenIntentCreated: entry('token_intent', 'intent_id', 'create', 'Token intent created'),
+  TokenIntentConverted: (data) => [
+    {
+      entity_type: 'token_intent',
+      entity_id: String(data.intent_id),
+      operation: 'delete',
+      message: `Token intent made token ${String(data.token_id)} (its key destroyed)`,
+    },
+  ],
+  TokenIntentDeleted: entry(
+    'token_intent',
+    'intent_id',
+    'delete',
+    'Token intent deleted (its key destroyed)',
+  ),
+  TokenIntentExpired: entry(
+    'token_intent',
+    'intent_id',
+    'delete',
+    'Token intent expired (its key destroyed)',
+  ),
   ReactorFormulaCreated: entry('reactor_formula', 'formula_id', 'create', 'Reactor formula created'),
   ReactorFormulaUpdated: entry('reactor_formula', 'formula_id', 'update', 'Reactor formula updated'),
   ReactorFormulaDeleted: entry('reactor_formula', 'formula_id', 'delete', 'Reactor formula deleted'),
@@ -177,6 +198,7 @@ export const entityTypes = [
   { value: 'tenant_invitation', display_name: 'Tenant Invitation' },
   { value: 'tenant_member', display_name: 'Tenant Member' },
   { value: 'token', display_name: 'Token' },
+  { value: 'token_intent', display_name: 'Token Intent' },
   { value: 'us_bank_account_number', display_name: 'US Bank Account Number' },
   { value: 'us_bank_routing_number', display_name: 'US Bank Routing Number' },
   { value: 'user', display_name: 'User' },

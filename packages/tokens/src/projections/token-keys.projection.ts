@@ -88,8 +88,10 @@ export const tokenKeyStore: InlineProjection<Handled> = {
         case 'TokenIntentCreated': {
           // The intent's key goes when the intent expires, whatever the intent sweep does.
           const pending = newKeyOf(context?.sideData, event.data.data_ciphertext);
-          if (!pending) throw new Error('the key of this token intent is not carried by its append');
-          await storeTokenKey(tx, { ...pending, expiresAt: event.data.expires_at });
+          if (pending) await storeTokenKey(tx, { ...pending, expiresAt: event.data.expires_at });
+          else if (event.data.data_ciphertext.startsWith('tk:')) {
+            throw new Error('the key of this token intent is not carried by its append');
+          }
           break;
         }
         case 'TokenIntentConverted':
@@ -150,8 +152,14 @@ export const externalTokenKeyHook: AppendHook<Handled> = {
     for (const event of events) {
       if (event.type === 'TokenIntentCreated') {
         const pending = newKeyOf(context.sideData, event.data.data_ciphertext);
-        if (!pending || !(await storeNewTokenKey(tx, { ...pending, expiresAt: event.data.expires_at }))) {
-          throw new Error('the key of this token intent is not carried by its append, or exists already');
+        if (!pending) {
+          if (event.data.data_ciphertext.startsWith('tk:')) {
+            throw new Error('the key of this token intent is not carried by its append');
+          }
+          continue;
+        }
+        if (!(await storeNewTokenKey(tx, { ...pending, expiresAt: event.data.expires_at }))) {
+          throw new Error('the token intent already has a key (a concurrent writer): try again');
         }
         continue;
       }

@@ -135,7 +135,7 @@ describe('application keys', () => {
     const forPublic = await api().request<Described[]>('GET', '/permissions', {
       query: { application_type: 'public' },
     });
-    expect(forPublic.body.map((entry) => entry.type)).toEqual(['token:create']);
+    expect(forPublic.body.map((entry) => entry.type)).toEqual(['token:create', 'token-intent:create']);
     // The rule it is read from is the one a create holds a public application to.
     const refused = await api().request('POST', '/applications', {
       body: { name: 'x', type: 'public', permissions: ['token:read'] },

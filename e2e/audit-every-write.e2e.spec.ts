@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logMappings } from '@tokenvault/audit';
 import { eventually } from '@tokenvault/platform/testing';
 import { startHttpDestination } from './support/destinations.ts';
+import { TestClock } from './support/clock.ts';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
 import { runAdminCli } from './support/service-process.ts';
 import { startStack, type TestStack, type TestTenant } from './support/stack.ts';
@@ -23,18 +24,24 @@ describe('audit log: one row per event, for every write the service offers', () 
   let smtp: TestSmtpServer;
   let stack: TestStack;
   let tenant: TestTenant;
+  // Moved past a token intent's 24 hours once every other write is done (TokenIntentExpired).
+  const clock = new TestClock();
 
   beforeAll(async () => {
     smtp = await startSmtpServer();
     // 127.0.0.1 is allow-listed: a proxy's destination is checked when it is saved (never called here).
     // A card's CVC goes a second after it was given (TokenCvcRemoved, a write of the worker); a
     // webhook's URL is checked when it is saved, like a proxy's destination.
-    stack = await startStack({
-      SMTP_URL: smtp.url,
-      PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
-      CARD_CVC_TTL_SECONDS: '1',
-      WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
-    });
+    stack = await startStack(
+      {
+        SMTP_URL: smtp.url,
+        PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
+        CARD_CVC_TTL_SECONDS: '1',
+        WEBHOOK_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1',
+        TOKEN_INTENT_SWEEP_INTERVAL_MS: '200',
+      },
+      { clock },
+    );
     tenant = await stack.createTenant();
   });
   afterAll(async () => {
@@ -189,6 +196,23 @@ describe('audit log: one row per event, for every write the service offers', () 
       const read = await client.request<{ data: Record<string, unknown> }>('GET', `/tokens/${card.id}`);
       expect(read.body.data).not.toHaveProperty('cvc');
     });
+
+    // Token intents: one made a token, one deleted, one left to expire (the sweep, on the clock).
+    const intentOf = async () =>
+      ok(client.request('POST', '/token-intents', { body: { type: 'token', data: 'collected' } }));
+    const converted = await intentOf();
+    await ok(client.request('POST', '/tokens', { body: { token_intent_id: converted.id } }));
+    const deleted = await intentOf();
+    await ok(client.request('DELETE', `/token-intents/${deleted.id}`));
+    await intentOf();
+    clock.advance(24 * 3600_000 + 60_000);
+    await eventually(async () => {
+      const expired = await stack.service.runtime.ownerPool.query(
+        `SELECT 1 FROM es_events WHERE event_type = 'TokenIntentExpired' AND metadata->>'tenant_id' = $1`,
+        [tenant.tenantId],
+      );
+      expect(expired.rowCount).toBe(1);
+    }, 30_000);
 
     // An operator's key commands (npm run keys) are events and log rows too.
     const { KAFKA_BROKERS: _kafka, MASTER_KEY: _key, MASTER_KEYS: _keys, ...inherited } = process.env;

@@ -144,6 +144,38 @@ describe('compatibility', () => {
     expect(detokenized).toEqual({ name: 'Ada', card: { number: card.number } });
   });
 
+  it('tokenIntents.create (with a public key), get and delete, and tokens.create({ tokenIntentId })', async () => {
+    const publicApplication = await env.tenant.client.request<{ key: string }>('POST', '/applications', {
+      body: { name: 'Checkout form', type: 'public', permissions: ['token-intent:create'] },
+    });
+    expect(publicApplication.status).toBe(201);
+    const browser = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: publicApplication.body.key });
+    const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
+    const data = { ...card, cvc: '123' };
+    const created: NodeSdk.CreateTokenIntentResponse = await browser.tokenIntents.create({
+      type: 'card',
+      data,
+    });
+    expect(created).toMatchObject({ type: 'card', tenantId: env.tenant.tenantId, card: { last4: '4242' } });
+    expect(created.expiresAt!.getTime() - created.createdAt!.getTime()).toBe(24 * 3600_000);
+    const read: NodeSdk.TokenIntent = await sdk.tokenIntents.get(created.id!);
+    expect(read).toEqual(created);
+    const token: NodeSdk.Token = await sdk.tokens.create({
+      tokenIntentId: created.id!,
+      metadata: { order: 'o-9' },
+    });
+    expect(token).toMatchObject({ type: 'card', metadata: { order: 'o-9' } });
+    expect((await sdk.tokens.get(token.id!)).data).toEqual(data);
+    await expect(sdk.tokenIntents.get(created.id!)).rejects.toMatchObject({ statusCode: 404 });
+    const deleted = await browser.tokenIntents.create({
+      type: 'bank',
+      data: { routing_number: '021000021', account_number: '000123456789' },
+    });
+    expect(deleted.bank).toEqual({ routingNumber: '021000021', accountNumberLast4: '6789' });
+    await sdk.tokenIntents.delete(deleted.id!);
+    await expect(sdk.tokenIntents.get(deleted.id!)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
   it('tokens.get', async () => {
     const sdk = new BasisTheoryClient({ baseUrl: env.stack.url, apiKey: env.tenant.apiKey });
     const created = await sdk.tokens.create({

@@ -35,6 +35,9 @@ export const consolePermissions = [
   'webhook:read',
   'webhook:update',
   'webhook:delete',
+  'token-intent:create',
+  'token-intent:read',
+  'token-intent:delete',
 ] as const;
 
 export type ConsolePermission = (typeof consolePermissions)[number];
@@ -59,6 +62,7 @@ export const permissionGroups: { title: string; permissions: ConsolePermission[]
   { title: 'Reactors', permissions: consolePermissions.filter((p) => p.startsWith('reactor:')) },
   { title: 'Proxies', permissions: consolePermissions.filter((p) => p.startsWith('proxy:')) },
   { title: 'Webhooks', permissions: consolePermissions.filter((p) => p.startsWith('webhook:')) },
+  { title: 'Token intents', permissions: consolePermissions.filter((p) => p.startsWith('token-intent:')) },
 ];
 
 /** The presets a new application starts from; the boxes stay editable after one is chosen. */

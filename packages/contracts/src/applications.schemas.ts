@@ -48,8 +48,11 @@ const grants = {
   rules: z.array(rule).max(50).default([]),
 };
 
-/** What a public application may hold: its key ships in browsers and apps, so it only creates tokens. */
-const publicApplicationPermissions: readonly Permission[] = ['token:create'];
+/**
+ * What a public application may hold: its key ships in browsers and apps, so it only creates
+ * tokens and token intents.
+ */
+const publicApplicationPermissions: readonly Permission[] = ['token:create', 'token-intent:create'];
 
 /**
  * Whether an application of this type may hold this permission, tenant-wide or in a rule: the one
@@ -86,7 +89,7 @@ export function grantsTypeMayNotHold(
   return refused;
 }
 
-/** A public application's key ships in browsers and apps: it may only create tokens. */
+/** A public application's key ships in browsers and apps: it may only create tokens and token intents. */
 function publicKeysOnlyCreate(
   body: { type: ApplicationType; permissions: string[]; rules: { permissions: string[] }[] },
   context: z.RefinementCtx,

@@ -40,6 +40,9 @@ export const permissions = [
   'webhook:read',
   'webhook:update',
   'webhook:delete',
+  'token-intent:create',
+  'token-intent:read',
+  'token-intent:delete',
 ] as const;
 
 export type Permission = (typeof permissions)[number];
@@ -88,4 +91,8 @@ export const permissionDescriptions: Record<Permission, string> = {
   'webhook:update':
     'Update webhooks, read and rotate the signing key, ping a webhook and redeliver a delivery.',
   'webhook:delete': 'Delete webhooks.',
+  'token-intent:create':
+    'Create token intents: data checked and held sealed for at most 24 hours until POST /tokens makes it a token.',
+  'token-intent:read': 'Read token intents (never their data).',
+  'token-intent:delete': 'Delete token intents, shredding their data.',
 };

@@ -203,6 +203,62 @@ export const publicEvents: Record<string, PublicEventContract> = {
       deleted_at: at('When'),
     }),
   }),
+  TokenIntentCreated: contract({
+    topic: 'tokens',
+    description:
+      'A token intent was created: data checked and held sealed until it becomes a token, is deleted or expires. Neither its data, its ciphertext, its summaries nor its fingerprint is published.',
+    entity: 'token_intent',
+    entityId: (data) => `${data.tenant_id}/${data.intent_id}`,
+    schema: z.object({
+      intent_id: id('The token intent.'),
+      tenant_id: tenantId,
+      type: tokenTypeSchema.describe('The token type of its data.'),
+      expires_at: at('When it expires, if not made a token before'),
+      created_by: id('The application that created it.'),
+      created_at: at('When'),
+    }),
+  }),
+  TokenIntentConverted: contract({
+    topic: 'tokens',
+    description:
+      'A token intent was made a token (POST /tokens with token_intent_id); its key was destroyed. The token’s own TokenCreated follows in the same commit.',
+    entity: 'token_intent',
+    entityId: (data) => `${data.tenant_id}/${data.intent_id}`,
+    schema: z.object({
+      intent_id: id('The token intent.'),
+      tenant_id: tenantId,
+      type: tokenTypeSchema.describe('The token type.'),
+      token_id: id('The token it became.'),
+      converted_by: id('The application that made the token.'),
+      converted_at: at('When'),
+    }),
+  }),
+  TokenIntentDeleted: contract({
+    topic: 'tokens',
+    description: 'A token intent was deleted; its key was destroyed.',
+    entity: 'token_intent',
+    entityId: (data) => `${data.tenant_id}/${data.intent_id}`,
+    schema: z.object({
+      intent_id: id('The token intent.'),
+      tenant_id: tenantId,
+      type: tokenTypeSchema.describe('The token type of its data.'),
+      deleted_by: id('The application that deleted it.'),
+      deleted_at: at('When'),
+    }),
+  }),
+  TokenIntentExpired: contract({
+    topic: 'tokens',
+    description:
+      'A token intent expired before it was made a token or deleted; the expiry sweep destroyed its key.',
+    entity: 'token_intent',
+    entityId: (data) => `${data.tenant_id}/${data.intent_id}`,
+    schema: z.object({
+      intent_id: id('The token intent.'),
+      tenant_id: tenantId,
+      type: tokenTypeSchema.describe('The token type of its data.'),
+      expired_at: at('When the sweep expired it'),
+    }),
+  }),
   TenantCreated: contract({
     topic: 'tenancy',
     description: 'A tenant was created (with its owner).',

@@ -339,3 +339,73 @@ export const detokenizeBody = z
 export const detokenizeResponseSchema = z
   .union([z.record(z.string(), z.unknown()), z.array(z.unknown())])
   .describe('The body as sent, every expression replaced by what it renders');
+
+/** How long a token intent holds its data at most: then it expires and its key is shredded. */
+export const tokenIntentLifetimeMs = 24 * 60 * 60_000;
+
+/**
+ * `POST /token-intents`, as Basis Theory's `CreateTokenIntentRequest`: data of a token type,
+ * checked as a token of that type would be (card and bank checks), held sealed until it is made a
+ * token (`POST /tokens { token_intent_id }`), deleted, or expires 24 hours after its creation.
+ */
+export const createTokenIntentBody = z
+  .strictObject({
+    type: tokenTypeSchema,
+    data: tokenData.refine((value) => value !== null, 'Must not be null'),
+  })
+  .superRefine((body, context) => {
+    for (const issue of tokenDataIssues(body.type, body.data)) context.addIssue(issue);
+  });
+export type CreateTokenIntentBody = z.output<typeof createTokenIntentBody>;
+
+export const tokenIntentParams = z.object({ id: uuid });
+
+/** A token intent as Basis Theory's `TokenIntent` shapes it: never its data. */
+export const tokenIntentSchema = z.object({
+  id: uuid,
+  tenant_id: uuid,
+  type: tokenTypeSchema,
+  fingerprint: z.string().describe('The fingerprint a token of this data would have (its type’s default)'),
+  created_by: uuid,
+  created_at: timestamp,
+  expires_at: timestamp.describe('When it expires and its data is shredded: 24 hours after its creation'),
+  card: cardDetailsSchema.optional().describe('A card’s summary (card and card_number intents)'),
+  bank: bankDetailsSchema.optional().describe('A bank account’s summary (bank intents)'),
+});
+export type TokenIntentResponse = z.output<typeof tokenIntentSchema>;
+
+/**
+ * `POST /tokens`'s body: a create (createTokenBody), or, with `token_intent_id`, a token made of
+ * an intent's type and data (neither given then), which consumes the intent.
+ */
+export const createTokenRequestBody = z
+  .strictObject({
+    ...createTokenBody.shape,
+    type: tokenTypeSchema.optional(),
+    data: tokenData.optional(),
+    token_intent_id: uuid
+      .optional()
+      .describe(
+        'A token intent of the tenant (POST /token-intents) whose type and data the token takes; the intent is consumed, its data shredded (docs/token-intents.md)',
+      ),
+  })
+  .superRefine((body, context) => {
+    if (body.token_intent_id !== undefined) {
+      for (const field of ['type', 'data'] as const) {
+        if (body[field] !== undefined) {
+          context.addIssue({
+            code: 'custom',
+            path: [field],
+            message: `Leave ${field} out with token_intent_id: the token takes the intent’s`,
+          });
+        }
+      }
+      return;
+    }
+    const plain = createTokenBody.safeParse(body);
+    if (plain.success) return;
+    for (const issue of plain.error.issues) {
+      context.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    }
+  });
+export type CreateTokenRequestBody = z.output<typeof createTokenRequestBody>;

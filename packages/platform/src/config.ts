@@ -96,6 +96,8 @@ export const configSchema = z.object({
   TOKEN_KEYS: z.enum(['on', 'off']).default('on'),
   /** How often expired tokens' keys are destroyed (one process at a time). */
   TOKEN_KEY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
+  /** How often token intents past their expiry are expired and their keys destroyed. */
+  TOKEN_INTENT_SWEEP_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(15_000),
   /** How long a card token keeps its CVC before the worker removes it (PCI DSS: until authorisation). */
   CARD_CVC_TTL_SECONDS: z.coerce
     .number()

@@ -1,15 +1,18 @@
 import type { ContextManifest } from '@tokenvault/cqrs';
 import type { Detokenizer } from './commands/detokenize.ts';
+import { TokenIntentCommands } from './commands/token-intents.commands.ts';
 import { tokenEventTypes } from './domain/tokens.events.ts';
 import { tokenClaims } from './domain/tokens.uniqueness.ts';
 import { bulkTokenRoutes } from './http/bulk.routes.ts';
 import { childTokenRoutes } from './http/children.routes.ts';
 import { tokenSearchRoutes } from './http/search.routes.ts';
 import { tokenAccess, type TokenRouteDeps } from './http/token-access.ts';
+import { tokenIntentRoutes } from './http/token-intents.routes.ts';
 import { tokenResourceRoutes } from './http/tokens.routes.ts';
 import { usageReportRoutes } from './http/usage.routes.ts';
 import { tokensMigrations } from './migrations.ts';
 import { externalTokenKeyHook, tokenKeyStore } from './projections/token-keys.projection.ts';
+import { tokenIntentsProjection } from './projections/token-intents.projection.ts';
 import { tokensProjection } from './projections/tokens.projection.ts';
 import { tokenUsageProjection } from './projections/usage.projection.ts';
 
@@ -22,7 +25,10 @@ export interface TokensContextDeps extends TokenRouteDeps {
 export const tokensContext: ContextManifest<TokensContextDeps> = {
   name: 'tokens',
   migrations: tokensMigrations,
-  projections: { consistent: [tokensProjection], trailing: [tokenUsageProjection] },
+  projections: {
+    consistent: [tokensProjection, tokenIntentsProjection],
+    trailing: [tokenUsageProjection],
+  },
   effects: { inline: [tokenKeyStore], external: [externalTokenKeyHook] },
   claims: tokenClaims,
   eventTypes: tokenEventTypes,
@@ -39,6 +45,10 @@ export const tokensContext: ContextManifest<TokensContextDeps> = {
       }),
       ...childTokenRoutes(deps, access),
       ...usageReportRoutes(deps),
+      ...tokenIntentRoutes({
+        consistency: deps.consistency,
+        commands: new TokenIntentCommands({ store: deps.store, vault: deps.vault, clock: deps.clock }),
+      }),
     ];
   },
 };

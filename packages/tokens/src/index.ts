@@ -26,6 +26,7 @@ export {
   tokenKeysSideData,
 } from './projections/token-keys.projection.ts';
 export { reencryptToken } from './commands/reencrypt.ts';
+export { startTokenIntentSweeper, sweepExpiredTokenIntents } from './token-intent-sweep.ts';
 export { startTokenKeySweeper, sweepExpiredTokenKeys, sweepOrphanTokenKeys } from './token-key-sweep.ts';
 export { startCardCvcRemoval, cardCvcRemovalEnqueuerName } from './card-cvc-removal.ts';
 export { removeCardCvc, type CardCvcRemovalOutcome } from './commands/remove-card-cvc.ts';

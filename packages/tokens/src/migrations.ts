@@ -277,4 +277,24 @@ export const tokensMigrations: Migration[] = [
       GRANT SELECT ON token_daily_creations TO {{app_role}};
     `,
   },
+  {
+    id: 'tokens/013_token_intents',
+    // The token intents held now and when each expires, for the expiry sweep (owner role). No data:
+    // an intent's ciphertext stays in its event, its key in token_keys.
+    sql: `
+      CREATE TABLE token_intents (
+        tenant_id uuid NOT NULL,
+        intent_id uuid NOT NULL,
+        type text NOT NULL,
+        expires_at timestamptz NOT NULL,
+        created_at timestamptz NOT NULL,
+        PRIMARY KEY (tenant_id, intent_id)
+      );
+      CREATE INDEX token_intents_expiry ON token_intents (expires_at);
+      ALTER TABLE token_intents ENABLE ROW LEVEL SECURITY;
+      CREATE POLICY tenant_isolation ON token_intents
+        USING (tenant_id = nullif(current_setting('app.tenant_id', true), '')::uuid);
+      GRANT SELECT ON token_intents TO {{app_role}};
+    `,
+  },
 ];

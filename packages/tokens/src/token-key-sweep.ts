@@ -7,7 +7,8 @@ import {
   orphanTokenKeys,
   tokenKeyInvalidation,
 } from '@tokenvault/vault';
-import { tokenStream } from './domain/tokens.events.ts';
+import { intentOfKeySubject } from './domain/token-intent.ts';
+import { tokenIntentStream, tokenStream } from './domain/tokens.events.ts';
 
 /** One sweep at a time across every process: a transaction-scoped advisory lock. */
 const sweepLock = 7_240_001;
@@ -51,8 +52,12 @@ export async function sweepOrphanTokenKeys(pool: Pool, store: EventStore, clock:
       olderThan,
       ...(after ? { after } : {}),
       limit: batchSize,
-      tokenExists: async (tenantId, tokenId) =>
-        (await store.readStream(tokenStream(tenantId, tokenId))).length > 0,
+      // A token intent's key is a row of token_keys too, named after its intent (intentKeySubject).
+      tokenExists: async (tenantId, subject) => {
+        const intentId = intentOfKeySubject(subject);
+        const stream = intentId ? tokenIntentStream(tenantId, intentId) : tokenStream(tenantId, subject);
+        return (await store.readStream(stream)).length > 0;
+      },
     });
     for (const orphan of page.orphans) {
       await destroyTokenKey(pool, orphan.tenantId, orphan.tokenId);

@@ -5,6 +5,7 @@ import { principalOfApplication } from '@tokenvault/tenancy';
 import { startCardCvcRemoval } from '@tokenvault/tokens';
 import { startWebhookDeliveries } from '@tokenvault/webhooks';
 import { openRuntimeBase, prepareDatabase, type RuntimeBase } from '../runtime.ts';
+import { startTokenIntentSweeperOf } from '../token-intent-sweeper.ts';
 import { startTokenKeySweeperOf } from '../token-key-sweeper.ts';
 import type { StartedRole } from './role.ts';
 
@@ -48,6 +49,7 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
     logger,
   });
   const tokenKeySweeper = startTokenKeySweeperOf(runtime);
+  const tokenIntentSweeper = startTokenIntentSweeperOf(runtime);
   // Cards' CVCs, removed CARD_CVC_TTL_SECONDS after they were given.
   const cvcRemoval = await startCardCvcRemoval({
     config,
@@ -93,6 +95,7 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
       await reactors.close();
       await cvcRemoval.stop();
       await tokenKeySweeper.stop();
+      await tokenIntentSweeper.stop();
       await webhookDeliveries.stop();
       await webhookDisabledMail.stop();
       if (!shared) await runtime.close();

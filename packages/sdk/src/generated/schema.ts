@@ -399,7 +399,7 @@ export interface paths {
         get: operations["listTokens"];
         put?: never;
         /**
-         * Create a token (deduplicated when asked or when the tenant setting is on)
+         * Create a token (deduplicated when asked or when the tenant setting is on), or make one of a token intent (token_intent_id), which consumes it
          * @description Permission: `token:create`
          */
         post: operations["createToken"];
@@ -600,6 +600,50 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/token-intents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a token intent: data checked as a token of its type, held sealed for at most 24 hours until POST /tokens with token_intent_id makes it a token
+         * @description Permission: `token-intent:create`
+         */
+        post: operations["createTokenIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/token-intents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a token intent (never its data); 404 once it was made a token, deleted or expired
+         * @description Permission: `token-intent:read`
+         */
+        get: operations["getTokenIntent"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a token intent, destroying the key of its data
+         * @description Permission: `token-intent:delete`
+         */
+        delete: operations["deleteTokenIntent"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1553,7 +1597,7 @@ export interface operations {
                             name: string;
                             /** @enum {string} */
                             type: "private" | "public" | "management";
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete" | "token-intent:create" | "token-intent:read" | "token-intent:delete")[];
                             rules: {
                                 description?: string;
                                 priority?: number;
@@ -1664,7 +1708,7 @@ export interface operations {
                     /** @enum {string} */
                     type: "private" | "public" | "management";
                     /** @default [] */
-                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete" | "token-intent:create" | "token-intent:read" | "token-intent:delete")[];
                     rules?: {
                         description?: string;
                         priority?: number;
@@ -1732,7 +1776,7 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete" | "token-intent:create" | "token-intent:read" | "token-intent:delete")[];
                         rules: {
                             description?: string;
                             priority?: number;
@@ -1863,7 +1907,7 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete" | "token-intent:create" | "token-intent:read" | "token-intent:delete")[];
                         rules: {
                             description?: string;
                             priority?: number;
@@ -1989,7 +2033,7 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete" | "token-intent:create" | "token-intent:read" | "token-intent:delete")[];
                         rules: {
                             description?: string;
                             priority?: number;
@@ -2109,7 +2153,7 @@ export interface operations {
                 "application/json": {
                     name: string;
                     /** @default [] */
-                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                    permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete" | "token-intent:create" | "token-intent:read" | "token-intent:delete")[];
                     rules?: {
                         description?: string;
                         priority?: number;
@@ -2176,7 +2220,7 @@ export interface operations {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete")[];
+                        permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete" | "token-intent:create" | "token-intent:read" | "token-intent:delete")[];
                         rules: {
                             description?: string;
                             priority?: number;
@@ -2792,7 +2836,7 @@ export interface operations {
                      */
                     "application/json": {
                         /** @enum {string} */
-                        type: "token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete";
+                        type: "token:create" | "token:read" | "token:update" | "token:delete" | "token:use" | "token:search" | "application:create" | "application:read" | "application:update" | "application:delete" | "log:read" | "tenant:read" | "tenant:update" | "tenant:delete" | "report:read" | "tenant:member:read" | "tenant:member:delete" | "tenant:invitation:create" | "tenant:invitation:read" | "tenant:invitation:update" | "tenant:invitation:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "proxy:create" | "proxy:read" | "proxy:update" | "proxy:delete" | "proxy:invoke" | "webhook:create" | "webhook:read" | "webhook:update" | "webhook:delete" | "token-intent:create" | "token-intent:read" | "token-intent:delete";
                         description: string;
                         application_types: ("private" | "public" | "management")[];
                     }[];
@@ -4334,12 +4378,9 @@ export interface operations {
                 "application/json": {
                     /** @description The token’s id (default: a random UUID), or an alias expression that draws one at random in the data’s format: `{{ data | alias_preserve_format }}`, `{{ data | alias_preserve_length }}`, `{{ data.number | alias_card }}` (docs/search.md) */
                     id?: string;
-                    /**
-                     * @default token
-                     * @enum {string}
-                     */
+                    /** @enum {string} */
                     type?: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
-                    data: components["schemas"]["schema0"];
+                    data?: components["schemas"]["schema0"];
                     metadata?: {
                         [key: string]: string;
                     };
@@ -4369,6 +4410,11 @@ export interface operations {
                         /** @enum {string} */
                         restriction_policy?: "mask" | "redact";
                     };
+                    /**
+                     * Format: uuid
+                     * @description A token intent of the tenant (POST /token-intents) whose type and data the token takes; the intent is consumed, its data shredded (docs/token-intents.md)
+                     */
+                    token_intent_id?: string;
                 };
             };
         };
@@ -6840,6 +6886,385 @@ export interface operations {
             };
             /** @description The API key lacks the permission. */
             403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createTokenIntent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
+                "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "token",
+                 *       "data": "string"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
+                    data: components["schemas"]["schema0"];
+                };
+            };
+        };
+        responses: {
+            /** @description Created; the response never echoes the data */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "type": "token",
+                     *       "fingerprint": "string",
+                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "expires_at": "2030-01-01T12:00:00.000Z",
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        /** @enum {string} */
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
+                        /** @description The fingerprint a token of this data would have (its type’s default) */
+                        fingerprint: string;
+                        /** Format: uuid */
+                        created_by: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When it expires and its data is shredded: 24 hours after its creation
+                         */
+                        expires_at: string;
+                        /** @description A card’s summary (card and card_number intents) */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank intents) */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTokenIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token intent, without its data */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "type": "token",
+                     *       "fingerprint": "string",
+                     *       "created_by": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
+                     *       "created_at": "2030-01-01T12:00:00.000Z",
+                     *       "expires_at": "2030-01-01T12:00:00.000Z",
+                     *       "card": {
+                     *         "bin": "string",
+                     *         "last4": "string",
+                     *         "brand": "visa",
+                     *         "funding": "credit",
+                     *         "expiration_month": -9007199254740991,
+                     *         "expiration_year": -9007199254740991
+                     *       },
+                     *       "bank": {
+                     *         "routing_number": "string",
+                     *         "account_number_last4": "string"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** Format: uuid */
+                        tenant_id: string;
+                        /** @enum {string} */
+                        type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
+                        /** @description The fingerprint a token of this data would have (its type’s default) */
+                        fingerprint: string;
+                        /** Format: uuid */
+                        created_by: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @description When it expires and its data is shredded: 24 hours after its creation
+                         */
+                        expires_at: string;
+                        /** @description A card’s summary (card and card_number intents) */
+                        card?: {
+                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            bin: string;
+                            last4: string;
+                            /**
+                             * @description Absent when no range of the table holds the number
+                             * @enum {string}
+                             */
+                            brand?: "visa" | "mastercard" | "american-express" | "discover" | "diners-club" | "jcb" | "unionpay" | "maestro" | "elo" | "mir" | "hipercard";
+                            /**
+                             * @description Known for well-known test BINs only; absent otherwise
+                             * @enum {string}
+                             */
+                            funding?: "credit" | "debit" | "prepaid";
+                            expiration_month?: number;
+                            expiration_year?: number;
+                        };
+                        /** @description A bank account’s summary (bank intents) */
+                        bank?: {
+                            routing_number: string;
+                            account_number_last4: string;
+                        };
+                    };
+                };
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description An error (RFC 9457 problem details). */
+            default: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteTokenIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The input is not valid: the problem names each field (`errors`). */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No API key, or one that is not valid. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the permission. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource in the tenant. */
+            404: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];

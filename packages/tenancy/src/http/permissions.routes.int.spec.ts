@@ -39,7 +39,7 @@ describe('GET /permissions, in process', () => {
         .set('svc-api-key', 'publicKey')
         .expect(200)
     ).body as Described[];
-    expect(publicOnly.map((entry) => entry.type)).toEqual(['token:create']);
+    expect(publicOnly.map((entry) => entry.type)).toEqual(['token:create', 'token-intent:create']);
     const management = (
       await api
         .get('/permissions')

@@ -81,7 +81,7 @@ export const aliasIdDraws = 5;
  * id cannot hold, or more than 200 of them), is a 400 naming `field`: what an alias keeps of the
  * data does not depend on the draw, so the first draw tells.
  */
-function newIdOf(body: CreateTokenBody, field: string): NewTokenId {
+export function newIdOf(body: CreateTokenBody, field: string): NewTokenId {
   const { id, data } = body;
   if (id === undefined) return { draw: randomUUID, aliased: false };
   if (!id.startsWith('{{')) return { draw: () => id, aliased: false };

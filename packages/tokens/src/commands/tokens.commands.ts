@@ -2,6 +2,7 @@ import type { EventStore, Position } from '@tokenvault/eventstore';
 import type { Clock, Principal } from '@tokenvault/platform';
 import type { CreateTokenBody, TokenResponse, UpdateTokenBody } from '@tokenvault/contracts';
 import { associateParent, dissociateParent } from './associate-tokens.ts';
+import { createTokenFromIntent, type TokenFromIntentFields } from './convert-token-intent.ts';
 import { createToken, type CreateTokenResult } from './create-token.ts';
 import { deleteToken } from './delete-token.ts';
 import type { TokenCommandDeps, TokenCommandsVault } from './token-command-kit.ts';
@@ -44,6 +45,16 @@ export class TokenCommands {
     parentId?: string,
   ): Promise<CreateTokenResult> {
     return createToken(this.deps, principal, body, correlationId, parentId);
+  }
+
+  /** A token of a token intent's type and data, consuming the intent (createTokenFromIntent). */
+  createFromIntent(
+    principal: Principal,
+    intentId: string,
+    fields: TokenFromIntentFields,
+    correlationId: string,
+  ): Promise<{ token: TokenResponse; position: Position | null }> {
+    return createTokenFromIntent(this.deps, principal, intentId, fields, correlationId);
   }
 
   /** Many tokens in one append: all of them or none (tokenizeTokens). */

@@ -266,10 +266,60 @@ export const maxTokensPerReadBatch = 128;
 /** The metadata tenant of a TokensReadBatch: none of the tenants it names (the nil UUID). */
 export const readsTenantId = '00000000-0000-0000-0000-000000000000';
 
+/**
+ * A token intent's events, in its own stream: data collected (often in a browser, with a public
+ * key), checked and held sealed under a key of its own until it becomes a token, is deleted, or
+ * expires. Its key is destroyed with each of the last three (docs/token-intents.md).
+ */
+export type TokenIntentEvent =
+  | DomainEvent<
+      'TokenIntentCreated',
+      {
+        intent_id: string;
+        tenant_id: string;
+        type: TokenType;
+        /** AES-256-GCM under the intent's own key (wrapped by the tenant's data key), bound to tenant and intent. */
+        data_ciphertext: string;
+        /** The fingerprint a token of the data would have (its type's default). */
+        fingerprint: string;
+        card?: CardSummary;
+        bank?: BankSummary;
+        /** At most 24 hours after created_at: then the intent expires and its key is destroyed. */
+        expires_at: string;
+        created_by: string;
+        created_at: string;
+      }
+    >
+  /** Made a token (in the same append as the token's TokenCreated): the intent's key is destroyed. */
+  | DomainEvent<
+      'TokenIntentConverted',
+      {
+        intent_id: string;
+        tenant_id: string;
+        type: TokenType;
+        token_id: string;
+        converted_by: string;
+        converted_at: string;
+      }
+    >
+  | DomainEvent<
+      'TokenIntentDeleted',
+      { intent_id: string; tenant_id: string; type: TokenType; deleted_by: string; deleted_at: string }
+    >
+  /** Its expiry passed before it was converted or deleted: the sweep destroyed its key. */
+  | DomainEvent<
+      'TokenIntentExpired',
+      { intent_id: string; tenant_id: string; type: TokenType; expired_at: string }
+    >;
+
 /** Every event this context appends (or appended). */
-export type TokensContextEvent = TokenEvent | TokenReadEvent | TokensReadEvent | TokensReadBatchEvent;
+export type TokensContextEvent =
+  TokenEvent | TokenReadEvent | TokensReadEvent | TokensReadBatchEvent | TokenIntentEvent;
 
 export const tokenStream = (tenantId: string, tokenId: string) => `tokens.token-${tenantId}-${tokenId}`;
+
+export const tokenIntentStream = (tenantId: string, intentId: string) =>
+  `tokens.intent-${tenantId}-${intentId}`;
 
 /**
  * Reads go to a few streams shared by every tenant (each event names its tenant), so that
@@ -289,4 +339,8 @@ export const tokenEventTypes = Object.keys({
   TokenRead: true,
   TokensRead: true,
   TokensReadBatch: true,
+  TokenIntentCreated: true,
+  TokenIntentConverted: true,
+  TokenIntentDeleted: true,
+  TokenIntentExpired: true,
 } satisfies Record<TokensContextEvent['type'], true>) as TokensContextEvent['type'][];

@@ -28,7 +28,7 @@ export interface TokenRouteDeps {
    */
   tokenCommands: Pick<
     TokenCommands,
-    'create' | 'tokenize' | 'update' | 'delete' | 'associate' | 'dissociate'
+    'create' | 'createFromIntent' | 'tokenize' | 'update' | 'delete' | 'associate' | 'dissociate'
   >;
   /** The process's one read auditor: every read of the process in one group commit. */
   readAuditor: ReadAuditor;

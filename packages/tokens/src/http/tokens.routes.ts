@@ -10,6 +10,7 @@ import {
 import {
   containerPath,
   createTokenBody,
+  createTokenRequestBody,
   cursorPageSchema,
   tokenId,
   tokenParams,
@@ -156,17 +157,24 @@ export function tokenResourceRoutes(
       method: 'post',
       path: '/tokens',
       operationId: 'createToken',
-      summary: 'Create a token (deduplicated when asked or when the tenant setting is on)',
+      summary:
+        'Create a token (deduplicated when asked or when the tenant setting is on), or make one of a token intent (token_intent_id), which consumes it',
       tag,
       permission: 'token:create',
-      body: createTokenBody,
+      body: createTokenRequestBody,
       sealedBodyFields: ['data'],
       responses: {
         201: { description: 'Created; the response never echoes the data', schema: tokenSchema },
         200: { description: 'Deduplicated: an existing token with the same data', schema: tokenSchema },
       },
       async handle({ principal, body, requestId }) {
-        const result = await commands.create(principal, body, requestId);
+        const { token_intent_id: intentId, type: _type, data: _data, ...fields } = body;
+        if (intentId !== undefined) {
+          const made = await commands.createFromIntent(principal, intentId, fields, requestId);
+          return { status: 201, headers: await consistency.afterWrite(made.position), body: made.token };
+        }
+        // The body schema checked it as createTokenBody does: this only gives its defaults.
+        const result = await commands.create(principal, createTokenBody.parse(body), requestId);
         // An equal token someone else created a moment ago may still be on its way to the read
         // models (PROJECTIONS=async): the answer waits until they have every write so far.
         if (!result.created)

@@ -1,5 +1,6 @@
 import { notifyInvalidation, type EventOf } from '@tokenvault/cqrs';
 import type { AppendHook, AppendSideData, InlineProjection } from '@tokenvault/eventstore';
+import type { PoolClient } from '@tokenvault/platform';
 import {
   destroyTokenKey,
   setTokenKeyExpiry,
@@ -10,12 +11,27 @@ import {
   type SealedToken,
   type StoredTokenKey,
 } from '@tokenvault/vault';
-import type { TokenEvent } from '../domain/tokens.events.ts';
+import { intentKeySubject } from '../domain/token-intent.ts';
+import type { TokenEvent, TokenIntentEvent } from '../domain/tokens.events.ts';
 
-type Handled = EventOf<
-  TokenEvent,
-  'TokenCreated' | 'TokenUpdated' | 'TokenReencrypted' | 'TokenCvcRemoved' | 'TokenDeleted'
->;
+type Handled =
+  | EventOf<
+      TokenEvent,
+      'TokenCreated' | 'TokenUpdated' | 'TokenReencrypted' | 'TokenCvcRemoved' | 'TokenDeleted'
+    >
+  | TokenIntentEvent;
+
+/** The intent events after which its key is gone: converted, deleted, expired. */
+const intentEnds = ['TokenIntentConverted', 'TokenIntentDeleted', 'TokenIntentExpired'] as const;
+type IntentEnd = EventOf<TokenIntentEvent, (typeof intentEnds)[number]>;
+const isIntentEnd = (event: Handled): event is IntentEnd =>
+  (intentEnds as readonly string[]).includes(event.type);
+
+/** Destroys an intent's key, and every process forgets it at the commit. */
+async function destroyIntentKey(tx: PoolClient, tenantId: string, intentId: string) {
+  await destroyTokenKey(tx, tenantId, intentKeySubject(intentId));
+  await notifyInvalidation(tx, tokenKeyInvalidation(tenantId, intentKeySubject(intentId)));
+}
 
 /** A new token key as the append's side data carries it: its row, and the ciphertext it sealed. */
 interface NewTokenKeyRow extends StoredTokenKey {
@@ -57,10 +73,32 @@ function newKeyOf(sideData: AppendSideData | undefined, ciphertext: string): Sto
  * steps run before (store) and after (destroy) the append: see @tokenvault/vault's token-keys.ts.
  */
 export const tokenKeyStore: InlineProjection<Handled> = {
-  handles: ['TokenCreated', 'TokenUpdated', 'TokenReencrypted', 'TokenCvcRemoved', 'TokenDeleted'],
+  handles: [
+    'TokenCreated',
+    'TokenUpdated',
+    'TokenReencrypted',
+    'TokenCvcRemoved',
+    'TokenDeleted',
+    'TokenIntentCreated',
+    ...intentEnds,
+  ],
   async apply(events, tx, context) {
     for (const event of events) {
       switch (event.type) {
+        case 'TokenIntentCreated': {
+          // The intent's key goes when the intent expires, whatever the intent sweep does.
+          const pending = newKeyOf(context?.sideData, event.data.data_ciphertext);
+          if (pending) await storeTokenKey(tx, { ...pending, expiresAt: event.data.expires_at });
+          else if (event.data.data_ciphertext.startsWith('tk:')) {
+            throw new Error('the key of this token intent is not carried by its append');
+          }
+          break;
+        }
+        case 'TokenIntentConverted':
+        case 'TokenIntentDeleted':
+        case 'TokenIntentExpired':
+          await destroyIntentKey(tx, event.data.tenant_id, event.data.intent_id);
+          break;
         case 'TokenCvcRemoved': {
           // Sealed under a new key, which replaces (destroys) the one that sealed the CVC; or,
           // where the key could not be replaced, under the token's key (removeCardCvc).
@@ -112,6 +150,20 @@ export const externalTokenKeyHook: AppendHook<Handled> = {
   handles: tokenKeyStore.handles,
   async before(events, tx, context) {
     for (const event of events) {
+      if (event.type === 'TokenIntentCreated') {
+        const pending = newKeyOf(context.sideData, event.data.data_ciphertext);
+        if (!pending) {
+          if (event.data.data_ciphertext.startsWith('tk:')) {
+            throw new Error('the key of this token intent is not carried by its append');
+          }
+          continue;
+        }
+        if (!(await storeNewTokenKey(tx, { ...pending, expiresAt: event.data.expires_at }))) {
+          throw new Error('the token intent already has a key (a concurrent writer): try again');
+        }
+        continue;
+      }
+      if (isIntentEnd(event)) continue;
       if (event.type === 'TokenReencrypted') {
         throw new Error('re-encrypting a token needs the events in PostgreSQL (EVENTSTORE_URL unset)');
       }
@@ -143,12 +195,19 @@ export const externalTokenKeyHook: AppendHook<Handled> = {
       } else if (event.type === 'TokenDeleted') {
         await destroyTokenKey(tx, event.data.tenant_id, event.data.token_id);
         await notifyInvalidation(tx, tokenKeyInvalidation(event.data.tenant_id, event.data.token_id));
+      } else if (isIntentEnd(event)) {
+        await destroyIntentKey(tx, event.data.tenant_id, event.data.intent_id);
       }
     }
   },
   async failed(events, tx, context) {
     for (const event of events) {
-      if (event.type !== 'TokenCreated' && event.type !== 'TokenUpdated') continue;
+      if (
+        event.type !== 'TokenCreated' &&
+        event.type !== 'TokenUpdated' &&
+        event.type !== 'TokenIntentCreated'
+      )
+        continue;
       // Known only to the append that carried it; a repair (another process, or after a crash)
       // has the events alone, and the orphan sweep takes the key.
       const pending = newKeyOf(context.sideData, event.data.data_ciphertext);

@@ -632,7 +632,7 @@ describe('compatibility', () => {
         applicationTypes: ['private', 'public', 'management'],
       });
       const forPublic = await sdk().permissions.list({ applicationType: 'public' });
-      expect(forPublic.map((permission) => permission.type)).toEqual(['token:create']);
+      expect(forPublic.map((permission) => permission.type)).toEqual(['token:create', 'token-intent:create']);
     });
 
     it('reactors.patch', async () => {

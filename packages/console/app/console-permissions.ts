@@ -45,6 +45,12 @@ export type ConsolePermission = (typeof consolePermissions)[number];
 /** The permissions a container rule may hold: the token ones (the service's tokenPermissions). */
 export const tokenPermissions = consolePermissions.filter((permission) => permission.startsWith('token:'));
 
+/** What a public application may hold (its key ships in browsers): a unit spec checks it is the service's rule. */
+export const publicApplicationPermissions: readonly ConsolePermission[] = [
+  'token:create',
+  'token-intent:create',
+];
+
 /** The permissions in the groups the console shows them in, by what they act on. */
 export const permissionGroups: { title: string; permissions: ConsolePermission[] }[] = [
   { title: 'Tokens', permissions: tokenPermissions },

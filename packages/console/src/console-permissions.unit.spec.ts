@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { permissions, tokenPermissions } from '@tokenvault/contracts';
+import { permissions, tokenPermissions, typeMayHold } from '@tokenvault/contracts';
 import {
   consolePermissions,
   permissionGroups,
   permissionPresets,
+  publicApplicationPermissions,
   tokenPermissions as consoleTokenPermissions,
 } from '../app/console-permissions.ts';
 
@@ -18,6 +19,10 @@ describe('the console’s permission groups', () => {
     const grouped = permissionGroups.flatMap((group) => group.permissions);
     expect([...grouped].sort()).toEqual([...permissions].sort());
     expect(new Set(grouped).size).toBe(grouped.length);
+  });
+
+  it('leave to a public application exactly what the service lets it hold', () => {
+    expect([...publicApplicationPermissions]).toEqual(permissions.filter((p) => typeMayHold('public', p)));
   });
 
   it('offer for container rules exactly the token permissions', () => {

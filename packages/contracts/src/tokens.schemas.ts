@@ -404,8 +404,7 @@ export const createTokenRequestBody = z
     }
     const plain = createTokenBody.safeParse(body);
     if (plain.success) return;
-    for (const issue of plain.error.issues) {
-      context.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-    }
+    // The issues as they are (their codes too): the error handler names a missing field Required.
+    for (const issue of plain.error.issues) context.addIssue({ ...issue });
   });
 export type CreateTokenRequestBody = z.output<typeof createTokenRequestBody>;

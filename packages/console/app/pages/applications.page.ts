@@ -2,6 +2,7 @@ import {
   consolePermissions,
   permissionGroups,
   permissionPresets,
+  publicApplicationPermissions,
   tokenPermissions,
 } from '../console-permissions.ts';
 import { actorNames } from '../kit/actor-names.ts';
@@ -43,17 +44,23 @@ export async function applicationsRoute(id?: string): Promise<void> {
   else await applicationsPage();
 }
 
-/** What an application may do, in a line: its tenant-wide permissions and its rules. */
-function accessSummary(application: Application): string {
-  const parts: string[] = [];
-  if (application.permissions.length > 0) parts.push(application.permissions.join(', '));
+/**
+ * What an application may do, in a line: its tenant-wide permissions and its rules, each
+ * permission as code (a name such as token-intent:create would otherwise break at its hyphen).
+ */
+function accessSummary(application: Application): HTMLElement {
+  const names = (permissions: readonly string[]) =>
+    permissions.flatMap((permission, index) => [index > 0 ? ', ' : '', h('code', {}, permission)]);
+  const parts: (string | HTMLElement)[][] = [];
+  if (application.permissions.length > 0) parts.push(names(application.permissions));
   for (const rule of application.rules ?? []) {
-    parts.push(`${rule.permissions.join(', ')} in ${rule.container} (${rule.transform})`);
+    parts.push([...names(rule.permissions), ` in ${rule.container} (${rule.transform})`]);
   }
-  return parts.length > 0 ? parts.join('; ') : 'Nothing';
+  if (parts.length === 0) return h('span', {}, 'Nothing');
+  return h('span', {}, ...parts.flatMap((part, index) => [index > 0 ? '; ' : '', ...part]));
 }
 
-/** The permission boxes, in groups, with the presets that tick them; public types hold only token:create. */
+/** The permission boxes, in groups, with the presets that tick them; public types hold only what they may. */
 function permissionsEditor(chosen: readonly string[], type: () => string) {
   const boxes = consolePermissions.map((permission) =>
     h('input', {
@@ -66,7 +73,8 @@ function permissionsEditor(chosen: readonly string[], type: () => string) {
   const boxOf = (permission: string) => boxes.find((box) => box.value === permission)!;
   const applyType = () => {
     for (const box of boxes) {
-      box.disabled = type() === 'public' && box.value !== 'token:create';
+      box.disabled =
+        type() === 'public' && !(publicApplicationPermissions as readonly string[]).includes(box.value);
       if (box.disabled) box.checked = false;
     }
   };

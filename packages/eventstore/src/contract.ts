@@ -704,7 +704,10 @@ export function uniquenessContract(name: string, harness: UniquenessHarness): vo
           expect(reason).toBeInstanceOf(UniqueClaimTaken);
           const holder = email === taken ? `${prefix}holder` : contestedWinners[0]!.invitation;
           expect(reason).toMatchObject({ scope: contractClaimScope, holder });
-          expect(committedAtRefusal.get(invitation)).toBe(holder);
+          // Where the claim and the append are one step, a refusal names only a committed holder;
+          // where they are two (an event store outside PostgreSQL), the holder may still be
+          // finishing its append when the refusal comes.
+          if (!harness.crash) expect(committedAtRefusal.get(invitation)).toBe(holder);
           expect(await store.readStream(invitation)).toEqual([]);
         } else {
           expect(outcome.status).toBe('fulfilled');

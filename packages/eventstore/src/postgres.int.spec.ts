@@ -8,7 +8,7 @@ import {
   uniquenessContract,
   type OpenAppend,
 } from './contract.ts';
-import { contractUniquenessRules } from './testing/claims-fixture.ts';
+import { contractClaimScope, contractUniquenessRules, invited } from './testing/claims-fixture.ts';
 import { appendToStream, eventStoreMigrations, PostgresEventStore } from './index.ts';
 import {
   UniqueClaimTaken,
@@ -378,6 +378,121 @@ describe('PostgresEventStore with group commit', () => {
     );
     expect(transactions.rows[0]!.n).toBe(new Set(results.map((result) => result.position.commit)).size);
     expect(transactions.rows[0]!.n).toBeLessThan(results.length / 4);
+    await store.close();
+  });
+
+  /** The names of the named statements the pool's clients send while `during` runs. */
+  let recorded: string[] | undefined;
+  const wrapped = new WeakSet<object>();
+  const recordNames = (client: pg.PoolClient) => {
+    if (wrapped.has(client)) return;
+    wrapped.add(client);
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    client.query = ((config: unknown, ...rest: unknown[]) => {
+      const name = (config as { name?: unknown } | null)?.name;
+      if (typeof name === 'string') recorded?.push(name);
+      return query(config, ...rest);
+    }) as typeof client.query;
+  };
+  async function statementNames(during: () => Promise<unknown>): Promise<string[]> {
+    pool.on('acquire', recordNames);
+    recorded = [];
+    try {
+      await during();
+      return recorded;
+    } finally {
+      recorded = undefined;
+      pool.off('acquire', recordNames);
+    }
+  }
+  const perAppend = (names: string[]) =>
+    names.filter(
+      (name) =>
+        /^es_append_(any|no_stream|stream_exists|revision)/.test(name) || name === 'es_claim_refusing',
+    );
+
+  it('sends a batch without conflicts as one multi-row append statement and one claim statement', async () => {
+    // Given a store that claims an address per invitation
+    const store = new PostgresEventStore(pool, {
+      ...storeOptions,
+      groupCommit,
+      uniqueness: contractUniquenessRules,
+    });
+    const prefix = `multi-row-${Date.now()}/`;
+    // When twenty invitations of distinct addresses are appended at once
+    const names = await statementNames(() =>
+      Promise.all(
+        Array.from({ length: 20 }, (_, index) =>
+          store.append(`${prefix}${index}`, [invited(`${prefix}${index}`, `${prefix}${index}@example.com`)], {
+            expectedRevision: 'no_stream',
+          }),
+        ),
+      ),
+    );
+    // Then one statement stored the twenty appends and one took the twenty claims
+    expect(names.filter((name) => name === 'es_append_batch_refusing')).toHaveLength(1);
+    expect(names.filter((name) => name === 'es_claim_batch_refusing')).toHaveLength(1);
+    expect(perAppend(names)).toEqual([]);
+    for (let index = 0; index < 20; index++)
+      expect(await store.claimHolder(contractClaimScope, `${prefix}${index}@example.com`)).toBe(
+        `${prefix}${index}`,
+      );
+    await store.close();
+  });
+
+  it('sends two appends to one stream in one batch as two multi-row statements, the second after the first', async () => {
+    const store = new PostgresEventStore(pool, { ...storeOptions, groupCommit });
+    const prefix = `layers-${Date.now()}/`;
+    let results: { revision: number }[] = [];
+    const names = await statementNames(async () => {
+      results = await Promise.all([
+        store.append(`${prefix}a`, one('Created'), { expectedRevision: 'no_stream' }),
+        store.append(`${prefix}b`, one('Created'), { expectedRevision: 'any' }),
+        store.append(`${prefix}a`, one('Next'), { expectedRevision: 0 }),
+        store.append(`${prefix}a`, one('Last'), { expectedRevision: 'stream_exists' }),
+      ]);
+    });
+    expect(results.map((result) => result.revision)).toEqual([0, 0, 1, 2]);
+    expect(names.filter((name) => name === 'es_append_batch_refusing')).toHaveLength(3);
+    expect(perAppend(names)).toEqual([]);
+    expect((await store.readStream(`${prefix}a`)).map((event) => event.type)).toEqual([
+      'Created',
+      'Next',
+      'Last',
+    ]);
+    await store.close();
+  });
+
+  it('sends a batch whose multi-row statement refuses again append by append: only the conflicting one fails', async () => {
+    const store = new PostgresEventStore(pool, {
+      ...storeOptions,
+      groupCommit,
+      uniqueness: contractUniquenessRules,
+    });
+    const prefix = `refused-${Date.now()}/`;
+    await store.append(`${prefix}holder`, [invited(`${prefix}holder`, `${prefix}taken@example.com`)], {
+      expectedRevision: 'no_stream',
+    });
+    let outcomes: PromiseSettledResult<unknown>[] = [];
+    const names = await statementNames(async () => {
+      outcomes = await Promise.allSettled([
+        ...Array.from({ length: 5 }, (_, index) =>
+          store.append(`${prefix}${index}`, [invited(`${prefix}${index}`, `${prefix}${index}@example.com`)], {
+            expectedRevision: 'no_stream',
+          }),
+        ),
+        store.append(`${prefix}late`, [invited(`${prefix}late`, `${prefix}taken@example.com`)], {
+          expectedRevision: 'no_stream',
+        }),
+      ]);
+    });
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([...Array(5).fill('fulfilled'), 'rejected']);
+    expect((outcomes[5] as PromiseRejectedResult).reason).toMatchObject({ holder: `${prefix}holder` });
+    expect(names.filter((name) => name === 'es_claim_batch_refusing')).toHaveLength(1);
+    expect(perAppend(names).length).toBeGreaterThan(0);
+    expect(await store.readStream(`${prefix}late`)).toEqual([]);
+    for (let index = 0; index < 5; index++)
+      expect(await store.readStream(`${prefix}${index}`)).toHaveLength(1);
     await store.close();
   });
 

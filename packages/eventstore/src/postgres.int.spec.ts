@@ -9,7 +9,12 @@ import {
   type OpenAppend,
 } from './contract.ts';
 import { contractClaimScope, contractUniquenessRules, invited } from './testing/claims-fixture.ts';
-import { appendToStream, eventStoreMigrations, PostgresEventStore } from './index.ts';
+import {
+  appendToStream,
+  eventStoreMigrations,
+  independentRowsStatement,
+  PostgresEventStore,
+} from './index.ts';
 import {
   UniqueClaimTaken,
   WrongExpectedRevisionError,
@@ -492,6 +497,88 @@ describe('PostgresEventStore with group commit', () => {
     expect(perAppend(names).length).toBeGreaterThan(0);
     expect(await store.readStream(`${prefix}late`)).toEqual([]);
     for (let index = 0; index < 5; index++)
+      expect(await store.readStream(`${prefix}${index}`)).toHaveLength(1);
+    await store.close();
+  });
+
+  // The same rows as `keyed`, declared independent of the batch's other statements: mergeable.
+  const independentKeyed: InlineProjection = {
+    handles: ['IndependentKeyed'],
+    async apply(events, tx) {
+      await tx.query(
+        independentRowsStatement(
+          'group_keys_inserted',
+          `INSERT INTO group_keys (key, stream)
+           SELECT r.key, r.stream FROM jsonb_to_recordset($1::jsonb) AS r(key text, stream text)`,
+          events.map((event) => ({ key: (event.data as { key: string }).key, stream: event.stream })),
+        ),
+      );
+    },
+  };
+
+  it('sends the inline rows a projection declares independent once for the batch, and not when another statement is beside them', async () => {
+    const store = new PostgresEventStore(pool, {
+      ...storeOptions,
+      groupCommit,
+      inlineProjections: [independentKeyed, keyed],
+    });
+    const prefix = `independent-${Date.now()}/`;
+    const appendAll = (round: string, count: number) =>
+      Promise.all(
+        Array.from({ length: count }, (_, index) =>
+          store.append(
+            `${prefix}${round}-${index}`,
+            one('IndependentKeyed', { key: `${prefix}${round}-${index}` }),
+            {
+              expectedRevision: 'no_stream',
+            },
+          ),
+        ),
+      );
+    // Twenty appends whose only inline statement is declared: one statement for their rows
+    const merged = await statementNames(() => appendAll('alone', 20));
+    expect(merged.filter((name) => name === 'group_keys_inserted')).toHaveLength(1);
+    // With an undeclared statement of another append in the batch, each append sends its own
+    const beside = await statementNames(() =>
+      Promise.all([
+        appendAll('beside', 5),
+        store.append(`${prefix}plain`, one('Keyed', { key: `${prefix}plain` }), {
+          expectedRevision: 'no_stream',
+        }),
+      ]),
+    );
+    expect(beside.filter((name) => name === 'group_keys_inserted')).toHaveLength(5);
+    const { rows } = await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM group_keys WHERE starts_with(key, $1)',
+      [prefix],
+    );
+    expect(rows[0]!.n).toBe(20 + 5 + 1);
+    await store.close();
+  });
+
+  it('fails only the append whose row in a merged statement breaks a constraint', async () => {
+    const store = new PostgresEventStore(pool, {
+      ...storeOptions,
+      groupCommit,
+      inlineProjections: [independentKeyed],
+    });
+    const prefix = `independent-conflict-${Date.now()}/`;
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, index) =>
+        store.append(
+          `${prefix}${index}`,
+          one('IndependentKeyed', { key: `${prefix}k${Math.min(index, 6)}` }),
+          {
+            expectedRevision: 'no_stream',
+          },
+        ),
+      ),
+    );
+    // Keys of 6 and 7 are the same: the later fails with the key's unique violation.
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([...Array(7).fill('fulfilled'), 'rejected']);
+    expect((outcomes[7] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+    expect(await store.readStream(`${prefix}7`)).toEqual([]);
+    for (let index = 0; index < 7; index++)
       expect(await store.readStream(`${prefix}${index}`)).toHaveLength(1);
     await store.close();
   });

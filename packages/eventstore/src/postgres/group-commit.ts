@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { eventStoreGroupCommitBatchesTotal } from '@tokenvault/platform';
 import {
   appendedFrom,
   appendedFromBatch,
@@ -13,6 +14,7 @@ import type { AppendStatement } from './append.ts';
 import { batchClaimQueries, claimTakenFrom } from './claims.ts';
 import type { ClaimChanges } from '../port.ts';
 import { sendInOneTransaction, type Settled } from './append-pipeline.ts';
+import { mergedInlineStatements } from './independent-rows.ts';
 
 export interface GroupCommitOptions {
   /** How long the first append of a batch waits for others to join it (milliseconds, at least 1). */
@@ -37,9 +39,10 @@ export interface PipelinedAppend {
  * A batch of appends as few statements: its appends as one multi-row statement per layer (see
  * appendLayers; one unless a stream comes twice), its claims as one (see batchClaimQueries; else each
  * append's claim queries, in batch order), then each append's inline projection statements in
- * batch order. The same writes as the appends' own queries one append after another: the append
- * statements write only es_streams and es_events, which no claim or projection statement reads,
- * and the claims and projection statements keep their order among themselves.
+ * batch order, merged where they declare they may be (mergedInlineStatements). The same writes as
+ * the appends' own queries one append after another: the append statements write only es_streams
+ * and es_events, which no claim or projection statement reads, and the claims and projection
+ * statements keep their order among themselves.
  */
 export function multiRowQueries(batch: readonly PipelinedAppend[]): {
   queries: pg.QueryConfig[];
@@ -53,7 +56,7 @@ export function multiRowQueries(batch: readonly PipelinedAppend[]): {
     queries: [
       ...layers.map(batchAppendQuery),
       ...claimQueries,
-      ...batch.flatMap((append) => append.queries.slice(1 + append.claimQueries)),
+      ...mergedInlineStatements(batch.map((append) => append.queries.slice(1 + append.claimQueries))),
     ],
     layers,
   };
@@ -100,8 +103,9 @@ interface Queued {
 }
 
 /**
- * Group commit: the appends that arrive together share one transaction, their queries pipelined
- * in one round trip after one statement that locks their streams. The first append of a batch
+ * Group commit: the appends that arrive together share one transaction, in one round trip: first
+ * as multi-row statements (multiRowQueries); when PostgreSQL rolls that back, their own queries
+ * pipelined after one statement that locks their streams. The first append of a batch
  * waits at most `windowMs` for others (or until `maxAppends` have come), and one batch is in flight
  * at a time: the appends arriving meanwhile form the next. Appends of one stream in a batch run in
  * arrival order, each seeing the ones before it, as if sequential. An append that fails (a wrong
@@ -151,6 +155,7 @@ export class GroupCommit {
 
   private async commit(batch: Queued[]): Promise<void> {
     if (batch.length > 1 && (await this.commitMultiRow(batch))) return;
+    if (batch.length > 1) eventStoreGroupCommitBatchesTotal.inc({ statements: 'per_append' });
     const failedBesideOthers = await this.commitTogether(batch);
     // Its error may come from what only the rolled-back transaction held (a key claimed by an
     // earlier append of the batch, not committed yet). Sent again alone once the rest committed, it
@@ -180,10 +185,18 @@ export class GroupCommit {
       for (const one of batch) one.reject(failed.error);
       return true;
     }
-    const appended = layers.flatMap((layer, index) =>
-      appendedFromBatch(layer, (outcomes[index] as { result: pg.QueryResult }).result.rows as never[]),
-    );
-    const byStatement = new Map(layers.flat().map((statement, index) => [statement, appended[index]!]));
+    eventStoreGroupCommitBatchesTotal.inc({ statements: 'multi_row' });
+    let byStatement: Map<AppendStatement, Appended>;
+    try {
+      const appended = layers.flatMap((layer, index) =>
+        appendedFromBatch(layer, (outcomes[index] as { result: pg.QueryResult }).result.rows as never[]),
+      );
+      byStatement = new Map(layers.flat().map((statement, index) => [statement, appended[index]!]));
+    } catch (error) {
+      // Committed, but its rows do not say what was stored: no append may be sent again.
+      for (const one of batch) one.reject(error);
+      return true;
+    }
     for (const one of batch) one.resolve(byStatement.get(one.append.statement)!);
     return true;
   }

@@ -1,5 +1,6 @@
 // Group commit under a kill: the service process is killed (SIGKILL) while many POST /tokens are in
-// flight, so that batches of appends are being committed when it dies. Every create it answered is
+// flight, so that batches of appends are being committed when it dies (as multi-row statements:
+// one for the batch's appends, one for its claims). Every create it answered is
 // there after the kill, and nothing is half-applied: no event without its token row (inline mode:
 // at once; async: once the restarted service has caught up), no row without its event, no data
 // claim without its event. Some creates share their data (deduplicated): conflicting claims in a
@@ -12,6 +13,7 @@ import { createTestDatabase, eventually, type TestDatabase } from '@tokenvault/p
 import { allMigrations } from '@tokenvault/runtime';
 import { obliterateQueues } from '@tokenvault/jobs';
 import { loadConfig } from '@tokenvault/platform';
+import { parsePrometheusText } from './support/prometheus.ts';
 import { runAdminCli, startServiceProcess, type ServiceProcess } from './support/service-process.ts';
 
 const loops = 24;
@@ -104,6 +106,7 @@ describe('group commit under a kill in the middle of batches', () => {
     // Under way before the kill: a loaded machine answers the first creates late.
     await eventually(async () => expect(answered.size).toBeGreaterThan(2 * loops), 60_000);
     await sleep(loadMs);
+    const metrics = parsePrometheusText(await (await fetch(`${first.url}/metrics`)).text());
     stop = true;
     first.child.kill('SIGKILL');
     await Promise.all(load);
@@ -112,6 +115,10 @@ describe('group commit under a kill in the middle of batches', () => {
     // Creates were answered before the kill, and some were still in flight when it came.
     expect(failures.filter((error) => !(error instanceof TypeError))).toEqual([]);
     expect(sent).toBeGreaterThan(answered.size);
+    // Batches went as multi-row statements up to the kill (the path this spec guards).
+    const batches = (statements: string) =>
+      metrics.value('tokenvault_eventstore_group_commit_batches_total', { statements });
+    expect(batches('multi_row')).toBeGreaterThan(batches('per_append'));
 
     const afterKill = await stored();
     for (const id of answered)

@@ -335,6 +335,64 @@ export function eventStoreContract(name: string, harness: ContractHarness): void
       expectStrictlyIncreasing(all);
     });
 
+    it('stores appends made at once to many streams, of every kind of expectation, each at its revision, readable at once and ordered by position across streams', async () => {
+      // Given streams at known revisions
+      const prefix = uniquePrefix();
+      const existing = Array.from({ length: 6 }, (_, index) => `${prefix}existing-${index}`);
+      for (const stream of existing)
+        await store.append(stream, [event('Created'), event('Named')], { expectedRevision: 'no_stream' });
+      // When appends without a conflict among them are made in one go (one batch where a store
+      // commits appends together), some streams twice (with `any`: their order is the store's)
+      const plan: { stream: string; expected: ExpectedRevision; revision?: number }[] = [
+        ...Array.from({ length: 12 }, (_, index) => ({
+          stream: `${prefix}fresh-${index}`,
+          expected: index % 2 === 0 ? ('no_stream' as const) : ('any' as const),
+          revision: 1,
+        })),
+        { stream: existing[0]!, expected: 1, revision: 3 },
+        { stream: existing[1]!, expected: 'stream_exists', revision: 3 },
+        { stream: existing[2]!, expected: 'any', revision: 3 },
+        { stream: existing[3]!, expected: 1, revision: 3 },
+        { stream: existing[4]!, expected: 'any' },
+        { stream: existing[4]!, expected: 'any' },
+        { stream: `${prefix}twice`, expected: 'any' },
+        { stream: `${prefix}twice`, expected: 'any' },
+      ];
+      const written = plan.map((_, index) => [
+        event('First', { index }, { event_id: randomUUID() }),
+        event('Second', { index }, { event_id: randomUUID() }),
+      ]);
+      const results = await Promise.all(
+        plan.map((one, index) =>
+          store.append(one.stream, written[index]!, { expectedRevision: one.expected }),
+        ),
+      );
+
+      // Then each is answered with its own last revision, and reads back at once
+      for (const [index, result] of results.entries()) {
+        const { stream, revision } = plan[index]!;
+        if (revision !== undefined) expect(result.revision).toBe(revision);
+        const own = (await store.readStream(stream)).filter(
+          (recorded) => recorded.revision >= result.revision - 1 && recorded.revision <= result.revision,
+        );
+        expect(own.map((recorded) => recorded.event_id)).toEqual(written[index]!.map((e) => e.event_id));
+        expect(own.at(-1)).toMatchObject({ revision: result.revision, position: result.position });
+      }
+      // And the log holds every event once, by position across streams, each stream in order
+      const all = await readAllVisible(store, prefix, existing.length * 2 + plan.length * 2);
+      expect(all).toHaveLength(existing.length * 2 + plan.length * 2);
+      expectStrictlyIncreasing(all);
+      for (const stream of new Set(all.map((recorded) => recorded.stream))) {
+        const revisions = all.filter((recorded) => recorded.stream === stream).map((e) => e.revision);
+        expect(revisions).toEqual(Array.from({ length: revisions.length }, (_, revision) => revision));
+      }
+      // And an append's events are back to back in the log
+      for (const [index, result] of results.entries()) {
+        const last = all.findIndex((recorded) => comparePositions(recorded.position, result.position) === 0);
+        expect(all[last - 1]!.event_id).toBe(written[index]![0]!.event_id);
+      }
+    });
+
     it('fails exactly the conflicting ones of appends made at once; the others are stored, readable at once and in order', async () => {
       // Made in one go, so that a store that commits appends together puts them in one batch.
       const prefix = uniquePrefix();

@@ -2,6 +2,7 @@ export * from './port.ts';
 export { eventStoreMigrations, eventsChannel } from './postgres/event-store-migrations.ts';
 export { appendToStream } from './postgres/append.ts';
 export { readCommitted } from './postgres/read.ts';
+export { independentRowsStatement } from './postgres/independent-rows.ts';
 export {
   PostgresEventStore,
   type InlineApplyContext,

@@ -8,8 +8,13 @@ import {
   uniquenessContract,
   type OpenAppend,
 } from './contract.ts';
-import { contractUniquenessRules } from './testing/claims-fixture.ts';
-import { appendToStream, eventStoreMigrations, PostgresEventStore } from './index.ts';
+import { contractClaimScope, contractUniquenessRules, invited } from './testing/claims-fixture.ts';
+import {
+  appendToStream,
+  eventStoreMigrations,
+  independentRowsStatement,
+  PostgresEventStore,
+} from './index.ts';
 import {
   UniqueClaimTaken,
   WrongExpectedRevisionError,
@@ -378,6 +383,203 @@ describe('PostgresEventStore with group commit', () => {
     );
     expect(transactions.rows[0]!.n).toBe(new Set(results.map((result) => result.position.commit)).size);
     expect(transactions.rows[0]!.n).toBeLessThan(results.length / 4);
+    await store.close();
+  });
+
+  /** The names of the named statements the pool's clients send while `during` runs. */
+  let recorded: string[] | undefined;
+  const wrapped = new WeakSet<object>();
+  const recordNames = (client: pg.PoolClient) => {
+    if (wrapped.has(client)) return;
+    wrapped.add(client);
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    client.query = ((config: unknown, ...rest: unknown[]) => {
+      const name = (config as { name?: unknown } | null)?.name;
+      if (typeof name === 'string') recorded?.push(name);
+      return query(config, ...rest);
+    }) as typeof client.query;
+  };
+  async function statementNames(during: () => Promise<unknown>): Promise<string[]> {
+    pool.on('acquire', recordNames);
+    recorded = [];
+    try {
+      await during();
+      return recorded;
+    } finally {
+      recorded = undefined;
+      pool.off('acquire', recordNames);
+    }
+  }
+  const perAppend = (names: string[]) =>
+    names.filter(
+      (name) =>
+        /^es_append_(any|no_stream|stream_exists|revision)/.test(name) || name === 'es_claim_refusing',
+    );
+
+  it('sends a batch without conflicts as one multi-row append statement and one claim statement', async () => {
+    // Given a store that claims an address per invitation
+    const store = new PostgresEventStore(pool, {
+      ...storeOptions,
+      groupCommit,
+      uniqueness: contractUniquenessRules,
+    });
+    const prefix = `multi-row-${Date.now()}/`;
+    // When twenty invitations of distinct addresses are appended at once
+    const names = await statementNames(() =>
+      Promise.all(
+        Array.from({ length: 20 }, (_, index) =>
+          store.append(`${prefix}${index}`, [invited(`${prefix}${index}`, `${prefix}${index}@example.com`)], {
+            expectedRevision: 'no_stream',
+          }),
+        ),
+      ),
+    );
+    // Then one statement stored the twenty appends and one took the twenty claims
+    expect(names.filter((name) => name === 'es_append_batch_refusing')).toHaveLength(1);
+    expect(names.filter((name) => name === 'es_claim_batch_refusing')).toHaveLength(1);
+    expect(perAppend(names)).toEqual([]);
+    for (let index = 0; index < 20; index++)
+      expect(await store.claimHolder(contractClaimScope, `${prefix}${index}@example.com`)).toBe(
+        `${prefix}${index}`,
+      );
+    await store.close();
+  });
+
+  it('sends two appends to one stream in one batch as two multi-row statements, the second after the first', async () => {
+    const store = new PostgresEventStore(pool, { ...storeOptions, groupCommit });
+    const prefix = `layers-${Date.now()}/`;
+    let results: { revision: number }[] = [];
+    const names = await statementNames(async () => {
+      results = await Promise.all([
+        store.append(`${prefix}a`, one('Created'), { expectedRevision: 'no_stream' }),
+        store.append(`${prefix}b`, one('Created'), { expectedRevision: 'any' }),
+        store.append(`${prefix}a`, one('Next'), { expectedRevision: 0 }),
+        store.append(`${prefix}a`, one('Last'), { expectedRevision: 'stream_exists' }),
+      ]);
+    });
+    expect(results.map((result) => result.revision)).toEqual([0, 0, 1, 2]);
+    expect(names.filter((name) => name === 'es_append_batch_refusing')).toHaveLength(3);
+    expect(perAppend(names)).toEqual([]);
+    expect((await store.readStream(`${prefix}a`)).map((event) => event.type)).toEqual([
+      'Created',
+      'Next',
+      'Last',
+    ]);
+    await store.close();
+  });
+
+  it('sends a batch whose multi-row statement refuses again append by append: only the conflicting one fails', async () => {
+    const store = new PostgresEventStore(pool, {
+      ...storeOptions,
+      groupCommit,
+      uniqueness: contractUniquenessRules,
+    });
+    const prefix = `refused-${Date.now()}/`;
+    await store.append(`${prefix}holder`, [invited(`${prefix}holder`, `${prefix}taken@example.com`)], {
+      expectedRevision: 'no_stream',
+    });
+    let outcomes: PromiseSettledResult<unknown>[] = [];
+    const names = await statementNames(async () => {
+      outcomes = await Promise.allSettled([
+        ...Array.from({ length: 5 }, (_, index) =>
+          store.append(`${prefix}${index}`, [invited(`${prefix}${index}`, `${prefix}${index}@example.com`)], {
+            expectedRevision: 'no_stream',
+          }),
+        ),
+        store.append(`${prefix}late`, [invited(`${prefix}late`, `${prefix}taken@example.com`)], {
+          expectedRevision: 'no_stream',
+        }),
+      ]);
+    });
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([...Array(5).fill('fulfilled'), 'rejected']);
+    expect((outcomes[5] as PromiseRejectedResult).reason).toMatchObject({ holder: `${prefix}holder` });
+    expect(names.filter((name) => name === 'es_claim_batch_refusing')).toHaveLength(1);
+    expect(perAppend(names).length).toBeGreaterThan(0);
+    expect(await store.readStream(`${prefix}late`)).toEqual([]);
+    for (let index = 0; index < 5; index++)
+      expect(await store.readStream(`${prefix}${index}`)).toHaveLength(1);
+    await store.close();
+  });
+
+  // The same rows as `keyed`, declared independent of the batch's other statements: mergeable.
+  const independentKeyed: InlineProjection = {
+    handles: ['IndependentKeyed'],
+    async apply(events, tx) {
+      await tx.query(
+        independentRowsStatement(
+          'group_keys_inserted',
+          `INSERT INTO group_keys (key, stream)
+           SELECT r.key, r.stream FROM jsonb_to_recordset($1::jsonb) AS r(key text, stream text)`,
+          events.map((event) => ({ key: (event.data as { key: string }).key, stream: event.stream })),
+        ),
+      );
+    },
+  };
+
+  it('sends the inline rows a projection declares independent once for the batch, and not when another statement is beside them', async () => {
+    const store = new PostgresEventStore(pool, {
+      ...storeOptions,
+      groupCommit,
+      inlineProjections: [independentKeyed, keyed],
+    });
+    const prefix = `independent-${Date.now()}/`;
+    const appendAll = (round: string, count: number) =>
+      Promise.all(
+        Array.from({ length: count }, (_, index) =>
+          store.append(
+            `${prefix}${round}-${index}`,
+            one('IndependentKeyed', { key: `${prefix}${round}-${index}` }),
+            {
+              expectedRevision: 'no_stream',
+            },
+          ),
+        ),
+      );
+    // Twenty appends whose only inline statement is declared: one statement for their rows
+    const merged = await statementNames(() => appendAll('alone', 20));
+    expect(merged.filter((name) => name === 'group_keys_inserted')).toHaveLength(1);
+    // With an undeclared statement of another append in the batch, each append sends its own
+    const beside = await statementNames(() =>
+      Promise.all([
+        appendAll('beside', 5),
+        store.append(`${prefix}plain`, one('Keyed', { key: `${prefix}plain` }), {
+          expectedRevision: 'no_stream',
+        }),
+      ]),
+    );
+    expect(beside.filter((name) => name === 'group_keys_inserted')).toHaveLength(5);
+    const { rows } = await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM group_keys WHERE starts_with(key, $1)',
+      [prefix],
+    );
+    expect(rows[0]!.n).toBe(20 + 5 + 1);
+    await store.close();
+  });
+
+  it('fails only the append whose row in a merged statement breaks a constraint', async () => {
+    const store = new PostgresEventStore(pool, {
+      ...storeOptions,
+      groupCommit,
+      inlineProjections: [independentKeyed],
+    });
+    const prefix = `independent-conflict-${Date.now()}/`;
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 8 }, (_, index) =>
+        store.append(
+          `${prefix}${index}`,
+          one('IndependentKeyed', { key: `${prefix}k${Math.min(index, 6)}` }),
+          {
+            expectedRevision: 'no_stream',
+          },
+        ),
+      ),
+    );
+    // Keys of 6 and 7 are the same: the later fails with the key's unique violation.
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([...Array(7).fill('fulfilled'), 'rejected']);
+    expect((outcomes[7] as PromiseRejectedResult).reason).toMatchObject({ code: '23505' });
+    expect(await store.readStream(`${prefix}7`)).toEqual([]);
+    for (let index = 0; index < 7; index++)
+      expect(await store.readStream(`${prefix}${index}`)).toHaveLength(1);
     await store.close();
   });
 

@@ -92,6 +92,13 @@ export const eventStoreAppendsTotal = new client.Counter({
   registers,
 });
 
+export const eventStoreGroupCommitBatchesTotal = new client.Counter({
+  name: 'tokenvault_eventstore_group_commit_batches_total',
+  help: 'Group-commit transactions of several appends, by how they were sent (multi_row, or per_append after a multi-row batch was rolled back).',
+  labelNames: ['statements'] as const,
+  registers,
+});
+
 export const eventStoreEventsAppendedTotal = new client.Counter({
   name: 'tokenvault_eventstore_events_appended_total',
   help: 'Events written by successful appends, by stream category.',

@@ -234,3 +234,119 @@ export async function appendToStream(
   if (!appended) throw new WrongExpectedRevisionError(stream, options.expectedRevision);
   return appended.result;
 }
+
+/*
+ * The appends of a group-commit batch (group-commit.ts) as one statement, each stream at most once:
+ * every stream's advisory lock first, in lock-key order, all of them before the statement writes
+ * (the count aggregates them before the stream steps get their one row to join), so that the
+ * transaction id, assigned at the first write, is younger than every earlier writer's of these
+ * streams, as with one append. Then the stream steps of each kind of expectation, each over its
+ * own streams, and the events in the batch's order (so in global-position order). $1 streams,
+ * $2 steps, $3 expected revisions (null but for `revision`), $4 events (a jsonb array per append),
+ * $5 event counts. Raises ES001 when a stream step refused: it does not say which, the caller sends
+ * the batch again append by append.
+ */
+const batchAppendStatement = `WITH batch AS MATERIALIZED (
+     SELECT b.stream_id, b.step, b.expected, b.events, b.count, b.append_index
+     FROM unnest($1::text[], $2::text[], $3::bigint[], $4::jsonb[], $5::int[]) WITH ORDINALITY
+       AS b(stream_id, step, expected, events, count, append_index)
+   ),
+   lock AS MATERIALIZED (
+     SELECT count(pg_advisory_xact_lock(${streamLockNamespace}, keys.key)) AS locked
+     FROM (SELECT DISTINCT hashtext(stream_id) AS key FROM batch ORDER BY key) AS keys
+   ),
+   any_streams AS (
+     INSERT INTO es_streams AS s (stream_id, revision, transaction_id)
+     SELECT b.stream_id, b.count - 1, pg_current_xact_id() FROM lock CROSS JOIN batch b WHERE b.step = 'any'
+     ON CONFLICT (stream_id) DO UPDATE
+       SET revision = s.revision + excluded.revision + 1, transaction_id = pg_current_xact_id()
+       WHERE s.transaction_id <= pg_current_xact_id()
+     RETURNING s.stream_id, s.revision
+   ),
+   new_streams AS (
+     INSERT INTO es_streams AS s (stream_id, revision, transaction_id)
+     SELECT b.stream_id, b.count - 1, pg_current_xact_id() FROM lock CROSS JOIN batch b
+     WHERE b.step = 'no_stream'
+     ON CONFLICT (stream_id) DO NOTHING
+     RETURNING s.stream_id, s.revision
+   ),
+   existing_streams AS (
+     UPDATE es_streams AS s SET revision = s.revision + b.count, transaction_id = pg_current_xact_id()
+     FROM lock CROSS JOIN batch b
+     WHERE s.stream_id = b.stream_id AND b.step IN ('stream_exists', 'revision')
+       AND (b.step = 'stream_exists' OR s.revision = b.expected)
+       AND s.transaction_id <= pg_current_xact_id()
+     RETURNING s.stream_id, s.revision
+   ),
+   stream AS MATERIALIZED (
+     SELECT b.stream_id, moved.revision - b.count AS previous, b.events, b.append_index
+     FROM (SELECT * FROM any_streams UNION ALL SELECT * FROM new_streams UNION ALL SELECT * FROM existing_streams)
+       AS moved
+     JOIN batch b USING (stream_id)
+   ),
+   appended AS (
+     INSERT INTO es_events (stream_id, stream_revision, event_id, event_type, data, metadata)
+     SELECT stream.stream_id, stream.previous + e.ordinality, (e.event->>'event_id')::uuid, e.event->>'type',
+            e.event->'data', e.event->'metadata'
+     FROM stream CROSS JOIN jsonb_array_elements(stream.events) WITH ORDINALITY AS e(event, ordinality)
+     ORDER BY stream.append_index, e.ordinality
+     RETURNING stream_id, stream_revision, global_position, transaction_id, created_at
+   )
+   SELECT stream_id, stream_revision, global_position::text AS global_position,
+          transaction_id::text AS transaction_id, created_at
+   FROM appended
+   -- Uncorrelated: evaluated once, before the first row, also when there is none.
+   WHERE (SELECT es_refuse_unless((SELECT count(*) FROM stream) = (SELECT count(*) FROM batch),
+                                  '${refusals.appendRefused}', 'batch'))
+   ORDER BY global_position`;
+
+/**
+ * The batch's appends in as few statements as the order allows: the first append of each stream
+ * in the first, the second of each in the next, and so on, so that each stream is once per
+ * statement and each append runs after the ones before it of its stream (as if one by one). Each
+ * layer lists its appends in batch order.
+ */
+export function appendLayers(statements: readonly AppendStatement[]): AppendStatement[][] {
+  const layers: AppendStatement[][] = [];
+  const seen = new Map<string, number>();
+  for (const statement of statements) {
+    const layer = seen.get(statement.stream) ?? 0;
+    seen.set(statement.stream, layer + 1);
+    (layers[layer] ??= []).push(statement);
+  }
+  return layers;
+}
+
+/** One layer of appends (distinct streams) as one refusing statement; see batchAppendStatement. */
+export function batchAppendQuery(layer: readonly AppendStatement[]): pg.QueryConfig {
+  return {
+    name: 'es_append_batch_refusing',
+    text: batchAppendStatement,
+    values: [
+      layer.map((statement) => statement.stream),
+      layer.map((statement) => statement.step),
+      layer.map((statement) => (statement.step === 'revision' ? statement.values[3] : null)),
+      layer.map((statement) => statement.values[1]),
+      layer.map((statement) => statement.events.length),
+    ],
+  };
+}
+
+/** Each append's outcome from its layer's rows, in the layer's order. */
+export function appendedFromBatch(
+  layer: readonly AppendStatement[],
+  rows: readonly (AppendRow & { stream_id: string })[],
+): Appended[] {
+  const byStream = new Map<string, AppendRow[]>();
+  for (const row of rows) {
+    const own = byStream.get(row.stream_id);
+    if (own) own.push(row);
+    else byStream.set(row.stream_id, [row]);
+  }
+  return layer.map((statement) => {
+    const appended = appendedFrom(statement, byStream.get(statement.stream) ?? []);
+    // The statement raises instead of leaving an append without rows.
+    if (!appended) throw new Error(`the batch statement stored nothing for stream ${statement.stream}`);
+    return appended;
+  });
+}

@@ -80,3 +80,44 @@ export async function readClaimHolder(
   });
   return rows[0]?.holder;
 }
+
+/**
+ * The claims of a group-commit batch as one statement (none when nothing is claimed), or undefined
+ * when one statement would not
+ * do what the appends' own claim queries do one after another: when an append releases (a release
+ * between two claims can free or take back what they contest), or when a key comes twice (the
+ * second claimant must see the first). Keys are claimed in (scope, key) order, the order other
+ * batches take them in. Raises ES002 naming the holder when a key has another; the caller then
+ * sends the batch again append by append, to find whose claim it was.
+ */
+export function batchClaimQueries(
+  changes: readonly (ClaimChanges | undefined)[],
+): pg.QueryConfig[] | undefined {
+  if (changes.some((change) => change?.releaseTenant || change?.releaseHeldBy?.length)) return undefined;
+  const claims = changes.flatMap((change) => change?.claim ?? []);
+  const keys = new Set(claims.map((claim) => JSON.stringify([claim.scope, claim.key])));
+  if (keys.size !== claims.length) return undefined;
+  if (claims.length === 0) return [];
+  const query: pg.QueryConfig = {
+    name: 'es_claim_batch_refusing',
+    // As es_claim_refusing, for many rows: DO UPDATE (to itself) returns a conflicting row's holder.
+    text: `WITH wanted AS (
+             SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[]) AS w(scope, key, holder, tenant_id)
+           ),
+           claimed AS (
+             INSERT INTO es_unique_claims AS c (scope, key, holder, tenant_id)
+             SELECT scope, key, holder, tenant_id FROM wanted ORDER BY scope, key
+             ON CONFLICT (scope, key) DO UPDATE SET holder = c.holder
+             RETURNING c.scope, c.key, c.holder
+           )
+           SELECT claimed.holder FROM claimed JOIN wanted USING (scope, key)
+           WHERE es_refuse_unless(claimed.holder = wanted.holder, '${refusals.claimTaken}', claimed.holder)`,
+    values: [
+      claims.map((claim) => claim.scope),
+      claims.map((claim) => claim.key),
+      claims.map((claim) => claim.holder),
+      claims.map((claim) => claim.tenant_id ?? null),
+    ],
+  };
+  return [query];
+}

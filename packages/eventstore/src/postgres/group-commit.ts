@@ -1,14 +1,20 @@
 import pg from 'pg';
+import { eventStoreGroupCommitBatchesTotal } from '@tokenvault/platform';
 import {
   appendedFrom,
+  appendedFromBatch,
+  appendLayers,
+  batchAppendQuery,
   isAppendRefusal,
   streamLockNamespace,
   type Appended,
   type AppendRow,
 } from './append.ts';
 import type { AppendStatement } from './append.ts';
-import { claimTakenFrom } from './claims.ts';
+import { batchClaimQueries, claimTakenFrom } from './claims.ts';
+import type { ClaimChanges } from '../port.ts';
 import { sendInOneTransaction, type Settled } from './append-pipeline.ts';
+import { mergedInlineStatements } from './independent-rows.ts';
 
 export interface GroupCommitOptions {
   /** How long the first append of a batch waits for others to join it (milliseconds, at least 1). */
@@ -25,6 +31,35 @@ export interface PipelinedAppend {
   statement: AppendStatement;
   queries: readonly pg.QueryConfig[];
   claimQueries: number;
+  /** The claim changes of its events, which `queries` hold as claim queries. */
+  claims: readonly (ClaimChanges | undefined)[];
+}
+
+/**
+ * A batch of appends as few statements: its appends as one multi-row statement per layer (see
+ * appendLayers; one unless a stream comes twice), its claims as one (see batchClaimQueries; else each
+ * append's claim queries, in batch order), then each append's inline projection statements in
+ * batch order, merged where they declare they may be (mergedInlineStatements). The same writes as
+ * the appends' own queries one append after another: the append statements write only es_streams
+ * and es_events, which no claim or projection statement reads, and the claims and projection
+ * statements keep their order among themselves.
+ */
+export function multiRowQueries(batch: readonly PipelinedAppend[]): {
+  queries: pg.QueryConfig[];
+  layers: AppendStatement[][];
+} {
+  const layers = appendLayers(batch.map((append) => append.statement));
+  const claimQueries =
+    batchClaimQueries(batch.flatMap((append) => append.claims)) ??
+    batch.flatMap((append) => append.queries.slice(1, 1 + append.claimQueries));
+  return {
+    queries: [
+      ...layers.map(batchAppendQuery),
+      ...claimQueries,
+      ...mergedInlineStatements(batch.map((append) => append.queries.slice(1 + append.claimQueries))),
+    ],
+    layers,
+  };
 }
 
 /**
@@ -68,8 +103,9 @@ interface Queued {
 }
 
 /**
- * Group commit: the appends that arrive together share one transaction, their queries pipelined
- * in one round trip after one statement that locks their streams. The first append of a batch
+ * Group commit: the appends that arrive together share one transaction, in one round trip: first
+ * as multi-row statements (multiRowQueries); when PostgreSQL rolls that back, their own queries
+ * pipelined after one statement that locks their streams. The first append of a batch
  * waits at most `windowMs` for others (or until `maxAppends` have come), and one batch is in flight
  * at a time: the appends arriving meanwhile form the next. Appends of one stream in a batch run in
  * arrival order, each seeing the ones before it, as if sequential. An append that fails (a wrong
@@ -118,11 +154,51 @@ export class GroupCommit {
   }
 
   private async commit(batch: Queued[]): Promise<void> {
+    if (batch.length > 1 && (await this.commitMultiRow(batch))) return;
+    if (batch.length > 1) eventStoreGroupCommitBatchesTotal.inc({ statements: 'per_append' });
     const failedBesideOthers = await this.commitTogether(batch);
     // Its error may come from what only the rolled-back transaction held (a key claimed by an
     // earlier append of the batch, not committed yet). Sent again alone once the rest committed, it
     // gets the outcome it would have had after them: against committed state, as without batching.
     for (const one of failedBesideOthers) await this.commitTogether([one]);
+  }
+
+  /**
+   * The batch in one transaction of multi-row statements (multiRowQueries). True when every append
+   * is settled; false when PostgreSQL rolled the transaction back (a refusal, a conflict, a
+   * projection's error, a deadlock): the batch then goes append by append, which finds whose it was.
+   */
+  private async commitMultiRow(batch: Queued[]): Promise<boolean> {
+    const { queries, layers } = multiRowQueries(batch.map((one) => one.append));
+    let outcomes: Settled[];
+    try {
+      outcomes = await sendInOneTransaction(this.pool, queries);
+    } catch (error) {
+      if (error instanceof pg.DatabaseError) return false;
+      // The connection failed: whether it committed is unknown, so no append may be sent again.
+      for (const one of batch) one.reject(error);
+      return true;
+    }
+    const failed = outcomes.find((outcome) => !outcome.ok);
+    if (failed && !failed.ok) {
+      if (failed.error instanceof pg.DatabaseError) return false;
+      for (const one of batch) one.reject(failed.error);
+      return true;
+    }
+    eventStoreGroupCommitBatchesTotal.inc({ statements: 'multi_row' });
+    let byStatement: Map<AppendStatement, Appended>;
+    try {
+      const appended = layers.flatMap((layer, index) =>
+        appendedFromBatch(layer, (outcomes[index] as { result: pg.QueryResult }).result.rows as never[]),
+      );
+      byStatement = new Map(layers.flat().map((statement, index) => [statement, appended[index]!]));
+    } catch (error) {
+      // Committed, but its rows do not say what was stored: no append may be sent again.
+      for (const one of batch) one.reject(error);
+      return true;
+    }
+    for (const one of batch) one.resolve(byStatement.get(one.append.statement)!);
+    return true;
   }
 
   /**

@@ -303,6 +303,7 @@ export class PostgresEventStore implements EventStore {
       statement,
       queries: [appendQuery(statement, true), ...claimQueries, ...recording.queries],
       claimQueries: claimQueries.length,
+      claims,
     };
     if (this.groupCommit) return this.groupCommit.append(pipelined);
     return settlePipelinedAppend(pipelined, await sendInOneTransaction(this.pool, pipelined.queries));

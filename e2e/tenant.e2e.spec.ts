@@ -133,7 +133,14 @@ describe('the tenant', () => {
     }
     // The usage counters and the audit log trail the writes (the projector's, in either mode).
     await eventually(async () => {
-      expect(await rowsOf('token_type_usage', 'tenant_id'), 'token_type_usage').toBe(0);
+      for (const table of [
+        'token_type_usage',
+        'token_daily_creations',
+        'token_monthly_usage',
+        'token_monthly_activity',
+      ]) {
+        expect(await rowsOf(table, 'tenant_id'), table).toBe(0);
+      }
       const audit = await pool.query<{ message: string }>(
         'SELECT message FROM audit_logs WHERE tenant_id = $1',
         [doomed.tenantId],

@@ -68,9 +68,13 @@ describe('usage report', () => {
     });
     // Six distinct tokens were created this month (the deleted card included).
     expect(report.monthly_active_tokens).toBe(6);
-    // Reading tokens already active this month adds nothing.
+    // Reading and updating tokens created this month adds nothing.
     await env.tenant.client.tokens.get(lastCard.id);
     await env.tenant.client.tokens.get(lastCard.id);
+    const update = await env.tenant.client.request('PATCH', `/tokens/${bank.id}`, {
+      body: { metadata: { updated: 'yes' } },
+    });
+    expect(update.status).toBe(200);
     // A write after the reads: its response waits until the read models are past the reads too.
     await env.tenant.client.request('PUT', '/tenants/self', { body: { name: 'after the reads' } });
     expect((await usage()).monthly_active_tokens).toBe(6);
@@ -121,6 +125,19 @@ describe('usage report', () => {
 
     expect(await env.tenant.client.tokens.get(id)).toMatchObject({ data: { old: true } });
     await eventually(async () => expect((await usage()).monthly_active_tokens).toBe(7));
+  });
+
+  it('a token created last month counts as active this month once, when it is updated and then read', async () => {
+    const id = await tokenCreatedLastMonth({ old: 'and updated' });
+    const before = (await usage()).monthly_active_tokens;
+    const update = await env.tenant.client.request('PATCH', `/tokens/${id}`, {
+      body: { metadata: { updated: 'yes' } },
+    });
+    expect(update.status).toBe(200);
+    await eventually(async () => expect((await usage()).monthly_active_tokens).toBe(before + 1));
+    await env.tenant.client.tokens.get(id);
+    await env.tenant.client.request('PUT', '/tenants/self', { body: { name: 'after the read' } });
+    expect((await usage()).monthly_active_tokens).toBe(before + 1);
   });
 
   it('a token created last month counts as active once a reactor detokenizes it, even if the run fails', async () => {

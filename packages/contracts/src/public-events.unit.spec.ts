@@ -172,7 +172,10 @@ describe('public events (the allow-list of what goes to Kafka)', () => {
     const otherTenant = '1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9';
     const read = (tenant: string, tokenId: string) => ({
       tenant_id: tenant,
-      tokens: [{ token_id: tokenId, type: 'card', transform: 'mask' }],
+      // The token's creation time is for the usage report, not part of the published read.
+      tokens: [
+        { token_id: tokenId, type: 'card', transform: 'mask', created_at: '2029-12-31T00:00:00.000Z' },
+      ],
       read_by: 'app-1',
       reader_type: 'application',
       correlation_id: 'SECRET-CORRELATION',
@@ -200,7 +203,7 @@ describe('public events (the allow-list of what goes to Kafka)', () => {
         read_at: '2030-01-02T03:04:05.000Z',
       },
     });
-    expect(JSON.stringify(messages[0])).not.toMatch(/tok-2|SECRET|reader_type/);
+    expect(JSON.stringify(messages[0])).not.toMatch(/tok-2|SECRET|reader_type|created_at|2029-12-31/);
     expect(JSON.stringify(messages[1])).not.toContain('tok-1');
     // Any other event is its one message.
     const single = recorded('TokenDeleted', {

@@ -74,7 +74,12 @@ export async function openForReader(
   );
   await deps.readAuditor.record(
     principal,
-    shown.map(({ row, transform }) => ({ tokenId: row.id, type: row.type, transform })),
+    shown.map(({ row, transform }) => ({
+      tokenId: row.id,
+      type: row.type,
+      createdAt: row.created_at,
+      transform,
+    })),
     requestId,
   );
   return tokens;

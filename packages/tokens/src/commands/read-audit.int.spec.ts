@@ -48,16 +48,23 @@ describe('ReadAuditor on the PostgreSQL event store', () => {
       )
     ).rows[0]!.last;
 
-  it('records 200 concurrent reads of two tenants as one event (a few at most), each read with its tenant, reader and request', async () => {
+  /** When the tokens read were created: each read records it, for the monthly active tokens. */
+  const createdAt = '2026-01-05T10:00:00.000Z';
+
+  it('records 200 concurrent reads of two tenants as one event (a few at most), each read with its tenant, reader, request and tokens’ creation', async () => {
     const after = await lastPosition();
     const reads = Array.from({ length: 100 }, (_, index) => index);
     const auditor = new ReadAuditor(store, systemClock);
     await Promise.all(
       reads.flatMap((index) => [
-        auditor.record(reader, [{ tokenId: `mine-${index}`, type: 'token' }], `request-${index}`),
+        auditor.record(
+          reader,
+          [{ tokenId: `mine-${index}`, type: 'token', createdAt: new Date(createdAt) }],
+          `request-${index}`,
+        ),
         auditor.record(
           otherReader,
-          [{ tokenId: `theirs-${index}`, type: 'card', transform: 'mask' }],
+          [{ tokenId: `theirs-${index}`, type: 'card', createdAt: new Date(createdAt), transform: 'mask' }],
           `other-${index}`,
         ),
       ]),
@@ -74,7 +81,7 @@ describe('ReadAuditor on the PostgreSQL event store', () => {
     for (const index of reads) {
       expect(recorded).toContainEqual({
         tenant_id: tenant,
-        tokens: [{ token_id: `mine-${index}`, type: 'token' }],
+        tokens: [{ token_id: `mine-${index}`, type: 'token', created_at: createdAt }],
         read_by: reader.actorId,
         reader_type: 'application',
         correlation_id: `request-${index}`,
@@ -82,7 +89,7 @@ describe('ReadAuditor on the PostgreSQL event store', () => {
       });
       expect(recorded).toContainEqual({
         tenant_id: otherTenant,
-        tokens: [{ token_id: `theirs-${index}`, type: 'card', transform: 'mask' }],
+        tokens: [{ token_id: `theirs-${index}`, type: 'card', created_at: createdAt, transform: 'mask' }],
         read_by: otherReader.actorId,
         reader_type: 'user',
         correlation_id: `other-${index}`,
@@ -97,6 +104,7 @@ describe('ReadAuditor on the PostgreSQL event store', () => {
     const tokens = Array.from({ length: 250 }, (_, index) => ({
       tokenId: `t-${index}`,
       type: 'token' as const,
+      createdAt: new Date(createdAt),
     }));
     await auditor.record(reader, tokens, 'big-request');
     const events = await appendedSince(after);
@@ -126,7 +134,7 @@ describe('ReadAuditor on the PostgreSQL event store', () => {
     const auditor = new ReadAuditor(failing as EventStore, systemClock);
     const settled: string[] = [];
     const calls = [reader, otherReader].map((principal) =>
-      auditor.record(principal, [{ tokenId: 'x', type: 'token' }], randomUUID()).then(
+      auditor.record(principal, [{ tokenId: 'x', type: 'token', createdAt: new Date() }], randomUUID()).then(
         () => settled.push('resolved'),
         () => settled.push('rejected'),
       ),

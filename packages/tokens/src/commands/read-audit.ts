@@ -38,7 +38,7 @@ export class ReadAuditor {
 
   record(
     principal: Principal,
-    reads: readonly { tokenId: string; type: TokenType; transform?: AccessTransform }[],
+    reads: readonly { tokenId: string; type: TokenType; createdAt: Date; transform?: AccessTransform }[],
     correlationId: string,
   ): Promise<void> {
     if (reads.length === 0) return Promise.resolve();
@@ -55,6 +55,7 @@ export class ReadAuditor {
           tokens: reads.slice(from, from + maxTokensPerRead).map((read) => ({
             token_id: read.tokenId,
             type: read.type,
+            created_at: read.createdAt.toISOString(),
             ...(read.transform === undefined || read.transform === 'reveal'
               ? {}
               : { transform: read.transform }),

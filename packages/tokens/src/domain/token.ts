@@ -391,6 +391,7 @@ function decideUpdate(
           : { data_claim: command.deduplicate ? ('moved' as const) : ('released' as const) }),
         modified_by: command.actorId,
         modified_at: command.now,
+        created_at: token.created_at,
         ...(mask === undefined ? {} : { mask }),
         ...(privacy === undefined ? {} : { privacy }),
         ...(card ? { card } : {}),

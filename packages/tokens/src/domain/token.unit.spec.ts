@@ -223,6 +223,8 @@ describe('token updates (merge patches prepared by the command side)', () => {
       metadata: { k: 'v' },
       modified_by: actorId,
       modified_at: now,
+      // The token's creation time, which an update never changes (for the monthly active tokens).
+      created_at: token.created_at,
       ...changes,
     },
   });

@@ -77,6 +77,11 @@ export type TokenEvent =
         data_claim?: 'released' | 'moved';
         modified_by: string;
         modified_at: string;
+        /**
+         * When the token was created (an update never changes it): the monthly active tokens
+         * count an update in the creation's month as the creation. Absent in events from before it.
+         */
+        created_at?: string;
         /** Its mask expression after the update; absent: the type's default. */
         mask?: TokenMask;
         /**
@@ -248,8 +253,12 @@ export type TokensReadBatchEvent = DomainEvent<'TokensReadBatch', { reads: Token
 /** One request's read in a TokensReadBatch. */
 export interface TokenReadRecord {
   tenant_id: string;
-  /** At most maxTokensPerRead; a request that read more is recorded as several reads. */
-  tokens: DataOf<TokensReadEvent, 'TokensRead'>['tokens'];
+  /**
+   * At most maxTokensPerRead; a request that read more is recorded as several reads. Each with
+   * when the token was created: the monthly active tokens count a read in the creation's month as
+   * the creation (absent in events from before it).
+   */
+  tokens: (DataOf<TokensReadEvent, 'TokensRead'>['tokens'][number] & { created_at?: string })[];
   read_by: string;
   reader_type: 'application' | 'user' | 'system';
   correlation_id: string;

@@ -19,44 +19,82 @@ type Handled =
 
 const json = (rows: unknown[]) => JSON.stringify(rows);
 
-/** Marks tokens active in the month of `at` (UTC) and counts the ones new to that month. */
-async function recordActivity(tx: PoolClient, rows: { tenant_id: string; token_id: string; at: string }[]) {
+/** A token used (updated or read) at `at`, and when it was created (absent in events from before it). */
+interface Activity {
+  tenant_id: string;
+  token_id: string;
+  at: string;
+  created_at?: string;
+}
+
+/** The calendar month (UTC) of an instant, as `YYYY-MM`. */
+const monthOf = (at: string) => new Date(at).toISOString().slice(0, 7);
+
+/**
+ * Marks tokens active in the month of `at` (UTC) and counts the ones new to that month. A token is
+ * always active in the month it was created in, and its creation counted it (`created`): a use in
+ * that month writes nothing, so only tokens created in an earlier month get a row here, the
+ * distinctness of their uses. An event from before created_at was recorded takes it from the
+ * token's row (gone: deleted since, counted as a use after its creation's month).
+ */
+async function recordActivity(tx: PoolClient, activity: Activity[]) {
+  const laterMonths = activity.filter(
+    (use) => use.created_at !== undefined && monthOf(use.created_at) !== monthOf(use.at),
+  );
+  if (laterMonths.length) await insertActivity(tx, laterMonths, { creationFromTokenRow: false });
+  const undated = activity.filter((use) => use.created_at === undefined);
+  if (undated.length) await insertActivity(tx, undated, { creationFromTokenRow: true });
+}
+
+async function insertActivity(
+  tx: PoolClient,
+  activity: Activity[],
+  { creationFromTokenRow }: { creationFromTokenRow: boolean },
+) {
+  const afterCreationMonth = creationFromTokenRow
+    ? `LEFT JOIN tokens t ON t.tenant_id = a.tenant_id AND t.id = a.token_id
+       WHERE t.created_at IS NULL
+          OR date_trunc('month', t.created_at AT TIME ZONE 'UTC') <> date_trunc('month', a.at AT TIME ZONE 'UTC')`
+    : '';
   await tx.query(
     `WITH activity AS (
        INSERT INTO token_monthly_activity (tenant_id, month, token_id)
        SELECT DISTINCT a.tenant_id, date_trunc('month', a.at AT TIME ZONE 'UTC')::date, a.token_id
        FROM jsonb_to_recordset($1::jsonb) AS a(tenant_id uuid, token_id text, at timestamptz)
+       ${afterCreationMonth}
        ON CONFLICT DO NOTHING
        RETURNING tenant_id, month)
      INSERT INTO token_monthly_usage (tenant_id, month, active_tokens)
      SELECT tenant_id, month, count(*) FROM activity GROUP BY tenant_id, month
      ON CONFLICT (tenant_id, month) DO UPDATE SET active_tokens = token_monthly_usage.active_tokens + excluded.active_tokens`,
-    [json(rows)],
+    [json(activity.map(({ tenant_id, token_id, at }) => ({ tenant_id, token_id, at })))],
   );
 }
 
+/**
+ * The batch's creations, in one statement: each type's count and latest creation, each day's
+ * count per type, and each month's active tokens (a token is active in the month it is created
+ * in; no row of its own, see recordActivity).
+ */
 async function created(tx: PoolClient, events: DataOf<TokensContextEvent, 'TokenCreated'>[]): Promise<void> {
   await tx.query(
-    `INSERT INTO token_type_usage (tenant_id, type, count, last_created_at)
-     SELECT t.tenant_id, t.type, count(*), max(t.created_at)
-     FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id uuid, type text, created_at timestamptz)
-     GROUP BY t.tenant_id, t.type
-     ON CONFLICT (tenant_id, type) DO UPDATE SET
-       count = token_type_usage.count + excluded.count,
-       last_created_at = greatest(token_type_usage.last_created_at, excluded.last_created_at)`,
+    `WITH created AS MATERIALIZED (
+       SELECT t.tenant_id, t.type, t.created_at
+       FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id uuid, type text, created_at timestamptz)),
+     types AS (
+       INSERT INTO token_type_usage (tenant_id, type, count, last_created_at)
+       SELECT tenant_id, type, count(*), max(created_at) FROM created GROUP BY tenant_id, type
+       ON CONFLICT (tenant_id, type) DO UPDATE SET
+         count = token_type_usage.count + excluded.count,
+         last_created_at = greatest(token_type_usage.last_created_at, excluded.last_created_at)),
+     days AS (
+       INSERT INTO token_daily_creations (tenant_id, day, type, created)
+       SELECT tenant_id, (created_at AT TIME ZONE 'UTC')::date, type, count(*) FROM created GROUP BY 1, 2, 3
+       ON CONFLICT (tenant_id, day, type) DO UPDATE SET created = token_daily_creations.created + excluded.created)
+     INSERT INTO token_monthly_usage (tenant_id, month, active_tokens)
+     SELECT tenant_id, date_trunc('month', created_at AT TIME ZONE 'UTC')::date, count(*) FROM created GROUP BY 1, 2
+     ON CONFLICT (tenant_id, month) DO UPDATE SET active_tokens = token_monthly_usage.active_tokens + excluded.active_tokens`,
     [json(events.map(({ tenant_id, type, created_at }) => ({ tenant_id, type, created_at })))],
-  );
-  await tx.query(
-    `INSERT INTO token_daily_creations (tenant_id, day, type, created)
-     SELECT t.tenant_id, (t.created_at AT TIME ZONE 'UTC')::date, t.type, count(*)
-     FROM jsonb_to_recordset($1::jsonb) AS t(tenant_id uuid, type text, created_at timestamptz)
-     GROUP BY 1, 2, 3
-     ON CONFLICT (tenant_id, day, type) DO UPDATE SET created = token_daily_creations.created + excluded.created`,
-    [json(events.map(({ tenant_id, type, created_at }) => ({ tenant_id, type, created_at })))],
-  );
-  await recordActivity(
-    tx,
-    events.map((event) => ({ tenant_id: event.tenant_id, token_id: event.token_id, at: event.created_at })),
   );
 }
 
@@ -109,6 +147,7 @@ export const tokenUsageProjection: Projection<Handled> = {
               tenant_id: event.tenant_id,
               token_id: event.token_id,
               at: event.modified_at,
+              ...(event.created_at ? { created_at: event.created_at } : {}),
             })),
           );
           break;
@@ -146,6 +185,7 @@ export const tokenUsageProjection: Projection<Handled> = {
                   tenant_id: read.tenant_id,
                   token_id: token.token_id,
                   at: read.read_at,
+                  ...(token.created_at ? { created_at: token.created_at } : {}),
                 })),
               ),
             ),

@@ -13,6 +13,8 @@ export {
   withdrawTokenKey,
   storeNewTokenKey,
   storeTokenKey,
+  storeTokenKeysStatement,
+  tokenKeyRows,
   tokenKeyInvalidation,
   tokenOfKeyInvalidation,
   type NewTokenKey,

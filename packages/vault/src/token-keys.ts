@@ -29,16 +29,34 @@ export interface WrappedTokenKey {
   tenantKeyVersion: number;
 }
 
-/** Stores a token's key; an existing key of the token is replaced, that is destroyed (re-encryption). */
-export async function storeTokenKey(db: Queryable, key: StoredTokenKey): Promise<void> {
-  await db.query({
-    name: 'token_keys_store',
-    text: `INSERT INTO token_keys (tenant_id, token_id, wrapped_key, tenant_key_version, expires_at)
-     VALUES ($1, $2, $3, $4, $5)
+/**
+ * The statement that stores token keys, its rows (tokenKeyRows) as one jsonb array, $1: an
+ * existing key of a token is replaced, that is destroyed (re-encryption). An append's write-side
+ * step may send it for several appends at once (group commit), so it is shared as text.
+ */
+export const storeTokenKeysStatement = {
+  name: 'token_keys_store',
+  text: `INSERT INTO token_keys (tenant_id, token_id, wrapped_key, tenant_key_version, expires_at)
+     SELECT k.tenant_id, k.token_id, k.wrapped_key, k.tenant_key_version, k.expires_at
+     FROM jsonb_to_recordset($1::jsonb)
+       AS k(tenant_id uuid, token_id text, wrapped_key text, tenant_key_version integer, expires_at timestamptz)
      ON CONFLICT (tenant_id, token_id) DO UPDATE SET wrapped_key = EXCLUDED.wrapped_key,
        tenant_key_version = EXCLUDED.tenant_key_version, expires_at = EXCLUDED.expires_at, created_at = now()`,
-    values: [key.tenantId, key.tokenId, key.wrappedKey, key.tenantKeyVersion, key.expiresAt],
-  });
+} as const;
+
+/** The rows of storeTokenKeysStatement. */
+export const tokenKeyRows = (keys: readonly StoredTokenKey[]) =>
+  keys.map((key) => ({
+    tenant_id: key.tenantId,
+    token_id: key.tokenId,
+    wrapped_key: key.wrappedKey,
+    tenant_key_version: key.tenantKeyVersion,
+    expires_at: key.expiresAt,
+  }));
+
+/** Stores a token's key; an existing key of the token is replaced, that is destroyed (re-encryption). */
+export async function storeTokenKey(db: Queryable, key: StoredTokenKey): Promise<void> {
+  await db.query({ ...storeTokenKeysStatement, values: [JSON.stringify(tokenKeyRows([key]))] });
 }
 
 /**

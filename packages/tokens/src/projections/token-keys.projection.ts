@@ -1,12 +1,19 @@
 import { notifyInvalidation, type EventOf } from '@tokenvault/cqrs';
-import type { AppendHook, AppendSideData, InlineProjection } from '@tokenvault/eventstore';
+import {
+  independentRowsStatement,
+  type AppendHook,
+  type AppendSideData,
+  type InlineProjection,
+} from '@tokenvault/eventstore';
 import type { PoolClient } from '@tokenvault/platform';
 import {
   destroyTokenKey,
   setTokenKeyExpiry,
   storeNewTokenKey,
   storeTokenKey,
+  storeTokenKeysStatement,
   tokenKeyInvalidation,
+  tokenKeyRows,
   withdrawTokenKey,
   type SealedToken,
   type StoredTokenKey,
@@ -114,7 +121,13 @@ export const tokenKeyStore: InlineProjection<Handled> = {
         case 'TokenReencrypted': {
           const pending = newKeyOf(context?.sideData, event.data.data_ciphertext);
           const expiresAt = event.type === 'TokenReencrypted' ? undefined : (event.data.expires_at ?? null);
-          if (pending) {
+          if (pending && event.type === 'TokenCreated') {
+            // A new token's key, its own row: group commit may send it once for a batch's creates.
+            const rows = tokenKeyRows([{ ...pending, expiresAt: expiresAt ?? null }]);
+            await tx.query(
+              independentRowsStatement(storeTokenKeysStatement.name, storeTokenKeysStatement.text, rows),
+            );
+          } else if (pending) {
             await storeTokenKey(tx, expiresAt === undefined ? pending : { ...pending, expiresAt });
             if (event.type === 'TokenReencrypted') {
               await notifyInvalidation(tx, tokenKeyInvalidation(event.data.tenant_id, event.data.token_id));

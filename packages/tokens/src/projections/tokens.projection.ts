@@ -1,4 +1,5 @@
 import { onTenantDeleted, type DataOf, type Projection, type TenantDeletedEvent } from '@tokenvault/cqrs';
+import { independentRowsStatement } from '@tokenvault/eventstore';
 import type { PoolClient } from '@tokenvault/platform';
 import type { TokenEvent } from '../domain/tokens.events.ts';
 import { deleteAssociations, deleteAssociationsOf, insertAssociations } from './associations.projection.ts';
@@ -57,24 +58,27 @@ async function replaceSearchIndexValues(
 
 async function created(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCreated'>[]): Promise<void> {
   // The token rows and their metadata entries in one statement (a replayed event inserts neither).
-  await tx.query({
-    name: 'tokens_created',
-    text: `WITH inserted AS (
-       INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
-                           expires_at, created_by, created_at, privacy, card, bank, search_indexes,
-                           fingerprint_expression, mask)
-       SELECT t.tenant_id, t.token_id, t.type, t.data_ciphertext, t.containers, t.metadata, t.fingerprint,
-              t.expires_at, t.created_by, t.created_at, t.privacy, t.card, t.bank, t.search_indexes,
-              t.fingerprint_expression, t.mask
-       FROM jsonb_to_recordset($1::jsonb) AS t(
-         tenant_id uuid, token_id text, type text, data_ciphertext text, containers text[], metadata jsonb,
-         fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz,
-         privacy jsonb, card jsonb, bank jsonb, search_indexes jsonb, fingerprint_expression text, mask jsonb)
-       ON CONFLICT DO NOTHING
-       RETURNING tenant_id, id, metadata, created_at)
-     ${insertMetadataFrom('inserted')}`,
-    values: [json(events)],
-  });
+  // Each event's rows are its own token's: group commit may send it once for a batch's creates.
+  await tx.query(
+    independentRowsStatement(
+      'tokens_created',
+      `WITH inserted AS (
+         INSERT INTO tokens (tenant_id, id, type, data_ciphertext, containers, metadata, fingerprint,
+                             expires_at, created_by, created_at, privacy, card, bank, search_indexes,
+                             fingerprint_expression, mask)
+         SELECT t.tenant_id, t.token_id, t.type, t.data_ciphertext, t.containers, t.metadata, t.fingerprint,
+                t.expires_at, t.created_by, t.created_at, t.privacy, t.card, t.bank, t.search_indexes,
+                t.fingerprint_expression, t.mask
+         FROM jsonb_to_recordset($1::jsonb) AS t(
+           tenant_id uuid, token_id text, type text, data_ciphertext text, containers text[], metadata jsonb,
+           fingerprint text, expires_at timestamptz, created_by uuid, created_at timestamptz,
+           privacy jsonb, card jsonb, bank jsonb, search_indexes jsonb, fingerprint_expression text, mask jsonb)
+         ON CONFLICT DO NOTHING
+         RETURNING tenant_id, id, metadata, created_at)
+       ${insertMetadataFrom('inserted')}`,
+      events,
+    ),
+  );
   const indexed = events.filter((event) => event.search_index_values?.length);
   if (indexed.length) await replaceSearchIndexValues(tx, indexed);
   await insertAssociations(

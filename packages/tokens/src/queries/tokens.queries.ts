@@ -40,11 +40,15 @@ export interface TokenRow {
 
 /**
  * A token row with its wrapped key (`withKeyOf` joins it): opening the token then needs no query
- * of its own. Row-level security limits token_keys to the tenant as it does tokens.
+ * of its own. Row-level security limits token_keys to the tenant as it does tokens. Each row's key
+ * is one primary-key lookup (a lateral join): with a plain join the planner read all the tenant's
+ * keys for a page of 20 rows (a hash of them, or a loop over them per row), with or without fresh
+ * statistics (docs/performance.md, search at 1,000,000 tokens).
  */
 const tokenWithKey = (alias: string) => `${alias}.*, k.wrapped_key, k.tenant_key_version`;
 const withKeyOf = (alias: string) =>
-  `LEFT JOIN token_keys k ON k.tenant_id = ${alias}.tenant_id AND k.token_id = ${alias}.id`;
+  `LEFT JOIN LATERAL (SELECT wrapped_key, tenant_key_version FROM token_keys
+     WHERE tenant_id = ${alias}.tenant_id AND token_id = ${alias}.id LIMIT 1) k ON true`;
 
 /** Not expired at `placeholder` (the clock's now: every expiry check reads the one clock). */
 const liveAt = (placeholder: string, table = '') =>

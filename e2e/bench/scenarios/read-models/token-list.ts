@@ -143,7 +143,7 @@ export async function seedTokenList(
      UPDATE tokens t SET data_ciphertext = s.data_ciphertext FROM s WHERE t.tenant_id = $1 AND t.id = s.id`,
     [tenantId, JSON.stringify(sealed)],
   );
-  await pool.query('VACUUM ANALYZE tokens, token_metadata, token_search_index');
+  await pool.query('VACUUM ANALYZE tokens, token_metadata, token_search_index, token_keys');
 
   // The service's cursor is base64url of [created_at, id] (packages/platform/src/cursor.ts).
   const cursorOf = (g: number) =>

@@ -87,7 +87,7 @@ describe('token search routes, in process (commands on an in-memory store, queri
       type: 'social_security_number',
       data: ssn,
       search_indexes: ['{{ data | replace: "-", "" }}', '{{ data | last4 }}'],
-      metadata: { customer: 'c-42' },
+      metadata: { customer: 'c-42', region: 'eu' },
     });
     expect(token).toMatchObject({ search_indexes: ['{{ data | replace: "-", "" }}', '{{ data | last4 }}'] });
     const [created] = await storedEvents(side.store, tokenStream(tenant, token.id));
@@ -106,6 +106,10 @@ describe('token search routes, in process (commands on an in-memory store, queri
     expect(await readsOf(token.id)).toHaveLength(3);
     expect((await searchV2('data:123-45-6789')).data).toEqual([]);
     expect((await searchV2('data:6789 AND metadata.customer:c-1')).data).toEqual([]);
+    // Every metadata entry of the query must match, not just one of them.
+    const both = await searchV2('data:6789 AND metadata.customer:c-42 AND metadata.region:eu');
+    expect(both.data.map((found) => found.id)).toEqual([token.id]);
+    expect((await searchV2('data:6789 AND metadata.customer:c-42 AND metadata.region:us')).data).toEqual([]);
     // The older pages shape.
     const paged = await api
       .post('/tokens/search')

@@ -121,8 +121,8 @@ export function webhookDisabledMailWorker(
 export function startWebhookDisabledMail(
   options: WebhookDisabledMailOptions & {
     ownerPool: Pool;
-    /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
-    leaseMs?: number;
+    /** The enqueuer's lease time comes from here too. */
+    config: Pick<Config, 'PROCESSOR_LEASE_MS'>;
   },
 ): Promise<{ stop(): Promise<void> }> {
   const queue = createWebhookDisabledMailQueue(options.config);
@@ -133,7 +133,7 @@ export function startWebhookDisabledMail(
       pool: options.ownerPool,
       queue,
       logger: options.logger,
-      leaseMs: options.leaseMs,
+      leaseMs: options.config.PROCESSOR_LEASE_MS,
     }),
     worker: webhookDisabledMailWorker(options),
     kind: 'disabled-webhook e-mail',

@@ -128,14 +128,13 @@ export class CardCvcRemovalWorker {
  * and dropped by BullMQ when added again after a crash), the queue and the worker pool.
  */
 export async function startCardCvcRemoval(options: {
-  config: CardCvcRemovalConfig;
+  /** The enqueuer's lease time comes from here too. */
+  config: CardCvcRemovalConfig & Pick<Config, 'PROCESSOR_LEASE_MS'>;
   store: EventStore;
   /** The owner role: the checkpoint table. */
   ownerPool: Pool;
   deps: CardCvcRemovalDeps;
   logger: Logger;
-  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
-  leaseMs?: number;
 }): Promise<{ stop(): Promise<void> }> {
   const { config, store, ownerPool, deps, logger } = options;
   const queue = createCardCvcRemovalQueue(config);
@@ -149,7 +148,7 @@ export async function startCardCvcRemoval(options: {
     eventTypes: new Set(['TokenCreated', 'TokenUpdated']),
     batchWindowMs: 250,
     batchSize: 500,
-    leaseMs: options.leaseMs,
+    leaseMs: config.PROCESSOR_LEASE_MS,
     handler: {
       async handle(events) {
         const jobs = cardCvcRemovalJobsOf(events, deps.clock.now());

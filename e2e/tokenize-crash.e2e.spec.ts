@@ -68,7 +68,11 @@ describe('POST /tokenize under a kill in the middle', () => {
         const response = await tokenize(first, batch);
         if (response.status === 200) answered.add(batch);
       },
-      killWhen: () => sleep(loadMs),
+      // Under way before the kill: a loaded machine answers the first calls late.
+      killWhen: async () => {
+        await eventually(async () => expect(answered.size).toBeGreaterThan(0), 60_000);
+        await sleep(loadMs);
+      },
     });
     // Calls were in flight when it died, and calls had been answered before.
     expect(answered.size).toBeGreaterThan(0);

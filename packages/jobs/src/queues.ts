@@ -7,7 +7,7 @@ import {
   type WorkerOptions,
 } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { Config } from '@tokenvault/platform';
+import { redisOutageLogOf, type Config, type Logger } from '@tokenvault/platform';
 
 // The BullMQ types the queues' users need: nothing but this package imports bullmq.
 export type { Job, Queue, Worker } from 'bullmq';
@@ -74,7 +74,26 @@ export function createQueue<Data, Result = unknown>(
   });
 }
 
-/** A pool of consumers of a queue; it takes nothing until its owner calls run(). */
+/** What a connection's `error` is while Redis cannot be reached (a refused or cut connection). */
+const unreachableCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+]);
+const isUnreachable = (error: Error) =>
+  unreachableCodes.has((error as NodeJS.ErrnoException).code ?? '') ||
+  error.message === 'Connection is closed.';
+
+/**
+ * A pool of consumers of a queue; it takes nothing until its owner calls run(). While Redis is
+ * unreachable its connections' errors (one per reconnection attempt) go to `logger`'s
+ * RedisOutageLog, shared with every other connection of the process; any other error is logged.
+ */
 export function createWorker<Data, Result>(
   name: QueueName,
   config: QueueConfig,
@@ -83,13 +102,23 @@ export function createWorker<Data, Result>(
     WorkerOptions,
     'concurrency' | 'maxStalledCount' | 'settings' | 'lockDuration' | 'stalledInterval'
   >,
+  logger: Logger,
 ): Worker<Data, Result> {
-  return new Worker<Data, Result>(name, process, {
+  const worker = new Worker<Data, Result>(name, process, {
     ...options,
     connection: connectionOf(config),
     prefix: config.QUEUE_PREFIX,
     autorun: false,
   });
+  const outage = redisOutageLogOf(logger);
+  const source = `${name} worker`;
+  worker.on('error', (error) => {
+    if (isUnreachable(error)) outage.error(source, error);
+    else logger.warn({ err: error, source }, 'queue worker error');
+  });
+  // Emitted by each of its connections whenever it is ready again.
+  worker.getBackend().on('ready', () => outage.recovered());
+  return worker;
 }
 
 /** Removes every key of every queue under QUEUE_PREFIX (tests' throw-away prefixes). */

@@ -12,7 +12,7 @@ import {
   type Authenticate,
   systemClock,
   type Clock,
-  RedisOutageLog,
+  redisOutageLogOf,
 } from '@tokenvault/platform';
 import { eventStoreMigrations, type EventStore, type RecordedEvent } from '@tokenvault/eventstore';
 import { ReadModelConsistency, projectorMigrations, type Projector } from '@tokenvault/cqrs';
@@ -277,7 +277,7 @@ export async function createRuntime(
   } = base;
   const redis = createRedis(config.REDIS_URL);
   // One warning when Redis goes away, then a line a minute at most: not one per reconnection attempt.
-  const redisOutage = new RedisOutageLog(logger);
+  const redisOutage = redisOutageLogOf(logger);
   redis.on('error', redisOutage.listener('redis connection'));
   redis.on('ready', () => redisOutage.recovered());
   // Advisory-lock sessions (formula locks): bounded, and apart from the pools their holders use.

@@ -95,6 +95,7 @@ export class CardCvcRemovalWorker {
         return outcome;
       },
       { concurrency: config.WORKER_CONCURRENCY },
+      logger,
     );
     this.worker.on('completed', () =>
       queueJobsTotal.inc({ queue: cardCvcRemovalQueueName, outcome: 'completed' }),
@@ -107,7 +108,6 @@ export class CardCvcRemovalWorker {
         'card CVC removal failed; it will be retried while attempts remain',
       );
     });
-    this.worker.on('error', (error) => logger.warn({ err: error }, 'card CVC removal worker error'));
   }
 
   start(): void {

@@ -4,7 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '@tokenvault/platform';
 import { eventually } from '@tokenvault/platform/testing';
-import { createWorker, signInMailQueueName, webhookDeliveryQueueName } from './queues.ts';
+import {
+  createQueue,
+  createWorker,
+  reactorRunQueueName,
+  signInMailQueueName,
+  webhookDeliveryQueueName,
+} from './queues.ts';
 
 /** A port nothing listens on: connections to it are refused at once. */
 async function closedPort(): Promise<number> {
@@ -28,7 +34,7 @@ async function redisBackOn(port: number): Promise<Server> {
   return relay;
 }
 
-describe('BullMQ workers while Redis is unreachable', () => {
+describe('BullMQ queues and workers while Redis is unreachable', () => {
   it('log the outage once between them, not once per reconnection attempt, and its end once', async () => {
     const lines: { msg: string; source?: string }[] = [];
     const logger = createLogger(
@@ -47,8 +53,10 @@ describe('BullMQ workers while Redis is unreachable', () => {
     const workers = ([signInMailQueueName, webhookDeliveryQueueName] as const).map((name) =>
       createWorker(name, config, async () => undefined, { concurrency: 1 }, logger),
     );
+    const queue = createQueue(reactorRunQueueName, config, logger);
     const errors = { count: 0 };
     for (const worker of workers) worker.on('error', () => errors.count++);
+    queue.on('error', () => errors.count++);
     // Several reconnection attempts of each of their connections.
     await sleep(3_000);
     expect(errors.count).toBeGreaterThan(4);
@@ -59,7 +67,7 @@ describe('BullMQ workers while Redis is unreachable', () => {
     try {
       await eventually(async () => expect(lines).toHaveLength(2), 30_000);
       expect(lines[1]!.msg).toBe('Redis reachable again (REDIS_URL)');
-      await Promise.all(workers.map((worker) => worker.close()));
+      await Promise.all([...workers.map((worker) => worker.close()), queue.close()]);
       expect(lines).toHaveLength(2);
     } finally {
       relay.close();

@@ -17,8 +17,8 @@ export interface InvitationMailJob {
 export const invitationMailJobId = (job: InvitationMailJob) =>
   `invitation.${job.invitation_id}.v${job.link_version}`;
 
-export const createInvitationMailQueue = (config: MailConfig): Queue<InvitationMailJob> =>
-  createMailQueue<InvitationMailJob>(invitationMailQueueName, config, {
+export const createInvitationMailQueue = (config: MailConfig, logger: Logger): Queue<InvitationMailJob> =>
+  createMailQueue<InvitationMailJob>(invitationMailQueueName, config, logger, {
     daysAfterSuccess: 7,
     daysAfterFailure: 30,
   });
@@ -126,7 +126,7 @@ export function startInvitationMail(
     config: Pick<Config, 'PROCESSOR_LEASE_MS'>;
   },
 ): Promise<{ stop(): Promise<void> }> {
-  const queue = createInvitationMailQueue(options.config);
+  const queue = createInvitationMailQueue(options.config, options.logger);
   return startMailFlow({
     queue,
     enqueuer: invitationMailEnqueuer({

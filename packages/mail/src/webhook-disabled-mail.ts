@@ -22,8 +22,11 @@ export interface WebhookDisabledMailJob {
   disabled_at: string;
 }
 
-export const createWebhookDisabledMailQueue = (config: MailConfig): Queue<WebhookDisabledMailJob> =>
-  createMailQueue<WebhookDisabledMailJob>(webhookDisabledMailQueueName, config, {
+export const createWebhookDisabledMailQueue = (
+  config: MailConfig,
+  logger: Logger,
+): Queue<WebhookDisabledMailJob> =>
+  createMailQueue<WebhookDisabledMailJob>(webhookDisabledMailQueueName, config, logger, {
     daysAfterSuccess: 7,
     daysAfterFailure: 30,
   });
@@ -125,7 +128,7 @@ export function startWebhookDisabledMail(
     config: Pick<Config, 'PROCESSOR_LEASE_MS'>;
   },
 ): Promise<{ stop(): Promise<void> }> {
-  const queue = createWebhookDisabledMailQueue(options.config);
+  const queue = createWebhookDisabledMailQueue(options.config, options.logger);
   return startMailFlow({
     queue,
     enqueuer: webhookDisabledMailEnqueuer({

@@ -296,11 +296,9 @@ export async function createRuntime(
   const reactorDefinitions = new ReactorDefinitions(reactorQueries, consistency, {
     ttlMs: config.REACTOR_CACHE_TTL_MS,
   });
-  const signInMailQueue = createSignInMailQueue(config);
-  signInMailQueue.on('error', redisOutage.listener('sign-in e-mail queue'));
-  const webhookDeliveryQueue = createWebhookDeliveryQueue(config);
+  const signInMailQueue = createSignInMailQueue(config, logger);
+  const webhookDeliveryQueue = createWebhookDeliveryQueue(config, logger);
   const webhookQueries = new WebhookQueries(appPool);
-  webhookDeliveryQueue.on('error', redisOutage.listener('webhook delivery queue'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   const proxies = new ProxyQueries(appPool, vault);
   const allowlist = new AddressAllowlist(

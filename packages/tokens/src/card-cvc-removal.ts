@@ -38,8 +38,9 @@ export type CardCvcRemovalConfig = QueueConfig & Pick<Config, 'WORKER_CONCURRENC
 
 export function createCardCvcRemovalQueue(
   config: QueueConfig,
+  logger: Logger,
 ): Queue<CardCvcRemovalJob, CardCvcRemovalOutcome> {
-  return createQueue<CardCvcRemovalJob, CardCvcRemovalOutcome>(cardCvcRemovalQueueName, config, {
+  return createQueue<CardCvcRemovalJob, CardCvcRemovalOutcome>(cardCvcRemovalQueueName, config, logger, {
     // A removal that fails (the database away, a clock a little ahead of the worker's) is tried
     // again for about an hour and a half before it is given up (and kept, as a failed job, to see).
     attempts: 12,
@@ -137,8 +138,7 @@ export async function startCardCvcRemoval(options: {
   logger: Logger;
 }): Promise<{ stop(): Promise<void> }> {
   const { config, store, ownerPool, deps, logger } = options;
-  const queue = createCardCvcRemovalQueue(config);
-  queue.on('error', (error) => logger.warn({ err: error }, 'card CVC removal queue error'));
+  const queue = createCardCvcRemovalQueue(config, logger);
   const enqueuer = new EventProcessor({
     name: cardCvcRemovalEnqueuerName,
     store,

@@ -25,8 +25,7 @@ export async function startWebhookDeliveries(options: {
   onInvalidation?: (listener: (key: string | null) => void) => void;
 }): Promise<{ stop(): Promise<void> }> {
   const { config, store, ownerPool, vault, clock, logger, onInvalidation } = options;
-  const queue = createWebhookDeliveryQueue(config);
-  queue.on('error', (error) => logger.warn({ err: error }, 'webhook delivery queue error'));
+  const queue = createWebhookDeliveryQueue(config, logger);
   const enqueuer = webhookDeliveryEnqueuer({
     store,
     pool: ownerPool,

@@ -5,6 +5,7 @@ import { memberIdOfInvitation } from '@tokenvault/tenancy';
 import { eventCount, startStack, type TestStack, type TestTenant } from './support/stack.ts';
 import { linkTokenOf, startSmtpServer, type TestSmtpServer } from './support/smtp.ts';
 import { TestClock } from './support/clock.ts';
+import { createLogger } from '@tokenvault/platform';
 import { eventually } from '@tokenvault/platform/testing';
 
 interface Invitation {
@@ -246,7 +247,11 @@ describe('tenant invitations, with e-mail over SMTP', () => {
       invitation_id: invitation.id,
       link_version: 1,
     });
-    const queue = createQueue<InvitationMailJob>(invitationMailQueueName, stack.config);
+    const queue = createQueue<InvitationMailJob>(
+      invitationMailQueueName,
+      stack.config,
+      createLogger('silent'),
+    );
     try {
       const job = await eventually(async () => {
         const found = await queue.getJob(jobId);

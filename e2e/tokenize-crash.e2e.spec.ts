@@ -2,61 +2,36 @@
 // are in flight: every call is all or nothing. Each call's tokens carry its own batch marker in
 // their metadata; in the event store (and, once a restarted service has caught up, in the read
 // model) every marker has all of its 100 tokens or none.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, eventually, type TestDatabase } from '@tokenvault/platform/testing';
-import { allMigrations } from '@tokenvault/runtime';
-import { obliterateQueues } from '@tokenvault/jobs';
-import { loadConfig } from '@tokenvault/platform';
-import { runAdminCli, startServiceProcess, type ServiceProcess } from './support/service-process.ts';
+import { eventually } from '@tokenvault/platform/testing';
+import { killMidLoad, prepareFreshService, type FreshService } from './support/fresh-service.ts';
+import type { ServiceProcess } from './support/service-process.ts';
 
 const requestsPerCall = 100;
 const loops = 6;
 const loadMs = 1_500;
 
 describe('POST /tokenize under a kill in the middle', () => {
-  let database: TestDatabase;
-  let base: NodeJS.ProcessEnv;
-  let apiKey: string;
+  let fresh: FreshService;
   let owner: pg.Pool;
-  const running: ServiceProcess[] = [];
 
   beforeAll(async () => {
-    database = await createTestDatabase(allMigrations);
-    const { KAFKA_BROKERS: _kafka, MASTER_KEYS: _keys, ...inherited } = process.env;
-    base = {
-      ...inherited,
-      NODE_ENV: 'test',
-      DATABASE_URL: database.url,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      MASTER_KEY: randomBytes(32).toString('base64'),
-      QUEUE_PREFIX: `tv-test-${database.name}`,
-      ...(process.env.PROJECTIONS ? { PROJECTIONS: process.env.PROJECTIONS } : {}),
-    };
-    const bootstrapped = await runAdminCli(
-      'bootstrap.ts',
-      ['--tenant-name', 'Crash', '--owner-email', `owner-${randomBytes(4).toString('hex')}@example.com`],
-      base,
-    );
-    apiKey = String(bootstrapped.api_key);
-    owner = new pg.Pool({ connectionString: database.url, max: 2 });
+    fresh = await prepareFreshService({ tenantName: 'Crash' });
+    owner = new pg.Pool({ connectionString: fresh.databaseUrl, max: 2 });
   }, 120_000);
 
   afterAll(async () => {
-    for (const service of running) await service.stop();
     await owner?.end();
-    await obliterateQueues(loadConfig(base)).catch(() => {});
-    await database?.drop();
+    await fresh?.close();
   });
 
   const tokenize = (service: ServiceProcess, batch: string) =>
     fetch(`${service.url}/tokenize`, {
       method: 'POST',
-      headers: { 'svc-api-key': apiKey, 'content-type': 'application/json' },
+      headers: { 'svc-api-key': fresh.apiKey, 'content-type': 'application/json' },
       body: JSON.stringify({
         batch,
         values: Array.from({ length: requestsPerCall }, (_, index) => ({
@@ -82,29 +57,23 @@ describe('POST /tokenize under a kill in the middle', () => {
   };
 
   it('leaves every call with all of its tokens or none, and a restarted service answers them all', async () => {
-    const first = await startServiceProcess(base);
-    running.push(first);
+    const first = await fresh.start();
     const answered = new Set<string>();
     const sent = new Set<string>();
-    let stop = false;
-    const load = Array.from({ length: loops }, async () => {
-      while (!stop) {
+    await killMidLoad(fresh, first, {
+      loops,
+      request: async () => {
         const batch = randomUUID();
         sent.add(batch);
-        try {
-          const response = await tokenize(first, batch);
-          if (response.status === 200) answered.add(batch);
-        } catch {
-          return; // the process is gone
-        }
-      }
+        const response = await tokenize(first, batch);
+        if (response.status === 200) answered.add(batch);
+      },
+      // Under way before the kill: a loaded machine answers the first calls late.
+      killWhen: async () => {
+        await eventually(async () => expect(answered.size).toBeGreaterThan(0), 60_000);
+        await sleep(loadMs);
+      },
     });
-    await sleep(loadMs);
-    stop = true;
-    first.child.kill('SIGKILL');
-    await Promise.all(load);
-    await first.stop();
-    running.splice(running.indexOf(first), 1);
     // Calls were in flight when it died, and calls had been answered before.
     expect(answered.size).toBeGreaterThan(0);
     expect(sent.size).toBeGreaterThan(answered.size);
@@ -113,8 +82,7 @@ describe('POST /tokenize under a kill in the middle', () => {
     for (const [batch, count] of events) expect({ batch, count }).toEqual({ batch, count: requestsPerCall });
     for (const batch of answered) expect(events.get(batch)).toBe(requestsPerCall);
 
-    const second = await startServiceProcess(base);
-    running.push(second);
+    const second = await fresh.start();
     await eventually(async () => {
       const after = await counts();
       expect(after.tokens).toEqual(after.events);
@@ -123,7 +91,7 @@ describe('POST /tokenize under a kill in the middle', () => {
     const [someBatch] = answered;
     const listed = await fetch(
       `${second.url}/v2/tokens?size=100&metadata=${encodeURIComponent(JSON.stringify({ batch: someBatch }))}`,
-      { headers: { 'svc-api-key': apiKey } },
+      { headers: { 'svc-api-key': fresh.apiKey } },
     );
     expect(((await listed.json()) as { data: unknown[] }).data).toHaveLength(requestsPerCall);
   }, 180_000);

@@ -2,13 +2,9 @@
 // process on a database of its own, and requests that each open a connection of their own (the
 // primary hands connections to the HTTP processes in turn, so consecutive requests land on both).
 import { request } from 'node:http';
-import { randomBytes } from 'node:crypto';
-import { createTestDatabase } from '@tokenvault/platform/testing';
-import { loadConfig } from '@tokenvault/platform';
-import { obliterateQueues } from '@tokenvault/jobs';
-import { allMigrations } from '@tokenvault/runtime';
+import { prepareFreshService } from './fresh-service.ts';
 import { parsePrometheusText } from './prometheus.ts';
-import { runAdminCli, startServiceProcess, type ServiceProcess } from './service-process.ts';
+import type { ServiceProcess } from './service-process.ts';
 
 export interface Answer {
   status: number;
@@ -83,47 +79,26 @@ export interface ServiceWithHttpProcesses {
 export async function startServiceWithHttpProcesses(
   overrides: Record<string, string> = {},
 ): Promise<ServiceWithHttpProcesses> {
-  const database = await createTestDatabase(allMigrations);
-  const { KAFKA_BROKERS: _kafka, MASTER_KEYS: _keys, LOG_FORMAT: _format, ...inherited } = process.env;
-  const env: NodeJS.ProcessEnv = {
-    ...inherited,
-    NODE_ENV: 'test',
-    DATABASE_URL: database.url,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-    MASTER_KEY: randomBytes(32).toString('base64'),
-    QUEUE_PREFIX: `tv-test-${database.name}`,
-    HTTP_PROCESSES: '2',
-    ...(process.env.PROJECTIONS ? { PROJECTIONS: process.env.PROJECTIONS } : {}),
-    ...overrides,
-  };
-  let bootstrapped: Record<string, unknown>;
+  const fresh = await prepareFreshService({
+    tenantName: 'Cores',
+    env: { HTTP_PROCESSES: '2', ...overrides },
+  });
   let service: ServiceProcess;
   try {
-    bootstrapped = await runAdminCli(
-      'bootstrap.ts',
-      ['--tenant-name', 'Cores', '--owner-email', `owner-${randomBytes(4).toString('hex')}@example.com`],
-      env,
-    );
     // Three processes starting at once on a loaded 2-core machine take a while.
-    service = await startServiceProcess(env, { startTimeoutMs: 300_000 });
+    service = await fresh.start({ startTimeoutMs: 300_000 });
   } catch (error) {
-    await database.drop();
+    await fresh.close();
     throw error;
   }
   return {
     service,
     url: service.url,
-    ownerKey: String(bootstrapped.api_key),
+    ownerKey: fresh.apiKey,
     listeningPids: () =>
       service.output
         .filter((line) => line.includes('"HTTP process listening"'))
         .map((line) => (JSON.parse(line) as { pid: number }).pid),
-    async stop() {
-      await service.stop();
-      await obliterateQueues(loadConfig(env)).catch(() => {});
-      await database.drop();
-    },
+    stop: () => fresh.close(),
   };
 }

@@ -3,7 +3,7 @@
 // tokens), each row noting tokens per second next to POST /tokens' in the same run.
 import { measureHttp, type Measured } from '../support/measure.ts';
 import type { Row } from '../support/report.ts';
-import type { Stack } from '../support/stack.ts';
+import { serviceCost, type Stack } from '../support/stack.ts';
 
 const perCall = 100;
 
@@ -29,7 +29,8 @@ export async function measureBulk(
       headers: stack.auth,
       body: tokenizeBody,
     },
-    { transactions: stack.serviceTransactions },
+    // Its transactions, CPU and rows per call: the cost table (support/request-cost.ts).
+    { cost: serviceCost(stack) },
   );
   const tokenizeRow = tokenize.row;
   tokenizeRow.note = [`${tokensPerSecond(tokenizeRow).toFixed(0)} tokens/s (${single})`, tokenizeRow.note]
@@ -48,7 +49,7 @@ export async function measureBulk(
       headers: stack.auth,
       body: detokenizeBody,
     },
-    { transactions: stack.serviceTransactions },
+    { cost: serviceCost(stack) },
   );
   detokenize.row.note = [`${tokensPerSecond(detokenize.row).toFixed(0)} tokens/s`, detokenize.row.note]
     .filter(Boolean)

@@ -7,7 +7,7 @@ import { log } from '../support/log.ts';
 import { measureHttp, percentile } from '../support/measure.ts';
 import type { Row } from '../support/report.ts';
 import { postCreated } from '../support/service-api.ts';
-import type { Stack } from '../support/stack.ts';
+import { serviceCost, type Stack } from '../support/stack.ts';
 
 const echoCode = 'module.exports = async function (req) { return { raw: req.args }; };';
 
@@ -73,7 +73,7 @@ export async function measureReactors(stack: Stack): Promise<ReactorRows> {
         { name, url: `${stack.serviceUrl}${path}`, method: 'POST', headers: stack.auth, body },
         {
           connections,
-          transactions: stack.serviceTransactions,
+          cost: serviceCost(stack),
           note: () => `${connections} connections; a BullMQ job each`,
         },
       )

@@ -54,8 +54,6 @@ async function loadHttp(
 export interface MeasureOptions {
   /** Extra text for the notes column, computed after the measured run. */
   note?: () => string;
-  /** Transactions so far in the database under test: reported per request. */
-  transactions?: () => Promise<number>;
   /** Where to measure what one request costs (CPU, statements, rows, transactions): the row's cost. */
   cost?: CostProbe;
   /** Called between the warm-up and the measured run (reset counters). */
@@ -85,18 +83,13 @@ export async function measureHttp(scenario: HttpScenario, options: MeasureOption
   await loadHttp(scenario, warmupS, connections);
   const costWindow = options.cost && (await openCostWindow(options.cost, Date.now()));
   options.beforeMeasured?.();
-  const transactionsBefore = await options.transactions?.();
   const stopProfile = await startProfile(scenario.url, scenario.name);
   const fromMs = Date.now();
   const result = await loadHttp(scenario, durationS, connections);
   const toMs = Date.now();
   await stopProfile();
   const completed = result['2xx'] + result.non2xx;
-  const notes = [options.note?.() ?? ''];
-  if (options.transactions && transactionsBefore !== undefined) {
-    const perRequest = ((await options.transactions()) - transactionsBefore) / completed;
-    notes.push(`≥ ${perRequest.toFixed(2)} SQL transactions per request`);
-  }
+  const note = options.note?.() ?? '';
   const cost = await costWindow?.close(completed, toMs);
   return {
     row: {
@@ -107,7 +100,7 @@ export async function measureHttp(scenario: HttpScenario, options: MeasureOption
       p99Ms: result.latency.p99,
       failures: result.non2xx,
       errors: result.errors + result.timeouts,
-      note: notes.filter(Boolean).join('; '),
+      note,
       ...(cost ? { cost } : {}),
     },
     window: { fromMs, toMs },

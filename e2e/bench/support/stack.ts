@@ -12,8 +12,9 @@ import { inspectOptions, registerProfiled } from './cpu-profile.ts';
 import { settings } from './settings.ts';
 
 /**
- * How many processes serve the service's HTTP: the all-in-one serves it from one. The baseline
- * runs as many (baseline-server.ts, BASELINE_PROCESSES), so that neither gets more cores.
+ * How many processes serve the service's HTTP (HTTP_PROCESSES, pinned: its default follows the
+ * machine's cores). The baseline runs as many (baseline-server.ts, BASELINE_PROCESSES), so that
+ * neither gets more cores. A scenario that asks for another count sets HTTP_PROCESSES itself.
  */
 export const serviceProcesses = 1;
 
@@ -49,8 +50,6 @@ export interface Stack {
   /** PostgreSQL's postmaster when the server runs on this machine (request-cost.ts). */
   postmasterPid: number | undefined;
   statementsTracked: boolean;
-  /** Transactions so far in the service's database (see transactionCount). */
-  serviceTransactions: () => Promise<number>;
   /** Ends the pools (the processes and databases go in lifecycle.ts's clean-up). */
   close(): Promise<void>;
 }
@@ -64,6 +63,7 @@ export async function startStack(): Promise<Stack> {
 
   const serviceEnv = {
     HOST: '127.0.0.1',
+    HTTP_PROCESSES: String(serviceProcesses),
     DATABASE_URL: databaseUrl(serviceDb),
     MASTER_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
@@ -131,7 +131,6 @@ export async function startStack(): Promise<Stack> {
     adminPool: statsPool,
     postmasterPid: await localPostmasterPid(statsPool),
     statementsTracked: await statementsTracked(statsPool),
-    serviceTransactions: () => transactionCount(statsPool, serviceDb),
     async close() {
       await Promise.all([servicePool, barePool, statsPool].map((pool) => pool.end().catch(() => {})));
     },
@@ -208,7 +207,6 @@ export async function startServiceOnFreshDatabase(
       apiKey,
       auth: { 'svc-api-key': apiKey },
       servicePool,
-      serviceTransactions: () => transactionCount(stack.adminPool, database),
     };
     return { stack: started, stop };
   } catch (error) {
@@ -217,8 +215,8 @@ export async function startServiceOnFreshDatabase(
   }
 }
 
-/** The service's costs per request, beside the baseline row named `baseline`. */
-export function serviceCost(stack: Stack, baseline: string): CostProbe {
+/** The service's costs per request, beside the baseline row named `baseline` when there is one. */
+export function serviceCost(stack: Stack, baseline?: string): CostProbe {
   return {
     servicePid: pidOf(stack.service),
     postmasterPid: stack.postmasterPid,
@@ -227,7 +225,7 @@ export function serviceCost(stack: Stack, baseline: string): CostProbe {
     adminPool: stack.adminPool,
     statementsTracked: stack.statementsTracked,
     projections: stack.projections,
-    baseline,
+    ...(baseline ? { baseline } : {}),
   };
 }
 
@@ -268,21 +266,6 @@ export async function startService(
   const serviceUrl = `http://127.0.0.1:${port}`;
   registerProfiled(serviceUrl, 'the service', inspectPort);
   return { service, serviceUrl };
-}
-
-/**
- * Committed + rolled-back transactions in a database so far. Divided by the request count it tells
- * how many transactions (each at least one round trip) one request costs, projector included.
- * PostgreSQL 15 publishes an idle backend's counters up to 10 s late: the pause catches most of
- * them, and the figure is a lower bound.
- */
-async function transactionCount(observer: pg.Pool, database: string): Promise<number> {
-  await sleep(1_500);
-  const { rows } = await observer.query<{ count: number }>(
-    'SELECT (xact_commit + xact_rollback)::float8 AS count FROM pg_stat_database WHERE datname = $1',
-    [database],
-  );
-  return rows[0]?.count ?? Number.NaN;
 }
 
 /** Waits until the service's projector has applied every event so far. */

@@ -58,8 +58,7 @@ export class CodeRunQueue {
     this.config = config;
     this.vault = vault;
     this.holdMs = runHoldMs(config);
-    this.queue = createQueue<CodeRunJob, string>(reactorRunQueueName, config, { attempts: 1 });
-    this.queue.on('error', (error) => logger.warn({ err: error }, 'reactor run queue error'));
+    this.queue = createQueue<CodeRunJob, string>(reactorRunQueueName, config, logger, { attempts: 1 });
     this.replies = new RunReplies(config.REDIS_URL, config.QUEUE_PREFIX, logger);
   }
 

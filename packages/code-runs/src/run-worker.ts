@@ -39,6 +39,7 @@ export class CodeRunWorker {
         // A run whose worker died is failed, never run again: tenant code may not be idempotent.
         maxStalledCount: 0,
       },
+      options.logger,
     );
     this.worker.on('completed', () =>
       queueJobsTotal.inc({ queue: reactorRunQueueName, outcome: 'completed' }),
@@ -49,7 +50,6 @@ export class CodeRunWorker {
     this.worker.on('failed', (job, error) =>
       options.logger.warn({ jobId: job?.id, reason: error.name }, 'reactor run could not be completed'),
     );
-    this.worker.on('error', (error) => options.logger.warn({ err: error }, 'reactor worker error'));
   }
 
   static async start(options: CodeRunWorkerOptions): Promise<CodeRunWorker> {

@@ -7,7 +7,7 @@ import {
   type WorkerOptions,
 } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { Config } from '@tokenvault/platform';
+import { createLogger, redisOutageLogOf, type Config, type Logger } from '@tokenvault/platform';
 
 // The BullMQ types the queues' users need: nothing but this package imports bullmq.
 export type { Job, Queue, Worker } from 'bullmq';
@@ -61,17 +61,57 @@ export function createBlockingConnection(config: Pick<Config, 'REDIS_URL'>): Red
   return new Redis(config.REDIS_URL, { ...waitForRedis });
 }
 
+/** What a connection's `error` is while Redis cannot be reached (a refused or cut connection). */
+const unreachableCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+]);
+const isUnreachable = (error: Error) =>
+  unreachableCodes.has((error as NodeJS.ErrnoException).code ?? '') ||
+  error.message === 'Connection is closed.';
+
+/**
+ * While Redis is unreachable a queue's or worker's connections emit an `error` per reconnection
+ * attempt: those go to `logger`'s RedisOutageLog, shared with every other connection of the
+ * process (one line per outage, one at its end); any other error is logged as it comes.
+ */
+function reportErrors(
+  owner: {
+    on(event: 'error', listener: (error: Error) => void): unknown;
+    getBackend(): { on(event: 'ready', listener: () => void): unknown };
+  },
+  source: string,
+  logger: Logger,
+): void {
+  const outage = redisOutageLogOf(logger);
+  owner.on('error', (error) => {
+    if (isUnreachable(error)) outage.error(source, error);
+    else logger.warn({ err: error, source }, 'queue connection error');
+  });
+  // Emitted by each of its connections whenever it is ready again.
+  owner.getBackend().on('ready', () => outage.recovered());
+}
+
 /** A producer's handle on a queue (adds, reads and removes jobs), under QUEUE_PREFIX. */
 export function createQueue<Data, Result = unknown>(
   name: QueueName,
   config: QueueConfig,
+  logger: Logger,
   defaultJobOptions?: DefaultJobOptions,
 ): Queue<Data, Result> {
-  return new Queue<Data, Result>(name, {
+  const queue = new Queue<Data, Result>(name, {
     connection: connectionOf(config),
     prefix: config.QUEUE_PREFIX,
     ...(defaultJobOptions ? { defaultJobOptions } : {}),
   });
+  reportErrors(queue, `${name} queue`, logger);
+  return queue;
 }
 
 /** A pool of consumers of a queue; it takes nothing until its owner calls run(). */
@@ -83,19 +123,22 @@ export function createWorker<Data, Result>(
     WorkerOptions,
     'concurrency' | 'maxStalledCount' | 'settings' | 'lockDuration' | 'stalledInterval'
   >,
+  logger: Logger,
 ): Worker<Data, Result> {
-  return new Worker<Data, Result>(name, process, {
+  const worker = new Worker<Data, Result>(name, process, {
     ...options,
     connection: connectionOf(config),
     prefix: config.QUEUE_PREFIX,
     autorun: false,
   });
+  reportErrors(worker, `${name} worker`, logger);
+  return worker;
 }
 
 /** Removes every key of every queue under QUEUE_PREFIX (tests' throw-away prefixes). */
 export async function obliterateQueues(config: QueueConfig): Promise<void> {
   for (const name of queueNames) {
-    const queue = createQueue(name, config);
+    const queue = createQueue(name, config, createLogger('silent'));
     try {
       await queue.obliterate({ force: true });
     } finally {

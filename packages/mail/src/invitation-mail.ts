@@ -1,6 +1,6 @@
 import { invitationMailQueueName, type Job, type Queue } from '@tokenvault/jobs';
 import type { EventStore } from '@tokenvault/eventstore';
-import type { Clock, Logger, Pool } from '@tokenvault/platform';
+import type { Clock, Config, Logger, Pool } from '@tokenvault/platform';
 import { loadInvitationMailFacts, type InvitationLinks } from '@tokenvault/tenancy';
 import { createMailQueue, mailEnqueuer, startMailFlow } from './mail-jobs.ts';
 import { MailWorker, type MailConfig, type SendMail } from './mail-worker.ts';
@@ -17,8 +17,8 @@ export interface InvitationMailJob {
 export const invitationMailJobId = (job: InvitationMailJob) =>
   `invitation.${job.invitation_id}.v${job.link_version}`;
 
-export const createInvitationMailQueue = (config: MailConfig): Queue<InvitationMailJob> =>
-  createMailQueue<InvitationMailJob>(invitationMailQueueName, config, {
+export const createInvitationMailQueue = (config: MailConfig, logger: Logger): Queue<InvitationMailJob> =>
+  createMailQueue<InvitationMailJob>(invitationMailQueueName, config, logger, {
     daysAfterSuccess: 7,
     daysAfterFailure: 30,
   });
@@ -122,11 +122,11 @@ export function startInvitationMail(
     ownerPool: Pool;
     /** Default true: a process may run the enqueuer alone. */
     worker?: boolean;
-    /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
-    leaseMs?: number;
+    /** The enqueuer's lease time comes from here too. */
+    config: Pick<Config, 'PROCESSOR_LEASE_MS'>;
   },
 ): Promise<{ stop(): Promise<void> }> {
-  const queue = createInvitationMailQueue(options.config);
+  const queue = createInvitationMailQueue(options.config, options.logger);
   return startMailFlow({
     queue,
     enqueuer: invitationMailEnqueuer({
@@ -134,7 +134,7 @@ export function startInvitationMail(
       pool: options.ownerPool,
       queue,
       logger: options.logger,
-      leaseMs: options.leaseMs,
+      leaseMs: options.config.PROCESSOR_LEASE_MS,
     }),
     ...(options.worker === false ? {} : { worker: invitationMailWorker(options) }),
     kind: 'invitation e-mail',

@@ -13,9 +13,10 @@ const day = 24 * 3600;
 export function createMailQueue<Data>(
   name: QueueName,
   config: MailConfig,
+  logger: Logger,
   kept: { daysAfterSuccess: number; daysAfterFailure: number },
 ): Queue<Data> {
-  return createQueue<Data>(name, config, {
+  return createQueue<Data>(name, config, logger, {
     attempts: config.EMAIL_ATTEMPTS,
     backoff: { type: 'exponential', delay: config.EMAIL_BACKOFF_MS },
     removeOnComplete: { age: kept.daysAfterSuccess * day },
@@ -72,7 +73,7 @@ export function mailEnqueuer<Data>(options: {
 
 /** An e-mail flow in one piece: its queue, its enqueuer and (unless left out) its senders. */
 export async function startMailFlow(options: {
-  queue: Pick<Queue, 'on' | 'close'>;
+  queue: Pick<Queue, 'close'>;
   enqueuer: EventProcessor;
   worker?: Pick<MailWorker<unknown, string>, 'start' | 'close'>;
   /** What is sent, for the logs: "invitation e-mail". */
@@ -80,7 +81,6 @@ export async function startMailFlow(options: {
   logger: Logger;
 }): Promise<{ stop(): Promise<void> }> {
   const { queue, enqueuer, worker } = options;
-  queue.on('error', (error) => options.logger.warn({ err: error }, `${options.kind} queue error`));
   worker?.start();
   await enqueuer.start();
   return {

@@ -53,9 +53,13 @@ export class MailWorker<Data, Outcome extends string> {
         throw new Error(`SMTP delivery failed (${error.responseCode ?? error.code ?? 'unknown'})`);
       });
     };
-    this.worker = createWorker<Data, Outcome>(queueName, config, (job) => options.process(job, send), {
-      concurrency: config.WORKER_CONCURRENCY,
-    });
+    this.worker = createWorker<Data, Outcome>(
+      queueName,
+      config,
+      (job) => options.process(job, send),
+      { concurrency: config.WORKER_CONCURRENCY },
+      logger,
+    );
     this.worker.on('completed', () => queueJobsTotal.inc({ queue: queueName, outcome: 'completed' }));
     this.worker.on('failed', (job, error) => {
       queueJobsTotal.inc({ queue: queueName, outcome: failedJobOutcome(job) });
@@ -71,7 +75,6 @@ export class MailWorker<Data, Outcome extends string> {
         `${kind} not sent; it will be retried while attempts remain`,
       );
     });
-    this.worker.on('error', (error) => logger.warn({ err: error }, `${kind} worker error`));
   }
 
   start(): void {

@@ -10,8 +10,8 @@ export interface SignInMailJob {
   link_id: string;
 }
 
-export const createSignInMailQueue = (config: MailConfig): Queue<SignInMailJob> =>
-  createMailQueue<SignInMailJob>(signInMailQueueName, config, {
+export const createSignInMailQueue = (config: MailConfig, logger: Logger): Queue<SignInMailJob> =>
+  createMailQueue<SignInMailJob>(signInMailQueueName, config, logger, {
     daysAfterSuccess: 1,
     daysAfterFailure: 7,
   });

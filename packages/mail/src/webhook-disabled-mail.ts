@@ -22,8 +22,11 @@ export interface WebhookDisabledMailJob {
   disabled_at: string;
 }
 
-export const createWebhookDisabledMailQueue = (config: MailConfig): Queue<WebhookDisabledMailJob> =>
-  createMailQueue<WebhookDisabledMailJob>(webhookDisabledMailQueueName, config, {
+export const createWebhookDisabledMailQueue = (
+  config: MailConfig,
+  logger: Logger,
+): Queue<WebhookDisabledMailJob> =>
+  createMailQueue<WebhookDisabledMailJob>(webhookDisabledMailQueueName, config, logger, {
     daysAfterSuccess: 7,
     daysAfterFailure: 30,
   });
@@ -121,11 +124,11 @@ export function webhookDisabledMailWorker(
 export function startWebhookDisabledMail(
   options: WebhookDisabledMailOptions & {
     ownerPool: Pool;
-    /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
-    leaseMs?: number;
+    /** The enqueuer's lease time comes from here too. */
+    config: Pick<Config, 'PROCESSOR_LEASE_MS'>;
   },
 ): Promise<{ stop(): Promise<void> }> {
-  const queue = createWebhookDisabledMailQueue(options.config);
+  const queue = createWebhookDisabledMailQueue(options.config, options.logger);
   return startMailFlow({
     queue,
     enqueuer: webhookDisabledMailEnqueuer({
@@ -133,7 +136,7 @@ export function startWebhookDisabledMail(
       pool: options.ownerPool,
       queue,
       logger: options.logger,
-      leaseMs: options.leaseMs,
+      leaseMs: options.config.PROCESSOR_LEASE_MS,
     }),
     worker: webhookDisabledMailWorker(options),
     kind: 'disabled-webhook e-mail',

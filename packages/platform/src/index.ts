@@ -22,3 +22,4 @@ export * from './request-id.ts';
 export * from './notifications.ts';
 export * from './clock.ts';
 export * from './lru.ts';
+export * from './periodic-task.ts';

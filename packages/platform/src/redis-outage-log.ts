@@ -61,3 +61,18 @@ export class RedisOutageLog {
     this.unlogged = 0;
   }
 }
+
+const outageLogs = new WeakMap<Logger, RedisOutageLog>();
+
+/**
+ * The process's one outage log of `logger`: every Redis connection that logs there (the runtime's
+ * client, each queue's and worker's) counts towards the same outage, told once.
+ */
+export function redisOutageLogOf(logger: Logger): RedisOutageLog {
+  let log = outageLogs.get(logger);
+  if (!log) {
+    log = new RedisOutageLog(logger);
+    outageLogs.set(logger, log);
+  }
+  return log;
+}

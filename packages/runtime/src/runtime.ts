@@ -12,7 +12,7 @@ import {
   type Authenticate,
   systemClock,
   type Clock,
-  RedisOutageLog,
+  redisOutageLogOf,
 } from '@tokenvault/platform';
 import { eventStoreMigrations, type EventStore, type RecordedEvent } from '@tokenvault/eventstore';
 import { ReadModelConsistency, projectorMigrations, type Projector } from '@tokenvault/cqrs';
@@ -277,7 +277,7 @@ export async function createRuntime(
   } = base;
   const redis = createRedis(config.REDIS_URL);
   // One warning when Redis goes away, then a line a minute at most: not one per reconnection attempt.
-  const redisOutage = new RedisOutageLog(logger);
+  const redisOutage = redisOutageLogOf(logger);
   redis.on('error', redisOutage.listener('redis connection'));
   redis.on('ready', () => redisOutage.recovered());
   // Advisory-lock sessions (formula locks): bounded, and apart from the pools their holders use.
@@ -296,11 +296,9 @@ export async function createRuntime(
   const reactorDefinitions = new ReactorDefinitions(reactorQueries, consistency, {
     ttlMs: config.REACTOR_CACHE_TTL_MS,
   });
-  const signInMailQueue = createSignInMailQueue(config);
-  signInMailQueue.on('error', redisOutage.listener('sign-in e-mail queue'));
-  const webhookDeliveryQueue = createWebhookDeliveryQueue(config);
+  const signInMailQueue = createSignInMailQueue(config, logger);
+  const webhookDeliveryQueue = createWebhookDeliveryQueue(config, logger);
   const webhookQueries = new WebhookQueries(appPool);
-  webhookDeliveryQueue.on('error', redisOutage.listener('webhook delivery queue'));
   const scrapeMetrics = startScrapeMetrics(config, ownerPool, logger);
   const proxies = new ProxyQueries(appPool, vault);
   const allowlist = new AddressAllowlist(

@@ -101,11 +101,7 @@ export function startScrapeMetrics(
   pool: Pool,
   logger: Logger,
 ): { close(): Promise<void> } {
-  const queues = queueNames.map((name) => {
-    const queue = createQueue(name, config);
-    queue.on('error', (error) => logger.warn({ err: error }, 'metrics: queue connection error'));
-    return queue;
-  });
+  const queues = queueNames.map((name) => createQueue(name, config, logger));
   const mine: ScrapeSource = { pool, queues, logger };
   source = mine;
   lagScrape = undefined;

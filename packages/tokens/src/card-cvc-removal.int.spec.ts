@@ -27,6 +27,7 @@ const config = {
   REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   QUEUE_PREFIX: `tv-test-cvc-${randomUUID().slice(0, 8)}`,
   WORKER_CONCURRENCY: 2,
+  PROCESSOR_LEASE_MS: 10_000,
 };
 const tenantId = randomUUID();
 const actorId = randomUUID();

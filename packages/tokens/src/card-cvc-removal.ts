@@ -38,8 +38,9 @@ export type CardCvcRemovalConfig = QueueConfig & Pick<Config, 'WORKER_CONCURRENC
 
 export function createCardCvcRemovalQueue(
   config: QueueConfig,
+  logger: Logger,
 ): Queue<CardCvcRemovalJob, CardCvcRemovalOutcome> {
-  return createQueue<CardCvcRemovalJob, CardCvcRemovalOutcome>(cardCvcRemovalQueueName, config, {
+  return createQueue<CardCvcRemovalJob, CardCvcRemovalOutcome>(cardCvcRemovalQueueName, config, logger, {
     // A removal that fails (the database away, a clock a little ahead of the worker's) is tried
     // again for about an hour and a half before it is given up (and kept, as a failed job, to see).
     attempts: 12,
@@ -95,6 +96,7 @@ export class CardCvcRemovalWorker {
         return outcome;
       },
       { concurrency: config.WORKER_CONCURRENCY },
+      logger,
     );
     this.worker.on('completed', () =>
       queueJobsTotal.inc({ queue: cardCvcRemovalQueueName, outcome: 'completed' }),
@@ -107,7 +109,6 @@ export class CardCvcRemovalWorker {
         'card CVC removal failed; it will be retried while attempts remain',
       );
     });
-    this.worker.on('error', (error) => logger.warn({ err: error }, 'card CVC removal worker error'));
   }
 
   start(): void {
@@ -128,18 +129,16 @@ export class CardCvcRemovalWorker {
  * and dropped by BullMQ when added again after a crash), the queue and the worker pool.
  */
 export async function startCardCvcRemoval(options: {
-  config: CardCvcRemovalConfig;
+  /** The enqueuer's lease time comes from here too. */
+  config: CardCvcRemovalConfig & Pick<Config, 'PROCESSOR_LEASE_MS'>;
   store: EventStore;
   /** The owner role: the checkpoint table. */
   ownerPool: Pool;
   deps: CardCvcRemovalDeps;
   logger: Logger;
-  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
-  leaseMs?: number;
 }): Promise<{ stop(): Promise<void> }> {
   const { config, store, ownerPool, deps, logger } = options;
-  const queue = createCardCvcRemovalQueue(config);
-  queue.on('error', (error) => logger.warn({ err: error }, 'card CVC removal queue error'));
+  const queue = createCardCvcRemovalQueue(config, logger);
   const enqueuer = new EventProcessor({
     name: cardCvcRemovalEnqueuerName,
     store,
@@ -149,7 +148,7 @@ export async function startCardCvcRemoval(options: {
     eventTypes: new Set(['TokenCreated', 'TokenUpdated']),
     batchWindowMs: 250,
     batchSize: 500,
-    leaseMs: options.leaseMs,
+    leaseMs: config.PROCESSOR_LEASE_MS,
     handler: {
       async handle(events) {
         const jobs = cardCvcRemovalJobsOf(events, deps.clock.now());

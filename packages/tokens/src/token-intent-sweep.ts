@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventStore } from '@tokenvault/eventstore';
-import type { Clock, Logger, Pool } from '@tokenvault/platform';
+import { startPeriodicTask, type Clock, type Logger, type Pool } from '@tokenvault/platform';
 import { tokenIntentCommandHandler } from './commands/token-intents.commands.ts';
 
 const batchSize = 500;
@@ -49,23 +49,12 @@ export function startTokenIntentSweeper(options: {
   logger: Logger;
   intervalMs: number;
 }): { stop(): Promise<void> } {
-  let running: Promise<void> | null = null;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = sweepExpiredTokenIntents(options.pool, options.store, options.clock)
-      .then((expired) => {
-        if (expired) options.logger.info({ expired }, 'expired token intents shredded');
-      })
-      .catch((error: unknown) => options.logger.warn({ err: error }, 'token intent sweep failed'))
-      .finally(() => {
-        running = null;
-      });
-  }, options.intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+  return startPeriodicTask({
+    run: async () => {
+      const expired = await sweepExpiredTokenIntents(options.pool, options.store, options.clock);
+      if (expired) options.logger.info({ expired }, 'expired token intents shredded');
     },
-  };
+    intervalMs: options.intervalMs,
+    onError: (error) => options.logger.warn({ err: error }, 'token intent sweep failed'),
+  });
 }

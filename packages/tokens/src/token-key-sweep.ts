@@ -1,6 +1,6 @@
 import { notifyInvalidation } from '@tokenvault/cqrs';
 import type { EventStore } from '@tokenvault/eventstore';
-import { withTransaction, type Clock, type Logger, type Pool } from '@tokenvault/platform';
+import { startPeriodicTask, withTransaction, type Clock, type Logger, type Pool } from '@tokenvault/platform';
 import {
   destroyExpiredTokenKeys,
   destroyTokenKey,
@@ -82,30 +82,18 @@ export function startTokenKeySweeper(options: {
   intervalMs: number;
   orphansIn?: EventStore;
 }): { stop(): Promise<void> } {
-  let running: Promise<void> | null = null;
   let lastOrphanSweep = 0;
-  const sweep = async () => {
-    const destroyed = await sweepExpiredTokenKeys(options.pool, options.clock);
-    if (destroyed) options.logger.info({ destroyed }, 'expired tokens’ keys destroyed');
-    if (options.orphansIn && Date.now() - lastOrphanSweep >= orphanSweepEveryMs) {
-      lastOrphanSweep = Date.now();
-      const removed = await sweepOrphanTokenKeys(options.pool, options.orphansIn, options.clock);
-      if (removed) options.logger.info({ removed }, 'keys of tokens never stored removed');
-    }
-  };
-  const timer = setInterval(() => {
-    if (running) return;
-    running = sweep()
-      .catch((error: unknown) => options.logger.warn({ err: error }, 'token key sweep failed'))
-      .finally(() => {
-        running = null;
-      });
-  }, options.intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+  return startPeriodicTask({
+    run: async () => {
+      const destroyed = await sweepExpiredTokenKeys(options.pool, options.clock);
+      if (destroyed) options.logger.info({ destroyed }, 'expired tokens’ keys destroyed');
+      if (options.orphansIn && Date.now() - lastOrphanSweep >= orphanSweepEveryMs) {
+        lastOrphanSweep = Date.now();
+        const removed = await sweepOrphanTokenKeys(options.pool, options.orphansIn, options.clock);
+        if (removed) options.logger.info({ removed }, 'keys of tokens never stored removed');
+      }
     },
-  };
+    intervalMs: options.intervalMs,
+    onError: (error) => options.logger.warn({ err: error }, 'token key sweep failed'),
+  });
 }

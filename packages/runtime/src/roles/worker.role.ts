@@ -35,7 +35,6 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
     links: runtime.invitationLinks,
     clock: runtime.clock,
     logger,
-    leaseMs: config.PROCESSOR_LEASE_MS,
   });
   // The sign-in e-mail senders (the gateway queues one job per sign-in link).
   const signInMail = signInMailWorker({ config, sessions: runtime.sessions, logger });
@@ -62,7 +61,6 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
       freshKey: !config.EVENTSTORE_URL,
     },
     logger,
-    leaseMs: config.PROCESSOR_LEASE_MS,
   });
   const webhookDeliveries = await startWebhookDeliveries({
     config,
@@ -72,7 +70,6 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
     clock: runtime.clock,
     logger,
     onInvalidation: (listener) => runtime.consistency.onInvalidation(listener),
-    leaseMs: config.PROCESSOR_LEASE_MS,
   });
   // The e-mail to a webhook's notify_email when its deliveries disabled it.
   const webhookDisabledMail = await startWebhookDisabledMail({
@@ -80,7 +77,6 @@ export async function startWorker(config: Config, shared?: { runtime: RuntimeBas
     store: runtime.store,
     ownerPool: runtime.ownerPool,
     logger,
-    leaseMs: config.PROCESSOR_LEASE_MS,
   });
   logger.info(
     { concurrency: config.WORKER_CONCURRENCY, reactorConcurrency: config.REACTOR_CONCURRENCY },

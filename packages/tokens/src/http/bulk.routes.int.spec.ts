@@ -1,19 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
 import type { DataOf } from '@tokenvault/cqrs';
-import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
-import { systemClock } from '@tokenvault/platform';
-import { routeApp } from '@tokenvault/platform/testing';
-import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
+import { storedEvents, testPrincipal } from '@tokenvault/cqrs/testing';
 import { Detokenizer } from '../commands/detokenize.ts';
-import { ReadAuditor } from '../commands/read-audit.ts';
-import { TokenCommands } from '../commands/tokens.commands.ts';
 import { tokenReadsStream, tokenStream, type TokensContextEvent } from '../domain/tokens.events.ts';
-import { tokenClaims } from '../domain/tokens.uniqueness.ts';
-import { tokensMigrations } from '../migrations.ts';
-import { tokensProjection } from '../projections/tokens.projection.ts';
-import { TokenQueries } from '../queries/tokens.queries.ts';
 import { bulkTokenRoutes } from './bulk.routes.ts';
+import { tokenRouteApp } from '../testing/token-route-app.ts';
 
 const tenant = randomUUID();
 const otherTenant = randomUUID();
@@ -41,28 +33,15 @@ const callers = {
 const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
 
 describe('bulk token routes, in process (commands on an in-memory store, queries on PostgreSQL)', () => {
-  const side = useReadSide([...vaultMigrations, ...tokensMigrations], [tokensProjection], {
-    uniqueness: tokenClaims,
-  });
-  let api: ReturnType<typeof routeApp>;
-
-  beforeAll(async () => {
-    const { store, ownerPool, appPool, consistency } = side;
-    // TOKEN_KEYS=off: the in-memory store does not store a token's own key (tokens.routes.int.spec.ts).
-    const vault = new Vault(ownerPool, new LocalKeyring([['default', randomBytes(32).toString('base64')]]), {
-      perTokenKeys: false,
-    });
-    for (const tenantId of [tenant, otherTenant]) await vault.createTenantKeys(tenantId);
-    const tokenQueries = new TokenQueries(appPool, systemClock);
-    const readAuditor = new ReadAuditor(store, systemClock);
-    api = routeApp(
+  const { side, api } = tokenRouteApp({
+    tenants: [tenant, otherTenant],
+    callers,
+    routes: ({ store, vault, consistency, tokenQueries, readAuditor, tokenCommands }) =>
       bulkTokenRoutes({
         consistency,
-        commands: new TokenCommands(store, vault, tokenQueries, systemClock),
+        commands: tokenCommands,
         detokenizer: new Detokenizer({ store, vault, tokenQueries, readAuditor }),
       }),
-      callers,
-    );
   });
 
   const readsNaming = async (ids: readonly string[]) => {

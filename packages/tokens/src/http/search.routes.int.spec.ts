@@ -1,20 +1,12 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
 import type { DataOf } from '@tokenvault/cqrs';
-import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
-import { systemClock } from '@tokenvault/platform';
-import { routeApp } from '@tokenvault/platform/testing';
-import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
-import { ReadAuditor } from '../commands/read-audit.ts';
-import { TokenCommands } from '../commands/tokens.commands.ts';
+import { storedEvents, testPrincipal } from '@tokenvault/cqrs/testing';
 import { tokenReadsStream, tokenStream, type TokensContextEvent } from '../domain/tokens.events.ts';
-import { tokenClaims } from '../domain/tokens.uniqueness.ts';
-import { tokensMigrations } from '../migrations.ts';
-import { tokensProjection } from '../projections/tokens.projection.ts';
-import { TokenQueries } from '../queries/tokens.queries.ts';
 import { tokenSearchRoutes } from './search.routes.ts';
 import { tokenAccess } from './token-access.ts';
 import { tokenResourceRoutes } from './tokens.routes.ts';
+import { tokenRouteApp } from '../testing/token-route-app.ts';
 
 const tenant = randomUUID();
 const otherTenant = randomUUID();
@@ -34,31 +26,13 @@ interface Page {
 }
 
 describe('token search routes, in process (commands on an in-memory store, queries on PostgreSQL)', () => {
-  const side = useReadSide([...vaultMigrations, ...tokensMigrations], [tokensProjection], {
-    uniqueness: tokenClaims,
-  });
-  let api: ReturnType<typeof routeApp>;
-
-  beforeAll(async () => {
-    const { store, ownerPool, appPool, consistency } = side;
-    const vault = new Vault(ownerPool, new LocalKeyring([['default', randomBytes(32).toString('base64')]]), {
-      perTokenKeys: false,
-    });
-    for (const tenantId of [tenant, otherTenant]) await vault.createTenantKeys(tenantId);
-    const tokenQueries = new TokenQueries(appPool, systemClock);
-    const deps = {
-      store,
-      appPool,
-      vault,
-      consistency,
-      includedMonthlyActiveTokens: 1_000,
-      clock: systemClock,
-      tokenQueries,
-      readAuditor: new ReadAuditor(store, systemClock),
-      tokenCommands: new TokenCommands(store, vault, tokenQueries, systemClock),
-    };
-    const access = tokenAccess(deps);
-    api = routeApp([...tokenResourceRoutes(deps, access), ...tokenSearchRoutes(deps, access)], callers);
+  const { side, api } = tokenRouteApp({
+    tenants: [tenant, otherTenant],
+    callers,
+    routes: (deps) => {
+      const access = tokenAccess(deps);
+      return [...tokenResourceRoutes(deps, access), ...tokenSearchRoutes(deps, access)];
+    },
   });
 
   const create = async (body: Record<string, unknown>, caller = 'admin', status = 201) =>

@@ -1,21 +1,14 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
-import { systemClock } from '@tokenvault/platform';
-import { routeApp } from '@tokenvault/platform/testing';
-import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
-import { ReadAuditor } from '../commands/read-audit.ts';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { storedEvents, testPrincipal } from '@tokenvault/cqrs/testing';
 import { TokenIntentCommands } from '../commands/token-intents.commands.ts';
-import { TokenCommands } from '../commands/tokens.commands.ts';
 import { tokenIntentStream, tokenStream } from '../domain/tokens.events.ts';
-import { tokenClaims } from '../domain/tokens.uniqueness.ts';
-import { tokensMigrations } from '../migrations.ts';
 import { tokenIntentsProjection } from '../projections/token-intents.projection.ts';
 import { tokensProjection } from '../projections/tokens.projection.ts';
-import { TokenQueries } from '../queries/tokens.queries.ts';
 import { tokenAccess } from './token-access.ts';
 import { tokenIntentRoutes } from './token-intents.routes.ts';
 import { tokenResourceRoutes } from './tokens.routes.ts';
+import { tokenRouteApp } from '../testing/token-route-app.ts';
 
 const tenant = randomUUID();
 const otherTenant = randomUUID();
@@ -41,42 +34,17 @@ const callers = {
 const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2040, cvc: '123' };
 
 describe('token intent routes, in process (commands on an in-memory store, queries on PostgreSQL)', () => {
-  const side = useReadSide(
-    [...vaultMigrations, ...tokensMigrations],
-    [tokensProjection, tokenIntentsProjection],
-    { uniqueness: tokenClaims },
-  );
-  let api: ReturnType<typeof routeApp>;
-
-  beforeAll(async () => {
-    const { store, ownerPool, appPool, consistency } = side;
-    // TOKEN_KEYS=off: sealed under the tenant's key (the in-memory store stores no token keys).
-    const vault = new Vault(ownerPool, new LocalKeyring([['default', randomBytes(32).toString('base64')]]), {
-      perTokenKeys: false,
-    });
-    for (const tenantId of [tenant, otherTenant]) await vault.createTenantKeys(tenantId);
-    const tokenQueries = new TokenQueries(appPool, systemClock);
-    const deps = {
-      store,
-      appPool,
-      vault,
-      consistency,
-      includedMonthlyActiveTokens: 1_000,
-      clock: systemClock,
-      tokenQueries,
-      readAuditor: new ReadAuditor(store, systemClock),
-      tokenCommands: new TokenCommands(store, vault, tokenQueries, systemClock),
-    };
-    api = routeApp(
-      [
-        ...tokenResourceRoutes(deps, tokenAccess(deps)),
-        ...tokenIntentRoutes({
-          consistency,
-          commands: new TokenIntentCommands({ store, vault, clock: systemClock }),
-        }),
-      ],
-      callers,
-    );
+  const { side, api } = tokenRouteApp({
+    tenants: [tenant, otherTenant],
+    callers,
+    projections: [tokensProjection, tokenIntentsProjection],
+    routes: (deps) => [
+      ...tokenResourceRoutes(deps, tokenAccess(deps)),
+      ...tokenIntentRoutes({
+        consistency: deps.consistency,
+        commands: new TokenIntentCommands({ store: deps.store, vault: deps.vault, clock: deps.clock }),
+      }),
+    ],
   });
 
   const createIntent = async (key = 'publicKey') =>

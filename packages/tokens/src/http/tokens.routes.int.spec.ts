@@ -1,19 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
 import type { DataOf } from '@tokenvault/cqrs';
-import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
-import { systemClock } from '@tokenvault/platform';
-import { routeApp } from '@tokenvault/platform/testing';
-import { LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
-import { ReadAuditor } from '../commands/read-audit.ts';
-import { TokenCommands } from '../commands/tokens.commands.ts';
+import { storedEvents, testPrincipal } from '@tokenvault/cqrs/testing';
 import { tokenReadsStream, tokenStream, type TokensContextEvent } from '../domain/tokens.events.ts';
-import { tokenClaims } from '../domain/tokens.uniqueness.ts';
-import { tokensMigrations } from '../migrations.ts';
-import { tokensProjection } from '../projections/tokens.projection.ts';
-import { TokenQueries } from '../queries/tokens.queries.ts';
 import { tokenAccess } from './token-access.ts';
 import { tokenResourceRoutes } from './tokens.routes.ts';
+import { tokenRouteApp } from '../testing/token-route-app.ts';
 
 const tenant = randomUUID();
 const otherTenant = randomUUID();
@@ -47,33 +39,10 @@ const callers = {
 const secret = 'the-secret-4242';
 
 describe('token routes, in process (commands on an in-memory store, queries on PostgreSQL)', () => {
-  const side = useReadSide([...vaultMigrations, ...tokensMigrations], [tokensProjection], {
-    uniqueness: tokenClaims,
-  });
-  let api: ReturnType<typeof routeApp>;
-
-  beforeAll(async () => {
-    const { store, ownerPool, appPool, consistency } = side;
-    // TOKEN_KEYS=off: tokens sealed under the tenant's key. A token's own key is stored by an
-    // append to PostgreSQL, in its transaction, which the in-memory store does not make.
-    const vault = new Vault(ownerPool, new LocalKeyring([['default', randomBytes(32).toString('base64')]]), {
-      perTokenKeys: false,
-    });
-    // What creating a tenant gives it: its data keys.
-    for (const tenantId of [tenant, otherTenant]) await vault.createTenantKeys(tenantId);
-    const tokenQueries = new TokenQueries(appPool, systemClock);
-    const deps = {
-      store,
-      appPool,
-      vault,
-      consistency,
-      includedMonthlyActiveTokens: 1_000,
-      clock: systemClock,
-      tokenQueries,
-      readAuditor: new ReadAuditor(store, systemClock),
-      tokenCommands: new TokenCommands(store, vault, tokenQueries, systemClock),
-    };
-    api = routeApp(tokenResourceRoutes(deps, tokenAccess(deps)), callers);
+  const { side, api } = tokenRouteApp({
+    tenants: [tenant, otherTenant],
+    callers,
+    routes: (deps) => tokenResourceRoutes(deps, tokenAccess(deps)),
   });
 
   const create = async () => {

@@ -99,7 +99,7 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
       webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
     });
     const logger = createLogger(process.env.DEBUG_WEBHOOK_SPEC ? 'info' : 'silent');
-    queue = createWebhookDeliveryQueue(config);
+    queue = createWebhookDeliveryQueue(config, logger);
     enqueuer = webhookDeliveryEnqueuer({ store, pool: ownerPool, queue, logger });
     worker = new WebhookDeliveryWorker({
       config,
@@ -338,10 +338,10 @@ describe('webhook deliveries: the enqueuer on the event log, the worker to a rec
       webhookAllowlist: new AddressAllowlist(config.WEBHOOK_ALLOWED_PRIVATE_ADDRESSES),
       resolver: rebinding('93.184.216.34', 4),
     });
-    const rebindingQueue = createWebhookDeliveryQueue({
-      ...config,
-      QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding`,
-    });
+    const rebindingQueue = createWebhookDeliveryQueue(
+      { ...config, QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding` },
+      createLogger('silent'),
+    );
     const sender = new WebhookDeliveryWorker({
       config: { ...config, QUEUE_PREFIX: `${config.QUEUE_PREFIX}-rebinding` },
       queue: rebindingQueue,

@@ -1,5 +1,5 @@
 import { createQueue, webhookDeliveryQueueName, type Queue } from '@tokenvault/jobs';
-import type { Config } from '@tokenvault/platform';
+import type { Config, Logger } from '@tokenvault/platform';
 
 /** What the delivery queue and its workers read of the configuration. */
 export type WebhookDeliveryConfig = Pick<
@@ -94,8 +94,11 @@ export function deliveryBackoffMs(attemptsMade: number, firstMs: number, random 
 
 export const deliveryBackoffType = 'webhook-backoff';
 
-export function createWebhookDeliveryQueue(config: WebhookDeliveryConfig): Queue<WebhookQueueJob> {
-  return createQueue<WebhookQueueJob>(webhookDeliveryQueueName, config, {
+export function createWebhookDeliveryQueue(
+  config: WebhookDeliveryConfig,
+  logger: Logger,
+): Queue<WebhookQueueJob> {
+  return createQueue<WebhookQueueJob>(webhookDeliveryQueueName, config, logger, {
     attempts: config.WEBHOOK_ATTEMPTS,
     backoff: { type: deliveryBackoffType },
     // Kept a week after the last attempt so that a replayed enqueue is still a duplicate; the

@@ -123,6 +123,7 @@ export class WebhookDeliveryWorker {
           backoffStrategy: (attemptsMade) => deliveryBackoffMs(attemptsMade, config.WEBHOOK_BACKOFF_MS),
         },
       },
+      logger,
     );
     this.worker.on('completed', () =>
       queueJobsTotal.inc({ queue: webhookDeliveryQueueName, outcome: 'completed' }),
@@ -130,7 +131,6 @@ export class WebhookDeliveryWorker {
     this.worker.on('failed', (job) => {
       queueJobsTotal.inc({ queue: webhookDeliveryQueueName, outcome: failedJobOutcome(job) });
     });
-    this.worker.on('error', (error) => logger.warn({ err: error }, 'webhook delivery worker error'));
     options.onInvalidation?.((key) => {
       if (key === null) return this.signingSecretsByTenant.clear();
       const tenantId = tenantOfSigningKeysInvalidation(key);

@@ -1,5 +1,5 @@
 import type { EventStore } from '@tokenvault/eventstore';
-import type { Clock, Logger, Pool } from '@tokenvault/platform';
+import type { Clock, Config, Logger, Pool } from '@tokenvault/platform';
 import type { Vault } from '@tokenvault/vault';
 import { AddressAllowlist } from '@tokenvault/destinations';
 import { SigningKeyCommands } from '../commands/signing-key.commands.ts';
@@ -13,7 +13,8 @@ import { WebhookDeliveryWorker } from './delivery-worker.ts';
  * own checkpoint), the queue, and the senders.
  */
 export async function startWebhookDeliveries(options: {
-  config: WebhookDeliveryConfig;
+  /** The enqueuer's lease time comes from here too. */
+  config: WebhookDeliveryConfig & Pick<Config, 'PROCESSOR_LEASE_MS'>;
   store: EventStore;
   /** The owner role: the checkpoint, the subscriptions' copy, the history. */
   ownerPool: Pool;
@@ -22,18 +23,15 @@ export async function startWebhookDeliveries(options: {
   logger: Logger;
   /** The process's stale-cache notices (its ReadModelConsistency): signing-key rotations. */
   onInvalidation?: (listener: (key: string | null) => void) => void;
-  /** The processor's lease time (PROCESSOR_LEASE_MS); EventProcessor's default when absent. */
-  leaseMs?: number;
 }): Promise<{ stop(): Promise<void> }> {
   const { config, store, ownerPool, vault, clock, logger, onInvalidation } = options;
-  const queue = createWebhookDeliveryQueue(config);
-  queue.on('error', (error) => logger.warn({ err: error }, 'webhook delivery queue error'));
+  const queue = createWebhookDeliveryQueue(config, logger);
   const enqueuer = webhookDeliveryEnqueuer({
     store,
     pool: ownerPool,
     queue,
     logger,
-    leaseMs: options.leaseMs,
+    leaseMs: config.PROCESSOR_LEASE_MS,
   });
   const worker = new WebhookDeliveryWorker({
     config,

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
 import { AddressAllowlist } from '@tokenvault/destinations';
-import { systemClock } from '@tokenvault/platform';
+import { createLogger, systemClock } from '@tokenvault/platform';
 import { routeApp } from '@tokenvault/platform/testing';
 import { webhookEventTypes } from '@tokenvault/contracts';
 import { obliterateQueues, type Queue } from '@tokenvault/jobs';
@@ -55,7 +55,10 @@ describe('webhook routes, in process (commands on an in-memory store, queries on
       clock: systemClock,
       webhookAllowlist: new AddressAllowlist(''),
     });
-    queue = createWebhookDeliveryQueue(queueConfig as Parameters<typeof createWebhookDeliveryQueue>[0]);
+    queue = createWebhookDeliveryQueue(
+      queueConfig as Parameters<typeof createWebhookDeliveryQueue>[0],
+      createLogger('silent'),
+    );
     api = routeApp(
       webhookRoutes({
         commands,

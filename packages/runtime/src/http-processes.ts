@@ -82,13 +82,23 @@ export async function startHttpProcesses(count: number, logger: Logger): Promise
   const exits = new Map<Worker, Promise<void>>();
   const metricsReplies = new Map<string, (metrics: MetricsJson) => void>();
 
+  /**
+   * A send's callback: a process can exit between isConnected() and the write (a stop, a crash),
+   * and without a callback its EPIPE is an 'error' event that ends the primary. Its exit handler
+   * deals with the process; the message is moot.
+   */
+  const ignoreGone = (error: Error | null) => {
+    if (error && (error as NodeJS.ErrnoException).code !== 'EPIPE' && !stopping)
+      logger.warn({ err: error }, 'message to an HTTP process not sent');
+  };
+
   const broadcastState = () => {
     const state: PrimaryMessage = {
       type: 'tokenvault:http-processes',
       up: slots.filter((slot) => slot.up).length,
       expected: count,
     };
-    for (const slot of slots) if (slot.worker?.isConnected()) slot.worker.send(state);
+    for (const slot of slots) if (slot.worker?.isConnected()) slot.worker.send(state, ignoreGone);
   };
 
   /** Every process's registry (those that answer in time) and this one's, summed as their metrics say. */
@@ -109,7 +119,7 @@ export async function startHttpProcesses(count: number, logger: Logger): Promise
               resolve(metrics);
             });
             const ask: PrimaryMessage = { type: 'tokenvault:metrics-of-process', requestId };
-            slot.worker!.send(ask);
+            slot.worker!.send(ask, ignoreGone);
           }),
       );
     const all = [await metricsRegistry.getMetricsAsJSON(), ...(await Promise.all(replies))].filter(
@@ -145,10 +155,11 @@ export async function startHttpProcesses(count: number, logger: Logger): Promise
       }
       const { requestId } = message;
       gatherMetrics().then(
-        (text) => worker.isConnected() && worker.send({ type: 'tokenvault:metrics', requestId, text }),
+        (text) =>
+          worker.isConnected() && worker.send({ type: 'tokenvault:metrics', requestId, text }, ignoreGone),
         (error: unknown) => {
           logger.warn({ err: error }, 'metrics of the HTTP processes not gathered');
-          if (worker.isConnected()) worker.send({ type: 'tokenvault:metrics', requestId });
+          if (worker.isConnected()) worker.send({ type: 'tokenvault:metrics', requestId }, ignoreGone);
         },
       );
     });

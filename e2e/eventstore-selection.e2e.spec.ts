@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
+import { closedPort, createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { allMigrations } from '@tokenvault/runtime';
 
 /*
@@ -14,15 +13,6 @@ import { allMigrations } from '@tokenvault/runtime';
  */
 const root = fileURLToPath(new URL('..', import.meta.url));
 const startLimitMs = 15_000;
-
-/** A local port nothing listens on: taken from the system, then given back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Exit {
   code: number | null;

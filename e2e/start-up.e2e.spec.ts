@@ -1,9 +1,8 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
+import { closedPort, createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { allMigrations } from '@tokenvault/runtime';
 import { startStack, type TestStack } from './support/stack.ts';
 
@@ -16,15 +15,6 @@ import { startStack, type TestStack } from './support/stack.ts';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const limitMs = 20_000;
 const password = 'hunter2-never-printed';
-
-/** A local port nothing listens on: taken from the system, then given back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Run {
   code: number | null;

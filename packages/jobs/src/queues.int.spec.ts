@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '@tokenvault/platform';
-import { eventually } from '@tokenvault/platform/testing';
+import { closedPort, eventually } from '@tokenvault/platform/testing';
 import {
   createQueue,
   createWorker,
@@ -11,15 +11,6 @@ import {
   signInMailQueueName,
   webhookDeliveryQueueName,
 } from './queues.ts';
-
-/** A port nothing listens on: connections to it are refused at once. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Redis again on `port`: a TCP relay to the test's Redis. */
 async function redisBackOn(port: number): Promise<Server> {

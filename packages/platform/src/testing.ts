@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
 import pg from 'pg';
 import request from 'supertest';
 import { configSchema } from './config.ts';
@@ -48,6 +49,15 @@ export async function createTestDatabase(migrations: Migration[]): Promise<TestD
   };
 }
 /** Retries an assertion until it passes or the time is up (for effects of the asynchronous read side). */
+/** A local port nothing listens on (taken from the system, then given back): connections are refused at once. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { withTransaction, type Pool, type PoolClient } from '@tokenvault/platform';
+import { startPeriodicTask, withTransaction, type Pool, type PoolClient } from '@tokenvault/platform';
 import {
   MultiStreamAppendUnsupported,
   UniqueClaimTaken,
@@ -102,8 +102,7 @@ export class ExternalEventStore implements EventStore {
   private readonly pool: Pool;
   private readonly options: ExternalEventStoreOptions;
   private readonly graceMs: number;
-  private repairTimer: NodeJS.Timeout | undefined;
-  private repairing: Promise<unknown> | undefined;
+  private repairs: { stop(): Promise<void> } | undefined;
 
   constructor(options: ExternalEventStoreOptions) {
     this.options = options;
@@ -368,14 +367,13 @@ export class ExternalEventStore implements EventStore {
 
   /** Runs repairStale every quarter of the grace until close(). */
   startRepairs(intervalMs = Math.max(1_000, Math.floor(this.graceMs / 4))): void {
-    if (this.repairTimer) return;
-    this.repairTimer = setInterval(() => {
-      if (this.repairing) return;
-      this.repairing = this.repairStale()
-        .catch((error: unknown) => this.reportBackgroundError(error))
-        .finally(() => (this.repairing = undefined));
-    }, intervalMs);
-    this.repairTimer.unref();
+    this.repairs ??= startPeriodicTask({
+      run: async () => {
+        await this.repairStale();
+      },
+      intervalMs,
+      onError: (error) => this.reportBackgroundError(error),
+    });
   }
 
   readStream(stream: string): Promise<RecordedEvent[]> {
@@ -406,9 +404,8 @@ export class ExternalEventStore implements EventStore {
 
   /** Stops the repairs and closes the external store; the pool stays open. */
   async close(): Promise<void> {
-    if (this.repairTimer) clearInterval(this.repairTimer);
-    this.repairTimer = undefined;
-    await this.repairing;
+    await this.repairs?.stop();
+    this.repairs = undefined;
     await this.events.close();
   }
 

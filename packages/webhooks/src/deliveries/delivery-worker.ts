@@ -16,6 +16,7 @@ import {
   failedJobOutcome,
   Problem,
   queueJobsTotal,
+  startPeriodicTask,
   type Clock,
   type Logger,
   type Pool,
@@ -85,7 +86,7 @@ export class WebhookDeliveryWorker {
     string,
     { fetchedAt: number; keys: Promise<{ secret: string; validUntilMs: number }[]> }
   >();
-  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweep: { stop(): Promise<void> } | undefined;
   private readonly options: WebhookDeliveryWorkerOptions;
   private readonly connections = new DestinationConnections({
     maxPools: 256,
@@ -139,12 +140,11 @@ export class WebhookDeliveryWorker {
   }
 
   start(): void {
-    this.sweepTimer = setInterval(() => {
-      this.sweepDueDeliveries().catch((error: unknown) =>
-        this.options.logger.warn({ err: error }, 'webhook delivery sweep failed'),
-      );
-    }, this.options.config.WEBHOOK_SWEEP_INTERVAL_MS);
-    this.sweepTimer.unref();
+    this.sweep = startPeriodicTask({
+      run: () => this.sweepDueDeliveries(),
+      intervalMs: this.options.config.WEBHOOK_SWEEP_INTERVAL_MS,
+      onError: (error) => this.options.logger.warn({ err: error }, 'webhook delivery sweep failed'),
+    });
     void this.worker
       .run()
       .catch((error: unknown) =>
@@ -154,7 +154,7 @@ export class WebhookDeliveryWorker {
 
   /** Waits for the deliveries in flight; nothing new is taken. */
   async close(): Promise<void> {
-    clearInterval(this.sweepTimer);
+    await this.sweep?.stop();
     await this.worker.close();
     this.connections.close();
   }

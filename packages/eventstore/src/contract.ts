@@ -21,8 +21,9 @@ export interface OpenAppend {
 
 export interface ContractHarness {
   /**
-   * Called once for the suite. The store's fallback polling should be slower than a second, so
-   * that the wake-up test proves notifications rather than polling.
+   * Called once for the suite. The store's fallback polling (if it polls) must be several times
+   * slower than the suite's wait limit (10 s), so that the wake-up test proves notifications
+   * rather than polling without timing anything shorter than that limit.
    */
   createStore(): Promise<EventStore>;
   /** Called after the store was closed. */
@@ -571,11 +572,11 @@ export function eventStoreContract(name: string, harness: ContractHarness): void
       const prefix = uniquePrefix();
       const received = collector();
       subscribe({ streamPrefixes: [prefix], onEvents: (batch) => received.onEvents(batch) });
+      // Each round waits at most the wait limit: a fallback poll several times slower would let
+      // all three through in time only by a rare chance.
       for (let round = 1; round <= 3; round++) {
-        const started = Date.now();
         await store.append(`${prefix}s`, [event(`E${round}`)], { expectedRevision: 'any' });
         await received.until(round);
-        expect(Date.now() - started).toBeLessThan(1_000);
       }
     });
 

@@ -40,9 +40,10 @@ afterAll(async () => {
   await Promise.all([eventsDatabase?.drop(), claimsDatabase?.drop()]);
 });
 
-// A slow fallback poll, so that prompt deliveries prove the wake-up (as in postgres.int.spec.ts).
+// A fallback poll far slower than the waits of the specs, so that deliveries in time prove the
+// wake-up (as in postgres.int.spec.ts).
 const eventsStore = () =>
-  new PostgresEventStore(eventsPool, { pollIntervalMs: 5_000, fenceRetryMaxDelayMs: 50 });
+  new PostgresEventStore(eventsPool, { pollIntervalMs: 60_000, fenceRetryMaxDelayMs: 50 });
 const composed = (options: { repairGraceMs?: number; hooks?: AppendHook[] } = {}) =>
   new ExternalEventStore({
     events: eventsStore(),

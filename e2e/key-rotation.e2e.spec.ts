@@ -4,16 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
-import { allMigrations } from '@tokenvault/runtime';
-import { obliterateQueues } from '@tokenvault/jobs';
-import { loadConfig } from '@tokenvault/platform';
-import {
-  runAdminCli,
-  ServiceExited,
-  startServiceProcess,
-  type ServiceProcess,
-} from './support/service-process.ts';
+import { prepareFreshService, type FreshService } from './support/fresh-service.ts';
+import { runAdminCli, ServiceExited, startServiceProcess } from './support/service-process.ts';
 import { createSoftHsmToken, type SoftHsmToken } from './support/softhsm.ts';
 
 // Master key rotation across restarts, as an operator runs it: tokens made under ring {a}; the
@@ -23,60 +15,36 @@ import { createSoftHsmToken, type SoftHsmToken } from './support/softhsm.ts';
 
 const projections = process.env.PROJECTIONS === 'async' ? 'async' : 'inline';
 
+/** A fresh service whose processes each start with the keyring the step names. */
 interface Flow {
-  database: TestDatabase;
+  fresh: FreshService;
   pool: pg.Pool;
-  base: NodeJS.ProcessEnv;
-  apiKey: string;
-  tenantId: string;
-  running: ServiceProcess[];
 }
 
 async function setUp(ringEnv: NodeJS.ProcessEnv): Promise<Flow> {
-  const database = await createTestDatabase(allMigrations);
-  const { KAFKA_BROKERS: _kafka, MASTER_KEY: _key, MASTER_KEYS: _keys, ...inherited } = process.env;
-  const base = {
-    ...inherited,
-    NODE_ENV: 'test',
-    DATABASE_URL: database.url,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-    QUEUE_PREFIX: `tv-test-${database.name}`,
-    PROJECTIONS: projections,
-  };
-  const bootstrapped = await runAdminCli(
-    'bootstrap.ts',
-    ['--tenant-name', 'Keys', '--owner-email', `owner-${randomBytes(4).toString('hex')}@example.com`],
-    { ...base, ...ringEnv },
-  );
-  return {
-    database,
-    pool: new pg.Pool({ connectionString: database.url, max: 2 }),
-    base,
-    apiKey: String(bootstrapped.api_key),
-    tenantId: String(bootstrapped.tenant_id),
-    running: [],
-  };
+  const fresh = await prepareFreshService({ tenantName: 'Keys', keyring: ringEnv });
+  return { fresh, pool: new pg.Pool({ connectionString: fresh.databaseUrl, max: 2 }) };
 }
 
 async function tearDown(flow: Flow | undefined) {
   if (!flow) return;
-  for (const service of flow.running) await service.stop();
   await flow.pool.end();
-  await obliterateQueues(loadConfig({ ...flow.base, MASTER_KEY: randomBytes(32).toString('base64') })).catch(
-    () => {},
-  );
-  await flow.database.drop();
+  await flow.fresh.close();
 }
 
+/** The admin CLI's `keys.ts` under a keyring. */
+const keysCli = (flow: Flow, args: string[], ringEnv: NodeJS.ProcessEnv) =>
+  runAdminCli('keys.ts', args, { ...flow.fresh.env, ...ringEnv });
+
 async function start(flow: Flow, ringEnv: NodeJS.ProcessEnv) {
-  const service = await startServiceProcess({ ...flow.base, ...ringEnv });
-  flow.running.push(service);
+  const service = await flow.fresh.start({ env: ringEnv });
   const call = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${service.url}${path}`, {
       method,
-      headers: { 'svc-api-key': flow.apiKey, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        'svc-api-key': flow.fresh.apiKey,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body ? { body: JSON.stringify(body) } : {}),
     });
     const text = await response.text();
@@ -95,15 +63,12 @@ async function start(flow: Flow, ringEnv: NodeJS.ProcessEnv) {
       expect(read.status).toBe(200);
       return read.body.data;
     },
-    async stop() {
-      await service.stop();
-      flow.running.splice(flow.running.indexOf(service), 1);
-    },
+    stop: () => service.stop(),
   };
 }
 
 async function refusesToStart(flow: Flow, ringEnv: NodeJS.ProcessEnv): Promise<string> {
-  const error = await startServiceProcess({ ...flow.base, ...ringEnv }).then(
+  const error = await startServiceProcess({ ...flow.fresh.env, ...ringEnv }).then(
     async (service) => {
       await service.stop();
       throw new Error('the service started');
@@ -126,15 +91,13 @@ async function rotationFlow(flow: Flow, ring: (ids: string[]) => NodeJS.ProcessE
   const fresh = await both.create({ pan: '5500000000000004' });
   await both.stop();
 
-  const before = await runAdminCli('keys.ts', ['status'], { ...flow.base, ...ring(['b', 'a']) });
+  const before = await keysCli(flow, ['status'], ring(['b', 'a']));
   expect(before).toMatchObject({ primary: 'b', tenant_keys_by_kek: { a: 1 }, token_keys: 2 });
-  const rewrap = await runAdminCli('keys.ts', ['rewrap'], { ...flow.base, ...ring(['b', 'a']) });
+  const rewrap = await keysCli(flow, ['rewrap'], ring(['b', 'a']));
   expect(rewrap).toMatchObject({ command: 'rewrap', primary: 'b', rewrapped: 1, from: { a: 1 } });
   // Resumable: a second run finds nothing left.
-  expect(await runAdminCli('keys.ts', ['rewrap'], { ...flow.base, ...ring(['b', 'a']) })).toMatchObject({
-    rewrapped: 0,
-  });
-  const after = await runAdminCli('keys.ts', ['status'], { ...flow.base, ...ring(['b']) });
+  expect(await keysCli(flow, ['rewrap'], ring(['b', 'a']))).toMatchObject({ rewrapped: 0 });
+  const after = await keysCli(flow, ['status'], ring(['b']));
   expect(after).toMatchObject({ primary: 'b', tenant_keys_by_kek: { b: 1 }, token_keys: 2 });
 
   const onlyB = await start(flow, ring(['b']));
@@ -153,7 +116,7 @@ async function rotationFlow(flow: Flow, ring: (ids: string[]) => NodeJS.ProcessE
     {
       event_type: 'TenantKeyRewrapped',
       data: expect.objectContaining({
-        tenant_id: flow.tenantId,
+        tenant_id: flow.fresh.tenantId,
         master_key_version: 'b',
         previous_master_key_version: 'a',
       }),
@@ -186,17 +149,14 @@ describe(`master key rotation with MASTER_KEYS (PROJECTIONS=${projections})`, ()
       const service = await start(flow, ring(['b']));
       const versionsBefore = await flow.pool.query<{ tenant_key_version: number }>(
         'SELECT DISTINCT tenant_key_version FROM token_keys WHERE tenant_id = $1',
-        [flow.tenantId],
+        [flow.fresh.tenantId],
       );
       expect(versionsBefore.rows).toEqual([{ tenant_key_version: 1 }]);
-      const rotated = await runAdminCli('keys.ts', ['rotate-tenant', flow.tenantId], {
-        ...flow.base,
-        ...ring(['b']),
-      });
+      const rotated = await keysCli(flow, ['rotate-tenant', flow.fresh.tenantId], ring(['b']));
       expect(rotated).toMatchObject({ command: 'rotate-tenant', token_keys_rewrapped: 2 });
       const versions = await flow.pool.query<{ version: number; retired: boolean }>(
         'SELECT version, retired_at IS NOT NULL AS retired FROM tenant_keys WHERE tenant_id = $1 ORDER BY version',
-        [flow.tenantId],
+        [flow.fresh.tenantId],
       );
       expect(versions.rows).toEqual([
         { version: 1, retired: true },
@@ -204,14 +164,14 @@ describe(`master key rotation with MASTER_KEYS (PROJECTIONS=${projections})`, ()
       ]);
       const versionsAfter = await flow.pool.query(
         'SELECT 1 FROM token_keys WHERE tenant_id = $1 AND tenant_key_version <> 2',
-        [flow.tenantId],
+        [flow.fresh.tenantId],
       );
       expect(versionsAfter.rowCount).toBe(0);
       expect(await service.read(old)).toEqual({ pan: '4111111111111111' });
       const made = await service.create({ after: 'rotation' });
       const newKey = await flow.pool.query<{ tenant_key_version: number }>(
         'SELECT tenant_key_version FROM token_keys WHERE tenant_id = $1 AND token_id = $2',
-        [flow.tenantId, made],
+        [flow.fresh.tenantId, made],
       );
       expect(newKey.rows).toEqual([{ tenant_key_version: 2 }]);
 
@@ -219,14 +179,11 @@ describe(`master key rotation with MASTER_KEYS (PROJECTIONS=${projections})`, ()
         (
           await flow.pool.query<{ wrapped_key: string }>(
             'SELECT wrapped_key FROM token_keys WHERE tenant_id = $1 AND token_id = $2',
-            [flow.tenantId, id],
+            [flow.fresh.tenantId, id],
           )
         ).rows[0]?.wrapped_key;
       const oldKey = await keyOf(old);
-      const reencrypted = await runAdminCli('keys.ts', ['reencrypt-token', flow.tenantId, old], {
-        ...flow.base,
-        ...ring(['b']),
-      });
+      const reencrypted = await keysCli(flow, ['reencrypt-token', flow.fresh.tenantId, old], ring(['b']));
       expect(reencrypted).toMatchObject({ command: 'reencrypt-token', reencrypted: true });
       const replacedBy = await keyOf(old);
       expect(replacedBy).toBeDefined();

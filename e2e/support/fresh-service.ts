@@ -9,27 +9,39 @@ import { allMigrations } from '@tokenvault/runtime';
 import { runAdminCli, startServiceProcess, type ServiceProcess } from './service-process.ts';
 
 export interface FreshService {
-  /** What every process of it starts with. */
+  /** What every process of it starts with (without the keyring, when the caller gave one). */
   env: NodeJS.ProcessEnv;
   databaseUrl: string;
-  /** The bootstrapped tenant's management key. */
+  /** The bootstrapped tenant's id and management key. */
+  tenantId: string;
   apiKey: string;
-  /** A service process on the database; after a kill, its successor. */
-  start(options?: { startTimeoutMs?: number }): Promise<ServiceProcess>;
+  /** A service process on the database (`env` added to the shared one); after a kill, its successor. */
+  start(options?: { startTimeoutMs?: number; env?: NodeJS.ProcessEnv }): Promise<ServiceProcess>;
   /** SIGKILLs it and waits for its exit. */
   kill(service: ServiceProcess): Promise<void>;
   /** Stops the processes still running, empties the queues, drops the database. */
   close(): Promise<void>;
 }
 
-/** A fresh database, migrated, with one tenant bootstrapped in it; no process yet. */
+/**
+ * A fresh database, migrated, with one tenant bootstrapped in it; no process yet. The processes
+ * get a MASTER_KEY of their own, unless `keyring` is given: then the key variables are the caller's
+ * to pass at each start (the tenant is bootstrapped under `keyring`).
+ */
 export async function prepareFreshService(options: {
   tenantName: string;
   env?: Record<string, string>;
+  keyring?: NodeJS.ProcessEnv;
 }): Promise<FreshService> {
   const database: TestDatabase = await createTestDatabase(allMigrations);
-  // No broker, no key list of the caller's: the service's own. JSON lines: they are read for its URL.
-  const { KAFKA_BROKERS: _kafka, MASTER_KEYS: _keys, LOG_FORMAT: _format, ...inherited } = process.env;
+  // No broker, no keys of the caller's: the service's own. JSON lines: they are read for its URL.
+  const {
+    KAFKA_BROKERS: _kafka,
+    MASTER_KEY: _key,
+    MASTER_KEYS: _keys,
+    LOG_FORMAT: _format,
+    ...inherited
+  } = process.env;
   const env: NodeJS.ProcessEnv = {
     ...inherited,
     NODE_ENV: 'test',
@@ -37,7 +49,7 @@ export async function prepareFreshService(options: {
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
-    MASTER_KEY: randomBytes(32).toString('base64'),
+    ...(options.keyring ? {} : { MASTER_KEY: randomBytes(32).toString('base64') }),
     QUEUE_PREFIX: `tv-test-${database.name}`,
     ...(process.env.PROJECTIONS ? { PROJECTIONS: process.env.PROJECTIONS } : {}),
     ...options.env,
@@ -52,7 +64,7 @@ export async function prepareFreshService(options: {
         '--owner-email',
         `owner-${randomBytes(4).toString('hex')}@example.com`,
       ],
-      env,
+      { ...env, ...options.keyring },
     );
   } catch (error) {
     await database.drop();
@@ -62,9 +74,10 @@ export async function prepareFreshService(options: {
   return {
     env,
     databaseUrl: database.url,
+    tenantId: String(bootstrapped.tenant_id),
     apiKey: String(bootstrapped.api_key),
-    async start(startOptions = {}) {
-      const service = await startServiceProcess(env, startOptions);
+    async start({ env: startEnv, ...startOptions } = {}) {
+      const service = await startServiceProcess({ ...env, ...startEnv }, startOptions);
       running.add(service);
       return service;
     },
@@ -76,7 +89,9 @@ export async function prepareFreshService(options: {
     async close() {
       for (const service of running) await service.stop();
       running.clear();
-      await obliterateQueues(loadConfig(env)).catch(() => {});
+      // With a keyring of the caller's, any key will do for the queues' configuration.
+      const queueEnv = options.keyring ? { ...env, MASTER_KEY: randomBytes(32).toString('base64') } : env;
+      await obliterateQueues(loadConfig(queueEnv)).catch(() => {});
       await database.drop();
     },
   };

@@ -48,7 +48,6 @@ export async function createTestDatabase(migrations: Migration[]): Promise<TestD
     },
   };
 }
-/** Retries an assertion until it passes or the time is up (for effects of the asynchronous read side). */
 /** A local port nothing listens on (taken from the system, then given back): connections are refused at once. */
 export async function closedPort(): Promise<number> {
   const server = createServer();
@@ -58,6 +57,7 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
+/** Retries an assertion until it passes or the time is up (for effects of the asynchronous read side). */
 export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

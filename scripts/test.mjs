@@ -13,6 +13,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 
 const tiers = ['unit', 'int', 'e2e', 'compose'];
 const args = process.argv.slice(2);
@@ -62,11 +63,40 @@ async function runVitest(report, vitestArgs, env) {
     results: JSON.parse(readFileSync(report, 'utf8')),
     unhandledErrors: Number(/Vitest caught (\d+) unhandled error/.exec(output)?.[1] ?? 0),
     workerExits: output.split('Worker exited unexpectedly').length - 1,
+    // Vitest names, under "Unhandled Errors", the file an error came from when it knows it.
+    unhandledErrorFiles: [
+      ...new Set(
+        [...stripVTControlCharacters(output).matchAll(/This error originated in "([^"]+)" test file/g)].map(
+          (match) => match[1],
+        ),
+      ),
+    ],
   };
 }
 
 /** The test files whose worker process exited in the middle, per run, for the closing lines. */
 const workerExitNotes = [];
+/** Each failed test (or file that failed outside its tests), per run, for the closing lines. */
+const failureNotes = [];
+
+/** The first line of a failure message, without colours, short enough for one line. */
+const firstLine = (message = '') => {
+  const line = stripVTControlCharacters(message).trim().split('\n')[0] ?? '';
+  return line.length > 240 ? `${line.slice(0, 240)}…` : line;
+};
+
+/** Notes the failed tests of a vitest JSON report: CI may show only the end of the output. */
+function noteFailures(name, results, skippedFiles = []) {
+  for (const file of results.testResults) {
+    const path = relative(process.cwd(), file.name);
+    if (skippedFiles.includes(path)) continue;
+    const failedTests = file.assertionResults.filter((test) => test.status === 'failed');
+    for (const test of failedTests)
+      failureNotes.push(`${name}: ${path} > ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`);
+    if (file.status === 'failed' && failedTests.length === 0)
+      failureNotes.push(`${name}: ${path}: ${firstLine(file.message)}`);
+  }
+}
 
 /**
  * One vitest run of `selection` (its project or config) and `filters` (files, -t); its counts (a
@@ -86,13 +116,15 @@ async function vitest(name, selection, filters, env) {
   let passed = first.results.numPassedTests;
   let failed = first.failed;
   const cutShort = files.filter((file) => file.assertionResults.some((test) => test.status === 'pending'));
+  const paths = cutShort.map((file) => relative(process.cwd(), file.name));
+  noteFailures(name, first.results, paths);
   if (cutShort.length > 0) {
-    const paths = cutShort.map((file) => relative(process.cwd(), file.name));
     console.log(
       `\nvitest (${name}): the worker running ${paths.join(', ')} exited before its tests ended; running it again on its own`,
     );
     const again = await runVitest(`.data/vitest-report-${name}-again.json`, [...selection, ...paths], env);
     const passedAgain = !again.failed && again.results.numPassedTests > 0;
+    noteFailures(`${name}, run again`, again.results);
     // The tests of those files count once, as they ended when run on their own.
     passed +=
       again.results.numPassedTests -
@@ -101,6 +133,10 @@ async function vitest(name, selection, filters, env) {
     if (passedAgain && failures === 0 && first.unhandledErrors === first.workerExits) failed = false;
     workerExitNotes.push(`${name}: ${paths.join(', ')} (${passedAgain ? 'passed' : 'failed'} on its own)`);
   }
+  if (failed && failures === 0)
+    failureNotes.push(
+      `${name}: no test failed, yet vitest did: ${first.unhandledErrors} unhandled error(s)${first.unhandledErrorFiles.length > 0 ? ` from ${first.unhandledErrorFiles.join(', ')}` : ''} (see "Unhandled Errors" above)`,
+    );
   // A run that failed without a failed test (an error outside every test) still counts as a
   // failure in the closing line.
   return { failed, passed, failures: failed && failures === 0 ? 1 : failures };
@@ -136,5 +172,6 @@ if (tier === undefined) {
 const passed = runs.reduce((sum, result) => sum + result.passed, 0);
 const failures = runs.reduce((sum, result) => sum + result.failures, 0);
 if (workerExitNotes.length > 0) console.log(`\nworkers that exited mid-file: ${workerExitNotes.join('; ')}`);
+if (failureNotes.length > 0) console.log(`\nfailed:\n${failureNotes.map((note) => `  ${note}`).join('\n')}`);
 console.log(`\nvitest: ${passed} passed, ${failures} failed`);
 if (runs.some((result) => result.failed) || failures > 0 || passed === 0) process.exit(1);

@@ -42,6 +42,8 @@ export class LogFeed {
   /** Everything up to here was read and queued to the joined subscribers; undefined: not reading. */
   private position: Position | undefined;
   private reading = false;
+  /** The prefixes of the read in flight (undefined: every stream); absent between reads. */
+  private readInFlight: { prefixes: readonly string[] | undefined } | undefined;
   private wakePending = false;
   private endWait: (() => void) | undefined;
   private unlisten: (() => void) | undefined;
@@ -61,9 +63,14 @@ export class LogFeed {
 
   /** Events may have been appended: the feed and every subscriber reading on its own look again. */
   wake(): void {
+    this.readAgain();
+    for (const subscription of this.subscribers) subscription.wake();
+  }
+
+  /** The feed reads again at once, or right after the read in flight. */
+  private readAgain(): void {
     this.wakePending = true;
     this.endWait?.();
-    for (const subscription of this.subscribers) subscription.wake();
   }
 
   /**
@@ -73,10 +80,17 @@ export class LogFeed {
   join(subscription: FeedSubscription, seenThrough: Position): boolean {
     if (this.position === undefined) this.position = seenThrough;
     else if (comparePositions(this.position, seenThrough) > 0) return false;
+    // A read in flight that leaves out the subscriber's streams moves the feed past events of them
+    // it never read.
+    if (this.readInFlight && !covers(this.readInFlight.prefixes, subscription.streamPrefixes)) return false;
     this.joined.add(subscription);
     if (!this.reading) {
       this.reading = true;
       void this.read();
+    } else {
+      // The feed may be waiting for the next append or poll while the subscriber misses events
+      // already in the log.
+      this.readAgain();
     }
     return true;
   }
@@ -118,15 +132,19 @@ export class LogFeed {
     while (this.joined.size > 0) {
       this.wakePending = false;
       const limit = this.limit();
+      const prefixes = this.prefixes();
       let batch: Batch;
+      this.readInFlight = { prefixes };
       try {
-        batch = await this.runtime.read(this.position!, limit, this.prefixes());
+        batch = await this.runtime.read(this.position!, limit, prefixes);
         errorDelay = firstFenceRetryDelayMs;
       } catch (error) {
         this.runtime.reportBackgroundError(error);
         errorDelay = Math.min(errorDelay * 2, Math.max(pollIntervalMs, maxErrorDelayMs));
         await this.wait(errorDelay);
         continue;
+      } finally {
+        this.readInFlight = undefined;
       }
       countRead('shared', batch);
       const last = batch.events.at(-1);
@@ -159,6 +177,13 @@ export class LogFeed {
       };
     });
   }
+}
+
+/** Whether a read of `read` prefixes (undefined: every stream) sees every stream of `own`. */
+function covers(read: readonly string[] | undefined, own: readonly string[] | undefined): boolean {
+  if (read === undefined) return true;
+  if (own === undefined) return false;
+  return own.every((prefix) => read.some((readPrefix) => prefix.startsWith(readPrefix)));
 }
 
 function countRead(reader: 'shared' | 'own', batch: Batch): void {

@@ -132,19 +132,15 @@ export class LogFeed {
     while (this.joined.size > 0) {
       this.wakePending = false;
       const limit = this.limit();
-      const prefixes = this.prefixes();
       let batch: Batch;
-      this.readInFlight = { prefixes };
       try {
-        batch = await this.runtime.read(this.position!, limit, prefixes);
+        batch = await this.readShared(limit);
         errorDelay = firstFenceRetryDelayMs;
       } catch (error) {
         this.runtime.reportBackgroundError(error);
         errorDelay = Math.min(errorDelay * 2, Math.max(pollIntervalMs, maxErrorDelayMs));
         await this.wait(errorDelay);
         continue;
-      } finally {
-        this.readInFlight = undefined;
       }
       countRead('shared', batch);
       const last = batch.events.at(-1);
@@ -164,6 +160,17 @@ export class LogFeed {
     // Nobody to read for: the next subscriber to join starts the feed where it is.
     this.position = undefined;
     this.reading = false;
+  }
+
+  /** The next batch for the joined subscribers' streams, noting those streams while it is read. */
+  private async readShared(limit: number): Promise<Batch> {
+    const prefixes = this.prefixes();
+    this.readInFlight = { prefixes };
+    try {
+      return await this.runtime.read(this.position!, limit, prefixes);
+    } finally {
+      this.readInFlight = undefined;
+    }
   }
 
   private wait(ms: number): Promise<void> {

@@ -7,8 +7,8 @@ const position = (at: number): Position => ({ commit: String(at), prepare: Strin
 
 /**
  * A log in memory behind the feed's runtime. It polls once a minute, so a delivery within the
- * waits below comes from a read the feed or a subscriber started on its own. `holdReads` makes
- * the next read wait until `release()`.
+ * waits below comes from a read the feed or a subscriber started on its own. `holdNextRead()`
+ * holds the next read in flight until its `release()`.
  */
 function memoryLog() {
   const events: RecordedEvent[] = [];
@@ -64,7 +64,7 @@ function memoryLog() {
       return at;
     },
     wakeAll: () => wakes.forEach((wake) => wake()),
-    /** The next read waits for the returned release; `arrived` resolves once it is waiting. */
+    /** The next read waits for the returned `release()`; `arrival` resolves once it waits. */
     holdNextRead() {
       let release!: () => void;
       let arrived!: () => void;

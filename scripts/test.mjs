@@ -66,7 +66,8 @@ async function runVitest(report, vitestArgs, env) {
     // Vitest names, under "Unhandled Errors", the file an error came from when it knows it.
     unhandledErrorFiles: [
       ...new Set(
-        [...stripVTControlCharacters(output).matchAll(/This error originated in "([^"]+)" test file/g)].map(
+        Array.from(
+          stripVTControlCharacters(output).matchAll(/This error originated in "([^"]+)" test file/g),
           (match) => match[1],
         ),
       ),
@@ -81,7 +82,7 @@ const failureNotes = [];
 
 /** The first line of a failure message, without colours, short enough for one line. */
 const firstLine = (message = '') => {
-  const line = stripVTControlCharacters(message).trim().split('\n')[0] ?? '';
+  const [line] = stripVTControlCharacters(message).trim().split('\n');
   return line.length > 240 ? `${line.slice(0, 240)}…` : line;
 };
 

@@ -82,15 +82,21 @@ describe('attack: tenant code throws the card number it was given, and it reache
     expect(answer.body.detail).toContain('declined card');
     expectNoStack(answer.body);
     expect(linesWithTheCard()).toEqual([]);
-    // The failure is logged, by its id and class, with the request's id and the reactor's.
+    // The failure is logged (a warning: the tenant's, not the service's), by its id and class,
+    // with the request's id and the reactor's.
     const logged = env.stack.logs.slice(firstLine).filter((line) => line.includes(answer.body.request_id!));
-    const failure = logged.find((line) => line.includes('"level":50') && line.includes('"err"'));
+    const failure = logged.find((line) => line.includes('"err"'));
     expect(failure, logged.join('')).toBeDefined();
-    const { err } = JSON.parse(failure!) as { err: Record<string, unknown> };
+    const { err, level, msg } = JSON.parse(failure!) as {
+      err: Record<string, unknown>;
+      level: number;
+      msg: string;
+    };
+    expect({ level, msg }).toEqual({ level: 40, msg: 'tenant code failed' });
     expect(err).toEqual({
       type: 'ReactorRuntimeError',
-      tenant_code: true,
-      error_id: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown,
+      tenantCode: true,
+      errorId: expect.stringMatching(/^[0-9a-f-]{36}$/) as unknown,
       source: `reactors/${reactorId}`,
     });
   });

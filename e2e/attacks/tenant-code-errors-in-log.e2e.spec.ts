@@ -187,6 +187,28 @@ describe('attack: tenant code throws the card number it was given, and it reache
       expect(linesWithTheCard()).toEqual([]);
     });
 
+    it('a stage answering the card as a header name or value HTTP refuses: a 422, nothing of it logged', async () => {
+      const answering = (where: string) =>
+        `module.exports = async function (req) {
+          const body = typeof req.args.body === 'string' ? req.args.body : JSON.stringify(req.args.body);
+          const number = (body.match(/\\d{13,19}/) || [''])[0];
+          return { headers: { ${where} }, body: req.args.body };
+        };`;
+      for (const where of [
+        `['x card ' + ${grouped}]: 'yes'`,
+        `'x-card': 'declined\\n' + number`,
+        `'x-card': 'declined ' + number + '\\u00e9\\u2028'`,
+      ]) {
+        for (const direction of ['request_transforms', 'response_transforms']) {
+          const proxy = await createProxy({ [direction]: [{ type: 'code', code: answering(where) }] });
+          const answer = await callProxy(proxy.key);
+          expect(answer.status, `${direction} ${where}`).toBe(422);
+          expectNoStack(answer.body);
+          expect(linesWithTheCard(), `${direction} ${where}`).toEqual([]);
+        }
+      }
+    });
+
     it('a request reactor throwing the card: 500, nothing of it logged', async () => {
       const reactorId = await createReactor(env.tenant, { code: throwing('reactor') });
       const proxy = await createProxy({ request_reactor_id: reactorId });

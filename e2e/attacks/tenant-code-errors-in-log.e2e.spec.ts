@@ -7,8 +7,9 @@
 // `ServiceUnavailableError`, with `errors`), or a thrown string. The error's message, stack and
 // detail must not be logged (only an error id, its class, the reactor or proxy and the request),
 // in any form (the number with or without separators), whatever the level; the caller gets the
-// problem the reactor docs describe, never a stack. A tenant's detokenization expression that
-// fails on the card (a filter refusing it) is checked the same way.
+// problem the reactor docs describe, never a stack. A stage answering the card as a header name
+// HTTP refuses (node:http's error quotes it), and a tenant's detokenization expression that fails
+// on the card (a filter refusing it), are checked the same way.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { eventually } from '@tokenvault/platform/testing';
 import { uniqueCardNumber } from '../support/cards.ts';

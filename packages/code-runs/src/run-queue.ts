@@ -35,6 +35,15 @@ export type CodeRunStatus =
  */
 export type TokensLive = (tenantId: string, tokenIds: readonly string[], seenAt: Date) => Promise<boolean>;
 
+/** A failed outcome of tenant code names what ran it (`reactors/<id>`): its log line says so. */
+function withSource(outcome: CodeRunOutcome, owner: string): CodeRunOutcome {
+  if (outcome.ok || outcome.problem.tenant_code === undefined) return outcome;
+  return {
+    ...outcome,
+    problem: { ...outcome.problem, tenant_code: { ...outcome.problem.tenant_code, source: owner } },
+  };
+}
+
 /**
  * The gateway's side of code runs (reactor invocations, proxy stages): puts a sealed run on the
  * BullMQ queue and hears back from the worker on this process's reply list (run-replies.ts): a
@@ -115,7 +124,7 @@ export class CodeRunQueue {
       });
     }
     if (reply.sealed_outcome === undefined) return runFailure;
-    return this.open(tenantId, runId, reply.sealed_outcome);
+    return withSource(await this.open(tenantId, runId, reply.sealed_outcome), owner);
   }
 
   /**
@@ -146,7 +155,7 @@ export class CodeRunQueue {
         await finished.remove();
         return { status: 'withdrawn' };
       }
-      return { status: outcome.ok ? 'completed' : 'failed', outcome };
+      return { status: outcome.ok ? 'completed' : 'failed', outcome: withSource(outcome, owner) };
     }
     if (state === 'failed') return { status: 'failed', outcome: runFailure };
     return { status: 'pending' };

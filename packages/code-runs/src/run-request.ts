@@ -1,5 +1,7 @@
 import {
+  markTenantCode,
   problemFromParts,
+  tenantCodeOrigin,
   type ContainerRule,
   type FieldErrors,
   type Principal,
@@ -52,6 +54,12 @@ export interface ProblemData {
   title: string;
   detail?: string;
   errors?: FieldErrors;
+  /**
+   * Set when `detail` and `errors` are the code's own text (its thrown error): answered to the
+   * caller as the reactor docs say, never logged (the problem is marked: markTenantCode). `class`
+   * is the SDK error class, `source` what ran the code (`reactors/<id>`, `proxies/<id>`).
+   */
+  tenant_code?: { error_id: string; class: string; source?: string };
 }
 
 /**
@@ -90,17 +98,35 @@ export function principalFromData(data: PrincipalData): Principal {
 }
 
 export function problemData(problem: Problem): ProblemData {
+  const fromTenantCode = tenantCodeOrigin(problem);
   return {
     status: problem.status,
     slug: problem.slug,
     title: problem.title,
     ...(problem.detail === undefined ? {} : { detail: problem.detail }),
     ...(problem.errors === undefined ? {} : { errors: problem.errors }),
+    ...(fromTenantCode === undefined
+      ? {}
+      : {
+          tenant_code: {
+            error_id: fromTenantCode.errorId,
+            class: fromTenantCode.className,
+            ...(fromTenantCode.source === undefined ? {} : { source: fromTenantCode.source }),
+          },
+        }),
   };
 }
 
+/** The problem again; one of tenant code's keeps its mark, so that no log shows its text. */
 export function problemFromData(data: ProblemData): Problem {
-  return problemFromParts(data);
+  const { tenant_code: fromTenantCode, ...parts } = data;
+  const problem = problemFromParts(parts);
+  if (fromTenantCode === undefined) return problem;
+  return markTenantCode(problem, {
+    errorId: fromTenantCode.error_id,
+    className: fromTenantCode.class,
+    ...(fromTenantCode.source === undefined ? {} : { source: fromTenantCode.source }),
+  });
 }
 
 /** The sync answer of an outcome: its body, or its problem thrown. */

@@ -13,6 +13,7 @@ import {
   type Problem,
 } from './errors.ts';
 import type { Logger } from './logger.ts';
+import { tenantCodeOrigin } from './tenant-code-errors.ts';
 import { httpMetrics } from './metrics.ts';
 import { incomingRequestId } from './request-id.ts';
 import type { Authenticate, Principal, RouteDefinition } from './route.ts';
@@ -193,7 +194,13 @@ export function finishHttpApp(app: express.Express, logger: Logger): void {
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const blank = req.blankJsonBody && (error as MiddlewareError | null)?.type === 'entity.parse.failed';
     const problem = blank ? emptyBody() : toProblem(error);
-    if (problem.status >= 500) logger.error({ err: error, requestId: req.requestId }, 'request failed');
+    if (problem.status >= 500) {
+      // Tenant code's failure is the tenant's, not the service's: a warning, by its id and class only
+      // (the logger's serializer keeps its text out: it can quote the data the code was given).
+      if (tenantCodeOrigin(error))
+        logger.warn({ err: error, requestId: req.requestId }, 'tenant code failed');
+      else logger.error({ err: error, requestId: req.requestId }, 'request failed');
+    }
     for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
     res
       .status(problem.status)

@@ -6,6 +6,7 @@ export * from './dependency-checks.ts';
 export * from './domain-errors.ts';
 export * from './errors.ts';
 export * from './logger.ts';
+export * from './tenant-code-errors.ts';
 export * from './redis.ts';
 export * from './redis-outage-log.ts';
 export * from './route.ts';

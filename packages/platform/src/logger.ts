@@ -2,6 +2,7 @@ import pg from 'pg';
 import { pino, stdSerializers, type Logger } from 'pino';
 import { PinoPretty } from 'pino-pretty';
 import type { Config } from './config.ts';
+import { tenantCodeLogFields, tenantCodeOrigin } from './tenant-code-errors.ts';
 
 export type { Logger };
 
@@ -28,8 +29,14 @@ function databaseErrorFields(error: pg.DatabaseError): Record<string, unknown> {
   };
 }
 
-/** pino's error serializer, with every PostgreSQL error it holds (causes too) reduced to safe fields. */
+/**
+ * pino's error serializer, with every PostgreSQL error it holds (causes too) reduced to safe fields,
+ * and every error marked as tenant code's (tenant-code-errors.ts) reduced to its class and id: its
+ * message, stack and detail are the code's own text and can quote the data it was given.
+ */
 export function serializeError(error: unknown): unknown {
+  const fromTenantCode = tenantCodeOrigin(error);
+  if (fromTenantCode) return tenantCodeLogFields(fromTenantCode);
   if (error instanceof pg.DatabaseError) return databaseErrorFields(error);
   if (!(error instanceof Error)) return error;
   const serialized = stdSerializers.err(error) as unknown as Record<string, unknown>;
@@ -45,9 +52,14 @@ export function serializeError(error: unknown): unknown {
   return serialized;
 }
 
+/** The line's message when the only one given would be a tenant code error's own (`logger.error(err)`). */
+const tenantCodeMessage = 'tenant code failed';
+
 /**
  * Headers and bodies can carry keys and token data: they are never logged. Redaction is a second
- * line of defence for anything that slips into a log object by mistake.
+ * line of defence for anything that slips into a log object by mistake. An error logged under any
+ * field, not only `err`, goes through serializeError; and a tenant code error never lends its
+ * message to the line (pino's default when no message is given).
  */
 export function createLogger(
   level: string,
@@ -58,6 +70,28 @@ export function createLogger(
     name,
     level,
     serializers: { err: serializeError },
+    formatters: {
+      log(object: Record<string, unknown>): Record<string, unknown> {
+        let serialized: Record<string, unknown> | undefined;
+        for (const [key, value] of Object.entries(object)) {
+          if (key === 'err' || !(value instanceof Error)) continue;
+          serialized ??= { ...object };
+          serialized[key] = serializeError(value);
+        }
+        return serialized ?? object;
+      },
+    },
+    hooks: {
+      logMethod(this: Logger, args: unknown[], method: (...args: unknown[]) => void): void {
+        const [first, second] = args;
+        const error = first instanceof Error ? first : (first as { err?: unknown } | null)?.err;
+        if (typeof second !== 'string' && tenantCodeOrigin(error)) {
+          method.apply(this, [first instanceof Error ? { err: first } : first, tenantCodeMessage]);
+          return;
+        }
+        method.apply(this, args);
+      },
+    },
     redact: {
       paths: [
         'req.headers["svc-api-key"]',

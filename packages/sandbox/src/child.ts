@@ -38,6 +38,10 @@ function log(level: 'warn' | 'error', message: string, details: Record<string, u
   send({ type: 'log', level, message, details });
 }
 
+/** What the log may say of an error near a run: the host's class of it, never its message. */
+const errorClass = (error: unknown): string =>
+  error instanceof Error ? error.constructor.name : typeof error;
+
 interface Slot {
   isolate: ivm.Isolate | null;
   prelude: ivm.Script | null;
@@ -316,10 +320,8 @@ async function execute(slot: Slot, message: RunMessage): Promise<void> {
         ),
       );
     } else {
-      log('error', 'sandbox run failed', {
-        stage,
-        error: error instanceof Error ? error.message : String(error),
-      });
+      // Its class only: an error out of a run can carry the code's text (and so its data).
+      log('error', 'sandbox run failed', { stage, error: errorClass(error) });
       fail(INTERNAL_ERROR);
     }
   });
@@ -364,7 +366,7 @@ function pump(): void {
     slot.busy = true;
     void execute(slot, next)
       .catch((error: unknown) => {
-        log('error', 'sandbox slot failed', { error: String(error) });
+        log('error', 'sandbox slot failed', { error: errorClass(error) });
         send({
           type: 'done',
           runId: next.runId,

@@ -155,10 +155,20 @@ export async function createSandboxPool(options: SandboxPoolOptions): Promise<Sa
       // The child needs nothing from the environment: keep the service's secrets out of it.
       env: {},
       serialization: 'json',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      // Never the service's own output: what Node writes there (an uncaught error's message and
+      // stack) can quote a reactor's data. Only its size is logged.
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     const child: Child = { process: proc, ready: false, inFlight: new Map(), startedAt: Date.now() };
     children.add(child);
+    for (const stream of ['stdout', 'stderr'] as const) {
+      proc[stream]?.on('data', (chunk: Buffer) =>
+        logger.warn(
+          { pid: proc.pid, stream, bytes: chunk.length },
+          'reactor sandbox process wrote output (not logged: it can quote tenant data)',
+        ),
+      );
+    }
     proc.on('message', (message: ChildMessage) => onMessage(child, message));
     proc.on('error', (error) => logger.error({ err: error }, 'reactor sandbox process error'));
     proc.on('exit', (code, signal) => {

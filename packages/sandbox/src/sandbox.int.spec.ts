@@ -1,5 +1,5 @@
 import { execSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   checkSyntax,
   createSandboxPool,
@@ -24,7 +24,7 @@ const noService: ServiceCallHandler = async () => {
 };
 
 let pool: SandboxPool;
-const logs: { level: string; message: string }[] = [];
+const logs: { level: string; message: string; details: object }[] = [];
 
 beforeAll(async () => {
   pool = await createSandboxPool({
@@ -32,8 +32,8 @@ beforeAll(async () => {
     processes: 1,
     concurrencyPerProcess: 2,
     logger: {
-      warn: (_details, message) => logs.push({ level: 'warn', message }),
-      error: (_details, message) => logs.push({ level: 'error', message }),
+      warn: (details, message) => logs.push({ level: 'warn', message, details }),
+      error: (details, message) => logs.push({ level: 'error', message, details }),
     },
   });
 });
@@ -530,12 +530,30 @@ describe('sandbox: hostile code', () => {
     await expectHealthy();
   });
 
+  const pids = () =>
+    execSync(`pgrep -P ${process.pid} -f 'sandbox/src/[c]hild.ts' || true`, { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
+
+  it('never passes its child process’s output on (an uncaught error’s text can quote a run’s data): only its size is logged', async () => {
+    const [pid] = pids();
+    const logged = logs.length;
+    // SIGUSR1 makes Node print where its inspector listens (or why it could not) on stderr.
+    process.kill(Number(pid), 'SIGUSR1');
+    await vi.waitFor(() => {
+      const outputs = logs.slice(logged).filter((entry) => entry.message.includes('wrote output'));
+      expect(outputs[0]?.details).toEqual({
+        pid: Number(pid),
+        stream: 'stderr',
+        bytes: expect.any(Number) as unknown,
+      });
+    });
+    expect(JSON.stringify(logs.slice(logged))).not.toMatch(/inspector|Debugger|ws:/i);
+    await expectHealthy();
+  });
+
   it('survives the death of its child process mid-run', async () => {
-    const pids = () =>
-      execSync(`pgrep -P ${process.pid} -f 'sandbox/src/[c]hild.ts' || true`, { encoding: 'utf8' })
-        .trim()
-        .split('\n')
-        .filter(Boolean);
     const before = pids();
     expect(before).toHaveLength(1);
     const running = runCode('module.exports = async () => { await new Promise(() => {}); };');

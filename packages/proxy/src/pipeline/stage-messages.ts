@@ -1,5 +1,6 @@
 // A proxied request or a destination's answer as a stage's code sees it (`args.body`,
 // `args.headers`) and back: pure conversions. Every value crosses the run queue sealed as JSON.
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { unprocessable } from '@tokenvault/platform';
 import { isPlainObject } from '@tokenvault/expressions';
 import type { DestinationResponse } from '@tokenvault/destinations';
@@ -50,17 +51,42 @@ function bodyOfStage(kind: BodyKind, body: unknown): { kind: BodyKind; body: unk
   return { kind: 'json', body };
 }
 
-/** A stage's headers, names lower-cased; a value that is not text is the stage's error. */
+/** Whether HTTP takes it (node:http's own check, which would otherwise throw where it is sent). */
+const sendable = (check: () => void): boolean => {
+  try {
+    check();
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A stage's headers, names lower-cased; a value that is not text, or a name or value HTTP does not
+ * take, is the stage's error: caught here, not as node:http's error where it is sent, whose
+ * message quotes the name (tenant code's text, which can hold a card) into the log as a 500.
+ */
 function headersOfStage(headers: unknown, stage: string): Record<string, string | string[]> {
   const invalid = (detail: string) => unprocessable(detail, { type: 'invalid-proxy-stage-answer' });
   if (!isPlainObject(headers)) throw invalid(`The ${stage} answered headers that are not an object.`);
   const normalized: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || value === null) continue;
+    if (!sendable(() => validateHeaderName(name))) {
+      throw invalid(
+        `The ${stage} answered a header name that is not an HTTP token (letters, digits, !#$%&'*+-.^_\`|~).`,
+      );
+    }
     const text = (item: unknown) => {
-      if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean')
-        return String(item);
-      throw invalid(`The ${stage} answered a value of header ${name} that is not text.`);
+      if (typeof item !== 'string' && typeof item !== 'number' && typeof item !== 'boolean')
+        throw invalid(`The ${stage} answered a value of header ${name} that is not text.`);
+      const sent = String(item);
+      if (!sendable(() => validateHeaderValue(name, sent))) {
+        throw invalid(
+          `The ${stage} answered a value of header ${name} that HTTP does not take (a control character, or beyond Latin-1).`,
+        );
+      }
+      return sent;
     };
     normalized[name.toLowerCase()] = Array.isArray(value) ? value.map(text) : text(value);
   }

@@ -87,6 +87,28 @@ describe('a request as a stage sees it and back', () => {
     expect(refused.detail).toContain('request_transforms[0]');
     expect(refused.detail).toContain('x-object');
   });
+
+  it('refuses a header name or value HTTP does not take with a 422 that quotes no name it refused', () => {
+    const card = '4242 4242 4242 4242';
+    const refusedName = problemThrownBy(() =>
+      requestOfMessage('json', { headers: { [`x card ${card}`]: 'yes' } }, 'request_transforms[0]'),
+    );
+    expect(refusedName.status).toBe(422);
+    expect(refusedName.detail).toContain('request_transforms[0]');
+    expect(refusedName.detail).not.toContain(card);
+    for (const value of [`declined\n${card}`, `declined ${card}\u2028`, 'nul\u0000']) {
+      const refusedValue = problemThrownBy(() =>
+        responseOfMessage(200, 'json', { headers: { 'x-card': value } }, 'response_transforms[0]'),
+      );
+      expect(refusedValue.status, value).toBe(422);
+      expect(refusedValue.detail).toContain('x-card');
+      expect(refusedValue.detail).not.toContain(card);
+    }
+    // Latin-1 text and tabs are HTTP's: kept.
+    expect(
+      requestOfMessage('json', { headers: { 'x-name': 'Zoë\tand co' } }, 'request_transforms[0]').headers,
+    ).toEqual({ 'x-name': 'Zoë\tand co' });
+  });
 });
 
 describe('a stage’s answer applied', () => {

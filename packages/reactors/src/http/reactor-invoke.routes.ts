@@ -84,10 +84,10 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       summary: 'Invoke a reactor: detokenize args, run the formula, tokenize what it returns',
       tag,
       permission: 'token:use',
-      returnsSensitive: ['token-data'],
       params: idParams,
       body: invokeReactorBody,
       // Its answer is whatever the code made of detokenized data: never kept for a replay.
+      returnsSensitive: ['token-data'],
       tenantConcurrency: invocations,
       responses: { 200: { description: 'The reactor’s response', schema: reactorRunResponseSchema } },
       async handle({ principal, params, body, requestId }) {

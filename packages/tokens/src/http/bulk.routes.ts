@@ -95,9 +95,9 @@ export function bulkTokenRoutes({ consistency, commands, detokenizer }: BulkRout
         'Render the `{{ <token id> }}` expressions of a JSON body (up to 100 tokens) with the tokens’ data as the key’s rules show it; one read naming every token',
       tag,
       permission: 'token:use',
-      returnsSensitive: ['token-data'],
       body: detokenizeBody,
       // Its answer is token data: an Idempotency-Key never keeps it.
+      returnsSensitive: ['token-data'],
       responses: {
         200: { description: 'The body with every expression rendered', schema: detokenizeResponseSchema },
       },

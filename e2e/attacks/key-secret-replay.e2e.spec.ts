@@ -3,7 +3,8 @@
 // secret is shown once, in its create response. The attacker holds another key of the same
 // application (every key acts as it; the idempotency record is the application's) and sends the
 // same request again under the same Idempotency-Key, within the 24 hours a record is kept, even
-// after the minted key was deleted: the kept response must not hand the secret out again.
+// after the minted key was deleted: the kept response must not hand the secret out again. The same
+// for every other answer that holds a secret: a webhook signing secret's rotation, a proxy's key.
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TokenvaultClient } from '@tokenvault/sdk';
@@ -17,7 +18,8 @@ interface Answer {
 }
 
 describe('attack: another key of the application replays the request that minted a key', () => {
-  const env = useStack();
+  // A proxy's destination on this host (never called: the proxy is only created).
+  const env = useStack({ PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1' });
   let pipelineId: string;
   /** The key the pipeline mints with, and another key of the same application: the attacker's. */
   let minting: TokenvaultClient;
@@ -81,5 +83,38 @@ describe('attack: another key of the application replays the request that minted
     expect((await env.tenant.client.withKey(secret).request('GET', '/applications/key')).status).toBe(401);
 
     expectNoSecret(await idempotent(attacker, path, key), secret);
+  });
+
+  it('a signing secret’s rotation and a proxy’s create, replayed by another key, do not answer their secret', async () => {
+    const owner = env.tenant.client;
+    const ops = await owner.request<Answer>('POST', '/applications', {
+      body: { name: 'Ops', type: 'private', permissions: ['webhook:update', 'proxy:create', 'proxy:read'] },
+    });
+    expect(ops.status).toBe(201);
+    const first = owner.withKey(ops.body.key!);
+    const second = await owner.request<Answer>('POST', `/applications/${ops.body.id}/keys`);
+    const other = owner.withKey(second.body.key!);
+    const expectWithheld = (replayed: { status: number; body: Answer }, secret: string, why: string) => {
+      expect(JSON.stringify(replayed.body)).not.toContain(secret);
+      expect(replayed.status).toBe(409);
+      expect(replayed.body.type).toMatch(/idempotency-response-not-kept$/);
+      expect(replayed.body.detail).toContain(why);
+    };
+
+    const rotation = `rotate-${randomBytes(8).toString('hex')}`;
+    const rotated = await idempotent(first, '/webhooks/signing-key/rotate', rotation);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.key).toMatch(/^whsec_/);
+    expectWithheld(
+      await idempotent(other, '/webhooks/signing-key/rotate', rotation),
+      rotated.body.key!,
+      'webhook signing secret',
+    );
+
+    const creation = `proxy-${randomBytes(8).toString('hex')}`;
+    const proxy = { name: 'Processor', destination_url: 'http://127.0.0.1:9/v1' };
+    const created = await idempotent(first, '/proxies', creation, proxy);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expectWithheld(await idempotent(other, '/proxies', creation, proxy), created.body.key!, 'proxy key');
   });
 });

@@ -5,7 +5,7 @@ interface Operation {
   summary: string;
   description?: string;
   'x-permission'?: string;
-  'x-returns-token-data'?: boolean;
+  'x-returns-sensitive'?: string[];
   requestBody?: { content: Record<string, { example?: unknown }> };
   responses: Record<string, { content?: Record<string, { example?: unknown }> }>;
 }
@@ -138,10 +138,17 @@ describe('GET /docs: the API reference', () => {
         idempotent++;
         expect(headerParameters(operation), where).toEqual(['Idempotency-Key', 'SVC-IDEMPOTENCY-KEY']);
         const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'));
-        // An operation whose answers can hold token data never replays one: a 409 says so.
-        const withheld = operation['x-returns-token-data'] === true;
+        // An operation whose answers can hold token data or a secret never replays one: a 409
+        // says so, and its Idempotency-Key parameter says why.
+        const withheld = (operation['x-returns-sensitive'] ?? []).length > 0;
         if (withheld) expect(headersOf(success![1]), where).not.toContain('Idempotency-Replayed');
         else expect(headersOf(success![1]), where).toContain('Idempotency-Replayed');
+        const keyParameter = (operation.parameters ?? [])
+          .map((parameter) => resolve<{ name: string; description: string }>(parameter))
+          .find((parameter) => parameter.name === 'Idempotency-Key');
+        if (withheld)
+          expect(keyParameter!.description, where).toMatch(/responses are never kept: they can hold/);
+        else expect(keyParameter!.description, where).not.toMatch(/responses are never kept/);
         const inUse = resolve<{ description: string }>(operation.responses['409']);
         expect(inUse.description, where).toMatch(/Idempotency-Key is still running/);
         if (withheld) expect(inUse.description, where).toMatch(/idempotency-response-not-kept/);
@@ -152,7 +159,10 @@ describe('GET /docs: the API reference', () => {
       }
     }
     expect(idempotent).toBeGreaterThanOrEqual(15);
-    expect(document.paths['/reactors/{id}/react']!.post!['x-returns-token-data']).toBe(true);
+    expect(document.paths['/reactors/{id}/react']!.post!['x-returns-sensitive']).toEqual(['token-data']);
+    expect(document.paths['/v2/tokens/search']!.post!['x-returns-sensitive']).toEqual(['token-data']);
+    expect(document.paths['/applications']!.post!['x-returns-sensitive']).toEqual(['api-key']);
+    expect(document.paths['/tokens']!.post!['x-returns-sensitive']).toBeUndefined();
 
     const patchToken = document.paths['/tokens/{id}']!.patch!.requestBody!.content as Record<
       string,

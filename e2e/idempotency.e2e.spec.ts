@@ -166,28 +166,38 @@ describe('Idempotency-Key', () => {
     expect(replayedConflict.body).toEqual(after.body);
   });
 
-  it('replays a response carrying data identically, and keeps nothing readable in Redis', async () => {
+  it('replays a response identically, never one holding a secret, and keeps nothing readable in Redis', async () => {
     const marker = `MARKER-${randomBytes(8).toString('hex')}`;
     const key = `key-${marker}`;
-    const parent = await env.tenant.client.request<Token>('POST', '/tokens', {
-      body: { data: { secret: marker } },
-      headers: { 'idempotency-key': key },
-    });
+    const create = () =>
+      env.tenant.client.request<Token>('POST', '/tokens', {
+        body: { data: { secret: marker }, metadata: { marker } },
+        headers: { 'idempotency-key': key },
+      });
+    const parent = await create();
     expect(parent.status).toBe(201);
-    // A write whose response carries the token's data: an application's create answers its key.
+    const again = await create();
+    expect(again.headers.get('idempotency-replayed')).toBe('true');
+    expect(again.body).toEqual(parent.body);
+    // A write whose response holds a secret: an application's create answers its new API key,
+    // shown once (only its SHA-256 is kept): its replay is a 409 that says why, without the key.
     const appKey = newKey();
-    const created = await env.tenant.client.request<{ id: string; key: string }>('POST', '/applications', {
-      body: { name: `App ${marker}`, type: 'private', permissions: ['token:read'] },
-      headers: { 'idempotency-key': appKey },
-    });
+    const createApplication = () =>
+      env.tenant.client.request<{ id: string; key: string; type: string; detail: string }>(
+        'POST',
+        '/applications',
+        {
+          body: { name: `App ${marker}`, type: 'private', permissions: ['token:read'] },
+          headers: { 'idempotency-key': appKey },
+        },
+      );
+    const created = await createApplication();
     expect(created.status).toBe(201);
-    const replayed = await env.tenant.client.request<{ id: string; key: string }>('POST', '/applications', {
-      body: { name: `App ${marker}`, type: 'private', permissions: ['token:read'] },
-      headers: { 'idempotency-key': appKey },
-    });
-    expect(replayed.status).toBe(201);
-    expect(replayed.headers.get('idempotency-replayed')).toBe('true');
-    expect(replayed.body).toEqual(created.body);
+    const replayed = await createApplication();
+    expect(replayed.status).toBe(409);
+    expect(replayed.body.type).toMatch(/idempotency-response-not-kept$/);
+    expect(replayed.body.detail).toMatch(/status 201.*a new API key/);
+    expect(JSON.stringify(replayed.body)).not.toContain(created.body.key);
     const values = await everyRedisValue(env.stack.config.REDIS_URL);
     expect(values.filter((value) => value.includes(marker))).toEqual([]);
     expect(values.filter((value) => value.includes(created.body.key))).toEqual([]);

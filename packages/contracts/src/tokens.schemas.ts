@@ -258,6 +258,12 @@ export const tokenSchema = z.object({
 });
 export type TokenResponse = z.output<typeof tokenSchema>;
 
+/**
+ * A token as a write answers it (create, update, a child's create, a deduplicated create): never
+ * its data, so that a write's answer may be kept under an Idempotency-Key.
+ */
+export const writtenTokenSchema = tokenSchema.omit({ data: true });
+
 export const usageReportSchema = z.object({
   token_report: z.object({
     metrics_by_type: z.record(

@@ -116,6 +116,7 @@ const throwing = (path: string, error: Error): RouteDefinition =>
     summary: 'Throws what the spec gives it.',
     tag: 'Spec',
     permission: null,
+    returnsSensitive: [],
     responses: {},
     handle: async () => {
       throw error;

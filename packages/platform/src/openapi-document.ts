@@ -65,10 +65,11 @@ export function buildOpenApiDocument(routes: RouteDefinition[], info: OpenApiInf
       operationId: route.operationId,
       summary: route.summary,
       tags: [route.tag],
+      // What its responses can hold that nothing keeps (the route's returnsSensitive).
+      ...(route.returnsSensitive.length > 0 ? { 'x-returns-sensitive': [...route.returnsSensitive] } : {}),
       ...(route.permission
         ? {
             'x-permission': route.permission,
-            ...(route.returnsTokenData ? { 'x-returns-token-data': true } : {}),
             security: [{ apiKey: [] }, { sessionBearer: [] }, { sessionCookie: [] }],
           }
         : { security: [] }),

@@ -24,6 +24,7 @@ const echo = (permission: string, body?: z.ZodType) =>
     summary: 'Echo',
     tag: 'Test',
     permission,
+    returnsSensitive: [],
     ...(body ? { body } : {}),
     responses: { 200: { description: 'The body' } },
     handle: async ({ body: given }) => ({ status: 200, body: { given: given ?? null } }),

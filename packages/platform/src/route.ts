@@ -77,6 +77,16 @@ export interface TenantConcurrencyCap {
 
 type AnyZodObject = z.ZodObject<z.ZodRawShape>;
 
+/** What a response can hold that is kept nowhere, each with why (a route's `returnsSensitive`). */
+export const sensitiveData = {
+  'token-data': 'token data, which outlives neither the token nor a narrowed rule',
+  'api-key': 'a new API key, of which only the SHA-256 is kept',
+  'session-token': 'a session token, of which only the SHA-256 is kept',
+  'signing-secret': 'a webhook signing secret, shown only to whoever rotates or reads it',
+  'proxy-key': 'a proxy key, which invokes the proxy',
+} as const;
+export type SensitiveData = keyof typeof sensitiveData;
+
 export interface RouteDefinition<
   P extends AnyZodObject = AnyZodObject,
   Q extends AnyZodObject = AnyZodObject,
@@ -109,11 +119,14 @@ export interface RouteDefinition<
    */
   sealedBodyFields?: readonly string[];
   /**
-   * The response can hold detokenized data (a reactor's answer): an Idempotency-Key keeps only
-   * that the request completed and its status, never the response, so that nothing kept outlives
-   * a token's deletion; a replay is a 409 saying so.
+   * What the route's responses can hold that nothing may keep (`[]`: none of it). Required, so
+   * that every route says it. On POST, PUT and PATCH an Idempotency-Key then keeps only that the
+   * request completed and its status, never the response: a token's data must not outlive its
+   * deletion or a narrowed rule, and a secret is shown once (only its SHA-256 is kept); a replay
+   * is a 409 saying why. `packages/runtime/src/route-returns.int.spec.ts` reads every route's
+   * response schemas and fails when one can hold such data undeclared.
    */
-  returnsTokenData?: boolean;
+  returnsSensitive: readonly SensitiveData[];
   /**
    * The body's media types in the OpenAPI document (default application/json). Every JSON type
    * (`application/*+json`) is parsed alike; this only says which ones the route is meant for.

@@ -152,3 +152,5 @@ export function routeApp(routes: RouteDefinition[], callers: Readonly<Record<str
   finishHttpApp(app, logger);
   return request(app);
 }
+
+export { sensitiveIn, undeclaredSensitive } from './sensitive-responses.ts';

@@ -10,6 +10,7 @@ import {
   metricsHandler,
   mountApiDocs,
   mountRoutes,
+  type RouteDefinition,
 } from '@tokenvault/platform';
 import { mountConsole } from '@tokenvault/console';
 import { createRouteGuard, describeRouteGuard } from './guards/index.ts';
@@ -17,6 +18,12 @@ import { contextDocumentedOperations } from './contexts.ts';
 import type { Runtime } from './runtime.ts';
 import { apiExamples } from './api-examples.ts';
 import { httpProcessLink, httpProcessNumber, isHttpProcess } from './http-processes.ts';
+
+/** Every operation of the API: the runtime's routes, and what the contexts serve besides (`/proxy/**`). */
+export const apiOperations = (runtime: Pick<Runtime, 'routes'>): RouteDefinition[] => [
+  ...runtime.routes,
+  ...contextDocumentedOperations,
+];
 
 /**
  * GET /openapi.json: every route of the runtime, its servers entry from PUBLIC_URL. Also what
@@ -26,7 +33,7 @@ export function apiDocument(runtime: Pick<Runtime, 'routes' | 'config'>) {
   return describeOperations(
     describeRouteGuard(
       hoistSchemaDefinitions(
-        buildOpenApiDocument([...runtime.routes, ...contextDocumentedOperations], {
+        buildOpenApiDocument(apiOperations(runtime), {
           title: 'Tokenvault API',
           version: '0.1.0',
           serverUrl: runtime.config.PUBLIC_URL,

@@ -21,6 +21,7 @@ export function logRoutes({
       summary: 'List the audit log, newest first, filtered by entity and date range',
       tag,
       permission: 'log:read',
+      returnsSensitive: [],
       query: listLogsQuery,
       responses: { 200: { description: 'A page of log entries', schema: logPageSchema } },
       async handle({ principal, query }) {
@@ -36,6 +37,7 @@ export function logRoutes({
       summary: 'The entity types the audit log names',
       tag,
       permission: 'log:read',
+      returnsSensitive: [],
       responses: { 200: { description: 'Entity types', schema: z.array(entityTypeSchema) } },
       async handle() {
         return { status: 200, body: entityTypes };

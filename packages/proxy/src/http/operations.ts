@@ -23,6 +23,7 @@ export const proxyOperations: RouteDefinition[] = proxyMethods.map((method) =>
     summary: `Send a ${method.toUpperCase()} to the destination in ${proxyUrlHeader}, detokenizing {{ … }} expressions in headers and body on the way; the destination’s status and body come back, its headers less cookies, CORS and site policies, under an inert CSP. Takes an API key, never a member’s session; no SVC-* header or cookie is forwarded`,
     tag: 'Proxy',
     permission: 'proxy:invoke',
+    returnsSensitive: ['token-data'],
     params: proxyPathParams,
     responses: {
       200: {

@@ -39,6 +39,7 @@ export function proxyRoutes({ commands, queries, consistency }: ProxyRouteDeps):
       summary: 'Create a pre-configured proxy (its key is generated)',
       tag,
       permission: 'proxy:create',
+      returnsSensitive: ['proxy-key'],
       body: proxyBody,
       responses: { 201: { description: 'Created', schema: proxySchema } },
       async handle({ principal, body, requestId }) {
@@ -52,6 +53,7 @@ export function proxyRoutes({ commands, queries, consistency }: ProxyRouteDeps):
       summary: 'List proxies (id repeatable; name: case-insensitive, * matches any run of characters)',
       tag,
       permission: 'proxy:read',
+      returnsSensitive: ['proxy-key'],
       query: z.strictObject({ id: repeatable(uuid), name: nameFilter, ...pageQuery(100) }),
       responses: { 200: { description: 'A page of proxies', schema: paginatedSchema(proxySchema) } },
       async handle({ principal, query }) {
@@ -71,6 +73,7 @@ export function proxyRoutes({ commands, queries, consistency }: ProxyRouteDeps):
       summary: 'Get a proxy',
       tag,
       permission: 'proxy:read',
+      returnsSensitive: ['proxy-key'],
       params: idParams,
       responses: { 200: { description: 'The proxy', schema: proxySchema } },
       async handle({ principal, params }) {
@@ -86,6 +89,7 @@ export function proxyRoutes({ commands, queries, consistency }: ProxyRouteDeps):
       summary: 'Replace a proxy’s settings (its key never changes)',
       tag,
       permission: 'proxy:update',
+      returnsSensitive: ['proxy-key'],
       params: idParams,
       body: proxyBody,
       responses: { 200: { description: 'The updated proxy', schema: proxySchema } },
@@ -100,6 +104,7 @@ export function proxyRoutes({ commands, queries, consistency }: ProxyRouteDeps):
       summary: 'Change the settings named (null removes an optional one)',
       tag,
       permission: 'proxy:update',
+      returnsSensitive: ['proxy-key'],
       params: idParams,
       body: patchProxyBody,
       responses: { 200: { description: 'The updated proxy', schema: proxySchema } },
@@ -114,6 +119,7 @@ export function proxyRoutes({ commands, queries, consistency }: ProxyRouteDeps):
       summary: 'Delete a proxy (its key stops working)',
       tag,
       permission: 'proxy:delete',
+      returnsSensitive: [],
       params: idParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params, requestId }) {

@@ -31,6 +31,7 @@ export function formulaRoutes({ commands, queries, consistency }: FormulaRouteDe
       summary: 'Create a reactor formula (code that does not compile: 422 naming body.code)',
       tag,
       permission: 'reactor:create',
+      returnsSensitive: [],
       body: reactorFormulaBody,
       responses: { 201: { description: 'Created', schema: reactorFormulaSchema } },
       async handle({ principal, body, requestId }) {
@@ -49,6 +50,7 @@ export function formulaRoutes({ commands, queries, consistency }: FormulaRouteDe
       summary: 'List reactor formulas (name: case-insensitive; * matches any run of characters)',
       tag,
       permission: 'reactor:read',
+      returnsSensitive: [],
       query: z.strictObject({ name: nameFilter, ...pageQuery(100) }),
       responses: {
         200: { description: 'A page of reactor formulas', schema: paginatedSchema(reactorFormulaSchema) },
@@ -70,6 +72,7 @@ export function formulaRoutes({ commands, queries, consistency }: FormulaRouteDe
       summary: 'Get a reactor formula',
       tag,
       permission: 'reactor:read',
+      returnsSensitive: [],
       params: idParams,
       responses: { 200: { description: 'The reactor formula', schema: reactorFormulaSchema } },
       async handle({ principal, params }) {
@@ -85,6 +88,7 @@ export function formulaRoutes({ commands, queries, consistency }: FormulaRouteDe
       summary: 'Replace a reactor formula (code that does not compile: 422 naming body.code)',
       tag,
       permission: 'reactor:update',
+      returnsSensitive: [],
       params: idParams,
       body: reactorFormulaBody,
       responses: { 200: { description: 'The updated reactor formula', schema: reactorFormulaSchema } },
@@ -104,6 +108,7 @@ export function formulaRoutes({ commands, queries, consistency }: FormulaRouteDe
       summary: 'Delete a reactor formula (409 while reactors use it)',
       tag,
       permission: 'reactor:delete',
+      returnsSensitive: [],
       params: idParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params, requestId }) {

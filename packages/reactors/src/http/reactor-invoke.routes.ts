@@ -87,7 +87,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       params: idParams,
       body: invokeReactorBody,
       // Its answer is whatever the code made of detokenized data: never kept for a replay.
-      returnsTokenData: true,
+      returnsSensitive: ['token-data'],
       tenantConcurrency: invocations,
       responses: { 200: { description: 'The reactor’s response', schema: reactorRunResponseSchema } },
       async handle({ principal, params, body, requestId }) {
@@ -103,6 +103,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       summary: 'Invoke a reactor in the background; its result is kept for REACTOR_RESULT_TTL_SECONDS',
       tag,
       permission: 'token:use',
+      returnsSensitive: [],
       params: idParams,
       body: invokeReactorBody,
       // An accepted run keeps its slot until it finishes.
@@ -131,6 +132,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
         'The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted, or a card’s CVC it saw is removed)',
       tag,
       permission: 'token:use',
+      returnsSensitive: ['token-data'],
       params: reactorResultParams,
       responses: { 200: { description: 'The run', schema: asyncReactorResultSchema } },
       async handle({ principal, params }) {

@@ -40,6 +40,7 @@ export function reactorRoutes({ commands, queries, consistency }: ReactorRouteDe
       summary: 'Create a reactor of a formula, with its configuration and, optionally, an application',
       tag,
       permission: 'reactor:create',
+      returnsSensitive: [],
       body: createReactorBody,
       responses: { 201: { description: 'Created', schema: reactorSchema } },
       async handle({ principal, body, requestId }) {
@@ -58,6 +59,7 @@ export function reactorRoutes({ commands, queries, consistency }: ReactorRouteDe
       summary: 'List reactors (id repeatable; name: case-insensitive, * matches any run of characters)',
       tag,
       permission: 'reactor:read',
+      returnsSensitive: [],
       query: z.strictObject({ id: repeatable(uuid), name: nameFilter, ...pageQuery(100) }),
       responses: { 200: { description: 'A page of reactors', schema: paginatedSchema(reactorSchema) } },
       async handle({ principal, query }) {
@@ -77,6 +79,7 @@ export function reactorRoutes({ commands, queries, consistency }: ReactorRouteDe
       summary: 'Get a reactor',
       tag,
       permission: 'reactor:read',
+      returnsSensitive: [],
       params: idParams,
       responses: { 200: { description: 'The reactor', schema: reactorSchema } },
       async handle({ principal, params }) {
@@ -92,6 +95,7 @@ export function reactorRoutes({ commands, queries, consistency }: ReactorRouteDe
       summary: 'Replace a reactor’s name, configuration and application (its formula never changes)',
       tag,
       permission: 'reactor:update',
+      returnsSensitive: [],
       params: idParams,
       body: updateReactorBody,
       responses: { 200: { description: 'The updated reactor', schema: reactorSchema } },
@@ -111,6 +115,7 @@ export function reactorRoutes({ commands, queries, consistency }: ReactorRouteDe
       summary: 'Change the fields named (application: null unbinds it); the whole reactor is checked again',
       tag,
       permission: 'reactor:update',
+      returnsSensitive: [],
       params: idParams,
       body: patchReactorBody,
       bodyMediaTypes: ['application/merge-patch+json', 'application/json'],
@@ -131,6 +136,7 @@ export function reactorRoutes({ commands, queries, consistency }: ReactorRouteDe
       summary: 'Delete a reactor',
       tag,
       permission: 'reactor:delete',
+      returnsSensitive: [],
       params: idParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params, requestId }) {

@@ -7,6 +7,7 @@ import {
   type GuardedCall,
   type HandlerResult,
   type Pool,
+  type SensitiveData,
 } from '@tokenvault/platform';
 import { createTestDatabase, type TestDatabase } from '@tokenvault/platform/testing';
 import { derivedKey, destroyTenantKeysWithin, LocalKeyring, Vault, vaultMigrations } from '@tokenvault/vault';
@@ -32,8 +33,8 @@ afterAll(async () => {
 const prefix = `idempotency-spec-${randomUUID()}`;
 const guard = () => new Idempotency(redis, vault, { prefix, masterKey, ttlSeconds: 60, lockTtlMs: 5_000 });
 
-/** A keyed POST of a tenant of its own, to a route that may return token data. */
-async function callOf(returnsTokenData: boolean): Promise<GuardedCall> {
+/** A keyed POST of a tenant of its own, to a route that returns what it declares. */
+async function callOf(returnsSensitive: SensitiveData[]): Promise<GuardedCall> {
   const tenantId = randomUUID();
   await vault.createTenantKeys(tenantId);
   const body = { args: { n: 1 } };
@@ -41,8 +42,8 @@ async function callOf(returnsTokenData: boolean): Promise<GuardedCall> {
     route: {
       method: 'post',
       path: '/reactors/:id/react',
-      returnsTokenData,
-    } as GuardedCall['route'],
+      returnsSensitive,
+    } satisfies Partial<GuardedCall['route']>,
     req: { method: 'POST', originalUrl: '/reactors/r/react', body, requestId: 'req-1' },
     principal: { tenantId, actorId: randomUUID() },
   } as unknown as GuardedCall;
@@ -67,20 +68,20 @@ async function clear(): Promise<void> {
 
 describe('Idempotency records', () => {
   it('keep a response sealed under the tenant’s key: replayed while it lives, opened by nothing once it is destroyed', async () => {
-    const call = await callOf(false);
-    const secret = `sk_${randomUUID()}`;
+    const call = await callOf([]);
+    const secret = `confidential-${randomUUID()}`;
     const runs: HandlerResult[] = [];
     const run = async () => {
-      const result = { status: 201, body: { key: secret } };
+      const result = { status: 201, body: { name: secret } };
       runs.push(result);
       return result;
     };
     const key = randomUUID();
-    expect(await guard().run(call, key, run)).toEqual({ status: 201, body: { key: secret } });
+    expect(await guard().run(call, key, run)).toEqual({ status: 201, body: { name: secret } });
     const replayed = await guard().run(call, key, run);
     expect(replayed).toMatchObject({
       status: 201,
-      body: { key: secret },
+      body: { name: secret },
       headers: { 'idempotency-replayed': 'true' },
     });
     expect(runs).toHaveLength(1);
@@ -97,7 +98,7 @@ describe('Idempotency records', () => {
   });
 
   it('keep only the status of a route that returns token data: a replay is a 409 naming it, not a second run', async () => {
-    const call = await callOf(true);
+    const call = await callOf(['token-data']);
     const number = '4242424242424242';
     let runs = 0;
     const run = async () => {
@@ -112,13 +113,14 @@ describe('Idempotency records', () => {
       `idempotency/${record!.recordId}`,
       record!.value.split('|')[2]!,
     );
-    expect(kept).toEqual({ status: 200, withheld: true });
+    expect(kept).toEqual({ status: 200, withheld: true, returns: ['token-data'] });
     const replay = await guard()
       .run(call, key, run)
       .catch((error: unknown) => error);
     expect(replay).toBeInstanceOf(Problem);
     expect(replay).toMatchObject({ status: 409, slug: 'idempotency-response-not-kept' });
     expect((replay as Problem).detail).toContain('status 200');
+    expect((replay as Problem).detail).toContain('can hold token data');
     expect(runs).toBe(1);
     // A problem of such a route (a reactor's error can quote its input) is withheld too.
     const failing = async (): Promise<HandlerResult> => {
@@ -134,8 +136,36 @@ describe('Idempotency records', () => {
     await clear();
   });
 
+  it('keep only the status of a route that returns a secret: its replay, by any key of the application, says why', async () => {
+    const call = await callOf(['api-key']);
+    const secret = `tv_mgt_${randomUUID()}`;
+    let runs = 0;
+    const run = async () => {
+      runs++;
+      return { status: 201, body: { id: 'app-1', key: secret } };
+    };
+    const key = randomUUID();
+    expect((await guard().run(call, key, run)).body).toEqual({ id: 'app-1', key: secret });
+    const [record] = await records();
+    const kept = await vault.decrypt(
+      call.principal.tenantId,
+      `idempotency/${record!.recordId}`,
+      record!.value.split('|')[2]!,
+    );
+    expect(kept).toEqual({ status: 201, withheld: true, returns: ['api-key'] });
+    const replay = await guard()
+      .run(call, key, run)
+      .catch((error: unknown) => error);
+    expect(replay).toMatchObject({ status: 409, slug: 'idempotency-response-not-kept' });
+    expect((replay as Problem).detail).toContain('status 201');
+    expect((replay as Problem).detail).toContain('a new API key, of which only the SHA-256 is kept');
+    expect(JSON.stringify(replay)).not.toContain(secret);
+    expect(runs).toBe(1);
+    await clear();
+  });
+
   it('answer a record sealed the old way (under a key derived from MASTER_KEY) as not kept', async () => {
-    const call = await callOf(false);
+    const call = await callOf([]);
     const key = randomUUID();
     let runs = 0;
     const run = async () => {

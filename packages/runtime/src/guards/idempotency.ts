@@ -8,6 +8,8 @@ import {
   type GuardedCall,
   type HandlerResult,
   type Redis,
+  type SensitiveData,
+  sensitiveData,
 } from '@tokenvault/platform';
 import {
   canonicalJson,
@@ -43,8 +45,11 @@ type StoredResponse =
       json?: string;
       html?: string;
     }
-  /** A route that returns token data: only that the request completed, and its status. */
-  | { status: number; withheld: true };
+  /**
+   * A route whose responses hold what nothing may keep (its `returnsSensitive`): only that the
+   * request completed, its status, and what the route returns (for the replay's 409 to say why).
+   */
+  | { status: number; withheld: true; returns?: readonly SensitiveData[] };
 
 /** Frees the key if (and only if) this request still holds it, or replaces it by the response. */
 const finishScript = `
@@ -64,8 +69,10 @@ return 1`;
  * The Redis key and the fingerprint are HMACs (the idempotency key and the body never appear).
  * The response is sealed under the tenant's data key, bound to the Redis key (so to the tenant,
  * application and idempotency key): deleting the tenant shreds it with the tenant's other data.
- * A route that returns token data (`returnsTokenData`) has only its status kept, never its
- * response: a deleted token's data must not come back from here, and a replay is a 409 saying so.
+ * A route whose responses can hold token data or a secret (its `returnsSensitive` is not empty:
+ * searches, a reactor's answer, detokenize, a new API key, a signing secret, a proxy key) has only
+ * its status kept, never its response: a deleted token's data, or data its caller may no longer
+ * see, must not come back from here, nor a secret that is shown once; a replay is a 409 saying why.
  */
 export class Idempotency {
   private readonly redis: Redis;
@@ -131,11 +138,12 @@ export class Idempotency {
       return this.replay(tenantId, third, recordId);
     }
     let stored: StoredResponse | undefined;
-    const withheld = route.returnsTokenData === true;
+    const returns = route.returnsSensitive;
+    const withheld = returns.length > 0;
     try {
       const result = await run();
       if (storable(result.status)) {
-        stored = withheld ? { status: result.status, withheld } : responseOf(result);
+        stored = withheld ? { status: result.status, withheld, returns } : responseOf(result);
       }
       return result;
     } catch (error) {
@@ -144,7 +152,7 @@ export class Idempotency {
       if (problem && storable(problem.status)) {
         // A reactor's own problem can quote what it was given: withheld like its answers.
         stored = withheld
-          ? { status: problem.status, withheld }
+          ? { status: problem.status, withheld, returns }
           : {
               status: problem.status,
               headers: { 'content-type': 'application/problem+json' },
@@ -164,7 +172,7 @@ export class Idempotency {
 
   private async replay(tenantId: string, sealed: string, recordId: string): Promise<HandlerResult> {
     const response = await this.open(tenantId, sealed, recordId);
-    if (!response || 'withheld' in response) throw responseNotKept(response?.status);
+    if (!response || 'withheld' in response) throw responseNotKept(response?.status, response?.returns);
     const headers = { ...response.headers, [replayedHeader]: 'true' };
     if (response.html !== undefined) return { status: response.status, headers, html: response.html };
     return {
@@ -233,11 +241,14 @@ const inFlight = () =>
     retryAfter: 1,
   });
 
-/** A replay of a request whose response was not kept: it ran once, and does not run again. */
-const responseNotKept = (status: number | undefined) =>
+/**
+ * A replay of a request whose response was not kept: it ran once, and does not run again. A record
+ * kept before routes named what they return was a token data route's (the only kind withheld then).
+ */
+const responseNotKept = (status: number | undefined, returns: readonly SensitiveData[] = ['token-data']) =>
   conflict(
     `The first request with this Idempotency-Key completed${status === undefined ? '' : ` with status ${status}`}; ` +
-      'its response is not kept (this operation’s responses can hold token data, which is never kept). ' +
+      `its response is not kept: this operation’s responses can hold ${returns.map((kind) => sensitiveData[kind]).join('; ')}. ` +
       'Send a new Idempotency-Key to run it again.',
     { type: 'idempotency-response-not-kept' },
   );

@@ -1,3 +1,4 @@
+import { sensitiveData, type SensitiveData } from '@tokenvault/platform';
 import { idempotencyKeyPattern } from './idempotency.ts';
 
 // What the route guard adds to every API-key operation, written into the OpenAPI document: the
@@ -5,8 +6,8 @@ import { idempotencyKeyPattern } from './idempotency.ts';
 
 interface Operation {
   'x-permission'?: string;
-  /** The route's `returnsTokenData`: its responses are never kept for a replay. */
-  'x-returns-token-data'?: boolean;
+  /** The route's `returnsSensitive`: its responses are never kept for a replay. */
+  'x-returns-sensitive'?: SensitiveData[];
   parameters?: unknown[];
   responses?: Record<string, Response | { $ref: string }>;
 }
@@ -37,8 +38,9 @@ const keyDescription =
   'Makes a retry safe: the first completed response under this key (per application) is kept for ' +
   'IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with ' +
   '`Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token ' +
-  'data (a reactor’s answer) keeps only that it completed and its status: the same request is ' +
-  'not run again but answered 409 (`idempotency-response-not-kept`). The same key with another ' +
+  'data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only ' +
+  'that it completed and its status: the same request is not run again but answered 409 ' +
+  '(`idempotency-response-not-kept`, saying why). The same key with another ' +
   'method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII ' +
   'characters, else a 400.';
 
@@ -100,8 +102,8 @@ const components = {
     IdempotencyResponseNotKept: {
       description:
         'The first request with this Idempotency-Key completed, and this operation’s responses ' +
-        'can hold token data, which is never kept (`idempotency-response-not-kept`): it is not run ' +
-        'again; send a new Idempotency-Key to run it again.',
+        'can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it ' +
+        'is not run again; send a new Idempotency-Key to run it again.',
       headers: rateLimitHeaders,
       content: problemContent,
     },
@@ -116,6 +118,20 @@ const components = {
 };
 
 const idempotentMethods = new Set(['post', 'put', 'patch']);
+
+/** The operation's Idempotency-Key parameter, saying what this operation does not keep, and why. */
+function withheldBecause(operation: Operation, returns: readonly SensitiveData[]) {
+  operation.parameters = (operation.parameters ?? []).map((parameter) =>
+    (parameter as { $ref?: string }).$ref === '#/components/parameters/Idempotency-Key'
+      ? {
+          ...structuredClone(components.parameters['Idempotency-Key']),
+          description:
+            `${keyDescription} This operation’s responses are never kept: they can hold ` +
+            `${returns.map((kind) => sensitiveData[kind]).join('; ')}.`,
+        }
+      : parameter,
+  );
+}
 
 /**
  * Declares a response the guard may give; a route's own response of that status says both, and
@@ -145,7 +161,7 @@ function addResponse(operation: Operation, status: string, name: keyof typeof co
  * The document with what every API-key operation may also answer: the RateLimit headers and a
  * 429; on POST, PUT and PATCH the Idempotency-Key header (and its alias), the
  * Idempotency-Replayed header, and the 409 and 422 of a key in use or reused (and, where the
- * responses can hold token data, the 409 of a response not kept).
+ * responses can hold token data or a secret, `x-returns-sensitive`, the 409 of a response not kept).
  */
 export function describeRouteGuard<D extends OpenApiDocument>(document: D): D {
   const copy = structuredClone(document);
@@ -158,7 +174,8 @@ export function describeRouteGuard<D extends OpenApiDocument>(document: D): D {
       const operation = value as Operation;
       if (operation['x-permission'] === undefined) continue;
       const idempotent = idempotentMethods.has(method);
-      const withheld = idempotent && operation['x-returns-token-data'] === true;
+      const returns = operation['x-returns-sensitive'] ?? [];
+      const withheld = idempotent && returns.length > 0;
       for (const response of Object.values(operation.responses ?? {})) {
         if ('$ref' in response) continue;
         response.headers = {
@@ -174,7 +191,10 @@ export function describeRouteGuard<D extends OpenApiDocument>(document: D): D {
         { $ref: '#/components/parameters/Idempotency-Key' },
         { $ref: '#/components/parameters/SVC-IDEMPOTENCY-KEY' },
       ];
-      if (withheld) addResponse(operation, '409', 'IdempotencyResponseNotKept');
+      if (withheld) {
+        addResponse(operation, '409', 'IdempotencyResponseNotKept');
+        withheldBecause(operation, returns);
+      }
       addResponse(operation, '409', 'IdempotencyKeyInUse');
       addResponse(operation, '422', 'IdempotencyKeyReused');
     }

@@ -1237,7 +1237,7 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+        /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
         "Idempotency-Key": string;
         /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
         "SVC-IDEMPOTENCY-KEY": string;
@@ -1672,8 +1672,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a new API key, of which only the SHA-256 is kept. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -1734,7 +1734,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1805,7 +1804,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1817,7 +1815,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1829,14 +1826,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -1844,7 +1851,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2118,7 +2124,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -2495,8 +2501,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a new API key, of which only the SHA-256 is kept. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -2524,7 +2530,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2561,7 +2566,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2573,7 +2577,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2585,7 +2588,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2597,14 +2599,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -2612,7 +2624,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2992,7 +3003,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -3514,7 +3525,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -3637,7 +3648,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -4351,7 +4362,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -4433,7 +4444,6 @@ export interface operations {
                      *       "id": "string",
                      *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "type": "token",
-                     *       "data": "string",
                      *       "containers": [
                      *         "string"
                      *       ],
@@ -4474,7 +4484,6 @@ export interface operations {
                         tenant_id: string;
                         /** @enum {string} */
                         type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
-                        data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
                             [key: string]: string;
@@ -4500,7 +4509,7 @@ export interface operations {
                             restriction_policy: "mask" | "redact";
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
-                        mask?: components["schemas"]["schema1"];
+                        mask?: components["schemas"]["schema0"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -4577,7 +4586,6 @@ export interface operations {
                         tenant_id: string;
                         /** @enum {string} */
                         type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
-                        data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
                             [key: string]: string;
@@ -4603,7 +4611,7 @@ export interface operations {
                             restriction_policy: "mask" | "redact";
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
-                        mask?: components["schemas"]["schema1"];
+                        mask?: components["schemas"]["schema0"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -5143,7 +5151,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -5268,7 +5276,6 @@ export interface operations {
                      *       "id": "string",
                      *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "type": "token",
-                     *       "data": "string",
                      *       "containers": [
                      *         "string"
                      *       ],
@@ -5309,7 +5316,6 @@ export interface operations {
                         tenant_id: string;
                         /** @enum {string} */
                         type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
-                        data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
                             [key: string]: string;
@@ -5335,7 +5341,7 @@ export interface operations {
                             restriction_policy: "mask" | "redact";
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
-                        mask?: components["schemas"]["schema1"];
+                        mask?: components["schemas"]["schema0"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -5437,8 +5443,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -5473,7 +5479,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5602,7 +5607,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5614,7 +5618,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5626,14 +5629,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -5641,7 +5654,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5654,8 +5666,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -5690,7 +5702,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5824,7 +5835,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5836,7 +5846,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5848,14 +5857,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -5863,7 +5882,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5876,7 +5894,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -5965,8 +5983,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -6029,7 +6047,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold token data, which is never kept (`idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6060,7 +6078,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -6436,7 +6454,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -6527,7 +6545,6 @@ export interface operations {
                      *       "id": "string",
                      *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "type": "token",
-                     *       "data": "string",
                      *       "containers": [
                      *         "string"
                      *       ],
@@ -6568,7 +6585,6 @@ export interface operations {
                         tenant_id: string;
                         /** @enum {string} */
                         type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
-                        data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
                             [key: string]: string;
@@ -6594,7 +6610,7 @@ export interface operations {
                             restriction_policy: "mask" | "redact";
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
-                        mask?: components["schemas"]["schema1"];
+                        mask?: components["schemas"]["schema0"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -6641,7 +6657,6 @@ export interface operations {
                      *       "id": "string",
                      *       "tenant_id": "0b9e4c3e-5d0b-4a8e-9d4c-2f6f5b2a7c11",
                      *       "type": "token",
-                     *       "data": "string",
                      *       "containers": [
                      *         "string"
                      *       ],
@@ -6682,7 +6697,6 @@ export interface operations {
                         tenant_id: string;
                         /** @enum {string} */
                         type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
-                        data?: components["schemas"]["schema0"];
                         containers: string[];
                         metadata: {
                             [key: string]: string;
@@ -6708,7 +6722,7 @@ export interface operations {
                             restriction_policy: "mask" | "redact";
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
-                        mask?: components["schemas"]["schema1"];
+                        mask?: components["schemas"]["schema0"];
                         /** @description A card’s summary (card and card_number tokens), shown with or without the data */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
@@ -6913,7 +6927,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -7441,7 +7455,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -7759,7 +7773,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -8219,7 +8233,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -8607,7 +8621,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -8900,7 +8914,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -9134,8 +9148,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -9224,7 +9238,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold token data, which is never kept (`idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -9255,7 +9269,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -9622,8 +9636,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -9687,7 +9701,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9767,7 +9780,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9779,7 +9791,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9791,14 +9802,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -9806,7 +9827,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9967,8 +9987,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -10034,7 +10054,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10114,7 +10133,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10126,7 +10144,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10138,7 +10155,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10150,14 +10166,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -10165,7 +10191,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10256,8 +10281,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -10327,7 +10352,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10407,7 +10431,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10419,7 +10442,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10431,7 +10453,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10443,14 +10464,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -10458,7 +10489,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10631,7 +10661,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -10919,8 +10949,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a webhook signing secret, shown only to whoever rotates or reads it. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -10934,7 +10964,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10954,7 +10983,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10966,7 +10994,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10978,14 +11005,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -10993,7 +11030,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11006,7 +11042,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -11240,7 +11276,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -11457,7 +11493,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -12229,8 +12265,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -12246,7 +12282,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12256,7 +12291,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12268,7 +12302,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12280,7 +12313,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12292,7 +12324,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12304,18 +12335,27 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The request body exceeds PROXY_MAX_REQUEST_BYTES (or BODY_LIMIT for JSON) */
             413: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12327,7 +12367,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12337,7 +12376,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12350,8 +12388,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -12367,7 +12405,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12377,7 +12414,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12389,7 +12425,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12401,7 +12436,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12413,7 +12447,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12425,18 +12458,27 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The request body exceeds PROXY_MAX_REQUEST_BYTES (or BODY_LIMIT for JSON) */
             413: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12448,7 +12490,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12458,7 +12499,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12576,8 +12616,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data (a reactor’s answer) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -12593,7 +12633,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12603,7 +12642,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12615,7 +12653,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12627,7 +12664,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12639,7 +12675,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12651,18 +12686,27 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The request body exceeds PROXY_MAX_REQUEST_BYTES (or BODY_LIMIT for JSON) */
             413: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12674,7 +12718,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12684,7 +12727,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {

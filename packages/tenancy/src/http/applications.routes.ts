@@ -48,6 +48,7 @@ export function applicationRoutes({
       summary: 'Create an application and its API key (shown only in this response)',
       tag,
       permission: 'application:create',
+      returnsSensitive: ['api-key'],
       body: createApplicationBody,
       responses: { 201: { description: 'Created', schema: createdApplicationSchema } },
       async handle({ principal, body, requestId }) {
@@ -66,6 +67,7 @@ export function applicationRoutes({
       summary: 'List applications',
       tag,
       permission: 'application:read',
+      returnsSensitive: [],
       query: z.strictObject(pageQuery(100)),
       responses: {
         200: { description: 'A page of applications', schema: paginatedSchema(applicationSchema) },
@@ -83,6 +85,7 @@ export function applicationRoutes({
       summary: 'Get the application of the calling API key',
       tag,
       permission: anyCaller,
+      returnsSensitive: [],
       responses: { 200: { description: 'The caller’s own application', schema: applicationSchema } },
       async handle({ principal }) {
         if (principal.actorType !== 'application') {
@@ -102,6 +105,7 @@ export function applicationRoutes({
       summary: 'Get an application',
       tag,
       permission: 'application:read',
+      returnsSensitive: [],
       params: idParams,
       responses: { 200: { description: 'The application', schema: applicationSchema } },
       async handle({ principal, params }) {
@@ -117,6 +121,7 @@ export function applicationRoutes({
       summary: 'Replace an application’s name and grants',
       tag,
       permission: 'application:update',
+      returnsSensitive: [],
       params: idParams,
       body: updateApplicationBody,
       responses: { 200: { description: 'The updated application', schema: applicationSchema } },
@@ -136,6 +141,7 @@ export function applicationRoutes({
       summary: 'Delete an application; its key stops working at once',
       tag,
       permission: 'application:delete',
+      returnsSensitive: [],
       params: idParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params, requestId }) {
@@ -150,6 +156,7 @@ export function applicationRoutes({
       summary: 'Create another key for an application (shown only in this response)',
       tag,
       permission: 'application:update',
+      returnsSensitive: ['api-key'],
       params: idParams,
       body: createApplicationKeyBody,
       responses: { 201: { description: 'Created', schema: createdApplicationKeySchema } },
@@ -165,6 +172,7 @@ export function applicationRoutes({
       summary: 'List an application’s keys (never the keys themselves)',
       tag,
       permission: 'application:read',
+      returnsSensitive: [],
       params: idParams,
       responses: { 200: { description: 'The keys, oldest first', schema: z.array(applicationKeySchema) } },
       async handle({ principal, params }) {
@@ -180,6 +188,7 @@ export function applicationRoutes({
       summary: 'Get one of an application’s keys (never the key itself)',
       tag,
       permission: 'application:read',
+      returnsSensitive: [],
       params: applicationKeyParams,
       responses: { 200: { description: 'The key’s id and dates', schema: applicationKeySchema } },
       async handle({ principal, params }) {
@@ -195,6 +204,7 @@ export function applicationRoutes({
       summary: 'Delete one of an application’s keys; it stops working at once',
       tag,
       permission: 'application:update',
+      returnsSensitive: [],
       params: applicationKeyParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params, requestId }) {

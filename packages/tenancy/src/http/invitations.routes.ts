@@ -64,6 +64,7 @@ export function invitationRoutes({
       summary: 'Invite an e-mail address to the tenant (an e-mail with a link is sent)',
       tag,
       permission: 'tenant:invitation:create',
+      returnsSensitive: [],
       body: createInvitationBody,
       responses: { 201: { description: 'Created (PENDING for 72 hours)', schema: invitationSchema } },
       async handle({ principal, body, requestId }) {
@@ -82,6 +83,7 @@ export function invitationRoutes({
       summary: 'Send the invitation again with a new link, valid 72 hours (earlier links stop working)',
       tag,
       permission: 'tenant:invitation:create',
+      returnsSensitive: [],
       params: idParams,
       responses: { 200: { description: 'The invitation, PENDING again', schema: invitationSchema } },
       async handle({ principal, params, requestId }) {
@@ -103,6 +105,7 @@ export function invitationRoutes({
       summary: 'List the tenant’s invitations',
       tag,
       permission: 'tenant:invitation:read',
+      returnsSensitive: [],
       query: z.strictObject({ ...pageQuery(100), status: z.enum(invitationStatuses).optional() }),
       responses: {
         200: { description: 'A page of invitations', schema: paginatedSchema(invitationSchema) },
@@ -125,6 +128,7 @@ export function invitationRoutes({
       summary: 'Get an invitation',
       tag,
       permission: 'tenant:invitation:read',
+      returnsSensitive: [],
       params: idParams,
       responses: { 200: { description: 'The invitation', schema: invitationSchema } },
       async handle({ principal, params }) {
@@ -140,6 +144,7 @@ export function invitationRoutes({
       summary: 'Delete an invitation: its links stop working',
       tag,
       permission: 'tenant:invitation:delete',
+      returnsSensitive: [],
       params: idParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params, requestId }) {
@@ -154,6 +159,7 @@ export function invitationRoutes({
       summary: 'The page an invitation e-mail links to: it posts the link’s token to accept (no API key)',
       tag,
       permission: null,
+      returnsSensitive: [],
       responses: { 200: { description: 'An HTML page' } },
       async handle() {
         return { status: 200, html: acceptPage, headers: acceptPageHeaders };
@@ -167,6 +173,7 @@ export function invitationRoutes({
         'What an invitation link invites to: the tenant’s name, the address, until when (no API key; the accept page shows it)',
       tag,
       permission: null,
+      returnsSensitive: [],
       body: invitationLinkBody,
       responses: {
         200: { description: 'The pending invitation the link is for', schema: invitationLinkSchema },
@@ -183,6 +190,7 @@ export function invitationRoutes({
       summary: 'Accept an invitation with the token of its e-mail link (no API key)',
       tag,
       permission: null,
+      returnsSensitive: [],
       body: acceptInvitationBody,
       responses: {
         201: { description: 'The new ADMIN member', schema: memberSchema },

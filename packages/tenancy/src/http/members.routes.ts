@@ -22,6 +22,7 @@ export function memberRoutes({ commands, queries, consistency }: MemberRouteDeps
       summary: 'List the members of the tenant, with their users',
       tag,
       permission: 'tenant:member:read',
+      returnsSensitive: [],
       query: z.strictObject({ user_id: repeatable(uuid), ...pageQuery(50) }),
       responses: { 200: { description: 'A page of members', schema: paginatedSchema(memberSchema) } },
       async handle({ principal, query }) {
@@ -41,6 +42,7 @@ export function memberRoutes({ commands, queries, consistency }: MemberRouteDeps
       summary: 'Remove a member from the tenant (the OWNER member cannot be removed: 422)',
       tag,
       permission: 'tenant:member:delete',
+      returnsSensitive: [],
       params: idParams,
       responses: { 204: { description: 'Removed' } },
       async handle({ principal, params, requestId }) {

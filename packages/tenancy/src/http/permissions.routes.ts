@@ -16,6 +16,7 @@ export function permissionRoutes(): RouteDefinition[] {
       summary: 'List the permissions an application may hold, with the application types that may hold each',
       tag: 'Applications',
       permission: anyCaller,
+      returnsSensitive: [],
       query: listPermissionsQuery,
       responses: {
         200: { description: 'Every permission', schema: z.array(permissionDescriptionSchema) },

@@ -63,6 +63,7 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDefinition[] {
         "E-mail a sign-in link to a user (always 202: whether the address is a user's is never said). The link works only with the cookie this answer sets (tv_sign_in, Path=/sessions): a browser keeps it; a client outside a browser keeps it like curl -c/-b and sends it with POST /sessions",
       tag,
       permission: null,
+      returnsSensitive: [],
       body: signInEmailBody,
       responses: {
         202: {
@@ -93,6 +94,7 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDefinition[] {
         'Sign in with the token of a sign-in link, sent with the tv_sign_in cookie of the POST /sessions/email that asked for it: a session token (and the console cookie)',
       tag,
       permission: null,
+      returnsSensitive: ['session-token'],
       body: createSessionBody,
       responses: {
         201: { description: 'Signed in; the session token is shown once', schema: createdSessionSchema },
@@ -118,6 +120,7 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDefinition[] {
       summary: 'The signed-in user and the tenants where they are a member',
       tag,
       permission: null,
+      returnsSensitive: [],
       responses: { 200: { description: 'The session', schema: currentSessionSchema } },
       async handle(context) {
         const session = await current(context, 'GET');
@@ -131,6 +134,7 @@ export function sessionRoutes(deps: SessionRouteDeps): RouteDefinition[] {
       summary: 'Sign out: the session is refused from now on',
       tag,
       permission: null,
+      returnsSensitive: [],
       query: z.strictObject({
         everywhere: z.enum(['true', 'false']).default('false').describe('End every session of the user'),
       }),

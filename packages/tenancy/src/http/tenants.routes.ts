@@ -23,6 +23,7 @@ export function tenantRoutes({ commands, appPool, consistency }: TenantRouteDeps
       summary: 'Get the tenant of the calling key',
       tag,
       permission: 'tenant:read',
+      returnsSensitive: [],
       responses: { 200: { description: 'The tenant', schema: tenantSchema } },
       async handle({ principal }) {
         const tenant = await getTenant(appPool, principal.tenantId);
@@ -37,6 +38,7 @@ export function tenantRoutes({ commands, appPool, consistency }: TenantRouteDeps
       summary: 'Rename the tenant and change its settings',
       tag,
       permission: 'tenant:update',
+      returnsSensitive: [],
       body: updateTenantBody,
       responses: { 200: { description: 'The updated tenant', schema: tenantSchema } },
       async handle({ principal, body, requestId }) {
@@ -51,6 +53,7 @@ export function tenantRoutes({ commands, appPool, consistency }: TenantRouteDeps
       summary: 'Delete the tenant: every key stops working and its data becomes undecryptable',
       tag,
       permission: 'tenant:delete',
+      returnsSensitive: [],
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, requestId }) {
         const deleted = await commands.delete(principal, requestId);

@@ -71,6 +71,7 @@ export function bulkTokenRoutes({ consistency, commands, detokenizer }: BulkRout
         'Create up to 100 tokens from the token requests nested anywhere in the body, all in one append or none; answered in the body’s shape',
       tag,
       permission: 'token:create',
+      returnsSensitive: [],
       body: tokenizeBody,
       responses: {
         200: {
@@ -96,7 +97,7 @@ export function bulkTokenRoutes({ consistency, commands, detokenizer }: BulkRout
       permission: 'token:use',
       body: detokenizeBody,
       // Its answer is token data: an Idempotency-Key never keeps it.
-      returnsTokenData: true,
+      returnsSensitive: ['token-data'],
       responses: {
         200: { description: 'The body with every expression rendered', schema: detokenizeResponseSchema },
       },

@@ -14,6 +14,7 @@ import {
   parentParams,
   tokenId,
   tokenSchema,
+  writtenTokenSchema,
   tokenTypeSchema,
 } from '@tokenvault/contracts';
 import { checkTokenAccess, readableUnder, type TokenAccess, type TokenRouteDeps } from './token-access.ts';
@@ -32,6 +33,7 @@ export function childTokenRoutes(
       summary: 'Associate a token as a child of another (idempotent)',
       tag,
       permission: 'token:read',
+      returnsSensitive: [],
       params: associationParams,
       responses: { 204: { description: 'Associated (or already was)' } },
       async handle({ principal, params, requestId }) {
@@ -48,6 +50,7 @@ export function childTokenRoutes(
       summary: 'Remove a parent/child association',
       tag,
       permission: 'token:delete',
+      returnsSensitive: [],
       params: associationParams,
       responses: { 204: { description: 'Removed' } },
       async handle({ principal, params, requestId }) {
@@ -69,14 +72,15 @@ export function childTokenRoutes(
       summary: 'Create a token as a child of another, in one event',
       tag,
       permission: 'token:create',
+      returnsSensitive: [],
       params: parentParams,
       body: createTokenBody,
       sealedBodyFields: ['data'],
       responses: {
-        201: { description: 'Created, without data', schema: tokenSchema },
+        201: { description: 'Created, without data', schema: writtenTokenSchema },
         200: {
           description: 'Deduplicated: an existing token, now a child of the parent',
-          schema: tokenSchema,
+          schema: writtenTokenSchema,
         },
       },
       async handle({ principal, params, body, requestId }) {
@@ -103,6 +107,7 @@ export function childTokenRoutes(
       summary: 'List a token’s children with their data (only those the key may read)',
       tag,
       permission: 'token:read',
+      returnsSensitive: ['token-data'],
       params: parentParams,
       query: z.strictObject({
         id: repeatable(tokenId),

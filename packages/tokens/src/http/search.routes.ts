@@ -119,6 +119,7 @@ export function tokenSearchRoutes(
       summary: `${summary}; by cursor (start, size), as Basis Theory’s v2 search`,
       tag,
       permission: 'token:search',
+      returnsSensitive: ['token-data'],
       body: searchTokensV2Body,
       responses: {
         200: {
@@ -141,6 +142,7 @@ export function tokenSearchRoutes(
       summary: `${summary}; page by page (page, size), as Basis Theory’s first search`,
       tag,
       permission: 'token:search',
+      returnsSensitive: ['token-data'],
       body: searchTokensBody,
       responses: {
         200: {

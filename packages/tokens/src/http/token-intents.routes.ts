@@ -24,6 +24,7 @@ export function tokenIntentRoutes({
         'Create a token intent: data checked as a token of its type, held sealed for at most 24 hours until POST /tokens with token_intent_id makes it a token',
       tag,
       permission: 'token-intent:create',
+      returnsSensitive: [],
       body: createTokenIntentBody,
       sealedBodyFields: ['data'],
       responses: {
@@ -41,6 +42,7 @@ export function tokenIntentRoutes({
       summary: 'Get a token intent (never its data); 404 once it was made a token, deleted or expired',
       tag,
       permission: 'token-intent:read',
+      returnsSensitive: [],
       params: tokenIntentParams,
       responses: { 200: { description: 'The token intent, without its data', schema: tokenIntentSchema } },
       async handle({ principal, params }) {
@@ -54,6 +56,7 @@ export function tokenIntentRoutes({
       summary: 'Delete a token intent, destroying the key of its data',
       tag,
       permission: 'token-intent:delete',
+      returnsSensitive: [],
       params: tokenIntentParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params, requestId }) {

@@ -16,6 +16,7 @@ import {
   tokenParams,
   tokenCursorPageV2Schema,
   tokenSchema,
+  writtenTokenSchema,
   tokenTypeSchema,
   updateTokenBody,
 } from '@tokenvault/contracts';
@@ -161,11 +162,15 @@ export function tokenResourceRoutes(
         'Create a token (deduplicated when asked or when the tenant setting is on), or make one of a token intent (token_intent_id), which consumes it',
       tag,
       permission: 'token:create',
+      returnsSensitive: [],
       body: createTokenRequestBody,
       sealedBodyFields: ['data'],
       responses: {
-        201: { description: 'Created; the response never echoes the data', schema: tokenSchema },
-        200: { description: 'Deduplicated: an existing token with the same data', schema: tokenSchema },
+        201: { description: 'Created; the response never echoes the data', schema: writtenTokenSchema },
+        200: {
+          description: 'Deduplicated: an existing token with the same data',
+          schema: writtenTokenSchema,
+        },
       },
       async handle({ principal, body, requestId }) {
         const { token_intent_id: intentId, type: _type, data: _data, ...fields } = body;
@@ -190,6 +195,7 @@ export function tokenResourceRoutes(
         'List the tenant’s live tokens the key may read, with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)',
       tag,
       permission: 'token:read',
+      returnsSensitive: ['token-data'],
       query: listTokensQuery,
       responses: {
         200: { description: 'A page of tokens (no counts)', schema: cursorPageSchema(tokenSchema) },
@@ -229,6 +235,7 @@ export function tokenResourceRoutes(
         'List the tenant’s live tokens the key may read, as Basis Theory’s v2 API: by cursor only (start, size); filter by type, container (and below) and metadata (a JSON object of key/value pairs, all must hold)',
       tag,
       permission: 'token:read',
+      returnsSensitive: ['token-data'],
       query: listTokensV2Query,
       responses: {
         200: {
@@ -256,6 +263,7 @@ export function tokenResourceRoutes(
         'Update a token by JSON merge patch (RFC 7396) of data, metadata, containers and expires_at; application/merge-patch+json or application/json',
       tag,
       permission: 'token:update',
+      returnsSensitive: [],
       params: tokenParams,
       body: updateTokenBody,
       sealedBodyFields: ['data'],
@@ -263,7 +271,7 @@ export function tokenResourceRoutes(
       responses: {
         200: {
           description: 'Updated (or unchanged); the response never echoes the data',
-          schema: tokenSchema,
+          schema: writtenTokenSchema,
         },
       },
       async handle({ principal, params, body, requestId }) {
@@ -280,6 +288,7 @@ export function tokenResourceRoutes(
       summary: 'Get a token with its data',
       tag,
       permission: 'token:read',
+      returnsSensitive: ['token-data'],
       params: tokenParams,
       responses: { 200: { description: 'The token', schema: tokenSchema } },
       async handle({ principal, params, requestId }) {
@@ -295,6 +304,7 @@ export function tokenResourceRoutes(
       summary: 'Delete a token',
       tag,
       permission: 'token:delete',
+      returnsSensitive: [],
       params: tokenParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params, requestId }) {

@@ -15,6 +15,7 @@ export function usageReportRoutes(deps: TokenRouteDeps): RouteDefinition[] {
         'Token usage of the tenant: live tokens by type, tokens created per day and type, monthly active tokens',
       tag: 'Tenant',
       permission: 'report:read',
+      returnsSensitive: [],
       responses: { 200: { description: 'The usage report', schema: usageReportSchema } },
       async handle({ principal }) {
         // Usage is written by the projector: it first catches up with every write made so far.

@@ -28,6 +28,7 @@ export function logProofRoutes({
       summary: 'The proof that a log row’s event is in the verifiable event log, checkable offline',
       tag: 'Logs',
       permission: 'log:read',
+      returnsSensitive: [],
       params: logIdParams,
       responses: {
         200: {
@@ -57,6 +58,7 @@ export function logProofRoutes({
       summary: 'The Ed25519 public key that signs the event log’s tree heads (no API key)',
       tag: 'Logs',
       permission: null,
+      returnsSensitive: [],
       responses: {
         200: { description: 'The public key', schema: logSigningKeySchema },
         404: { description: 'Tree heads are not signed (no LOG_SIGNING_KEY)' },

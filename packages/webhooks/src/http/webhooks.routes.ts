@@ -63,6 +63,7 @@ export function webhookRoutes({
       summary: 'Answers 204: the webhooks API is reachable (what the anchor SDK’s webhooks.ping() calls)',
       tag,
       permission: null,
+      returnsSensitive: [],
       responses: { 204: { description: 'Reachable' } },
       handle: () => Promise.resolve({ status: 204 }),
     }),
@@ -73,6 +74,7 @@ export function webhookRoutes({
       summary: 'Subscribe an https URL to event types (enabled unless status says otherwise)',
       tag,
       permission: 'webhook:create',
+      returnsSensitive: [],
       body: createWebhookBody,
       responses: { 201: { description: 'Created', schema: webhookSchema } },
       async handle({ principal, body, requestId }) {
@@ -88,6 +90,7 @@ export function webhookRoutes({
       summary: 'List webhooks, oldest first',
       tag,
       permission: 'webhook:read',
+      returnsSensitive: [],
       query: z.strictObject({ ...pageQuery(100) }),
       responses: { 200: { description: 'A page of webhooks', schema: paginatedSchema(webhookSchema) } },
       async handle({ principal, query }) {
@@ -103,6 +106,7 @@ export function webhookRoutes({
       summary: 'The event types a webhook may subscribe to',
       tag,
       permission: 'webhook:read',
+      returnsSensitive: [],
       responses: { 200: { description: 'The event types', schema: z.array(z.string()) } },
       handle: () => Promise.resolve({ status: 200, body: webhookEventTypes }),
     }),
@@ -116,6 +120,7 @@ export function webhookRoutes({
       // Whoever holds the secret can forge deliveries the tenant's receivers accept: a key that
       // may only read webhooks must not get it (the anchor's surface has no such call to mirror).
       permission: 'webhook:update',
+      returnsSensitive: ['signing-secret'],
       responses: { 200: { description: 'The signing key', schema: webhookSigningKeySchema } },
       async handle({ principal, requestId }) {
         return { status: 200, body: { key: await signingKeys.current(principal, requestId) } };
@@ -129,6 +134,7 @@ export function webhookRoutes({
         'A new signing key; the replaced one keeps signing beside it for WEBHOOK_SIGNING_KEY_OVERLAP_SECONDS (a day)',
       tag,
       permission: 'webhook:update',
+      returnsSensitive: ['signing-secret'],
       responses: { 200: { description: 'The new signing key', schema: webhookSigningKeySchema } },
       async handle({ principal, requestId }) {
         return { status: 200, body: { key: await signingKeys.rotate(principal, requestId) } };
@@ -141,6 +147,7 @@ export function webhookRoutes({
       summary: 'Queue a signed test delivery (`webhook:ping`) to the webhook, even a disabled one',
       tag,
       permission: 'webhook:update',
+      returnsSensitive: [],
       params: idParams,
       responses: { 202: { description: 'Queued', schema: webhookPingSchema } },
       async handle({ principal, params }) {
@@ -168,6 +175,7 @@ export function webhookRoutes({
         'A webhook’s deliveries, newest first: their outcomes, never their bodies (kept WEBHOOK_HISTORY_DAYS)',
       tag,
       permission: 'webhook:read',
+      returnsSensitive: [],
       params: idParams,
       query: z.strictObject({ ...pageQuery(100) }),
       responses: {
@@ -191,6 +199,7 @@ export function webhookRoutes({
       summary: 'Send one delivery again, under its delivery id (within a week of its last attempt)',
       tag,
       permission: 'webhook:update',
+      returnsSensitive: [],
       params: z.strictObject({
         id: idParams.shape.id,
         delivery_id: z.string().min(1).max(200, 'At most 200 characters'),
@@ -210,6 +219,7 @@ export function webhookRoutes({
       summary: 'Get a webhook',
       tag,
       permission: 'webhook:read',
+      returnsSensitive: [],
       params: idParams,
       responses: { 200: { description: 'The webhook', schema: webhookSchema } },
       async handle({ principal, params }) {
@@ -225,6 +235,7 @@ export function webhookRoutes({
       summary: 'Replace a webhook’s settings (its status stays as it is unless named)',
       tag,
       permission: 'webhook:update',
+      returnsSensitive: [],
       params: idParams,
       body: updateWebhookBody,
       responses: { 200: { description: 'The updated webhook', schema: webhookSchema } },
@@ -239,6 +250,7 @@ export function webhookRoutes({
       summary: 'Delete a webhook (nothing more is delivered to it)',
       tag,
       permission: 'webhook:delete',
+      returnsSensitive: [],
       params: idParams,
       responses: { 204: { description: 'Deleted' } },
       async handle({ principal, params, requestId }) {

@@ -6,8 +6,15 @@ import {
   type Position,
 } from '@tokenvault/eventstore';
 import { conflict, serviceUnavailable, type Principal } from '@tokenvault/platform';
-import type { CreateTokenBody, CreateTokenRequestBody, TokenResponse } from '@tokenvault/contracts';
-import { tokenDecider } from '../domain/token.ts';
+import {
+  containerOfPrivacy,
+  privacyOf,
+  type CreateTokenBody,
+  type CreateTokenRequestBody,
+  type TokenResponse,
+} from '@tokenvault/contracts';
+import { revealsOnEvery } from '../domain/access.ts';
+import { expressionsNeedReveal, tokenDecider } from '../domain/token.ts';
 import { intentKeySubject, liveIntent, tokenIntentDecider } from '../domain/token-intent.ts';
 import { tokenIntentStream, tokenStream } from '../domain/tokens.events.ts';
 import { tokenSearchIndexScope } from '../domain/tokens.uniqueness.ts';
@@ -18,6 +25,13 @@ import { tokenResponseOf } from './token-response.ts';
 
 /** What POST /tokens takes beside `token_intent_id`: the token's fields but its type and data. */
 export type TokenFromIntentFields = Omit<CreateTokenRequestBody, 'type' | 'data' | 'token_intent_id'>;
+
+/** Whether a conversion's fields hold an expression to evaluate on the intent's data. */
+const givesExpressions = (fields: TokenFromIntentFields): boolean =>
+  fields.mask !== undefined ||
+  (fields.search_indexes?.length ?? 0) > 0 ||
+  fields.fingerprint_expression !== undefined ||
+  (fields.id?.startsWith('{{') ?? false);
 
 /** Rounds of reading the intent again when another writer got to its stream first. */
 const maxAttempts = 3;
@@ -53,6 +67,14 @@ export async function createTokenFromIntent(
     const intent = liveIntent(state, now);
     // Gone, expired, another tenant's or converted already: the decider says which (404 or 409).
     if (!intent) tokenIntentDecider.decide({ ...convert, tokenId: '' }, state);
+    // Expressions evaluated on the intent's data (indexes, fingerprint, mask, an alias id) tell
+    // of it through their errors and results: only a key the new token is revealed to sets them
+    // (not a public key, which may not read what it collected), before the data is opened.
+    if (givesExpressions(fields)) {
+      const containers =
+        fields.containers ?? [containerOfPrivacy(privacyOf(intent!.type, fields.privacy))];
+      if (!revealsOnEvery(principal, containers)) throw expressionsNeedReveal();
+    }
     const { deduplicate_token: _never, ...rest } = fields;
     const body: CreateTokenBody = {
       ...rest,

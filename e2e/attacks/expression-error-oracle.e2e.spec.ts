@@ -37,7 +37,9 @@ describe('attack: expression errors on stored data read a card number character 
 
   beforeAll(async () => {
     const admin = env.tenant.client;
-    const created = await admin.request<{ id: string }>('POST', '/tokens', { body: { type: 'card', data: card } });
+    const created = await admin.request<{ id: string }>('POST', '/tokens', {
+      body: { type: 'card', data: card },
+    });
     expect(created.status).toBe(201);
     cardId = created.body.id;
     const updater = await admin.request<{ key: string }>('POST', '/applications', {
@@ -75,7 +77,10 @@ describe('attack: expression errors on stored data read a card number character 
     expect((await admin.request('GET', `/tokens/${cardId}`, { apiKey: updateOnly })).status).toBe(403);
     const answersAt = await recover(
       (indexes) =>
-        admin.request('PATCH', `/tokens/${cardId}`, { body: { search_indexes: indexes }, apiKey: updateOnly }),
+        admin.request('PATCH', `/tokens/${cardId}`, {
+          body: { search_indexes: indexes },
+          apiKey: updateOnly,
+        }),
       3,
     );
     for (const answers of answersAt) expect(new Set(answers).size, answers.join('\n')).toBe(1);

@@ -42,11 +42,24 @@ describe('attack: a key without reveal reads stored data off the answers to its 
   };
 
   beforeAll(async () => {
-    keys['update-only'] = await keyOf('updater', 'private', [], [{ container: '/', permissions: ['token:update'] }]);
-    keys['masking updater'] = await keyOf('support', 'private', [], [
-      { container: '/', transform: 'mask', permissions: ['token:read', 'token:update'] },
-    ]);
-    keys['create-only'] = await keyOf('backend', 'private', [], [{ container: '/', permissions: ['token:create'] }]);
+    keys['update-only'] = await keyOf(
+      'updater',
+      'private',
+      [],
+      [{ container: '/', permissions: ['token:update'] }],
+    );
+    keys['masking updater'] = await keyOf(
+      'support',
+      'private',
+      [],
+      [{ container: '/', transform: 'mask', permissions: ['token:read', 'token:update'] }],
+    );
+    keys['create-only'] = await keyOf(
+      'backend',
+      'private',
+      [],
+      [{ container: '/', permissions: ['token:create'] }],
+    );
     keys['public'] = await keyOf('card form', 'public', ['token:create', 'token-intent:create'], []);
   });
 
@@ -93,18 +106,27 @@ describe('attack: a key without reveal reads stored data off the answers to its 
   for (const key of ['update-only', 'masking updater']) {
     routes.push(
       [`PATCH search_indexes (${key})`, patchOf(key, (n, r) => ({ search_indexes: [guessOf(n, r)] }))],
-      [`PATCH fingerprint_expression (${key})`, patchOf(key, (n, r) => ({ fingerprint_expression: guessOf(n, r) }))],
+      [
+        `PATCH fingerprint_expression (${key})`,
+        patchOf(key, (n, r) => ({ fingerprint_expression: guessOf(n, r) })),
+      ],
       [`PATCH mask (${key})`, patchOf(key, (n, r) => ({ mask: { number: guessOf(n, r) } }))],
     );
   }
   for (const key of ['public', 'create-only']) {
     routes.push(
-      [`POST /tokens from an intent, search_indexes (${key})`, conversionOf(key, (n, r) => ({ search_indexes: [guessOf(n, r)] }))],
+      [
+        `POST /tokens from an intent, search_indexes (${key})`,
+        conversionOf(key, (n, r) => ({ search_indexes: [guessOf(n, r)] })),
+      ],
       [
         `POST /tokens from an intent, fingerprint_expression (${key})`,
         conversionOf(key, (n, r) => ({ fingerprint_expression: guessOf(n, r) })),
       ],
-      [`POST /tokens from an intent, mask (${key})`, conversionOf(key, (n, r) => ({ mask: { number: guessOf(n, r) } }))],
+      [
+        `POST /tokens from an intent, mask (${key})`,
+        conversionOf(key, (n, r) => ({ mask: { number: guessOf(n, r) } })),
+      ],
       // An alias of a field the intent may lack: whether it holds a CVC.
       [
         `POST /tokens from an intent, alias id (${key})`,
@@ -129,7 +151,9 @@ describe('attack: a key without reveal reads stored data off the answers to its 
           body: {
             type: 'token',
             data: { secret: 'tango', note: 'rue' },
-            ...(field === 'search_indexes' ? { search_indexes: [expression] } : { fingerprint_expression: expression }),
+            ...(field === 'search_indexes'
+              ? { search_indexes: [expression] }
+              : { fingerprint_expression: expression }),
           },
         });
         expect(created.status).toBe(201);

@@ -103,7 +103,9 @@ describe('attack: a key that may update masked cards rewrites their mask', () =>
         { body: { mask } },
       );
       expect(patched.status, JSON.stringify(mask)).toBe(400);
-      expect(Object.keys(patched.body.errors ?? {}).some((field) => field.startsWith('body.mask'))).toBe(true);
+      expect(Object.keys(patched.body.errors ?? {}).some((field) => field.startsWith('body.mask'))).toBe(
+        true,
+      );
       const seen = await readAs(maskedReader);
       expect(seen).not.toContain(number.slice(0, 8));
       expect(seen).not.toContain(cvc);

@@ -71,8 +71,7 @@ export async function createTokenFromIntent(
     // of it through their errors and results: only a key the new token is revealed to sets them
     // (not a public key, which may not read what it collected), before the data is opened.
     if (givesExpressions(fields)) {
-      const containers =
-        fields.containers ?? [containerOfPrivacy(privacyOf(intent!.type, fields.privacy))];
+      const containers = fields.containers ?? [containerOfPrivacy(privacyOf(intent!.type, fields.privacy))];
       if (!revealsOnEvery(principal, containers)) throw expressionsNeedReveal();
     }
     const { deduplicate_token: _never, ...rest } = fields;

@@ -554,9 +554,9 @@ describe('expressions on a token’s stored data: set by a key its rules reveal 
       'r-1',
     );
     // The revealing key is told which expression fails.
-    await expect(
-      commands.update(revealing, 'tok-x', { data: { note: 'alse' } }, 'r-2'),
-    ).rejects.toSatisfy(problemWith(400, 'body.search_indexes.0'));
+    await expect(commands.update(revealing, 'tok-x', { data: { note: 'alse' } }, 'r-2')).rejects.toSatisfy(
+      problemWith(400, 'body.search_indexes.0'),
+    );
     // The update-only key's patch goes through: the failing index gives nothing, the fingerprint
     // falls back to the type's own subject.
     await commands.update(updateOnly, 'tok-x', { data: { note: 'alse' } }, 'r-3');
@@ -580,7 +580,11 @@ describe('expressions on a token’s stored data: set by a key its rules reveal 
     }
     const fine = await commands.create(
       revealing,
-      createTokenBody.parse({ type: 'card', data: card, mask: { last: '{{ data.number | reveal_last: 4, "*" }}' } }),
+      createTokenBody.parse({
+        type: 'card',
+        data: card,
+        mask: { last: '{{ data.number | reveal_last: 4, "*" }}' },
+      }),
       'r-2',
     );
     expect(fine.created).toBe(true);

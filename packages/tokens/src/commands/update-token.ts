@@ -193,7 +193,9 @@ function expressionsGivenBy(body: UpdateTokenBody, current: TokenView): Pick<Tok
   const givesSearch = body.search_indexes !== undefined || body.fingerprint_expression !== undefined;
   if (body.mask === undefined && !givesSearch) return {};
   const indexes =
-    body.search_indexes === undefined ? current.search_indexes : (body.search_indexes ?? []).map(searchIndexSpecOf);
+    body.search_indexes === undefined
+      ? current.search_indexes
+      : (body.search_indexes ?? []).map(searchIndexSpecOf);
   const fingerprintExpression =
     body.fingerprint_expression === undefined ? current.fingerprint_expression : body.fingerprint_expression;
   return {

@@ -155,7 +155,7 @@ describe('useTransform: a use needs every container, and shows the least reveali
   });
 });
 
-describe('revealsOnEvery: who may set or evaluate expressions on a token\'s data', () => {
+describe("revealsOnEvery: who may set or evaluate expressions on a token's data", () => {
   const rules: ContainerRule[] = [
     { container: '/pci/', priority: 1, transform: 'mask', permissions: ['token:read', 'token:update'] },
     { container: '/general/', priority: 2, transform: 'reveal', permissions: ['token:read'] },

@@ -65,7 +65,10 @@ export function maskableData(type: TokenType, data: unknown): unknown {
   }
   if (type === 'bank' && typeof data === 'object' && data !== null && !Array.isArray(data)) {
     const { routing_number, ...rest } = data as Record<string, unknown>;
-    return { ...(reducedLeaves(rest) as object), ...(routing_number === undefined ? {} : { routing_number }) };
+    return {
+      ...(reducedLeaves(rest) as object),
+      ...(routing_number === undefined ? {} : { routing_number }),
+    };
   }
   return reducedLeaves(data);
 }

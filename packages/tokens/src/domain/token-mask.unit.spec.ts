@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultMasks } from '@tokenvault/contracts';
+import { defaultMasks, type TokenMask } from '@tokenvault/contracts';
 import { isDomainError } from '@tokenvault/platform';
 import { assertMaskFits, maskableData, maskedData } from './token-mask.ts';
 
@@ -44,27 +44,41 @@ describe('maskableData: what a mask may show, whatever its filters do', () => {
 
 describe('assertMaskFits: a given mask keeps masking, whoever sets it', () => {
   it('given masks that copy the number or the CVC (whole, in pieces, encoded), then each is refused naming body.mask', () => {
-    for (const mask of [
+    const masks: TokenMask[] = [
       { number: '{{ data.number }}' },
       { a: '{{ data.number | slice: 0, 8 }}', b: '{{ data.number | slice: 8, 8 }}' },
       { number: '{{ data.number | replace: "1", "a" }}' },
       { number: '{{ data.number | reveal_last: 4 }}', cvc: '{{ data.cvc }}' },
       '{{ data | json }}',
-    ]) {
-      expect(refusal(() => assertMaskFits(mask, card, 'card')), JSON.stringify(mask)).toBe('body.mask');
+    ];
+    for (const mask of masks) {
+      expect(
+        refusal(() => assertMaskFits(mask, card, 'card')),
+        JSON.stringify(mask),
+      ).toBe('body.mask');
     }
   });
 
   it('given the default masks and reveal_last masks, then they fit', () => {
     expect(refusal(() => assertMaskFits(defaultMasks.card!, card, 'card'))).toBeUndefined();
     expect(
-      refusal(() => assertMaskFits({ n: '{{ data.number | reveal_last: 4, "*" }} exp {{ data.expiration_year }}' }, card, 'card')),
+      refusal(() =>
+        assertMaskFits(
+          { n: '{{ data.number | reveal_last: 4, "*" }} exp {{ data.expiration_year }}' },
+          card,
+          'card',
+        ),
+      ),
     ).toBeUndefined();
-    expect(refusal(() => assertMaskFits('{{ data | reveal_last: 4 }}', '123-45-6789', 'social_security_number'))).toBeUndefined();
+    expect(
+      refusal(() => assertMaskFits('{{ data | reveal_last: 4 }}', '123-45-6789', 'social_security_number')),
+    ).toBeUndefined();
   });
 
   it('given a mask naming a field the data lacks, then it is refused naming where', () => {
-    expect(refusal(() => assertMaskFits({ number: '{{ data.pan | last4 }}' }, card, 'card'))).toBe('body.mask.number');
+    expect(refusal(() => assertMaskFits({ number: '{{ data.pan | last4 }}' }, card, 'card'))).toBe(
+      'body.mask.number',
+    );
   });
 });
 
@@ -72,7 +86,9 @@ describe('maskedData: a masked read', () => {
   it('given a mask stored before it was checked that copies the number and the CVC, then it shows no more than the last four', () => {
     const shown = maskedData({ number: '{{ data.number }}', cvc: '{{ data.cvc }}' }, card, 'card');
     expect(shown).toBeUndefined();
-    const copied = JSON.stringify(maskedData({ number: '{{ data.number | replace: "1", "a" }}' }, card, 'card'));
+    const copied = JSON.stringify(
+      maskedData({ number: '{{ data.number | replace: "1", "a" }}' }, card, 'card'),
+    );
     expect(copied).not.toContain('11111111');
     expect(copied).not.toMatch(/a{5,}/);
   });

@@ -285,7 +285,10 @@ function searchFieldsOf(fields: TokenSearchFields): TokenSearchFields {
 }
 
 /** Whether a patch sets the token's mask (`null` too) or changes its search or fingerprint expressions. */
-export function setsExpressions(patch: Pick<TokenPatch, 'mask' | 'search'>, token: TokenSearchFields): boolean {
+export function setsExpressions(
+  patch: Pick<TokenPatch, 'mask' | 'search'>,
+  token: TokenSearchFields,
+): boolean {
   if (patch.mask !== undefined) return true;
   if (!patch.search) return false;
   const expressionsOf = (fields: TokenSearchFields) =>

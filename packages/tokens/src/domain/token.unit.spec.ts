@@ -229,7 +229,8 @@ describe('token updates (merge patches prepared by the command side)', () => {
     },
   });
   // Expressions on the data (indexes, fingerprint, mask) are set by a key that may reveal it.
-  const updateRevealing = (patch: TokenPatch) => update(patch, { permissions: ['token:update', 'token:read'] });
+  const updateRevealing = (patch: TokenPatch) =>
+    update(patch, { permissions: ['token:update', 'token:read'] });
   const newData = {
     basis: 'v1.sealed',
     changed: true,
@@ -344,16 +345,20 @@ describe('token updates (merge patches prepared by the command side)', () => {
         { data: newData, search: indexes },
         { data: newData, search: { fingerprint_expression: '{{ data.number }}' } },
       ]) {
-        spec
-          .given([created])
-          .when(update(patch, grants as Parameters<typeof update>[1]))
-          .thenThrows(domainErrorWith('not-allowed'));
+        spec.given([created]).when(update(patch, grants)).thenThrows(domainErrorWith('not-allowed'));
       }
     }
     spec
       .given([created, updated(indexes)])
       .when(update({ data: newData, search: indexes }, updateOnly))
-      .then([updated({ ...indexes, data_ciphertext: 'v1.sealed-again', fingerprint: 'fp2', data_claim: 'released' })]);
+      .then([
+        updated({
+          ...indexes,
+          data_ciphertext: 'v1.sealed-again',
+          fingerprint: 'fp2',
+          data_claim: 'released',
+        }),
+      ]);
   });
 
   it('given a card, when a patch changes its restriction policy, then the update carries the whole privacy; the same again changes nothing', () => {

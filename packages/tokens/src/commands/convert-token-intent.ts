@@ -39,7 +39,8 @@ const maxAttempts = 3;
 /**
  * Makes a token of a token intent (POST /tokens { token_intent_id }): the intent's type and data
  * with the request's other fields, checked as a create is (token:create on its containers, its
- * mask, its indexes). The intent's TokenIntentConverted and the token's TokenCreated are one
+ * mask, its indexes); expressions on the intent's data (indexes, fingerprint, mask, an alias id)
+ * need a key its rules reveal the token to (403 before the data is opened). The intent's TokenIntentConverted and the token's TokenCreated are one
  * commit, the intent's at the revision that was read: of two conversions at once one wins, the
  * other re-reads the intent and is refused (409), so an intent makes at most one token. Its key
  * is destroyed in that commit. A token made so is never deduplicated (it holds no claim on its

@@ -7,6 +7,7 @@
 // (same status, same body but for its ids), so that nothing of the data can be read off them.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { uniqueCardNumber } from '../support/cards.ts';
+import { createReactor, react } from '../support/reactors.ts';
 import { useStack } from '../support/stack.ts';
 
 interface Answer {
@@ -62,6 +63,39 @@ describe('attack: a key without reveal reads stored data off the answers to its 
     );
     keys['public'] = await keyOf('card form', 'public', ['token:create', 'token-intent:create'], []);
   });
+
+  let svcReactorId: string | undefined;
+  /** A reactor whose `svc` acts as an application that may only create tokens; it answers what svc said. */
+  const svcReactor = async () => {
+    if (svcReactorId) return svcReactorId;
+    const application = await env.tenant.client.request<{ id: string }>('POST', '/applications', {
+      body: {
+        name: 'reactor backend',
+        type: 'private',
+        permissions: [],
+        rules: [{ container: '/', permissions: ['token:create'] }],
+      },
+    });
+    expect(application.status).toBe(201);
+    svcReactorId = await createReactor(
+      env.tenant,
+      {
+        code: `module.exports = async (req) => {
+          try {
+            // Braces written as (( )): the react call's own args would be detokenized otherwise.
+            const request = JSON.parse(JSON.stringify(req.args.request).replaceAll('((', '{{').replaceAll('))', '}}'));
+            const token = await req.svc.tokens.create(request);
+            return { raw: { made: Object.keys(token).sort() } };
+          } catch (error) {
+            return { raw: { status: error.status ?? null, message: error.message, data: error.data ?? null } };
+          }
+        };`,
+        request_parameters: [{ name: 'request', type: 'object' }],
+      },
+      { applicationId: application.body.id },
+    );
+    return svcReactorId;
+  };
 
   /** A new card (a PATCH that goes through changes it: each guess gets one of its own). */
   const newCard = async () => {
@@ -139,6 +173,31 @@ describe('attack: a key without reveal reads stored data off the answers to its 
         },
       ],
     );
+  }
+  // A reactor bound to the create-only application converts the intent through `svc`.
+  for (const field of ['search_indexes', 'mask'] as const) {
+    routes.push([
+      `svc.tokens.create from an intent, ${field} (reactor of a create-only application)`,
+      async (right) => {
+        const intent = await newIntent();
+        const guess = guessOf(intent.number, right).replace('{{', '((').replace('}}', '))');
+        const request = {
+          token_intent_id: intent.id,
+          ...(field === 'search_indexes' ? { search_indexes: [guess] } : { mask: { number: guess } }),
+        };
+        const answer = await react(env.tenant, await svcReactor(), { request });
+        expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+        // What svc answered, as an answer of the route: the token's fields, or the problem whole.
+        const raw = answer.body.raw as {
+          made?: string[];
+          status?: number;
+          message?: string;
+          data?: Record<string, unknown>;
+        };
+        if (raw.made) return { status: 201, body: Object.fromEntries(raw.made.map((key) => [key, true])) };
+        return { status: raw.status ?? 500, body: { message: raw.message, ...raw.data } };
+      },
+    ]);
   }
   // Stored expressions, set by a revealing key, evaluated again on the data an update-only key
   // patches: a note that completes the secret's first letter into a boolean, or not.

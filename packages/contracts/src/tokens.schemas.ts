@@ -191,7 +191,7 @@ export const updateTokenBody = z.strictObject({
   mask: tokenMaskOrNullSchema
     .optional()
     .describe(
-      'A new mask (checked against the data after the update); null returns the token to its type’s default mask (docs/token-types.md, Masks)',
+      'A new mask (checked against the data after the update; it sees at most the last four characters of each field, never a CVC); null returns the token to its type’s default mask. Either needs token:read revealing the token on its containers, as search_indexes and fingerprint_expression do, else 403 (docs/token-types.md, Masks)',
     ),
   privacy: privacySchema
     .optional()
@@ -392,7 +392,7 @@ export const createTokenRequestBody = z
     token_intent_id: uuid
       .optional()
       .describe(
-        'A token intent of the tenant (POST /token-intents) whose type and data the token takes; the intent is consumed, its data shredded (docs/token-intents.md)',
+        'A token intent of the tenant (POST /token-intents) whose type and data the token takes; the intent is consumed, its data shredded. With search_indexes, fingerprint_expression, mask or an alias id the key needs token:read revealing the token on its containers, else 403 (docs/token-intents.md)',
       ),
   })
   .superRefine((body, context) => {

@@ -4423,7 +4423,7 @@ export interface operations {
                     };
                     /**
                      * Format: uuid
-                     * @description A token intent of the tenant (POST /token-intents) whose type and data the token takes; the intent is consumed, its data shredded (docs/token-intents.md)
+                     * @description A token intent of the tenant (POST /token-intents) whose type and data the token takes; the intent is consumed, its data shredded. With search_indexes, fingerprint_expression, mask or an alias id the key needs token:read revealing the token on its containers, else 403 (docs/token-intents.md)
                      */
                     token_intent_id?: string;
                 };
@@ -5199,7 +5199,7 @@ export interface operations {
                     fingerprint_expression?: string | null;
                     /** @description Overrides the tenant’s deduplicate_tokens setting for this update */
                     deduplicate_token?: boolean;
-                    /** @description A new mask (checked against the data after the update); null returns the token to its type’s default mask (docs/token-types.md, Masks) */
+                    /** @description A new mask (checked against the data after the update; it sees at most the last four characters of each field, never a CVC); null returns the token to its type’s default mask. Either needs token:read revealing the token on its containers, as search_indexes and fingerprint_expression do, else 403 (docs/token-types.md, Masks) */
                     mask?: components["schemas"]["schema1"];
                     /** @description A new impact level (not below the type’s lowest) or restriction policy; the classification cannot change (given, it must be the token’s). A token in its old privacy’s container (/pci/high/) moves to the new one (/pci/moderate/) unless containers are given; the key needs token:update on both (docs/token-types.md, Privacy) */
                     privacy?: {
@@ -5247,7 +5247,7 @@ export interface operations {
                     fingerprint_expression?: string | null;
                     /** @description Overrides the tenant’s deduplicate_tokens setting for this update */
                     deduplicate_token?: boolean;
-                    /** @description A new mask (checked against the data after the update); null returns the token to its type’s default mask (docs/token-types.md, Masks) */
+                    /** @description A new mask (checked against the data after the update; it sees at most the last four characters of each field, never a CVC); null returns the token to its type’s default mask. Either needs token:read revealing the token on its containers, as search_indexes and fingerprint_expression do, else 403 (docs/token-types.md, Masks) */
                     mask?: components["schemas"]["schema1"];
                     /** @description A new impact level (not below the type’s lowest) or restriction policy; the classification cannot change (given, it must be the token’s). A token in its old privacy’s container (/pci/high/) moves to the new one (/pci/moderate/) unless containers are given; the key needs token:update on both (docs/token-types.md, Privacy) */
                     privacy?: {

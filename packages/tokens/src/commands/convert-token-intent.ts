@@ -6,8 +6,15 @@ import {
   type Position,
 } from '@tokenvault/eventstore';
 import { conflict, serviceUnavailable, type Principal } from '@tokenvault/platform';
-import type { CreateTokenBody, CreateTokenRequestBody, TokenResponse } from '@tokenvault/contracts';
-import { tokenDecider } from '../domain/token.ts';
+import {
+  containerOfPrivacy,
+  privacyOf,
+  type CreateTokenBody,
+  type CreateTokenRequestBody,
+  type TokenResponse,
+} from '@tokenvault/contracts';
+import { revealsOnEvery } from '../domain/access.ts';
+import { expressionsNeedReveal, tokenDecider } from '../domain/token.ts';
 import { intentKeySubject, liveIntent, tokenIntentDecider } from '../domain/token-intent.ts';
 import { tokenIntentStream, tokenStream } from '../domain/tokens.events.ts';
 import { tokenSearchIndexScope } from '../domain/tokens.uniqueness.ts';
@@ -19,13 +26,21 @@ import { tokenResponseOf } from './token-response.ts';
 /** What POST /tokens takes beside `token_intent_id`: the token's fields but its type and data. */
 export type TokenFromIntentFields = Omit<CreateTokenRequestBody, 'type' | 'data' | 'token_intent_id'>;
 
+/** Whether a conversion's fields hold an expression to evaluate on the intent's data. */
+const givesExpressions = (fields: TokenFromIntentFields): boolean =>
+  fields.mask !== undefined ||
+  (fields.search_indexes?.length ?? 0) > 0 ||
+  fields.fingerprint_expression !== undefined ||
+  (fields.id?.startsWith('{{') ?? false);
+
 /** Rounds of reading the intent again when another writer got to its stream first. */
 const maxAttempts = 3;
 
 /**
  * Makes a token of a token intent (POST /tokens { token_intent_id }): the intent's type and data
  * with the request's other fields, checked as a create is (token:create on its containers, its
- * mask, its indexes). The intent's TokenIntentConverted and the token's TokenCreated are one
+ * mask, its indexes); expressions on the intent's data (indexes, fingerprint, mask, an alias id)
+ * need a key its rules reveal the token to (403 before the data is opened). The intent's TokenIntentConverted and the token's TokenCreated are one
  * commit, the intent's at the revision that was read: of two conversions at once one wins, the
  * other re-reads the intent and is refused (409), so an intent makes at most one token. Its key
  * is destroyed in that commit. A token made so is never deduplicated (it holds no claim on its
@@ -53,6 +68,13 @@ export async function createTokenFromIntent(
     const intent = liveIntent(state, now);
     // Gone, expired, another tenant's or converted already: the decider says which (404 or 409).
     if (!intent) tokenIntentDecider.decide({ ...convert, tokenId: '' }, state);
+    // Expressions evaluated on the intent's data (indexes, fingerprint, mask, an alias id) tell
+    // of it through their errors and results: only a key the new token is revealed to sets them
+    // (not a public key, which may not read what it collected), before the data is opened.
+    if (givesExpressions(fields)) {
+      const containers = fields.containers ?? [containerOfPrivacy(privacyOf(intent!.type, fields.privacy))];
+      if (!revealsOnEvery(principal, containers)) throw expressionsNeedReveal();
+    }
     const { deduplicate_token: _never, ...rest } = fields;
     const body: CreateTokenBody = {
       ...rest,

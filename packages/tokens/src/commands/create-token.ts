@@ -47,7 +47,7 @@ export async function newTokenPlan(
       `This API key lacks token:create on the requested containers${where ? ` (of the token request at ${where})` : ''}.`,
     );
   }
-  if (body.mask !== undefined) assertMaskFits(body.mask, body.data);
+  if (body.mask !== undefined) assertMaskFits(body.mask, body.data, body.type);
   const { search, fingerprint } = await searchFieldsOf(
     deps.vault,
     principal.tenantId,

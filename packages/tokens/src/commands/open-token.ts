@@ -68,7 +68,7 @@ export async function openForReader(
       if (transform === 'mask' && mask === undefined) return fields;
       const data = await openToken(deps, row);
       if (transform === 'reveal') return { ...fields, data };
-      const masked = maskedData(mask, data);
+      const masked = maskedData(mask, data, row.type);
       return masked === undefined ? fields : { ...fields, data: masked };
     }),
   );

@@ -12,11 +12,22 @@ export const searchIndexSpecOf = (index: SearchIndex): SearchIndexSpec =>
     : { expression: index.expression, ...(index.unique ? { unique: true as const } : {}) };
 
 /**
+ * How the failures of expressions on the data are answered. `tell`: a 400 naming each failing
+ * expression, for a caller whose data it is (a create) or whose rules reveal the token. `untold`:
+ * for a caller who may not read the data (an update-only or a masked key patching a token's data
+ * under expressions a revealing key set), nothing that depends on the data: a failing search index
+ * indexes nothing, a failing fingerprint expression gives way to the type's own subject, and the
+ * write goes through (docs/security.md, "One rule for expressions on stored data").
+ */
+export type ExpressionFailures = 'tell' | 'untold';
+
+/**
  * What a token is found and deduplicated by, from its (checked) data, the time it is written:
  * each search index evaluated and kept as its blind index only (HMAC under the tenant's search
  * key; the plaintext value never leaves this function), and the fingerprint of what its
  * fingerprint expression gives (the type's own subject without one). An expression that fails is
- * a 400 naming it; one that gives nothing for this data indexes nothing.
+ * a 400 naming it (`tell`, see ExpressionFailures); one that gives nothing for this data indexes
+ * nothing.
  */
 export async function searchFieldsOf(
   vault: Pick<TokenCommandsVault, 'fingerprint' | 'searchIndex'>,
@@ -25,6 +36,7 @@ export async function searchFieldsOf(
   data: unknown,
   indexes: readonly SearchIndexSpec[],
   fingerprintExpression: string | undefined,
+  failures: ExpressionFailures = 'tell',
 ): Promise<{ search: TokenSearchFields; fingerprint: string }> {
   const errors: FieldErrors = {};
   const evaluate = (expression: string, field: string): string | null => {
@@ -39,14 +51,20 @@ export async function searchFieldsOf(
   const values = indexes.map((index, position) =>
     evaluate(index.expression, `body.search_indexes.${position}`),
   );
-  const subject =
+  let subject =
     fingerprintExpression === undefined
       ? fingerprintSubjectOf(type, data)
       : evaluate(fingerprintExpression, 'body.fingerprint_expression');
-  if (fingerprintExpression !== undefined && subject === null && !errors['body.fingerprint_expression']) {
+  if (failures === 'untold') {
+    subject ??= fingerprintSubjectOf(type, data);
+  } else if (
+    fingerprintExpression !== undefined &&
+    subject === null &&
+    !errors['body.fingerprint_expression']
+  ) {
     errors['body.fingerprint_expression'] = ['Gives nothing for this data: nothing to deduplicate by'];
   }
-  if (Object.keys(errors).length > 0) {
+  if (failures === 'tell' && Object.keys(errors).length > 0) {
     throw badRequest(
       'Some search index or fingerprint expressions could not be evaluated; see errors.',
       errors,

@@ -481,3 +481,112 @@ describe('card tokens: summaries, fingerprints and the CVC’s removal', () => {
     expect(appends.at(-1)!.sideData).toBeUndefined();
   });
 });
+
+describe('expressions on a token’s stored data: set by a key its rules reveal the token to, and untold to any other', () => {
+  /** TokenCommands whose vault opens what it sealed, counting the openings. */
+  function openingVault() {
+    const sealedData = new Map<string, unknown>();
+    const opened: string[] = [];
+    let sealed = 0;
+    const vault: TokenCommandsVault = {
+      fingerprint: async (_tenant, _type, subject) => `fp:${JSON.stringify(subject)}`,
+      searchIndex: async (_tenant, text) => `blind:${text}`,
+      sealToken: async (_tenant, _token, data): Promise<SealedToken> => {
+        const ciphertext = `tk:sealed-${++sealed}`;
+        sealedData.set(ciphertext, data);
+        return { ciphertext };
+      },
+      keepTokenKey: () => undefined,
+      decrypt: async (_tenant, _token, ciphertext) => {
+        opened.push(ciphertext);
+        return sealedData.get(ciphertext);
+      },
+      forgetToken: () => undefined,
+    };
+    const store = new InMemoryEventStore();
+    const queries = { findByFingerprint: async () => undefined, childIds: async () => [] };
+    return { store, opened, commands: new TokenCommands(store, vault, queries, fixedClock(now)) };
+  }
+  const revealing = testPrincipal(tenantId, actorId, ['token:create', 'token:read', 'token:update']);
+  const updateOnly = testPrincipal(tenantId, actorId, [], {
+    rules: [{ container: '/general/', permissions: ['token:update'] }],
+  });
+  const maskingUpdater = testPrincipal(tenantId, actorId, [], {
+    rules: [{ container: '/general/', transform: 'mask', permissions: ['token:read', 'token:update'] }],
+  });
+  // Evaluates when the secret's first letter and the note make a boolean ("t" + "rue"): whether it
+  // fails tells of the secret.
+  const probing = '{{ data.secret | slice: 0, 1 | append: data.note | to_boolean }}';
+  const lastEvent = async (store: InMemoryEventStore) =>
+    (await store.readStream(tokenStream(tenantId, 'tok-x'))).at(-1)!;
+
+  it('update: a key that does not reveal the token sets no mask, index or fingerprint expression (403), and nothing is opened', async () => {
+    const { opened, commands } = openingVault();
+    await commands.create(
+      revealing,
+      createTokenBody.parse({ id: 'tok-x', type: 'token', data: { secret: 'tango', note: 'rue' } }),
+      'r-1',
+    );
+    for (const key of [updateOnly, maskingUpdater]) {
+      for (const body of [
+        { search_indexes: [probing] },
+        { fingerprint_expression: probing },
+        { mask: { note: '{{ data.secret }}' } },
+        { mask: null },
+      ]) {
+        await expect(commands.update(key, 'tok-x', body, 'r-2')).rejects.toSatisfy(problemWith(403));
+      }
+    }
+    expect(opened).toEqual([]);
+  });
+
+  it('update: a data patch by such a key evaluates the stored expressions without telling their failures', async () => {
+    const { store, commands } = openingVault();
+    await commands.create(
+      revealing,
+      createTokenBody.parse({
+        id: 'tok-x',
+        type: 'token',
+        data: { secret: 'tango', note: 'rue' },
+        search_indexes: [probing, '{{ data.note }}'],
+        fingerprint_expression: probing,
+      }),
+      'r-1',
+    );
+    // The revealing key is told which expression fails.
+    await expect(commands.update(revealing, 'tok-x', { data: { note: 'alse' } }, 'r-2')).rejects.toSatisfy(
+      problemWith(400, 'body.search_indexes.0'),
+    );
+    // The update-only key's patch goes through: the failing index gives nothing, the fingerprint
+    // falls back to the type's own subject.
+    await commands.update(updateOnly, 'tok-x', { data: { note: 'alse' } }, 'r-3');
+    const updated = (await lastEvent(store)).data as { search_index_values?: string[]; fingerprint: string };
+    expect(updated.search_index_values).toEqual(['blind:alse']);
+    expect(updated.fingerprint).toBe(`fp:${JSON.stringify({ secret: 'tango', note: 'alse' })}`);
+  });
+
+  it('create: a mask is checked on what a mask may show; one showing more is a 400 naming body.mask', async () => {
+    const { commands } = openingVault();
+    const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2040, cvc: '123' };
+    for (const mask of [
+      { number: '{{ data.number }}' },
+      { number: '{{ data.number | slice: 0, 8 }}', rest: '{{ data.number | slice: 8, 8 }}' },
+      { number: '{{ data.number | replace: "4", "a" }}' },
+      { cvc: '{{ data.cvc }}' },
+    ]) {
+      await expect(
+        commands.create(revealing, createTokenBody.parse({ type: 'card', data: card, mask }), 'r-1'),
+      ).rejects.toSatisfy(problemWith(400, 'body.mask'));
+    }
+    const fine = await commands.create(
+      revealing,
+      createTokenBody.parse({
+        type: 'card',
+        data: card,
+        mask: { last: '{{ data.number | reveal_last: 4, "*" }}' },
+      }),
+      'r-2',
+    );
+    expect(fine.created).toBe(true);
+  });
+});

@@ -3,7 +3,7 @@ import { UniqueClaimTaken, type Position } from '@tokenvault/eventstore';
 import { badRequest, conflict, notFound, type FieldErrors, type Principal } from '@tokenvault/platform';
 import { tokenDataIssues, type TokenResponse, type UpdateTokenBody } from '@tokenvault/contracts';
 import { canonicalJson, type SealedToken } from '@tokenvault/vault';
-import { allowedOnAny } from '../domain/access.ts';
+import { allowedOnAny, revealsOnEvery } from '../domain/access.ts';
 import { mergePatch } from '../domain/merge-patch.ts';
 import { assertMaskFits } from '../domain/token-mask.ts';
 import { StaleDataBasis, tokenDecider, type TokenPatch, type TokenView } from '../domain/token.ts';
@@ -68,8 +68,13 @@ async function updateOnce(
   let sealed: SealedToken | undefined;
   let mergedData: unknown;
   // Permissions (and the rest of the patch) first: a key that may not update the token learns
-  // nothing from checks of the data it would lead to.
-  tokenDecider.decide(commandOf(patch), state);
+  // nothing from checks of the data it would lead to. New expressions on the data go with them:
+  // only a key its rules reveal the token to may set them (the decider's 403), before any runs.
+  tokenDecider.decide(commandOf({ ...patch, ...expressionsGivenBy(body, current) }), state);
+  // A key that may update but not read the token (an update-only or a masked key) learns nothing
+  // of the data from the stored expressions a data patch evaluates again: their failures are not
+  // told (docs/security.md, "One rule for expressions on stored data").
+  const reveals = revealsOnEvery(principal, [...current.containers, ...(body.containers ?? [])]);
   // New data, indexes or fingerprint expression: the data after the update is opened here to
   // evaluate them (the indexes' values and the fingerprint follow the data).
   if (
@@ -101,6 +106,7 @@ async function updateOnce(
       body.fingerprint_expression === undefined
         ? current.fingerprint_expression
         : (body.fingerprint_expression ?? undefined),
+      reveals ? 'tell' : 'untold',
     );
     const changed = canonicalJson(merged) !== canonicalJson(currentData);
     if (changed) {
@@ -120,13 +126,16 @@ async function updateOnce(
     patch.search = search;
   }
   // The token's own mask (new, or kept over new data) must fit the data the update leads to;
-  // `mask: null` returns it to its type's default (which fits any data of the type).
+  // `mask: null` returns it to its type's default (which fits any data of the type). A kept mask
+  // is checked for a key the token is revealed to only: for any other, whether it fits would tell
+  // of the data, and a mask that does not fit shows no data on a masked read anyway.
   if (body.mask === null) patch.mask = null;
   const givenMask = body.mask === null ? undefined : (body.mask ?? current.mask);
-  if (givenMask !== undefined && (body.mask !== undefined || patch.data?.changed)) {
+  if (givenMask !== undefined && (body.mask !== undefined || (patch.data?.changed && reveals))) {
     assertMaskFits(
       givenMask,
       mergedData ?? (await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext)),
+      current.type,
     );
     if (body.mask !== undefined) patch.mask = body.mask;
   }
@@ -174,6 +183,32 @@ async function updateOnce(
     if (holder && allowedOnAny(principal, 'token:read', holder.containers)) throw refuse(holderId);
     return await execute(false);
   }
+}
+
+/**
+ * What a patch gives of the token's expressions, as the decider compares them with the token's
+ * (setsExpressions): the mask, and the search and fingerprint expressions without their values.
+ */
+function expressionsGivenBy(body: UpdateTokenBody, current: TokenView): Pick<TokenPatch, 'mask' | 'search'> {
+  const givesSearch = body.search_indexes !== undefined || body.fingerprint_expression !== undefined;
+  if (body.mask === undefined && !givesSearch) return {};
+  const indexes =
+    body.search_indexes === undefined
+      ? current.search_indexes
+      : (body.search_indexes ?? []).map(searchIndexSpecOf);
+  const fingerprintExpression =
+    body.fingerprint_expression === undefined ? current.fingerprint_expression : body.fingerprint_expression;
+  return {
+    ...(body.mask === undefined ? {} : { mask: body.mask }),
+    ...(givesSearch
+      ? {
+          search: {
+            ...(indexes?.length ? { search_indexes: indexes } : {}),
+            ...(fingerprintExpression ? { fingerprint_expression: fingerprintExpression } : {}),
+          },
+        }
+      : {}),
+  };
 }
 
 /**

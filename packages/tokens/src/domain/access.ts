@@ -114,3 +114,13 @@ export function useTransform(
   }
   return transforms.length === 0 ? undefined : leastRevealing(transforms);
 }
+
+/**
+ * Whether the caller's rules reveal a token on every container it is (or will be) in: a
+ * tenant-wide token:read, or on each container a deciding token:read rule that reveals (a masking
+ * or redacting rule, or only the restriction policy of a lower impact level, does not). What may
+ * set or evaluate an expression on the token's data with its errors told (docs/security.md, "One
+ * rule for expressions on stored data"): its answers tell of the data.
+ */
+export const revealsOnEvery = (grants: Grants, containers: readonly string[]): boolean =>
+  useTransform(grants, 'token:read', containers) === 'reveal';

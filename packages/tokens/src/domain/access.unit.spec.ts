@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ContainerRule } from '@tokenvault/platform';
-import { allowedOnAll, allowedOnAny, readableContainers, readTransform, useTransform } from './access.ts';
+import {
+  allowedOnAll,
+  allowedOnAny,
+  readableContainers,
+  readTransform,
+  revealsOnEvery,
+  useTransform,
+} from './access.ts';
 
 describe('container access', () => {
   const scoped = { permissions: [], rules: [{ container: '/pci/', permissions: ['token:read'] }] };
@@ -145,5 +152,34 @@ describe('useTransform: a use needs every container, and shows the least reveali
     expect(useTransform(grants, 'token:use', ['/a/', '/b/'])).toBe('mask');
     expect(useTransform(grants, 'token:use', ['/a/'])).toBe('reveal');
     expect(useTransform(grants, 'token:use', ['/a/', '/c/'])).toBe(undefined);
+  });
+});
+
+describe("revealsOnEvery: who may set or evaluate expressions on a token's data", () => {
+  const rules: ContainerRule[] = [
+    { container: '/pci/', priority: 1, transform: 'mask', permissions: ['token:read', 'token:update'] },
+    { container: '/general/', priority: 2, transform: 'reveal', permissions: ['token:read'] },
+    { container: '/pii/low/', priority: 3, transform: 'reveal', permissions: ['token:read'] },
+    { container: '/bank/', priority: 4, transform: 'reveal', permissions: ['token:update'] },
+  ];
+  const grants = { permissions: [], rules };
+
+  it('given a rule that reveals on each container, then it reveals', () => {
+    expect(revealsOnEvery(grants, ['/general/orders/'])).toBe(true);
+  });
+
+  it('given a masking rule on one of the containers, then it does not reveal', () => {
+    expect(revealsOnEvery(grants, ['/general/orders/', '/pci/high/'])).toBe(false);
+    expect(revealsOnEvery(grants, ['/pci/high/'])).toBe(false);
+  });
+
+  it('given only a lower impact level (the restriction policy decides), or another permission, then it does not', () => {
+    expect(revealsOnEvery(grants, ['/pii/high/'])).toBe(false);
+    expect(revealsOnEvery(grants, ['/bank/high/'])).toBe(false);
+    expect(revealsOnEvery(grants, [])).toBe(false);
+  });
+
+  it('given a tenant-wide token:read, then it reveals everywhere', () => {
+    expect(revealsOnEvery({ permissions: ['token:read'], rules: [] }, ['/pci/high/', '/x/'])).toBe(true);
   });
 });

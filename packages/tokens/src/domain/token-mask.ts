@@ -27,11 +27,60 @@ export const maskOf = (type: TokenType, given: TokenMask | undefined | null): To
   given ?? defaultMasks[type];
 
 /**
- * A given mask checked against the data it masks: every field it names exists and every filter
- * applies (else a 400 naming where in `body.mask`), and its result does not reveal the whole data
- * (a 400 naming `body.mask`).
+ * Of a text, what a mask may show: its last four characters, or half of a shorter one (rounded
+ * down), the others replaced by `X` (as `reveal_last` does).
  */
-export function assertMaskFits(mask: TokenMask, data: unknown): void {
+function lastCharactersOnly(text: string): string {
+  const characters = [...text];
+  const shown = Math.min(4, Math.floor(characters.length / 2));
+  return 'X'.repeat(characters.length - shown) + characters.slice(characters.length - shown).join('');
+}
+
+/** Every text and number of a value reduced to lastCharactersOnly (numbers become texts). */
+function reducedLeaves(value: unknown): unknown {
+  if (typeof value === 'string') return lastCharactersOnly(value);
+  if (typeof value === 'number') return lastCharactersOnly(String(value));
+  if (Array.isArray(value)) return value.map(reducedLeaves);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, reducedLeaves(item)]));
+  }
+  return value;
+}
+
+/**
+ * What a mask is evaluated on: the data with every text and number reduced to its last four
+ * characters (half of a shorter one), but for what every answer's summary shows anyway (a card's
+ * expiry, a bank's routing number), and without a card's CVC. A mask can only rearrange what this
+ * holds, whatever its filters do (slices, replacements, concatenations): it cannot copy more of
+ * the data than the fixed shape "last four" allows, whoever set it (docs/token-types.md, Masks).
+ */
+export function maskableData(type: TokenType, data: unknown): unknown {
+  if (type === 'card' && typeof data === 'object' && data !== null && !Array.isArray(data)) {
+    const { cvc: _cvc, expiration_month, expiration_year, ...rest } = data as Record<string, unknown>;
+    return {
+      ...(reducedLeaves(rest) as object),
+      ...(expiration_month === undefined ? {} : { expiration_month }),
+      ...(expiration_year === undefined ? {} : { expiration_year }),
+    };
+  }
+  if (type === 'bank' && typeof data === 'object' && data !== null && !Array.isArray(data)) {
+    const { routing_number, ...rest } = data as Record<string, unknown>;
+    return {
+      ...(reducedLeaves(rest) as object),
+      ...(routing_number === undefined ? {} : { routing_number }),
+    };
+  }
+  return reducedLeaves(data);
+}
+
+/**
+ * A given mask checked against the data it masks: every field it names exists and every filter
+ * applies (else a 400 naming where in `body.mask`); it shows no more than its maskable data holds
+ * (maskableData: evaluated on the data itself, it must give what it gives on that, else a 400
+ * naming `body.mask`: it would copy more of a field than a mask may, or the CVC); and its result
+ * does not reveal the whole data (a 400 naming `body.mask`).
+ */
+export function assertMaskFits(mask: TokenMask, data: unknown, type: TokenType): void {
   let masked: unknown;
   try {
     masked = evaluateMask(mask, data);
@@ -39,6 +88,20 @@ export function assertMaskFits(mask: TokenMask, data: unknown): void {
     if (!(error instanceof MaskFailure)) throw error;
     throw invalidCommand('The mask cannot be evaluated on this data; see errors.', {
       [`body.${error.location}`]: [error.message],
+    });
+  }
+  let maskedAsShown: unknown;
+  try {
+    maskedAsShown = evaluateMask(mask, maskableData(type, data));
+  } catch (error) {
+    if (!(error instanceof MaskFailure)) throw error;
+    maskedAsShown = undefined;
+  }
+  if (maskedAsShown === undefined || !sameJson(masked, maskedAsShown)) {
+    throw invalidCommand('The mask shows more of the data than a mask may.', {
+      'body.mask': [
+        'Must show at most the last four characters of each field (half of a shorter one), a card’s expiry and a bank’s routing number, and never a CVC: use reveal_last (docs/token-types.md, Masks)',
+      ],
     });
   }
   if (sameJson(masked, data)) {
@@ -49,14 +112,15 @@ export function assertMaskFits(mask: TokenMask, data: unknown): void {
 }
 
 /**
- * What a masked read shows in place of the data: the mask evaluated on it; undefined (no data)
- * when the token has no mask, or when its mask no longer fits the data (a default mask on data too
- * short to hide anything, a mask naming the CVC after its removal) or would reveal it whole.
+ * What a masked read shows in place of the data: the mask evaluated on its maskable data
+ * (maskableData: never more of it than the last four characters of a field, whatever the mask);
+ * undefined (no data) when the token has no mask, or when its mask does not fit that (a default
+ * mask on data too short to hide anything, a mask naming the CVC) or would reveal the data whole.
  */
-export function maskedData(mask: TokenMask | undefined, data: unknown): unknown {
+export function maskedData(mask: TokenMask | undefined, data: unknown, type: TokenType): unknown {
   if (mask === undefined) return undefined;
   try {
-    const masked = evaluateMask(mask, data);
+    const masked = evaluateMask(mask, maskableData(type, data));
     return sameJson(masked, data) ? undefined : masked;
   } catch (error) {
     if (error instanceof MaskFailure) return undefined;

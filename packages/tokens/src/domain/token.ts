@@ -8,7 +8,7 @@ import {
   type TokenMask,
   type TokenPrivacy,
 } from '@tokenvault/contracts';
-import { allowedOnAll, type Grants } from './access.ts';
+import { allowedOnAll, revealsOnEvery, type Grants } from './access.ts';
 import type { BankSummary, CardSummary, TokenEvent, TokenSearchFields } from './tokens.events.ts';
 import { mergePatch } from './merge-patch.ts';
 
@@ -284,6 +284,24 @@ function searchFieldsOf(fields: TokenSearchFields): TokenSearchFields {
   };
 }
 
+/** Whether a patch sets the token's mask (`null` too) or changes its search or fingerprint expressions. */
+export function setsExpressions(
+  patch: Pick<TokenPatch, 'mask' | 'search'>,
+  token: TokenSearchFields,
+): boolean {
+  if (patch.mask !== undefined) return true;
+  if (!patch.search) return false;
+  const expressionsOf = (fields: TokenSearchFields) =>
+    JSON.stringify([fields.search_indexes ?? [], fields.fingerprint_expression ?? null]);
+  return expressionsOf(patch.search) !== expressionsOf(token);
+}
+
+/** Setting an expression on a token's data without a rule that reveals it (a 403). */
+export const expressionsNeedReveal = () =>
+  notAllowed(
+    'Setting a token’s mask, search indexes or fingerprint expression needs token:read that reveals the token (not masks or redacts it) on each of its containers: they are evaluated on its data.',
+  );
+
 const sameSearch = (a: TokenSearchFields, b: TokenSearchFields) =>
   JSON.stringify(searchFieldsOf(a)) === JSON.stringify(searchFieldsOf(b));
 
@@ -328,6 +346,14 @@ function decideUpdate(
       : token.containers;
   if (!allowedOnAll(command.grants, 'token:update', containers)) {
     throw notAllowed('This API key lacks token:update on the requested containers.');
+  }
+  // Expressions on the token's data are set only by a caller its rules reveal it to, where it is
+  // and where it goes: a mask or an index is another way to read the data (docs/security.md).
+  if (
+    setsExpressions(patch, token) &&
+    !revealsOnEvery(command.grants, [...new Set([...token.containers, ...containers])])
+  ) {
+    throw expressionsNeedReveal();
   }
   const metadata =
     patch.metadata === undefined

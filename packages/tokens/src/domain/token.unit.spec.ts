@@ -228,6 +228,9 @@ describe('token updates (merge patches prepared by the command side)', () => {
       ...changes,
     },
   });
+  // Expressions on the data (indexes, fingerprint, mask) are set by a key that may reveal it.
+  const updateRevealing = (patch: TokenPatch) =>
+    update(patch, { permissions: ['token:update', 'token:read'] });
   const newData = {
     basis: 'v1.sealed',
     changed: true,
@@ -245,27 +248,27 @@ describe('token updates (merge patches prepared by the command side)', () => {
     const sameData = { basis: 'v1.sealed', changed: false, data_ciphertext: 'v1.sealed', fingerprint: 'fp' };
     spec
       .given([created])
-      .when(update({ data: sameData, search: plain }))
+      .when(updateRevealing({ data: sameData, search: plain }))
       .then([updated(plain)]);
     spec
       .given([created])
-      .when(update({ data: sameData, search: unique }))
+      .when(updateRevealing({ data: sameData, search: unique }))
       .then([updated({ ...unique, index_claims: true })]);
     // The same indexes and values again: nothing to record.
     spec
       .given([created, updated({ ...unique, index_claims: true })])
-      .when(update({ data: sameData, search: unique }))
+      .when(updateRevealing({ data: sameData, search: unique }))
       .then([]);
     // Removed: the token gives its unique values up.
     spec
       .given([created, updated({ ...unique, index_claims: true })])
-      .when(update({ data: sameData, search: {} }))
+      .when(updateRevealing({ data: sameData, search: {} }))
       .then([updated({ index_claims: true })]);
     // A new fingerprint expression changes the fingerprint of the same data.
     spec
       .given([created])
       .when(
-        update({
+        updateRevealing({
           data: { ...sameData, fingerprint: 'fp-expr' },
           search: { fingerprint_expression: '{{ data }}' },
         }),
@@ -279,7 +282,7 @@ describe('token updates (merge patches prepared by the command side)', () => {
     spec
       .given([created])
       .when(
-        update({
+        updateRevealing({
           metadata: { k: null, added: 'yes' },
           containers: ['/pci/low/', '/pci/low/'],
           expires_at: '2030-01-01T00:00:00Z',
@@ -295,7 +298,7 @@ describe('token updates (merge patches prepared by the command side)', () => {
       ]);
     spec
       .given([created])
-      .when(update({ metadata: null }))
+      .when(updateRevealing({ metadata: null }))
       .then([updated({ metadata: {} })]);
   });
 
@@ -303,15 +306,15 @@ describe('token updates (merge patches prepared by the command side)', () => {
     const mask = { number: '{{ data.number | reveal_last: 4 }}' };
     spec
       .given([created])
-      .when(update({ mask }))
+      .when(updateRevealing({ mask }))
       .then([updated({ mask })]);
     spec
       .given([created, updated({ mask })])
-      .when(update({ metadata: { k: 'w' } }))
+      .when(updateRevealing({ metadata: { k: 'w' } }))
       .then([updated({ mask, metadata: { k: 'w' } })]);
     spec
       .given([created, updated({ mask })])
-      .when(update({ mask }))
+      .when(updateRevealing({ mask }))
       .then([]);
   });
 
@@ -319,12 +322,43 @@ describe('token updates (merge patches prepared by the command side)', () => {
     const mask = { number: '{{ data.number | reveal_first: 6 }}' };
     spec
       .given([created, updated({ mask })])
-      .when(update({ mask: null }))
+      .when(updateRevealing({ mask: null }))
       .then([updated({})]);
     spec
       .given([created])
-      .when(update({ mask: null }))
+      .when(updateRevealing({ mask: null }))
       .then([]);
+  });
+
+  it('given a key whose rules do not reveal the token, when a patch sets its mask or expressions, then it is refused (403); the same expressions again over new data go through', () => {
+    const mask = { number: '{{ data.number | reveal_last: 4 }}' };
+    const indexes = { search_indexes: [{ expression: '{{ data.number }}' }], search_index_values: ['h1'] };
+    const updateOnly = { permissions: [], rules: [{ container: '/pci/', permissions: ['token:update'] }] };
+    const masking = {
+      permissions: [],
+      rules: [{ container: '/pci/', transform: 'mask', permissions: ['token:read', 'token:update'] }],
+    };
+    for (const grants of [updateOnly, masking, { permissions: ['token:update'] }]) {
+      for (const patch of [
+        { mask },
+        { mask: null },
+        { data: newData, search: indexes },
+        { data: newData, search: { fingerprint_expression: '{{ data.number }}' } },
+      ]) {
+        spec.given([created]).when(update(patch, grants)).thenThrows(domainErrorWith('not-allowed'));
+      }
+    }
+    spec
+      .given([created, updated(indexes)])
+      .when(update({ data: newData, search: indexes }, updateOnly))
+      .then([
+        updated({
+          ...indexes,
+          data_ciphertext: 'v1.sealed-again',
+          fingerprint: 'fp2',
+          data_claim: 'released',
+        }),
+      ]);
   });
 
   it('given a card, when a patch changes its restriction policy, then the update carries the whole privacy; the same again changes nothing', () => {

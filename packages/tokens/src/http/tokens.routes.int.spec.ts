@@ -178,15 +178,21 @@ describe('token routes, in process (commands on an in-memory store, queries on P
       expiration_month: 12,
       expiration_year: 2030,
     });
-    const own = await api
+    // A mask shows at most a field's last four characters (docs/token-types.md, Masks).
+    await api
       .post('/tokens')
       .set('svc-api-key', 'admin')
       .send({ data: 'sk_live_abcdef', containers: ['/pci/'], mask: '{{ data | reveal_first: 3 }}…' })
+      .expect(400);
+    const own = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ data: 'sk_live_abcdef', containers: ['/pci/'], mask: 'key …{{ data | reveal_last: 2 }}' })
       .expect(201);
     const ownToken = own.body as { id: string; mask: unknown };
-    expect(ownToken.mask).toBe('{{ data | reveal_first: 3 }}…');
+    expect(ownToken.mask).toBe('key …{{ data | reveal_last: 2 }}');
     const read = await api.get(`/tokens/${ownToken.id}`).set('svc-api-key', 'masker').expect(200);
-    expect((read.body as { data: unknown }).data).toBe('sk_XXXXXXXXXXX…');
+    expect((read.body as { data: unknown }).data).toBe('key …XXXXXXXXXXXXef');
     // A `token` has no default mask: masked, it shows no data.
     const plain = await api
       .post('/tokens')

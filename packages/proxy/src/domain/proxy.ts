@@ -1,7 +1,12 @@
 import type { DataOf, Decider, EventOf } from '@tokenvault/cqrs';
 import { alreadyExists, invalidCommand, notFoundError } from '@tokenvault/platform';
 import { assertMayBindReactor, type BoundReactor } from '@tokenvault/reactors';
-import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
+import {
+  assertActingApplication,
+  assertMayChangeBound,
+  type ActingApplication,
+  type CallerGrants,
+} from '@tokenvault/tenancy';
 import type { ProxyTransform } from '../queries/configured-proxy.queries.ts';
 import type { ProxiesEvent } from './proxy.events.ts';
 
@@ -53,7 +58,15 @@ interface Decision {
 
 export type ProxyCommand =
   | ({ type: 'CreateProxy'; keyCiphertext: string; keyHash: string } & Decision & Target)
-  | ({ type: 'UpdateProxy' } & Decision & Target)
+  | ({
+      type: 'UpdateProxy';
+      /**
+       * What the proxy runs now: its application and its reactors (each with the application it
+       * runs as), as tenancy knows them. A change of the proxy needs what they hold too.
+       */
+      bound: { application?: ActingApplication; reactors: readonly BoundReactor[] };
+    } & Decision &
+      Target)
   | ({ type: 'DeleteProxy' } & Target);
 
 export const proxyMissing = () => notFoundError('No proxy with this id.');
@@ -167,6 +180,11 @@ export const proxyDecider: Decider<ProxyState, ProxyCommand, ProxyEvent> = {
       case 'UpdateProxy': {
         if (state.status !== 'active') throw proxyMissing();
         const application = checkDecision(command);
+        // What it runs now, too: unbinding (`null`, or a PUT without it) binds nothing, yet
+        // changes what runs as a greater application.
+        for (const reactor of command.bound.reactors)
+          assertMayBindReactor(command.caller, reactor, 'path.id');
+        assertMayChangeBound('proxy', command.caller, command.bound.application);
         const s = command.settings;
         return [
           {

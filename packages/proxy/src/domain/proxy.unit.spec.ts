@@ -63,6 +63,7 @@ const update: ProxyCommand = {
   settings: { ...settings, name: 'Renamed', require_auth: false, request_reactor_id: undefined },
   configurationCiphertext: 'sealed:again',
   reactorsFound: [],
+  bound: { reactors: [] },
   caller,
   ...target,
 };
@@ -215,6 +216,27 @@ describe('proxy decider', () => {
         .given([created])
         .when({ ...keepsReactor, reactorsFound: [{ id: reactorId }], caller: lowKey })
         .thenThrows(domainErrorWith('not-allowed', { field: 'body.request_reactor_id' }));
+    });
+    it('refuses any change, an unbinding too, by a key that could not bind what the proxy runs now (not allowed, naming path.id)', () => {
+      // The update unbinds both (no reactor, no application); the proxy ran them before.
+      const unbinds = (bound: Extract<ProxyCommand, { type: 'UpdateProxy' }>['bound']): ProxyCommand => ({
+        ...update,
+        bound,
+      });
+      const greater = { id: applicationId, type: 'private' as const, permissions: ['token:read'], rules: [] };
+      spec
+        .given([created])
+        .when(unbinds({ application: greater, reactors: [] }))
+        .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
+      spec
+        .given([created])
+        .when(unbinds({ reactors: [reactorRunningAs(['token:read'])] }))
+        .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
+      // What it holds itself, it may unbind.
+      spec
+        .given([created])
+        .when(unbinds({ application: application.found, reactors: [reactorRunningAs(['token:use'])] }))
+        .then([updated]);
     });
   });
 

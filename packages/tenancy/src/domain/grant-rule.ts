@@ -360,6 +360,27 @@ export const actingGrantsNotHeldError = (subject: string, field: string, notHeld
     [field]: notHeld,
   });
 
+/**
+ * Changing code that runs as an application (a reactor, a proxy) at all, even to unbind it, needs
+ * what that application holds: the assertion of binding it, on what it runs as now (`bound`:
+ * undefined when none, or when the application is gone). Otherwise a lesser key rewrites what runs
+ * as a greater application, or unbinds it (not allowed, on `path.id`).
+ */
+export function assertMayChangeBound(
+  subject: string,
+  caller: CallerGrants,
+  bound: ApplicationGrants | undefined,
+): void {
+  if (!bound) return;
+  const notHeld = actingGrantsNotHeld(caller, bound);
+  if (notHeld.length > 0) {
+    throw notAllowed(
+      `This ${subject} runs as an application holding what this API key does not: only a key holding all of it may change the ${subject}, or unbind it.`,
+      { 'path.id': notHeld },
+    );
+  }
+}
+
 /** The application a `subject` runs as: public or private (invalid), holding nothing the caller does not (not allowed). */
 export function assertActingApplication(
   subject: string,

@@ -324,7 +324,7 @@ describe('application decider', () => {
       spec
         .given([created])
         .when({ ...createKey, expiresAt: sooner, caller: expiring })
-        .then([{ ...keyCreated, data: { ...keyCreated.data, expires_at: sooner } } as ApplicationEvent]);
+        .then([{ ...keyCreated, data: { ...keyCreated.data, expires_at: sooner } }]);
       // An application it creates gets its first key with the same bound.
       spec
         .given([])
@@ -333,14 +333,14 @@ describe('application decider', () => {
           {
             ...created,
             data: { ...created.data, key_expires_at: expiring.keyExpiresAt },
-          } as ApplicationEvent,
+          },
         ]);
       expect(
         (() => {
           const state = applicationDecider.evolve(applicationDecider.initialState(), {
             ...created,
             data: { ...created.data, key_expires_at: expiring.keyExpiresAt },
-          } as ApplicationEvent);
+          });
           return state.status === 'active' ? state.keys[0]?.expires_at : undefined;
         })(),
       ).toBe(expiring.keyExpiresAt);

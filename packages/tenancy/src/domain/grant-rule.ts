@@ -120,9 +120,7 @@ const everyPrivacy: AccessTarget['privacy'][] = classifications.flatMap((classif
 
 /** The privacy containers, and the privacies whose container each is. */
 const ownContainers = [...new Set(everyPrivacy.map(containerOfPrivacy))];
-const privaciesOf = new Map(
-  ownContainers.map((own) => [own, everyPrivacy.filter((privacy) => containerOfPrivacy(privacy) === own)]),
-);
+const privaciesOf = (own: string) => everyPrivacy.filter((privacy) => containerOfPrivacy(privacy) === own);
 
 /**
  * The containers that stand for every container path when two rule sets are compared: the
@@ -196,7 +194,7 @@ export function readDecisionExceeding(
         Number.isFinite(granting) && Number.isFinite(holding)
           ? everyPrivacy.slice(0, 1)
           : [
-              ...owns.flatMap((own) => privaciesOf.get(own)!),
+              ...owns.flatMap(privaciesOf),
               everyPrivacy.find((privacy) => !owns.includes(containerOfPrivacy(privacy)))!,
             ];
       for (const privacy of privacies) {

@@ -5,7 +5,8 @@
 // change what runs as it either. Yet `application: null` (or a PUT without an application, or a
 // proxy's reactor set to null) is no binding at all: a check of only what the write binds lets it
 // rewrite the reactor's configuration or the proxy's destination while unbinding the card reader
-// (the owner's integration breaks: integrity, denial of service).
+// (the owner's integration breaks: integrity, denial of service). Deleting them is the same denial
+// of service, as a lesser key revoking a greater application's keys is.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpDestination, type TestDestination } from '../support/destinations.ts';
 import { createReactor } from '../support/reactors.ts';
@@ -112,5 +113,19 @@ describe('attack: a lesser key unbinds the application a reactor or proxy runs a
     expect(replaced.status).toBe(403);
     expect(Object.keys(replaced.body.errors ?? {})).toEqual(['path.id']);
     expect(await current(`/proxies/${proxyId}`)).toEqual(before);
+  });
+
+  it('cannot delete them either, with reactor:delete and proxy:delete (403 on path.id, both still there)', async () => {
+    const deleter = await env.tenant.client.applications.create({
+      name: 'Deleter',
+      type: 'private',
+      permissions: ['reactor:read', 'reactor:delete', 'proxy:read', 'proxy:delete', 'token:use'],
+    });
+    for (const path of [`/proxies/${proxyId}`, `/reactors/${reactorId}`]) {
+      const answer = await env.tenant.client.request<Answer>('DELETE', path, { apiKey: deleter.key });
+      expect(answer.status, path).toBe(403);
+      expect(Object.keys(answer.body.errors ?? {})).toEqual(['path.id']);
+      expect((await env.tenant.client.request('GET', path)).status).toBe(200);
+    }
   });
 });

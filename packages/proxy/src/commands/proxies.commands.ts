@@ -239,8 +239,12 @@ export class ProxyCommands {
   }
 
   async delete(principal: Principal, proxyId: string, correlationId: string) {
+    const bound = await this.bound(principal.tenantId, await this.current(principal.tenantId, proxyId));
     const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
-    const outcome = await this.handle({ type: 'DeleteProxy', proxyId, ...acting }, metadata);
+    const outcome = await this.handle(
+      { type: 'DeleteProxy', proxyId, caller: callerGrants(principal), bound, ...acting },
+      metadata,
+    );
     return { position: outcome.position };
   }
 

@@ -67,7 +67,12 @@ export type ProxyCommand =
       bound: { application?: ActingApplication; reactors: readonly BoundReactor[] };
     } & Decision &
       Target)
-  | ({ type: 'DeleteProxy' } & Target);
+  | ({
+      type: 'DeleteProxy';
+      caller: CallerGrants;
+      /** What the proxy runs (its application, its reactors), as for an update. */
+      bound: { application?: ActingApplication; reactors: readonly BoundReactor[] };
+    } & Target);
 
 export const proxyMissing = () => notFoundError('No proxy with this id.');
 
@@ -98,6 +103,18 @@ function checkDecision(decision: Decision): { application_id?: string } {
   }
   assertActingApplication('proxy', decision.caller, application.found, 'body.application.id');
   return { application_id: application.id };
+}
+
+/**
+ * Changing or deleting a proxy needs what it runs now (its reactors, its application): the
+ * assertions of binding them, on `path.id`.
+ */
+function assertMayChangeWhatRuns(
+  caller: CallerGrants,
+  bound: { application?: ActingApplication; reactors: readonly BoundReactor[] },
+): void {
+  for (const reactor of bound.reactors) assertMayBindReactor(caller, reactor, 'path.id');
+  assertMayChangeBound('proxy', caller, bound.application);
 }
 
 /** The optional settings, written out only when set. */
@@ -208,6 +225,7 @@ export const proxyDecider: Decider<ProxyState, ProxyCommand, ProxyEvent> = {
       }
       case 'DeleteProxy':
         if (state.status !== 'active') throw proxyMissing();
+        assertMayChangeWhatRuns(command.caller, command.bound);
         return [
           {
             type: 'ProxyDeleted',

@@ -109,19 +109,21 @@ describe('proxy decider', () => {
     expect(state.proxy.application_id).toBeUndefined();
   });
 
-  it('deletes once', () => {
+  it('deletes once, for a key holding what the proxy runs (else not allowed, naming path.id)', () => {
+    const remove: ProxyCommand = {
+      type: 'DeleteProxy',
+      caller,
+      bound: { application: application.found, reactors: [] },
+      ...target,
+    };
+    spec.given([created]).when(remove).then([deleted]);
+    spec.given([created, deleted]).when(remove).thenThrows(domainErrorWith('not-found'));
+    spec.given([]).when(remove).thenThrows(domainErrorWith('not-found'));
+    const greater = { ...application.found, permissions: ['token:read'] };
     spec
       .given([created])
-      .when({ type: 'DeleteProxy', ...target })
-      .then([deleted]);
-    spec
-      .given([created, deleted])
-      .when({ type: 'DeleteProxy', ...target })
-      .thenThrows(domainErrorWith('not-found'));
-    spec
-      .given([])
-      .when({ type: 'DeleteProxy', ...target })
-      .thenThrows(domainErrorWith('not-found'));
+      .when({ ...remove, bound: { application: greater, reactors: [] } })
+      .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
   });
 
   it('refuses a reactor that is not one of the tenant’s (invalid, naming the field)', () => {

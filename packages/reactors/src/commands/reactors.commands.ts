@@ -261,8 +261,12 @@ export class ReactorCommands {
   }
 
   async delete(principal: Principal, reactorId: string, correlationId: string) {
+    const bound = await this.bound(principal.tenantId, await this.current(principal.tenantId, reactorId));
     const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
-    const outcome = await this.handle({ type: 'DeleteReactor', reactorId, ...acting }, metadata);
+    const outcome = await this.handle(
+      { type: 'DeleteReactor', reactorId, caller: callerGrants(principal), ...bound, ...acting },
+      metadata,
+    );
     return { position: outcome.position };
   }
 }

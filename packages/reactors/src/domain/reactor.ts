@@ -60,7 +60,12 @@ export type ReactorCommand =
       bound?: ActingApplication;
     } & Settings &
       Target)
-  | ({ type: 'DeleteReactor' } & Target);
+  | ({
+      type: 'DeleteReactor';
+      caller: CallerGrants;
+      /** The application the reactor runs as, as tenancy knows it (undefined: none, or gone). */
+      bound?: ActingApplication;
+    } & Target);
 
 export const reactorMissing = () => notFoundError('No reactor with this id.');
 
@@ -176,6 +181,7 @@ export const reactorDecider: Decider<ReactorState, ReactorCommand, ReactorEvent>
       }
       case 'DeleteReactor':
         if (state.status !== 'active') throw reactorMissing();
+        assertMayChangeBound('reactor', command.caller, command.bound);
         return [
           {
             type: 'ReactorDeleted',

@@ -215,8 +215,12 @@ describe('reactor decider', () => {
     });
   });
 
-  it('deletes an active reactor, naming its formula', () => {
-    const remove: ReactorCommand = { type: 'DeleteReactor', ...target };
+  it('deletes an active reactor, naming its formula; only for a key holding what it runs as (else not allowed, naming path.id)', () => {
+    const remove: ReactorCommand = { type: 'DeleteReactor', caller, bound: application.found, ...target };
+    spec
+      .given([created])
+      .when({ ...remove, bound: { ...application.found, permissions: ['token:create', 'token:delete'] } })
+      .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
     spec
       .given([created])
       .when(remove)

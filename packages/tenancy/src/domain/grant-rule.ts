@@ -359,10 +359,11 @@ export const actingGrantsNotHeldError = (subject: string, field: string, notHeld
   });
 
 /**
- * Changing code that runs as an application (a reactor, a proxy) at all, even to unbind it, needs
- * what that application holds: the assertion of binding it, on what it runs as now (`bound`:
- * undefined when none, or when the application is gone). Otherwise a lesser key rewrites what runs
- * as a greater application, or unbinds it (not allowed, on `path.id`).
+ * Changing code that runs as an application (a reactor, a proxy) at all, even to unbind or delete
+ * it, needs what that application holds: the assertion of binding it, on what it runs as now
+ * (`bound`: undefined when none, or when the application is gone). Otherwise a lesser key rewrites
+ * what runs as a greater application, unbinds it, or removes it (not allowed, on `path.id`; the
+ * rule of applications, whose keys a lesser key neither mints nor revokes).
  */
 export function assertMayChangeBound(
   subject: string,
@@ -373,7 +374,7 @@ export function assertMayChangeBound(
   const notHeld = actingGrantsNotHeld(caller, bound);
   if (notHeld.length > 0) {
     throw notAllowed(
-      `This ${subject} runs as an application holding what this API key does not: only a key holding all of it may change the ${subject}, or unbind it.`,
+      `This ${subject} runs as an application holding what this API key does not: only a key holding all of it may change, unbind or delete the ${subject}.`,
       { 'path.id': notHeld },
     );
   }

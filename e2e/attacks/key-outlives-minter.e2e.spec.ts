@@ -2,9 +2,11 @@
 // that expires in a few seconds, of an application that may manage applications (and so mint keys
 // for itself). Before it expires, the contractor mints keys that do not: one for its own
 // application, one of a new application it creates. An expiry that bounds only the key it is on
-// bounds nothing: after the first key expired, those keep working.
+// bounds nothing: after the first key expired, those keep working. A proxy without auth is a key
+// too (its proxy key alone calls it, as its application): made by the expiring key, it outlives it.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpDestination, type TestDestination } from '../support/destinations.ts';
 import { useStack } from '../support/stack.ts';
 
 interface Answer {
@@ -15,18 +17,20 @@ interface Answer {
 }
 
 describe('attack: an expiring key mints keys that outlive it', () => {
-  const env = useStack({ LOG_LEVEL: 'warn' });
+  const env = useStack({ LOG_LEVEL: 'warn', PROXY_ALLOWED_PRIVATE_ADDRESSES: '127.0.0.1' });
   const lifetimeMs = 5_000;
+  let destination: TestDestination;
   let applicationId: string;
   let expiring: Answer;
 
   beforeAll(async () => {
+    destination = await startHttpDestination('127.0.0.1');
     const owner = env.tenant.client;
     const application = await owner.request<Answer>('POST', '/applications', {
       body: {
         name: 'Contractor',
         type: 'private',
-        permissions: ['application:create', 'application:update', 'application:read'],
+        permissions: ['application:create', 'application:update', 'application:read', 'proxy:create'],
       },
     });
     expect(application.status).toBe(201);
@@ -37,9 +41,21 @@ describe('attack: an expiring key mints keys that outlive it', () => {
     expect(key.status, JSON.stringify(key.body)).toBe(201);
     expiring = key.body;
   });
+  afterAll(async () => destination?.close());
 
   const as = (apiKey: string) => env.tenant.client.withKey(apiKey);
   const statusOf = async (apiKey: string) => (await as(apiKey).request('GET', '/applications/key')).status;
+
+  it('makes no proxy callable with its proxy key alone (403 naming body.require_auth); one needing an API key it may', async () => {
+    const proxy = (require_auth: boolean) =>
+      as(expiring.key).request<Answer>('POST', '/proxies', {
+        body: { name: 'Contractor proxy', destination_url: `${destination.url}/page`, require_auth },
+      });
+    const withoutAuth = await proxy(false);
+    expect(withoutAuth.status, JSON.stringify(withoutAuth.body)).toBe(403);
+    expect(Object.keys(withoutAuth.body.errors ?? {})).toEqual(['body.require_auth']);
+    expect((await proxy(true)).status).toBe(201);
+  });
 
   it('mints no key that outlives it: a later expiry is refused (400 naming the field), none given takes its own, and every key it minted stops with it', async () => {
     const later = await as(expiring.key).request<Answer>('POST', `/applications/${applicationId}/keys`, {

@@ -162,6 +162,7 @@ export class ProxyCommands {
       ...(application ? { application } : {}),
       reactorsFound,
       caller: callerGrants(principal),
+      ...(principal.keyExpiresAt === undefined ? {} : { callerKeyExpiresAt: principal.keyExpiresAt }),
       ...acting,
     };
     const outcome = await this.handle(

@@ -1,5 +1,5 @@
 import type { DataOf, Decider, EventOf } from '@tokenvault/cqrs';
-import { alreadyExists, invalidCommand, notFoundError } from '@tokenvault/platform';
+import { alreadyExists, invalidCommand, notAllowed, notFoundError } from '@tokenvault/platform';
 import { assertMayBindReactor, type BoundReactor } from '@tokenvault/reactors';
 import {
   assertActingApplication,
@@ -54,6 +54,8 @@ interface Decision {
    */
   reactorsFound: readonly BoundReactor[];
   caller: CallerGrants;
+  /** When the caller's own API key expires (absent: never, or a member's session). */
+  callerKeyExpiresAt?: string;
 }
 
 export type ProxyCommand =
@@ -117,6 +119,20 @@ function assertMayChangeWhatRuns(
   assertMayChangeBound('proxy', caller, bound.application);
 }
 
+/**
+ * A proxy without auth is called with its proxy key alone, which never expires: made by a key
+ * that expires, it would be a key outliving the key that minted it (docs/applications.md, "A
+ * key's expiry bounds its holder"). So an expiring key neither creates one nor turns auth off.
+ */
+function assertNoKeyOutlivesCaller(decision: Decision, requiredAuthBefore: boolean): void {
+  const expiresAt = decision.callerKeyExpiresAt;
+  if (expiresAt === undefined || decision.settings.require_auth || !requiredAuthBefore) return;
+  throw notAllowed(
+    'A key that expires cannot make a proxy callable without an API key: its proxy key would outlive the key that made it.',
+    { 'body.require_auth': [`Must be true for a key that expires (this one at ${expiresAt})`] },
+  );
+}
+
 /** The optional settings, written out only when set. */
 const optionalSettings = (settings: ProxySettings) => ({
   ...(settings.request_reactor_id === undefined ? {} : { request_reactor_id: settings.request_reactor_id }),
@@ -171,6 +187,7 @@ export const proxyDecider: Decider<ProxyState, ProxyCommand, ProxyEvent> = {
       case 'CreateProxy': {
         if (state.status !== 'absent') throw alreadyExists('A proxy with this id exists.');
         const application = checkDecision(command);
+        assertNoKeyOutlivesCaller(command, true);
         const s = command.settings;
         return [
           {
@@ -199,9 +216,8 @@ export const proxyDecider: Decider<ProxyState, ProxyCommand, ProxyEvent> = {
         const application = checkDecision(command);
         // What it runs now, too: unbinding (`null`, or a PUT without it) binds nothing, yet
         // changes what runs as a greater application.
-        for (const reactor of command.bound.reactors)
-          assertMayBindReactor(command.caller, reactor, 'path.id');
-        assertMayChangeBound('proxy', command.caller, command.bound.application);
+        assertMayChangeWhatRuns(command.caller, command.bound);
+        assertNoKeyOutlivesCaller(command, state.proxy.require_auth);
         const s = command.settings;
         return [
           {

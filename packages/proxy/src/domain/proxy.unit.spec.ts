@@ -242,6 +242,30 @@ describe('proxy decider', () => {
     });
   });
 
+  it('an expiring key neither creates a proxy without auth nor turns auth off: its proxy key would outlive it (not allowed, naming body.require_auth)', () => {
+    const expiring = { callerKeyExpiresAt: '2026-03-01T00:00:05.000Z' };
+    const withoutAuth = { ...settings, require_auth: false };
+    spec
+      .given([])
+      .when({ ...create, settings: withoutAuth, ...expiring })
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.require_auth' }));
+    spec
+      .given([created])
+      .when({ ...update, settings: { ...update.settings, require_auth: false }, ...expiring })
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.require_auth' }));
+    // With auth, every call needs an API key of its own: the proxy key alone outlives nothing.
+    spec
+      .given([])
+      .when({ ...create, ...expiring })
+      .then([created]);
+    // A proxy already without auth (made by a key that does not expire) stays changeable.
+    const withoutAuthCreated = { ...created, data: { ...created.data, require_auth: false } } as ProxyEvent;
+    spec
+      .given([withoutAuthCreated])
+      .when({ ...update, ...expiring })
+      .then([updated]);
+  });
+
   it('puts only sealed secrets in its events', () => {
     const events = proxyDecider.decide(create, proxyDecider.initialState());
     const written = JSON.stringify(events);

@@ -59,6 +59,40 @@ const grants = (type: ApplicationGrants['type']): fc.Arbitrary<ApplicationGrants
     permissions: fc.subarray([...permissions], { maxLength: 1 }),
     rules: fc.array(rule, { maxLength: 5 }),
   });
+/**
+ * Requested grants near the caller's, which the rule-by-rule check accepts and which can still
+ * decide otherwise: some of its rules, in another order, at other priorities, each showing as
+ * much or less.
+ */
+const lowerOrEqual: Record<AccessTransform, AccessTransform[]> = {
+  reveal: ['reveal', 'mask', 'redact'],
+  mask: ['mask', 'redact'],
+  redact: ['redact'],
+};
+const derivedFrom = (caller: ApplicationGrants): fc.Arbitrary<ApplicationGrants> =>
+  fc.shuffledSubarray([...caller.rules]).chain((rules) =>
+    fc
+      .tuple(
+        fc.subarray([...caller.permissions]),
+        ...rules.map((kept) =>
+          fc.record(
+            {
+              container: fc.constant(kept.container),
+              permissions: fc.subarray([...kept.permissions], { minLength: 1 }),
+              transform: fc.constantFrom(...lowerOrEqual[kept.transform ?? 'reveal']),
+              priority: fc.integer({ min: 1, max: 3 }),
+            },
+            { requiredKeys: ['container', 'permissions', 'transform'] },
+          ),
+        ),
+      )
+      .map(([permissions, ...derived]) => ({ type: caller.type, permissions, rules: derived })),
+  );
+/** A caller and requested grants: unrelated ones, or ones near the caller's. */
+const callerAndRequested = grants('private').chain((caller) =>
+  fc.tuple(fc.constant(caller), fc.oneof(grants('private'), derivedFrom(caller))),
+);
+
 const token: fc.Arbitrary<AccessTarget> = fc.record({
   containers: fc.uniqueArray(fc.constantFrom(...tokenContainers), { minLength: 1, maxLength: 3 }),
   privacy: fc.record({
@@ -107,10 +141,9 @@ describe('grantsNotHeld compares decisions (property-based)', () => {
   it('whenever it accepts, the requested grants decide no more than the caller’s on every token', () => {
     fc.assert(
       fc.property(
-        grants('private'),
-        grants('private'),
+        callerAndRequested,
         fc.array(token, { minLength: 1, maxLength: 8 }),
-        (caller, requested, tokens) => {
+        ([caller, requested], tokens) => {
           if (Object.keys(grantsNotHeld(caller, requested)).length > 0) return;
           expect(firstExceeding(caller, requested, tokens)).toBeUndefined();
         },

@@ -145,11 +145,15 @@ export const createdApplicationSchema = applicationSchema.extend({ key: z.string
 
 /**
  * `POST /applications/{id}/keys`: the body may be left out (Basis Theory's SDK sends none); the
- * key stops working at `expires_at` when given.
+ * key stops working at `expires_at` when given. No key outlives the key that mints it.
  */
 export const createApplicationKeyBody = z
   .strictObject({
-    expires_at: timestamp.optional(),
+    expires_at: timestamp
+      .optional()
+      .describe(
+        'When the key stops working (ISO 8601 with an offset, later than now). No key outlives the key that mints it: when the calling key expires, a later expires_at is a 400 and a key asked without one gets the calling key’s expiry.',
+      ),
   })
   .optional();
 export type CreateApplicationKeyBody = z.output<typeof createApplicationKeyBody>;

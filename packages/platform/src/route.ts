@@ -33,6 +33,8 @@ export interface Principal {
   tenantSettings: Readonly<Record<string, string>>;
   /** The application's own rate limit (requests per minute), when it has one. */
   rateLimitPerMinute?: number;
+  /** When the calling API key expires (ISO 8601), when it does: no key it mints outlives it. */
+  keyExpiresAt?: string;
 }
 
 export interface HandlerContext<Params, Query, Body> {

@@ -21,6 +21,7 @@ export {
   actingGrantsNotHeld,
   actingGrantsNotHeldError,
   assertActingApplication,
+  assertMayChangeBound,
   grantsNotHeld,
   type ActingApplication,
   type ApplicationGrants,

@@ -102,7 +102,10 @@ export class ProxyCommands {
    * The reactors named that are active reactors of the tenant (from their own streams), each with
    * the application it runs as (tenancy's view of it: what the caller must hold to bind it).
    */
-  private async reactorsFound(tenantId: string, settings: ProxySettings): Promise<BoundReactor[]> {
+  private async reactorsFound(
+    tenantId: string,
+    settings: Pick<ProxySettings, 'request_reactor_id' | 'response_reactor_id'>,
+  ): Promise<BoundReactor[]> {
     const ids = [settings.request_reactor_id, settings.response_reactor_id].flatMap((id) => (id ? [id] : []));
     const active = (await Promise.all(ids.map((id) => activeReactor(this.deps.store, tenantId, id)))).flatMap(
       (reactor) => (reactor ? [reactor] : []),
@@ -113,6 +116,15 @@ export class ProxyCommands {
       const application = applications.find((found) => found.id === reactor.application_id);
       return { id: reactor.id, ...(application ? { application } : {}) };
     });
+  }
+
+  /** What the proxy runs now (its application, if not gone, and its reactors): an update needs what they hold. */
+  private async bound(tenantId: string, current: ProxyView) {
+    const [application, reactors] = await Promise.all([
+      this.application(tenantId, current.application_id),
+      this.reactorsFound(tenantId, current),
+    ]);
+    return { ...(application?.found ? { application: application.found } : {}), reactors };
   }
 
   private seal(tenantId: string, proxyId: string, configuration: ProxyConfiguration) {
@@ -131,13 +143,16 @@ export class ProxyCommands {
     applicationId: string | undefined,
     configurationCiphertext: string,
     correlationId: string,
-    create?: { keyCiphertext: string; keyHash: string },
+    write: { create: { keyCiphertext: string; keyHash: string } } | { current: ProxyView },
   ) {
     const tenantId = principal.tenantId;
     await this.checkDestination(settings.destination_url);
-    const [application, reactorsFound] = await Promise.all([
+    const create = 'create' in write ? write.create : undefined;
+    const current = 'current' in write ? write.current : undefined;
+    const [application, reactorsFound, bound] = await Promise.all([
       this.application(tenantId, applicationId),
       this.reactorsFound(tenantId, settings),
+      current && this.bound(tenantId, current),
     ]);
     const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
     const decision = {
@@ -147,10 +162,13 @@ export class ProxyCommands {
       ...(application ? { application } : {}),
       reactorsFound,
       caller: callerGrants(principal),
+      ...(principal.keyExpiresAt === undefined ? {} : { callerKeyExpiresAt: principal.keyExpiresAt }),
       ...acting,
     };
     const outcome = await this.handle(
-      create ? { type: 'CreateProxy', ...create, ...decision } : { type: 'UpdateProxy', ...decision },
+      create
+        ? { type: 'CreateProxy', ...create, ...decision }
+        : { type: 'UpdateProxy', bound: bound ?? { reactors: [] }, ...decision },
       metadata,
       create ? { newStream: true } : {},
     );
@@ -173,12 +191,12 @@ export class ProxyCommands {
       body.application?.id,
       configurationCiphertext,
       correlationId,
-      { keyCiphertext, keyHash: proxyKeyHash(key) },
+      { create: { keyCiphertext, keyHash: proxyKeyHash(key) } },
     );
   }
 
   async update(principal: Principal, proxyId: string, body: ProxyBody, correlationId: string) {
-    await this.current(principal.tenantId, proxyId);
+    const current = await this.current(principal.tenantId, proxyId);
     return this.decide(
       principal,
       proxyId,
@@ -186,6 +204,7 @@ export class ProxyCommands {
       body.application?.id,
       await this.seal(principal.tenantId, proxyId, body.configuration),
       correlationId,
+      { current },
     );
   }
 
@@ -216,12 +235,17 @@ export class ProxyCommands {
         ? await this.seal(principal.tenantId, proxyId, body.configuration)
         : current.configuration_ciphertext,
       correlationId,
+      { current },
     );
   }
 
   async delete(principal: Principal, proxyId: string, correlationId: string) {
+    const bound = await this.bound(principal.tenantId, await this.current(principal.tenantId, proxyId));
     const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
-    const outcome = await this.handle({ type: 'DeleteProxy', proxyId, ...acting }, metadata);
+    const outcome = await this.handle(
+      { type: 'DeleteProxy', proxyId, caller: callerGrants(principal), bound, ...acting },
+      metadata,
+    );
     return { position: outcome.position };
   }
 

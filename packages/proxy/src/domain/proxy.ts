@@ -1,7 +1,12 @@
 import type { DataOf, Decider, EventOf } from '@tokenvault/cqrs';
-import { alreadyExists, invalidCommand, notFoundError } from '@tokenvault/platform';
+import { alreadyExists, invalidCommand, notAllowed, notFoundError } from '@tokenvault/platform';
 import { assertMayBindReactor, type BoundReactor } from '@tokenvault/reactors';
-import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
+import {
+  assertActingApplication,
+  assertMayChangeBound,
+  type ActingApplication,
+  type CallerGrants,
+} from '@tokenvault/tenancy';
 import type { ProxyTransform } from '../queries/configured-proxy.queries.ts';
 import type { ProxiesEvent } from './proxy.events.ts';
 
@@ -49,12 +54,27 @@ interface Decision {
    */
   reactorsFound: readonly BoundReactor[];
   caller: CallerGrants;
+  /** When the caller's own API key expires (absent: never, or a member's session). */
+  callerKeyExpiresAt?: string;
 }
 
 export type ProxyCommand =
   | ({ type: 'CreateProxy'; keyCiphertext: string; keyHash: string } & Decision & Target)
-  | ({ type: 'UpdateProxy' } & Decision & Target)
-  | ({ type: 'DeleteProxy' } & Target);
+  | ({
+      type: 'UpdateProxy';
+      /**
+       * What the proxy runs now: its application and its reactors (each with the application it
+       * runs as), as tenancy knows them. A change of the proxy needs what they hold too.
+       */
+      bound: { application?: ActingApplication; reactors: readonly BoundReactor[] };
+    } & Decision &
+      Target)
+  | ({
+      type: 'DeleteProxy';
+      caller: CallerGrants;
+      /** What the proxy runs (its application, its reactors), as for an update. */
+      bound: { application?: ActingApplication; reactors: readonly BoundReactor[] };
+    } & Target);
 
 export const proxyMissing = () => notFoundError('No proxy with this id.');
 
@@ -85,6 +105,32 @@ function checkDecision(decision: Decision): { application_id?: string } {
   }
   assertActingApplication('proxy', decision.caller, application.found, 'body.application.id');
   return { application_id: application.id };
+}
+
+/**
+ * Changing or deleting a proxy needs what it runs now (its reactors, its application): the
+ * assertions of binding them, on `path.id`.
+ */
+function assertMayChangeWhatRuns(
+  caller: CallerGrants,
+  bound: { application?: ActingApplication; reactors: readonly BoundReactor[] },
+): void {
+  for (const reactor of bound.reactors) assertMayBindReactor(caller, reactor, 'path.id');
+  assertMayChangeBound('proxy', caller, bound.application);
+}
+
+/**
+ * A proxy without auth is called with its proxy key alone, which never expires: made by a key
+ * that expires, it would be a key outliving the key that minted it (docs/applications.md, "A
+ * key's expiry bounds its holder"). So an expiring key neither creates one nor turns auth off.
+ */
+function assertNoKeyOutlivesCaller(decision: Decision, requiredAuthBefore: boolean): void {
+  const expiresAt = decision.callerKeyExpiresAt;
+  if (expiresAt === undefined || decision.settings.require_auth || !requiredAuthBefore) return;
+  throw notAllowed(
+    'A key that expires cannot make a proxy callable without an API key: its proxy key would outlive the key that made it.',
+    { 'body.require_auth': [`Must be true for a key that expires (this one at ${expiresAt})`] },
+  );
 }
 
 /** The optional settings, written out only when set. */
@@ -141,6 +187,7 @@ export const proxyDecider: Decider<ProxyState, ProxyCommand, ProxyEvent> = {
       case 'CreateProxy': {
         if (state.status !== 'absent') throw alreadyExists('A proxy with this id exists.');
         const application = checkDecision(command);
+        assertNoKeyOutlivesCaller(command, true);
         const s = command.settings;
         return [
           {
@@ -167,6 +214,10 @@ export const proxyDecider: Decider<ProxyState, ProxyCommand, ProxyEvent> = {
       case 'UpdateProxy': {
         if (state.status !== 'active') throw proxyMissing();
         const application = checkDecision(command);
+        // What it runs now, too: unbinding (`null`, or a PUT without it) binds nothing, yet
+        // changes what runs as a greater application.
+        assertMayChangeWhatRuns(command.caller, command.bound);
+        assertNoKeyOutlivesCaller(command, state.proxy.require_auth);
         const s = command.settings;
         return [
           {
@@ -190,6 +241,7 @@ export const proxyDecider: Decider<ProxyState, ProxyCommand, ProxyEvent> = {
       }
       case 'DeleteProxy':
         if (state.status !== 'active') throw proxyMissing();
+        assertMayChangeWhatRuns(command.caller, command.bound);
         return [
           {
             type: 'ProxyDeleted',

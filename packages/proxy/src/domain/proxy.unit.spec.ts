@@ -63,6 +63,7 @@ const update: ProxyCommand = {
   settings: { ...settings, name: 'Renamed', require_auth: false, request_reactor_id: undefined },
   configurationCiphertext: 'sealed:again',
   reactorsFound: [],
+  bound: { reactors: [] },
   caller,
   ...target,
 };
@@ -108,19 +109,21 @@ describe('proxy decider', () => {
     expect(state.proxy.application_id).toBeUndefined();
   });
 
-  it('deletes once', () => {
+  it('deletes once, for a key holding what the proxy runs (else not allowed, naming path.id)', () => {
+    const remove: ProxyCommand = {
+      type: 'DeleteProxy',
+      caller,
+      bound: { application: application.found, reactors: [] },
+      ...target,
+    };
+    spec.given([created]).when(remove).then([deleted]);
+    spec.given([created, deleted]).when(remove).thenThrows(domainErrorWith('not-found'));
+    spec.given([]).when(remove).thenThrows(domainErrorWith('not-found'));
+    const greater = { ...application.found, permissions: ['token:read'] };
     spec
       .given([created])
-      .when({ type: 'DeleteProxy', ...target })
-      .then([deleted]);
-    spec
-      .given([created, deleted])
-      .when({ type: 'DeleteProxy', ...target })
-      .thenThrows(domainErrorWith('not-found'));
-    spec
-      .given([])
-      .when({ type: 'DeleteProxy', ...target })
-      .thenThrows(domainErrorWith('not-found'));
+      .when({ ...remove, bound: { application: greater, reactors: [] } })
+      .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
   });
 
   it('refuses a reactor that is not one of the tenant’s (invalid, naming the field)', () => {
@@ -216,6 +219,51 @@ describe('proxy decider', () => {
         .when({ ...keepsReactor, reactorsFound: [{ id: reactorId }], caller: lowKey })
         .thenThrows(domainErrorWith('not-allowed', { field: 'body.request_reactor_id' }));
     });
+    it('refuses any change, an unbinding too, by a key that could not bind what the proxy runs now (not allowed, naming path.id)', () => {
+      // The update unbinds both (no reactor, no application); the proxy ran them before.
+      const unbinds = (bound: Extract<ProxyCommand, { type: 'UpdateProxy' }>['bound']): ProxyCommand => ({
+        ...update,
+        bound,
+      });
+      const greater = { id: applicationId, type: 'private' as const, permissions: ['token:read'], rules: [] };
+      spec
+        .given([created])
+        .when(unbinds({ application: greater, reactors: [] }))
+        .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
+      spec
+        .given([created])
+        .when(unbinds({ reactors: [reactorRunningAs(['token:read'])] }))
+        .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
+      // What it holds itself, it may unbind.
+      spec
+        .given([created])
+        .when(unbinds({ application: application.found, reactors: [reactorRunningAs(['token:use'])] }))
+        .then([updated]);
+    });
+  });
+
+  it('an expiring key neither creates a proxy without auth nor turns auth off: its proxy key would outlive it (not allowed, naming body.require_auth)', () => {
+    const expiring = { callerKeyExpiresAt: '2026-03-01T00:00:05.000Z' };
+    const withoutAuth = { ...settings, require_auth: false };
+    spec
+      .given([])
+      .when({ ...create, settings: withoutAuth, ...expiring })
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.require_auth' }));
+    spec
+      .given([created])
+      .when({ ...update, settings: { ...update.settings, require_auth: false }, ...expiring })
+      .thenThrows(domainErrorWith('not-allowed', { field: 'body.require_auth' }));
+    // With auth, every call needs an API key of its own: the proxy key alone outlives nothing.
+    spec
+      .given([])
+      .when({ ...create, ...expiring })
+      .then([created]);
+    // A proxy already without auth (made by a key that does not expire) stays changeable.
+    const withoutAuthCreated = { ...created, data: { ...created.data, require_auth: false } } as ProxyEvent;
+    spec
+      .given([withoutAuthCreated])
+      .when({ ...update, ...expiring })
+      .then([updated]);
   });
 
   it('puts only sealed secrets in its events', () => {

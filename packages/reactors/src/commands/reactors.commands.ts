@@ -158,6 +158,13 @@ export class ReactorCommands {
     return state.reactor;
   }
 
+  /** The application the reactor runs as now, as tenancy knows it: an update needs what it holds too. */
+  private async bound(tenantId: string, current: ReactorView): Promise<{ bound?: ApplicationResponse }> {
+    if (current.application_id === undefined) return {};
+    const [found] = await this.deps.applications.getMany(tenantId, [current.application_id]);
+    return found ? { bound: found } : {};
+  }
+
   /** Name, configuration (checked against the formula as it is now) and application; never the formula. */
   async update(principal: Principal, reactorId: string, body: UpdateReactorBody, correlationId: string) {
     const tenantId = principal.tenantId;
@@ -165,7 +172,7 @@ export class ReactorCommands {
     const application = await this.application(tenantId, body.application);
     const configurationCiphertext = await this.seal(tenantId, reactorId, body.configuration);
     return this.write(principal, reactorId, current.formula_id, correlationId, {
-      command: { type: 'UpdateReactor' },
+      command: { type: 'UpdateReactor', ...(await this.bound(tenantId, current)) },
       name: body.name,
       configuration: body.configuration,
       configurationCiphertext,
@@ -200,7 +207,7 @@ export class ReactorCommands {
       if (kept?.found) application = kept;
     }
     return this.write(principal, reactorId, current.formula_id, correlationId, {
-      command: { type: 'UpdateReactor' },
+      command: { type: 'UpdateReactor', ...(await this.bound(tenantId, current)) },
       name: body.name ?? current.name,
       configuration,
       configurationCiphertext,
@@ -219,7 +226,8 @@ export class ReactorCommands {
     formulaId: string,
     correlationId: string,
     write: {
-      command: { type: 'CreateReactor'; formulaId: string } | { type: 'UpdateReactor' };
+      command:
+        { type: 'CreateReactor'; formulaId: string } | { type: 'UpdateReactor'; bound?: ApplicationResponse };
       name: string;
       configuration: ReactorConfiguration;
       configurationCiphertext: string;
@@ -253,8 +261,12 @@ export class ReactorCommands {
   }
 
   async delete(principal: Principal, reactorId: string, correlationId: string) {
+    const bound = await this.bound(principal.tenantId, await this.current(principal.tenantId, reactorId));
     const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
-    const outcome = await this.handle({ type: 'DeleteReactor', reactorId, ...acting }, metadata);
+    const outcome = await this.handle(
+      { type: 'DeleteReactor', reactorId, caller: callerGrants(principal), ...bound, ...acting },
+      metadata,
+    );
     return { position: outcome.position };
   }
 }

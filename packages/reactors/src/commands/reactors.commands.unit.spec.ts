@@ -248,8 +248,13 @@ describe('ReactorCommands against an in-memory event store', () => {
       await expect(
         reactors.patch(readerKey, reactorId, { configuration: { other: 'x' } }, correlationId),
       ).rejects.toSatisfy(problemWith(400));
+      // Unbinding is a change of what runs as the reader: a key holding less may not (issue 48, finding 8).
+      await expect(
+        reactors.patch(principal, reactorId, { application: null }, correlationId),
+      ).rejects.toSatisfy(problemWith(403, 'path.id'));
+      expect(await storedEvents(store, streams.reactor(tenantId, reactorId))).toHaveLength(1);
       const { reactor } = await reactors.patch(
-        principal,
+        readerKey,
         reactorId,
         { application: null, configuration: { api_key: 'sk2' } },
         correlationId,

@@ -1,5 +1,10 @@
 import { alreadyExists, notAllowed, notFoundError } from '@tokenvault/platform';
-import { assertActingApplication, type ActingApplication, type CallerGrants } from '@tokenvault/tenancy';
+import {
+  assertActingApplication,
+  assertMayChangeBound,
+  type ActingApplication,
+  type CallerGrants,
+} from '@tokenvault/tenancy';
 import type { Decider, EventOf } from '@tokenvault/cqrs';
 import { assertConfiguration } from './configuration.ts';
 import type { ReactorConfiguration, ReactorsEvent } from './reactors.events.ts';
@@ -49,8 +54,18 @@ interface Settings {
 
 export type ReactorCommand =
   | ({ type: 'CreateReactor'; formulaId: string } & Settings & Target)
-  | ({ type: 'UpdateReactor' } & Settings & Target)
-  | ({ type: 'DeleteReactor' } & Target);
+  | ({
+      type: 'UpdateReactor';
+      /** The application the reactor runs as now, as tenancy knows it (undefined: none, or gone). */
+      bound?: ActingApplication;
+    } & Settings &
+      Target)
+  | ({
+      type: 'DeleteReactor';
+      caller: CallerGrants;
+      /** The application the reactor runs as, as tenancy knows it (undefined: none, or gone). */
+      bound?: ActingApplication;
+    } & Target);
 
 export const reactorMissing = () => notFoundError('No reactor with this id.');
 
@@ -147,6 +162,8 @@ export const reactorDecider: Decider<ReactorState, ReactorCommand, ReactorEvent>
       case 'UpdateReactor': {
         if (state.status !== 'active') throw reactorMissing();
         const application = checkSettings(command);
+        // What it runs as now, too: `application: null` binds nothing, yet changes what runs as it.
+        assertMayChangeBound('reactor', command.caller, command.bound);
         return [
           {
             type: 'ReactorUpdated',
@@ -164,6 +181,7 @@ export const reactorDecider: Decider<ReactorState, ReactorCommand, ReactorEvent>
       }
       case 'DeleteReactor':
         if (state.status !== 'active') throw reactorMissing();
+        assertMayChangeBound('reactor', command.caller, command.bound);
         return [
           {
             type: 'ReactorDeleted',

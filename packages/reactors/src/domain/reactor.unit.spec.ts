@@ -181,6 +181,20 @@ describe('reactor decider', () => {
       .then([{ ...created }]);
   });
 
+  it('changes a reactor, even to unbind its application, only for a key holding what it runs as now (not allowed, naming path.id)', () => {
+    const greater = { ...application.found, permissions: ['token:create', 'token:read', 'token:delete'] };
+    // `application: null` (or a PUT without one): the update binds nothing, yet the reactor ran as more.
+    spec
+      .given([created])
+      .when({ ...update, bound: greater })
+      .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
+    // What the caller holds itself, it may unbind; an application gone since binds nothing.
+    spec
+      .given([created])
+      .when({ ...update, bound: application.found })
+      .then([updated]);
+  });
+
   it('updates name, configuration and application (left out: removed), keeping the formula', () => {
     spec.given([created]).when(update).then([updated]);
     spec.given([]).when(update).thenThrows(domainErrorWith('not-found'));
@@ -201,8 +215,12 @@ describe('reactor decider', () => {
     });
   });
 
-  it('deletes an active reactor, naming its formula', () => {
-    const remove: ReactorCommand = { type: 'DeleteReactor', ...target };
+  it('deletes an active reactor, naming its formula; only for a key holding what it runs as (else not allowed, naming path.id)', () => {
+    const remove: ReactorCommand = { type: 'DeleteReactor', caller, bound: application.found, ...target };
+    spec
+      .given([created])
+      .when({ ...remove, bound: { ...application.found, permissions: ['token:create', 'token:delete'] } })
+      .thenThrows(domainErrorWith('not-allowed', { field: 'path.id' }));
     spec
       .given([created])
       .when(remove)

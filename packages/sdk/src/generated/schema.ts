@@ -2519,7 +2519,10 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** Format: date-time */
+                    /**
+                     * Format: date-time
+                     * @description When the key stops working (ISO 8601 with an offset, later than now). No key outlives the key that mints it: when the calling key expires, a later expires_at is a 400 and a key asked without one gets the calling key’s expiry.
+                     */
                     expires_at?: string;
                 };
             };

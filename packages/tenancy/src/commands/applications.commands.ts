@@ -75,6 +75,7 @@ export class ApplicationCommands {
       rules,
       requestsPerMinute: quotaOf(rate_limit, serviceDefaultPerMinute),
       serviceDefaultPerMinute,
+      ...(principal.keyExpiresAt === undefined ? {} : { keyExpiresAt: principal.keyExpiresAt }),
     };
   }
 

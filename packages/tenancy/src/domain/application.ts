@@ -12,6 +12,7 @@ import {
   grantsNotHeldError,
   quotaNotHeld,
   quotaOf,
+  keyExpiryOf,
   type ApplicationCaller,
 } from './grant-rule.ts';
 
@@ -156,7 +157,14 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
         const d = event.data;
         return {
           status: 'active',
-          keys: [{ id: firstKeyIdOf(d.application_id), created_by: d.created_by, created_at: d.created_at }],
+          keys: [
+            {
+              id: firstKeyIdOf(d.application_id),
+              ...(d.key_expires_at === undefined ? {} : { expires_at: d.key_expires_at }),
+              created_by: d.created_by,
+              created_at: d.created_at,
+            },
+          ],
           application: {
             id: d.application_id,
             tenant_id: d.tenant_id,
@@ -220,6 +228,8 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
           ...requestedQuotaNotHeld(command),
         };
         if (Object.keys(notHeld).length > 0) throw grantsNotHeldError(notHeld);
+        // Its first key expires with the caller's: no key outlives the key that minted it.
+        const keyExpiresAt = keyExpiryOf(command.caller, undefined, 'body');
         return [
           {
             type: 'ApplicationCreated',
@@ -231,6 +241,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
               permissions: command.permissions,
               rules: command.rules,
               key_hash: command.keyHash,
+              ...(keyExpiresAt === undefined ? {} : { key_expires_at: keyExpiresAt }),
               ...(command.rateLimit ? { rate_limit: command.rateLimit } : {}),
               created_by: command.actorId,
               created_at: command.now,
@@ -298,6 +309,8 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
             'body.expires_at': ['Must be later than now (ISO 8601 with an offset)'],
           });
         }
+        // No key outlives the key that minted it: none asked for takes the caller's own expiry.
+        const expiresAt = keyExpiryOf(command.caller, command.expiresAt, 'body.expires_at');
         if (state.keys.length >= maxKeysPerApplication) {
           throw conflictError(
             `The application holds ${maxKeysPerApplication} keys, the most it may: delete one it no longer uses first.`,
@@ -311,7 +324,7 @@ export const applicationDecider: Decider<ApplicationState, ApplicationCommand, A
               tenant_id: command.tenantId,
               key_id: command.keyId,
               key_hash: command.keyHash,
-              ...(command.expiresAt === undefined ? {} : { expires_at: command.expiresAt }),
+              ...(expiresAt === undefined ? {} : { expires_at: expiresAt }),
               created_by: command.actorId,
               created_at: command.now,
             },

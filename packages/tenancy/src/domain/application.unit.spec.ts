@@ -303,6 +303,49 @@ describe('application decider', () => {
       expect(keysAfter([created, keyCreated, keyDeleted(applicationId)])).toEqual([keyId]);
     });
 
+    it('no key outlives the key that minted it: none asked for takes its expiry, a later one is invalid (naming body.expires_at)', () => {
+      const expiring = { ...operatorGrants, keyExpiresAt: '2026-03-01T00:00:05.000Z' };
+      const { expiresAt: _never, ...forever } = createKey;
+      const { expires_at: _none, ...foreverData } = (keyCreated as { data: Record<string, unknown> }).data;
+      spec
+        .given([created])
+        .when({ ...forever, caller: expiring })
+        .then([
+          {
+            type: 'ApplicationKeyCreated',
+            data: { ...foreverData, expires_at: expiring.keyExpiresAt },
+          } as ApplicationEvent,
+        ]);
+      spec
+        .given([created])
+        .when({ ...createKey, caller: expiring })
+        .thenThrows(domainErrorWith('invalid', { field: 'body.expires_at' }));
+      const sooner = '2026-03-01T00:00:04.000Z';
+      spec
+        .given([created])
+        .when({ ...createKey, expiresAt: sooner, caller: expiring })
+        .then([{ ...keyCreated, data: { ...keyCreated.data, expires_at: sooner } }]);
+      // An application it creates gets its first key with the same bound.
+      spec
+        .given([])
+        .when({ ...create, caller: expiring })
+        .then([
+          {
+            ...created,
+            data: { ...created.data, key_expires_at: expiring.keyExpiresAt },
+          },
+        ]);
+      expect(
+        (() => {
+          const state = applicationDecider.evolve(applicationDecider.initialState(), {
+            ...created,
+            data: { ...created.data, key_expires_at: expiring.keyExpiresAt },
+          });
+          return state.status === 'active' ? state.keys[0]?.expires_at : undefined;
+        })(),
+      ).toBe(expiring.keyExpiresAt);
+    });
+
     it('a key that is not the application’s, or was deleted, is not found; so is every key of a deleted application', () => {
       spec.given([created]).when(deleteKey(keyId)).thenThrows(domainErrorWith('not-found'));
       spec

@@ -101,6 +101,8 @@ export type TenancyEvent =
         rules: ContainerRuleData[];
         /** SHA-256 of the key: the key itself is never stored. */
         key_hash: string;
+        /** When the key expires: the creating key's own expiry, which it may not outlive; absent: never. */
+        key_expires_at?: string;
         /** Absent in events written before rate limits existed, and when the default applies. */
         rate_limit?: RateLimit;
         created_by: string;

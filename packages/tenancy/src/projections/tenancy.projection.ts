@@ -187,6 +187,7 @@ async function applyOne(event: RecordedOf<TenancyEvent>, tx: PoolClient): Promis
         tenant_id: d.tenant_id,
         application_id: d.application_id,
         key_id: firstKeyIdOf(d.application_id),
+        ...(d.key_expires_at === undefined ? {} : { expires_at: d.key_expires_at }),
         created_by: d.created_by,
         created_at: d.created_at,
       });

@@ -66,6 +66,7 @@ describe('the API-key authenticator, on the keys of an application', () => {
     const { key: second } = await readable(await commands.createKey(member, application.id, undefined, 'r2'));
     expect(await resolves(first)).toBe(application.id);
     expect(await resolves(second.key)).toBe(application.id);
+    expect((await authenticate(first)).keyExpiresAt).toBeUndefined();
     await readable(await commands.deleteKey(member, application.id, application.id, 'r3'));
     await expect(authenticate(first)).rejects.toSatisfy(problemWith(401));
     expect(await resolves(second.key)).toBe(application.id);
@@ -78,6 +79,8 @@ describe('the API-key authenticator, on the keys of an application', () => {
       await commands.createKey(member, application.id, { expires_at: expiresAt }, 'r5'),
     );
     expect(await resolves(key.key)).toBe(application.id);
+    // The principal says when its key expires (what bounds the keys it mints), a key without one says nothing.
+    expect((await authenticate(key.key)).keyExpiresAt).toBe(expiresAt);
     clock.advance(59_999);
     expect(await resolves(key.key)).toBe(application.id);
     clock.advance(1);

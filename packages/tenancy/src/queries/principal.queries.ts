@@ -94,7 +94,11 @@ async function lookUp(
   );
   const row = result.rows[0];
   if (!row) throw unauthorized();
-  return { principal: principalOf(row), keyExpiresAt: row.key_expires_at };
+  const keyExpiresAt = row.key_expires_at;
+  return {
+    principal: { ...principalOf(row), ...(keyExpiresAt ? { keyExpiresAt: keyExpiresAt.toISOString() } : {}) },
+    keyExpiresAt,
+  };
 }
 
 /**

@@ -1,14 +1,16 @@
 import type { ContainerRule } from '@tokenvault/platform';
 import {
   decidingRule,
-  containerOfPrivacy,
   impactLevels,
-  leastRevealing,
-  transformOf,
+  lowerImpactContainers,
+  readDecision,
+  useDecision,
+  type AccessTarget,
   type AccessTransform,
   type ImpactLevel,
-  type TokenPrivacy,
 } from '@tokenvault/contracts';
+
+export { lowerImpactContainers };
 
 /** The grants of a caller, as plain data so that deciders can check them without I/O. */
 export interface Grants {
@@ -38,10 +40,7 @@ export function allowedOnAny(grants: Grants, permission: string, containers: rea
 }
 
 /** What of a token a read decides on: its containers, and its privacy (for its restriction policy). */
-export interface ReadTarget {
-  containers: readonly string[];
-  privacy: Pick<TokenPrivacy, 'classification' | 'impact_level' | 'restriction_policy'>;
-}
+export type ReadTarget = AccessTarget;
 
 /**
  * The containers under which a key with rules only may read, for a list's SQL filter: each
@@ -64,16 +63,6 @@ export function readableContainers(grants: Grants, permission: string): string[]
 }
 
 /**
- * The containers of the token's classification at impact levels below its own
- * (`/pci/low/`, `/pci/moderate/` for a `pci`/`high` token): a rule there gives the token's
- * restriction policy (docs/applications.md, "Access rules").
- */
-export function lowerImpactContainers(privacy: ReadTarget['privacy']): string[] {
-  const below = impactLevels.slice(0, impactLevels.indexOf(privacy.impact_level));
-  return below.map((level) => `/${privacy.classification}/${level}/`);
-}
-
-/**
  * What a read of this token shows the caller (GET, lists, children, `svc`): a tenant-wide
  * permission reveals; otherwise the first rule by priority whose container covers one of the
  * token's containers and which holds the permission decides, by its transform (reveal when it has
@@ -86,13 +75,9 @@ export function readTransform(
   permission: string,
   token: ReadTarget,
 ): AccessTransform | undefined {
+  // readDecision (contracts) is the one statement of the rules' decision; the grant check compares by it.
   if (holdsTenantWide(grants, permission)) return 'reveal';
-  const deciding = decidingRule(grants.rules, permission, token.containers);
-  if (deciding) return transformOf(deciding);
-  const own = containerOfPrivacy(token.privacy);
-  if (!token.containers.some((container) => container.startsWith(own))) return undefined;
-  const lower = decidingRule(grants.rules, permission, lowerImpactContainers(token.privacy));
-  return lower ? token.privacy.restriction_policy : undefined;
+  return readDecision(grants.rules, permission, token);
 }
 
 /**
@@ -106,13 +91,7 @@ export function useTransform(
   containers: readonly string[],
 ): AccessTransform | undefined {
   if (holdsTenantWide(grants, permission)) return 'reveal';
-  const transforms: AccessTransform[] = [];
-  for (const container of containers) {
-    const deciding = decidingRule(grants.rules, permission, [container]);
-    if (!deciding) return undefined;
-    transforms.push(transformOf(deciding));
-  }
-  return transforms.length === 0 ? undefined : leastRevealing(transforms);
+  return useDecision(grants.rules, permission, containers);
 }
 
 /**

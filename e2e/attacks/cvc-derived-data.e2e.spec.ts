@@ -23,6 +23,7 @@ describe('attack: what was derived from a card’s CVC, after the CVC was remove
   const env = useStack({ CARD_CVC_TTL_SECONDS: '3' });
   const cvc = String(100 + Math.floor(Math.random() * 900));
   const cvcIndex = '{{ data.cvc }}';
+  const marker = `cvc-derived-${cvc}-${Date.now()}`;
   let targetId: string;
   let dedupedId: string;
   let searchKey: string;
@@ -44,6 +45,7 @@ describe('attack: what was derived from a card’s CVC, after the CVC was remove
         data: card(),
         search_indexes: [{ expression: cvcIndex, unique: true }],
         fingerprint_expression: cvcIndex,
+        metadata: { marker },
       },
     });
     expect(target.status).toBe(201);
@@ -56,6 +58,7 @@ describe('attack: what was derived from a card’s CVC, after the CVC was remove
         containers: ['/pci/high/deduped/'],
         fingerprint_expression: cvcIndex,
         deduplicate_token: true,
+        metadata: { marker },
       },
     });
     expect(deduped.status).toBe(201);
@@ -77,12 +80,18 @@ describe('attack: what was derived from a card’s CVC, after the CVC was remove
     });
     expect(found.body.data.map((token) => token.id)).toContain(targetId);
 
-    // Its time comes, for both cards.
+    // Its time comes, for both cards, and the read model has it (PROJECTIONS=async: it may trail
+    // the worker's append; the list reads the read model's ciphertext).
     await eventually(async () => {
       for (const id of [targetId, dedupedId]) {
         const read = await client.request<Token>('GET', `/tokens/${id}`);
         expect(read.body.data).not.toHaveProperty('cvc');
       }
+      const listed = await client.request<{ data: Token[] }>('GET', '/v2/tokens', {
+        query: { metadata: JSON.stringify({ marker }) },
+      });
+      expect(listed.body.data).toHaveLength(2);
+      for (const token of listed.body.data) expect(token.data).not.toHaveProperty('cvc');
     }, 20_000);
   });
 

@@ -68,7 +68,8 @@ describe('attack: a card intent’s CVC past its retention time', () => {
       body: { token_intent_id: intent.id },
     });
     expect(converted.status).toBe(201);
-    expect(converted.body.data).toHaveProperty('cvc', '852');
+    const read = await env.tenant.client.request<Token>('GET', `/tokens/${converted.body.id}`);
+    expect(read.body.data).toHaveProperty('cvc', '852');
     const events = await env.stack.service.runtime.ownerPool.query<{ data: { cvc_expires_at?: string } }>(
       `SELECT data FROM es_events WHERE stream_id = $1 AND event_type = 'TokenCreated'`,
       [tokenStream(env.tenant.tenantId, converted.body.id)],

@@ -313,8 +313,17 @@ export type TokenIntentEvent =
         fingerprint: string;
         card?: CardSummary;
         bank?: BankSummary;
-        /** At most 24 hours after created_at: then the intent expires and its key is destroyed. */
+        /**
+         * At most 24 hours after created_at, and no later than `cvc_expires_at`: then the intent
+         * expires and its key is destroyed.
+         */
         expires_at: string;
+        /**
+         * When the card's CVC the data holds must go (CARD_CVC_TTL_SECONDS after created_at): the
+         * intent expires then, and a token made of it removes the CVC then. Absent: it holds none
+         * (or the intent is from before intents kept to it).
+         */
+        cvc_expires_at?: string;
         created_by: string;
         created_at: string;
       }

@@ -53,7 +53,9 @@ describe('attack: a card intent’s CVC past its retention time', () => {
       body: { token_intent_id: intent.id },
     });
     if (converted.status === 201) {
-      expect(converted.body.data).not.toHaveProperty('cvc');
+      const read = await env.tenant.client.request<Token>('GET', `/tokens/${converted.body.id}`);
+      expect(read.body.data).toBeDefined();
+      expect(read.body.data).not.toHaveProperty('cvc');
     } else {
       expect(converted.status).toBe(404);
     }

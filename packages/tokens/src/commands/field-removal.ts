@@ -11,13 +11,16 @@ import type { TokenCommandsVault } from './token-command-kit.ts';
 // from the data it leaves, here, and its event carries them (DerivedFromData), so that they
 // change in the same commit as the data.
 
-/** An expression's value on the data left; `failed`: it throws there (it named what is gone). */
-function evaluated(expression: string, data: unknown): string | null | 'failed' {
+/** An expression's value on the data left (null: nothing); `failed`: it throws there. */
+function evaluated(
+  expression: string,
+  data: unknown,
+): { failed: true } | { failed: false; value: string | null } {
   try {
-    return evaluateDataExpression(expression, data);
+    return { failed: false, value: evaluateDataExpression(expression, data) };
   } catch (error) {
     if (!(error instanceof DataExpressionError)) throw error;
-    return 'failed';
+    return { failed: true };
   }
 }
 
@@ -38,16 +41,18 @@ export async function recomputeFromData(
   const indexes: SearchIndexSpec[] = [];
   const values: { value: string; unique: boolean }[] = [];
   for (const index of token.search_indexes ?? []) {
-    const value = evaluated(index.expression, data);
-    if (value === 'failed') continue;
+    const outcome = evaluated(index.expression, data);
+    if (outcome.failed) continue;
     indexes.push(index);
+    const { value } = outcome;
     if (value !== null)
       values.push({ value: await vault.searchIndex(token.tenant_id, value), unique: !!index.unique });
   }
   const expressed =
-    token.fingerprint_expression === undefined ? null : evaluated(token.fingerprint_expression, data);
-  const keepsExpression = expressed !== null && expressed !== 'failed';
-  const subject = keepsExpression ? expressed : fingerprintSubjectOf(token.type, data);
+    token.fingerprint_expression === undefined ? undefined : evaluated(token.fingerprint_expression, data);
+  const expressedValue = expressed && !expressed.failed ? expressed.value : null;
+  const keepsExpression = expressedValue !== null;
+  const subject = expressedValue ?? fingerprintSubjectOf(token.type, data);
   const distinct = (list: string[]) => [...new Set(list)];
   const searchValues = distinct(values.map((entry) => entry.value));
   const uniqueValues = distinct(values.filter((entry) => entry.unique).map((entry) => entry.value)).filter(

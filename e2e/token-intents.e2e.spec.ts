@@ -41,7 +41,7 @@ describe('token intents: created with a public key, read without data, made a to
     expiration_year: 2040,
     cvc: '321',
   });
-  const createIntent = async (data = card()) => {
+  const createIntent = async (data: Omit<ReturnType<typeof card>, 'cvc'> & { cvc?: string } = card()) => {
     const created = await browser.request<Intent>('POST', '/token-intents', { body: { type: 'card', data } });
     expect(created.status).toBe(201);
     return { intent: created.body, data };
@@ -61,7 +61,14 @@ describe('token intents: created with a public key, read without data, made a to
   it('creates and reads an intent without its data; a bad card is a 400 naming the field', async () => {
     const { intent, data } = await createIntent();
     expect(intent).toMatchObject({ type: 'card', card: { last4: data.number.slice(-4) } });
-    expect(Date.parse(intent.expires_at) - Date.parse(String(intent.created_at))).toBe(24 * 3600_000);
+    // It holds a CVC: it lives as long as the CVC may be kept (CARD_CVC_TTL_SECONDS, an hour by
+    // default); without one, 24 hours.
+    expect(Date.parse(intent.expires_at) - Date.parse(String(intent.created_at))).toBe(3600_000);
+    const { cvc: _cvc, ...withoutCvc } = card();
+    const plain = await createIntent(withoutCvc);
+    expect(Date.parse(plain.intent.expires_at) - Date.parse(String(plain.intent.created_at))).toBe(
+      24 * 3600_000,
+    );
     expect(JSON.stringify(intent)).not.toContain(data.number);
     const read = await tenant.client.request<Intent>('GET', `/token-intents/${intent.id}`);
     expect(read.status).toBe(200);

@@ -172,7 +172,7 @@ export const publicEvents: Record<string, PublicEventContract> = {
   TokenCvcRemoved: contract({
     topic: 'tokens',
     description:
-      'A card token’s CVC was removed from its data, CARD_CVC_TTL_SECONDS after it was given; the rest of the token is unchanged. Neither ciphertext nor key is published.',
+      'A card token’s CVC was removed from its data, CARD_CVC_TTL_SECONDS after it was given, and what the token derived from its data (search index values and claims, fingerprint, summaries) recomputed without it; metadata, containers and privacy are unchanged. Neither ciphertext, key nor anything derived from the data is published.',
     entity: 'token',
     entityId: (data) => `${data.tenant_id}/${data.token_id}`,
     schema: z.object({
@@ -206,7 +206,7 @@ export const publicEvents: Record<string, PublicEventContract> = {
   TokenIntentCreated: contract({
     topic: 'tokens',
     description:
-      'A token intent was created: data checked and held sealed until it becomes a token, is deleted or expires. Neither its data, its ciphertext, its summaries nor its fingerprint is published.',
+      'A token intent was created: data checked and held sealed until it becomes a token, is deleted or expires (24 hours, or CARD_CVC_TTL_SECONDS when it holds a card’s CVC). Neither its data, its ciphertext, its summaries, its fingerprint nor its CVC’s time is published.',
     entity: 'token_intent',
     entityId: (data) => `${data.tenant_id}/${data.intent_id}`,
     schema: z.object({

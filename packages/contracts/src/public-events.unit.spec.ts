@@ -55,6 +55,35 @@ describe('public events (the allow-list of what goes to Kafka)', () => {
     expect(JSON.stringify(message)).not.toMatch(/SECRET|4242/);
   });
 
+  it('publishes a CVC’s removal and a card intent without what was derived from the data, nor the CVC’s time', () => {
+    const removed = toPublicMessage(
+      recorded('TokenCvcRemoved', {
+        token_id: 'tok-1',
+        tenant_id: tenantId,
+        type: 'card',
+        data_ciphertext: 'SECRET-CIPHERTEXT',
+        removed_at: '2030-01-02T03:04:05.678Z',
+        derived: { fingerprint: 'SECRET-FINGERPRINT', search_index_values: ['SECRET-BLIND'] },
+      }),
+    );
+    expect(Object.keys(removed.value.data).sort()).toEqual(['removed_at', 'tenant_id', 'token_id', 'type']);
+    const intent = toPublicMessage(
+      recorded('TokenIntentCreated', {
+        intent_id: 'intent-1',
+        tenant_id: tenantId,
+        type: 'card',
+        data_ciphertext: 'SECRET-CIPHERTEXT',
+        fingerprint: 'SECRET-FINGERPRINT',
+        expires_at: '2030-01-02T04:04:05.678Z',
+        cvc_expires_at: '2030-01-02T04:04:05.678Z',
+        created_by: 'app-1',
+        created_at: '2030-01-02T03:04:05.678Z',
+      }),
+    );
+    expect(intent.value.data).not.toHaveProperty('cvc_expires_at');
+    expect(JSON.stringify([removed, intent])).not.toContain('SECRET');
+  });
+
   it('drops key hashes and e-mail addresses', () => {
     const application = toPublicMessage(
       recorded('ApplicationCreated', {

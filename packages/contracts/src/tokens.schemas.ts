@@ -352,7 +352,8 @@ export const tokenIntentLifetimeMs = 24 * 60 * 60_000;
 /**
  * `POST /token-intents`, as Basis Theory's `CreateTokenIntentRequest`: data of a token type,
  * checked as a token of that type would be (card and bank checks), held sealed until it is made a
- * token (`POST /tokens { token_intent_id }`), deleted, or expires 24 hours after its creation.
+ * token (`POST /tokens { token_intent_id }`), deleted, or expires 24 hours after its creation
+ * (`CARD_CVC_TTL_SECONDS` after it when the data holds a card's CVC).
  */
 export const createTokenIntentBody = z
   .strictObject({
@@ -374,7 +375,9 @@ export const tokenIntentSchema = z.object({
   fingerprint: z.string().describe('The fingerprint a token of this data would have (its type’s default)'),
   created_by: uuid,
   created_at: timestamp,
-  expires_at: timestamp.describe('When it expires and its data is shredded: 24 hours after its creation'),
+  expires_at: timestamp.describe(
+    'When it expires and its data is shredded: 24 hours after its creation, or as long as a card’s CVC may be kept when the data holds one (CARD_CVC_TTL_SECONDS, an hour by default)',
+  ),
   card: cardDetailsSchema.optional().describe('A card’s summary (card and card_number intents)'),
   bank: bankDetailsSchema.optional().describe('A bank account’s summary (bank intents)'),
 });

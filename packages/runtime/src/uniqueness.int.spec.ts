@@ -386,6 +386,60 @@ describe('uniqueness claims of the runtime', () => {
     });
   });
 
+  describe('a field’s removal (TokenCvcRemoved) moves the claims derived from it', () => {
+    const removal = (
+      tenantId: string,
+      tokenId: string,
+      derived: DataOf<TokenEvent, 'TokenCvcRemoved'>['derived'],
+    ) =>
+      append(tokenStream(tenantId, tokenId), 'TokenCvcRemoved', {
+        token_id: tokenId,
+        tenant_id: tenantId,
+        type: 'card',
+        data_ciphertext: `sealed-without-cvc-${tokenId}`,
+        removed_at: at,
+        ...(derived ? { derived } : {}),
+      } satisfies DataOf<TokenEvent, 'TokenCvcRemoved'>);
+
+    it('gives up the old fingerprint’s claim and the unique values it no longer gives, claims the new ones', async () => {
+      const tenant = randomUUID();
+      await createToken(tenant, 'card', { ...cardData, fingerprint: 'fp-of-cvc' });
+      await append(tokenStream(tenant, 'unique'), 'TokenCreated', {
+        token_id: 'unique',
+        tenant_id: tenant,
+        type: 'card',
+        containers: ['/pci/'],
+        fingerprint: 'fp-unique',
+        data_ciphertext: 'sealed-unique',
+        metadata: {},
+        created_by: actor,
+        created_at: at,
+        search_indexes: [{ expression: '{{ data.cvc }}', unique: true }],
+        search_index_values: ['h-cvc', 'h-last4'],
+        unique_index_values: ['h-cvc', 'h-last4'],
+      } satisfies DataOf<TokenEvent, 'TokenCreated'>);
+
+      // Before 'derived' (or nothing changed): no claim moves.
+      await removal(tenant, 'card', undefined);
+      expect(await store.claimHolder('token-data', `${tenant}:card:/general/,/pci/:fp-of-cvc`)).toBe(
+        `${tenant}/card`,
+      );
+      await removal(tenant, 'card', { fingerprint: 'fp-of-number', data_claim: 'released' });
+      expect(
+        await store.claimHolder('token-data', `${tenant}:card:/general/,/pci/:fp-of-cvc`),
+      ).toBeUndefined();
+      await removal(tenant, 'unique', {
+        fingerprint: 'fp-unique',
+        search_index_values: ['h-last4', 'h-new'],
+        unique_index_values: ['h-last4', 'h-new'],
+        index_claims: true,
+      });
+      expect(await store.claimHolder('token-search-index', `${tenant}:h-cvc`)).toBeUndefined();
+      expect(await store.claimHolder('token-search-index', `${tenant}:h-last4`)).toBe(`${tenant}/unique`);
+      expect(await store.claimHolder('token-search-index', `${tenant}:h-new`)).toBe(`${tenant}/unique`);
+    });
+  });
+
   describe('TenantDeleted', () => {
     it('frees every claim of the tenant and none of another tenant’s (nor the users’)', async () => {
       const [tenant, otherTenant] = [randomUUID(), randomUUID()];

@@ -16,7 +16,8 @@ import {
 } from '@tokenvault/vault';
 import { startCardCvcRemoval } from './card-cvc-removal.ts';
 import { TokenCommands } from './commands/tokens.commands.ts';
-import { tokenStream } from './domain/tokens.events.ts';
+import { tokenStream, type DerivedFromData } from './domain/tokens.events.ts';
+import { tokenClaims, tokenHolder } from './domain/tokens.uniqueness.ts';
 import { tokensMigrations } from './migrations.ts';
 import { tokenKeyStore } from './projections/token-keys.projection.ts';
 
@@ -54,7 +55,7 @@ beforeAll(async () => {
     ...tokensMigrations,
   ]);
   pool = createPool({ connectionString: database.url, max: 4 });
-  store = new PostgresEventStore(pool, { inlineProjections: [tokenKeyStore] });
+  store = new PostgresEventStore(pool, { inlineProjections: [tokenKeyStore], uniqueness: tokenClaims });
   vault = new Vault(pool, new LocalKeyring([['a', randomBytes(32).toString('base64')]]));
   await vault.createTenantKeys(tenantId);
   const queries = { findByFingerprint: async () => undefined, childIds: async () => [] };
@@ -99,6 +100,48 @@ describe('the CVC’s removal (enqueuer, delayed job, worker)', () => {
     await expect(fresh.decrypt(tenantId, id, created!.sealed)).rejects.toThrow(DecryptionError);
     const keyAfter = await pool.query('SELECT wrapped_key FROM token_keys WHERE token_id = $1', [id]);
     expect(keyAfter.rows[0]).not.toEqual(keyBefore.rows[0]);
+  });
+
+  it('what was derived from the CVC goes in the removal’s append: its blind index, its unique claim, its fingerprint', async () => {
+    const id = `card-${randomUUID()}`;
+    const byCvc = '{{ data.cvc }}';
+    await commands.create(
+      principal,
+      createTokenBody.parse({
+        id,
+        type: 'card',
+        data: card,
+        search_indexes: [{ expression: byCvc, unique: true }, '{{ data.number | last4 }}'],
+        fingerprint_expression: byCvc,
+      }),
+      'create',
+    );
+    const claimsOf = async () =>
+      (
+        await pool.query<{ scope: string }>('SELECT scope FROM es_unique_claims WHERE holder = $1', [
+          tokenHolder(tenantId, id),
+        ])
+      ).rows.map((row) => row.scope);
+    expect(await claimsOf()).toEqual(['token-search-index']);
+    await eventually(async () => {
+      expect((await eventsOf(id)).map((event) => event.type)).toEqual(['TokenCreated', 'TokenCvcRemoved']);
+    }, 15_000);
+    const [created, removed] = await eventsOf(id);
+    const cvcBlind = await vault.searchIndex(tenantId, card.cvc);
+    expect(created!.data).toMatchObject({
+      search_index_values: expect.arrayContaining([cvcBlind]),
+      fingerprint: await vault.fingerprint(tenantId, 'card', card.cvc),
+    });
+    const derived = (removed!.data as { derived: DerivedFromData }).derived;
+    expect(derived).toMatchObject({
+      fingerprint: await vault.fingerprint(tenantId, 'card', card.number),
+      search_index_values: [await vault.searchIndex(tenantId, '4242')],
+      data_claim: 'released',
+      index_claims: true,
+    });
+    expect(derived).not.toHaveProperty('fingerprint_expression');
+    expect(derived).not.toHaveProperty('unique_index_values');
+    expect(await claimsOf()).toEqual([]);
   });
 
   it('a CVC given again by an update gets its own time; a deleted token’s job finds nothing to do', async () => {

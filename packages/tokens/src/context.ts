@@ -47,7 +47,12 @@ export const tokensContext: ContextManifest<TokensContextDeps> = {
       ...usageReportRoutes(deps),
       ...tokenIntentRoutes({
         consistency: deps.consistency,
-        commands: new TokenIntentCommands({ store: deps.store, vault: deps.vault, clock: deps.clock }),
+        commands: new TokenIntentCommands({
+          store: deps.store,
+          vault: deps.vault,
+          clock: deps.clock,
+          cardCvcTtlSeconds: deps.tokenCommands.cardCvcTtlSeconds,
+        }),
       }),
     ];
   },

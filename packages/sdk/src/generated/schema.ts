@@ -7001,7 +7001,7 @@ export interface operations {
                         created_at: string;
                         /**
                          * Format: date-time
-                         * @description When it expires and its data is shredded: 24 hours after its creation
+                         * @description When it expires and its data is shredded: 24 hours after its creation, or as long as a card’s CVC may be kept when the data holds one (CARD_CVC_TTL_SECONDS, an hour by default)
                          */
                         expires_at: string;
                         /** @description A card’s summary (card and card_number intents) */
@@ -7140,7 +7140,7 @@ export interface operations {
                         created_at: string;
                         /**
                          * Format: date-time
-                         * @description When it expires and its data is shredded: 24 hours after its creation
+                         * @description When it expires and its data is shredded: 24 hours after its creation, or as long as a card’s CVC may be kept when the data holds one (CARD_CVC_TTL_SECONDS, an hour by default)
                          */
                         expires_at: string;
                         /** @description A card’s summary (card and card_number intents) */

@@ -15,7 +15,12 @@ import {
 } from '@tokenvault/contracts';
 import { revealsOnEvery } from '../domain/access.ts';
 import { expressionsNeedReveal, tokenDecider } from '../domain/token.ts';
-import { intentKeySubject, liveIntent, tokenIntentDecider } from '../domain/token-intent.ts';
+import {
+  intentDataForToken,
+  intentKeySubject,
+  liveIntent,
+  tokenIntentDecider,
+} from '../domain/token-intent.ts';
 import { tokenIntentStream, tokenStream } from '../domain/tokens.events.ts';
 import { tokenSearchIndexScope } from '../domain/tokens.uniqueness.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
@@ -76,17 +81,16 @@ export async function createTokenFromIntent(
       if (!revealsOnEvery(principal, containers)) throw expressionsNeedReveal();
     }
     const { deduplicate_token: _never, ...rest } = fields;
-    const body: CreateTokenBody = {
-      ...rest,
-      type: intent!.type,
-      data: (await deps.vault.decrypt(
-        tenantId,
-        intentKeySubject(intentId),
-        intent!.data_ciphertext,
-      )) as CreateTokenBody['data'],
-    };
+    // The CVC's time counts from the intent's creation, not from this conversion.
+    const held = intentDataForToken(
+      intent!,
+      await deps.vault.decrypt(tenantId, intentKeySubject(intentId), intent!.data_ciphertext),
+      deps.cardCvcTtlSeconds,
+      now,
+    );
+    const body: CreateTokenBody = { ...rest, type: intent!.type, data: held.data as CreateTokenBody['data'] };
     const plan = await newTokenPlan(deps, principal, body);
-    const { token, sealed } = await newTokenView(deps, principal, body, {
+    const { token: made, sealed } = await newTokenView(deps, principal, body, {
       // One draw of an alias: a taken one fails the conversion as a taken id does.
       id: newIdOf(body, 'body.id').draw(),
       containers: plan.containers,
@@ -94,6 +98,8 @@ export async function createTokenFromIntent(
       parentId: undefined,
       search: plan.search,
     });
+    const token =
+      held.cvcExpiresAt && made.cvc_expires_at ? { ...made, cvc_expires_at: held.cvcExpiresAt } : made;
     const metadata = metadataOf(principal, correlationId);
     const recorded = (events: { type: string; data: object }[]) =>
       events.map((event) => ({ type: event.type, data: event.data, metadata }));

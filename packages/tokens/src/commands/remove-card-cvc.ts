@@ -1,16 +1,18 @@
 import { defaultCommandAttempts } from '@tokenvault/cqrs';
-import type { EventStore, Position } from '@tokenvault/eventstore';
+import { UniqueClaimTaken, type EventStore, type Position } from '@tokenvault/eventstore';
 import type { Clock } from '@tokenvault/platform';
 import type { Vault } from '@tokenvault/vault';
 import { StaleDataBasis } from '../domain/token.ts';
 import { withoutCvc } from '../domain/token-details.ts';
+import { tokenSearchIndexScope } from '../domain/tokens.uniqueness.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
+import { recomputeFromData } from './field-removal.ts';
 import { liveToken } from './token-command-kit.ts';
 import { tokenCommandHandler } from './token-handler.ts';
 
 export interface CardCvcRemovalDeps {
   store: EventStore;
-  vault: Pick<Vault, 'decrypt' | 'sealToken' | 'forgetToken'>;
+  vault: Pick<Vault, 'decrypt' | 'sealToken' | 'forgetToken' | 'fingerprint' | 'searchIndex'>;
   clock: Clock;
   /**
    * Seal the data without its CVC under a new token key, which destroys the one that sealed the
@@ -36,9 +38,11 @@ export class CvcNotDueYet extends Error {
 
 /**
  * Removes a card's CVC once its time (`cvcExpiresAt`, as the event that gave it said) has come:
- * opens the data, seals it again without `cvc` and appends TokenCvcRemoved. Nothing else of the
- * token changes. Safe to run again: a job retried, a token deleted or updated since, each ends
- * in an outcome without an append.
+ * opens the data, seals it again without `cvc`, recomputes from it what the token derives from
+ * its data (search index values and claims, fingerprint, summaries: field-removal.ts) and appends
+ * TokenCvcRemoved with them, so that nothing computed from the CVC outlives it. Metadata,
+ * containers, privacy and mask do not change. Safe to run again: a job retried, a token deleted
+ * or updated since, each ends in an outcome without an append.
  */
 export async function removeCardCvc(
   deps: CardCvcRemovalDeps,
@@ -47,6 +51,8 @@ export async function removeCardCvc(
 ): Promise<{ outcome: CardCvcRemovalOutcome; position: Position | null }> {
   const { tenantId, tokenId } = job;
   const handle = tokenCommandHandler(deps.store);
+  // Set once another token holds a unique value the data left gives: claim only those held.
+  let onlyHeldClaims = false;
   for (let attempt = 1; ; attempt++) {
     const token = await liveToken(deps, tenantId, tokenId);
     if (!token) return { outcome: 'gone', position: null };
@@ -57,11 +63,17 @@ export async function removeCardCvc(
       throw new CvcNotDueYet();
     }
     const basis = token.data_ciphertext;
-    const data = await deps.vault.decrypt(tenantId, tokenId, basis);
+    const data = withoutCvc(await deps.vault.decrypt(tenantId, tokenId, basis));
+    const derived = await recomputeFromData(
+      deps.vault,
+      token,
+      data,
+      onlyHeldClaims ? (token.unique_index_values ?? []) : undefined,
+    );
     const sealed = await deps.vault.sealToken(
       tenantId,
       tokenId,
-      withoutCvc(data),
+      data,
       deps.freshKey ? { expiresAt: token.expires_at ?? null } : { reuseKeyOf: basis },
     );
     try {
@@ -72,6 +84,7 @@ export async function removeCardCvc(
           tokenId,
           basis,
           data_ciphertext: sealed.ciphertext,
+          derived,
           now: now.toISOString(),
         },
         { tenant_id: tenantId, actor_type: 'system', correlation_id: correlationId },
@@ -82,8 +95,15 @@ export async function removeCardCvc(
       if (sealed.newKey) deps.vault.forgetToken(tenantId, tokenId);
       return { outcome: 'removed', position: outcome.position };
     } catch (error) {
+      if (attempt >= defaultCommandAttempts) throw error;
+      // Another token holds a unique value the data left gives: the removal keeps only the
+      // claims the token had (it must go through), and that value is not claimed.
+      if (error instanceof UniqueClaimTaken && error.scope === tokenSearchIndexScope && !onlyHeldClaims) {
+        onlyHeldClaims = true;
+        continue;
+      }
       // An update changed the data meanwhile: remove the CVC from what it holds now.
-      if (!(error instanceof StaleDataBasis) || attempt >= defaultCommandAttempts) throw error;
+      if (!(error instanceof StaleDataBasis)) throw error;
     }
   }
 }

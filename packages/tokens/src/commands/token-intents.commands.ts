@@ -8,13 +8,10 @@ import {
 } from '@tokenvault/cqrs';
 import type { EventStore, Position } from '@tokenvault/eventstore';
 import { notFound, type Clock, type Principal } from '@tokenvault/platform';
-import {
-  tokenIntentLifetimeMs,
-  type CreateTokenIntentBody,
-  type TokenIntentResponse,
-} from '@tokenvault/contracts';
+import type { CreateTokenIntentBody, TokenIntentResponse } from '@tokenvault/contracts';
 import {
   intentKeySubject,
+  intentTimesOf,
   liveIntent,
   tokenIntentDecider,
   type TokenIntentCommand,
@@ -30,6 +27,8 @@ export interface TokenIntentCommandDeps {
   store: EventStore;
   vault: Pick<TokenCommandsVault, 'sealToken' | 'keepTokenKey' | 'fingerprint' | 'forgetToken'>;
   clock: Clock;
+  /** How long a card keeps its CVC (CARD_CVC_TTL_SECONDS): an intent holding one lives no longer. */
+  cardCvcTtlSeconds: number;
 }
 
 /** The token intent aggregate's command handler, bound to a store. */
@@ -82,8 +81,10 @@ export class TokenIntentCommands {
     const tenantId = principal.tenantId;
     const id = randomUUID();
     const createdAt = clock.now();
-    const expiresAt = new Date(createdAt.getTime() + tokenIntentLifetimeMs).toISOString();
-    const sealed = await vault.sealToken(tenantId, intentKeySubject(id), body.data, { expiresAt });
+    const times = intentTimesOf(body.type, body.data, createdAt, this.deps.cardCvcTtlSeconds);
+    const sealed = await vault.sealToken(tenantId, intentKeySubject(id), body.data, {
+      expiresAt: times.expires_at,
+    });
     const intent: TokenIntentView = {
       id,
       tenant_id: tenantId,
@@ -91,7 +92,7 @@ export class TokenIntentCommands {
       data_ciphertext: sealed.ciphertext,
       fingerprint: await vault.fingerprint(tenantId, body.type, fingerprintSubjectOf(body.type, body.data)),
       ...tokenSummariesOf(body.type, body.data),
-      expires_at: expiresAt,
+      ...times,
       created_by: principal.actorId,
       created_at: createdAt.toISOString(),
     };

@@ -37,6 +37,11 @@ export class TokenCommands {
     };
   }
 
+  /** How long a card keeps its CVC (CARD_CVC_TTL_SECONDS): token intents keep it no longer. */
+  get cardCvcTtlSeconds(): number {
+    return this.deps.cardCvcTtlSeconds;
+  }
+
   /** With a parent, the token and its association to the parent are one event. */
   create(
     principal: Principal,

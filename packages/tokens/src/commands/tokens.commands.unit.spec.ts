@@ -7,6 +7,7 @@ import { problemWith } from '@tokenvault/platform/testing';
 import { createTokenBody } from '@tokenvault/contracts';
 import type { NewTokenKey, SealedToken } from '@tokenvault/vault';
 import { tokenStream } from '../domain/tokens.events.ts';
+import { tokenClaims } from '../domain/tokens.uniqueness.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
 import type { TokenCommandsVault } from './token-command-kit.ts';
 import { TokenCommands } from './tokens.commands.ts';
@@ -277,6 +278,7 @@ function givenCards(ttlSeconds = 3600) {
   const appends: { events: readonly RecordedEvent[]; sideData: AppendSideData | undefined }[] = [];
   const store = new InMemoryEventStore({
     onAppend: (events, context) => appends.push({ events, sideData: context.sideData }),
+    uniqueness: tokenClaims,
   });
   const plaintexts = new Map<string, unknown>();
   let sealed = 0;
@@ -417,7 +419,7 @@ describe('card tokens: summaries, fingerprints and the CVC’s removal', () => {
     expect(appends).toHaveLength(before);
   });
 
-  it('removal: after its time the CVC goes, sealed under a new key carried by the append; nothing else changes', async () => {
+  it('removal: after its time the CVC goes, sealed under a new key carried by the append; nothing derived changes', async () => {
     const { appends, commands, updater, advance, dataOf, removal } = givenCards();
     await commands.create(updater, cardBody(), 'request-1');
     await expect(
@@ -432,17 +434,113 @@ describe('card tokens: summaries, fingerprints and the CVC’s removal', () => {
     expect(event!.type).toBe('TokenCvcRemoved');
     expect(Object.keys(event!.data as object).sort()).toEqual([
       'data_ciphertext',
+      'derived',
       'removed_at',
       'tenant_id',
       'token_id',
       'type',
     ]);
+    // Nothing was derived from the CVC: the fingerprint (of the number) and summary stay, no claim moves.
+    expect((event!.data as { derived: unknown }).derived).toEqual({
+      fingerprint: 'card:"4242424242424242"',
+      card: expect.objectContaining({ bin: '42424242', last4: '4242' }),
+    });
     expect(event!.metadata).toMatchObject({ actor_type: 'system', correlation_id: 'job-1' });
     expect(appends.at(-1)!.sideData).toBeDefined();
     // Retried: nothing more to do.
     expect(
       (await removeCardCvc(removal(), { tenantId, tokenId, cvcExpiresAt: inAnHour }, 'job-1')).outcome,
     ).toBe('no-cvc');
+  });
+
+  it('removal: indexes, unique claims, the fingerprint and its deduplication claim computed from the CVC go with it, in the same append', async () => {
+    const { appends, commands, updater, advance, removal } = givenCards();
+    const byCvc = '{{ data.cvc }}';
+    const otherNumber = '4000056655665556';
+    await commands.create(
+      updater,
+      createTokenBody.parse({
+        id: tokenId,
+        type: 'card',
+        data: card,
+        search_indexes: [{ expression: byCvc, unique: true }, '{{ data.number | last4 }}'],
+        fingerprint_expression: byCvc,
+        deduplicate_token: true,
+      }),
+      'request-1',
+    );
+    const uniqueProbe = (id: string) =>
+      commands.create(
+        updater,
+        createTokenBody.parse({
+          id,
+          type: 'card',
+          data: { ...card, number: otherNumber },
+          search_indexes: [{ expression: byCvc, unique: true }],
+        }),
+        `probe-${id}`,
+      );
+    const dedupeProbe = (id: string) =>
+      commands.create(
+        updater,
+        createTokenBody.parse({
+          id,
+          type: 'card',
+          data: { ...card, number: otherNumber },
+          fingerprint_expression: byCvc,
+          deduplicate_token: true,
+        }),
+        `dedupe-${id}`,
+      );
+    // While the CVC is there, its unique index refuses it.
+    await expect(uniqueProbe('probe-1')).rejects.toSatisfy(problemWith(409));
+    advance(3600_000);
+    const removed = await removeCardCvc(removal(), { tenantId, tokenId, cvcExpiresAt: inAnHour }, 'job-1');
+    expect(removed.outcome).toBe('removed');
+    const [event] = appends.at(-1)!.events;
+    expect(event!.type).toBe('TokenCvcRemoved');
+    // The CVC's index gives nothing (kept, indexing nothing), the fingerprint expression is gone
+    // and the number's fingerprint is back; the claims move in this append.
+    expect((event!.data as { derived: unknown }).derived).toEqual({
+      fingerprint: 'card:"4242424242424242"',
+      card: expect.objectContaining({ last4: '4242' }),
+      search_indexes: [{ expression: byCvc, unique: true }, { expression: '{{ data.number | last4 }}' }],
+      search_index_values: ['blind:4242'],
+      data_claim: 'released',
+      index_claims: true,
+    });
+    expect(JSON.stringify(event!.data)).not.toContain('123');
+    // The claims went: the CVC is no longer unique to the token, nor deduplicated to it.
+    expect((await uniqueProbe('probe-2')).token.id).toBe('probe-2');
+    expect((await dedupeProbe('dedupe-1')).token.id).toBe('dedupe-1');
+  });
+
+  it('removal: a unique value the data left gives that another token holds is not claimed, and the removal goes through', async () => {
+    const { appends, commands, updater, advance, removal } = givenCards();
+    // An index of the whole data gives another value once the CVC is gone: the card's without it.
+    const wholeData = { expression: '{{ data | json: "$" }}', unique: true };
+    const { cvc: _cvc, ...noCvc } = card;
+    await commands.create(
+      updater,
+      createTokenBody.parse({ id: tokenId, type: 'card', data: card, search_indexes: [wholeData] }),
+      'request-1',
+    );
+    // Another token of the same card, without a CVC, holds that value.
+    await commands.create(
+      updater,
+      createTokenBody.parse({ id: 'holder', type: 'card', data: noCvc, search_indexes: [wholeData] }),
+      'request-2',
+    );
+    advance(3600_000);
+    const removed = await removeCardCvc(removal(), { tenantId, tokenId, cvcExpiresAt: inAnHour }, 'job-1');
+    expect(removed.outcome).toBe('removed');
+    expect((appends.at(-1)!.events[0]!.data as { derived: unknown }).derived).toEqual({
+      fingerprint: 'card:"4242424242424242"',
+      card: expect.objectContaining({ last4: '4242' }),
+      search_indexes: [wholeData],
+      search_index_values: [`blind:${JSON.stringify(noCvc)}`],
+      index_claims: true,
+    });
   });
 
   it('removal: a token deleted meanwhile is gone; one given a new CVC meanwhile keeps it until its own time', async () => {

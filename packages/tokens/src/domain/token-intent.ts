@@ -1,5 +1,7 @@
 import { alreadyExists, conflictError, notFoundError } from '@tokenvault/platform';
 import type { DataOf, Decider } from '@tokenvault/cqrs';
+import { tokenIntentLifetimeMs, type TokenType } from '@tokenvault/contracts';
+import { holdsCvc, withoutCvc } from './token-details.ts';
 import type { TokenIntentEvent } from './tokens.events.ts';
 
 /** A token intent as its creation recorded it (its id as `id`); its data stays sealed. */
@@ -129,4 +131,43 @@ export const intentKeySubject = (intentId: string) => `token-intent/${intentId}`
 /** The intent whose key a `token_keys` row is, if it is one. */
 export function intentOfKeySubject(subject: string): string | undefined {
   return subject.startsWith('token-intent/') ? subject.slice('token-intent/'.length) : undefined;
+}
+
+/**
+ * When an intent created at `createdAt` expires: 24 hours later, or sooner when its data holds a
+ * card's CVC: a CVC is kept CARD_CVC_TTL_SECONDS after it was given, and an intent's data goes as
+ * a whole, so the intent goes with its CVC (`cvc_expires_at`, the same time).
+ */
+export function intentTimesOf(
+  type: TokenType,
+  data: unknown,
+  createdAt: Date,
+  cardCvcTtlSeconds: number,
+): { expires_at: string; cvc_expires_at?: string } {
+  const lifetimeEnds = createdAt.getTime() + tokenIntentLifetimeMs;
+  if (!holdsCvc(type, data)) return { expires_at: new Date(lifetimeEnds).toISOString() };
+  const cvcEnds = createdAt.getTime() + cardCvcTtlSeconds * 1000;
+  return {
+    expires_at: new Date(Math.min(lifetimeEnds, cvcEnds)).toISOString(),
+    cvc_expires_at: new Date(cvcEnds).toISOString(),
+  };
+}
+
+/**
+ * The intent's data as a conversion at `now` hands it to the token, and when the token's CVC goes:
+ * counted from when the intent got it (its creation), never from the conversion. An intent from
+ * before intents kept to the CVC's time (no `cvc_expires_at`, up to 24 hours) whose CVC is past
+ * that time hands its data without it.
+ */
+export function intentDataForToken(
+  intent: TokenIntentView,
+  data: unknown,
+  cardCvcTtlSeconds: number,
+  now: string,
+): { data: unknown; cvcExpiresAt?: string } {
+  if (!holdsCvc(intent.type, data)) return { data };
+  const cvcExpiresAt =
+    intent.cvc_expires_at ?? new Date(Date.parse(intent.created_at) + cardCvcTtlSeconds * 1000).toISOString();
+  if (Date.parse(cvcExpiresAt) <= Date.parse(now)) return { data: withoutCvc(data) };
+  return { data, cvcExpiresAt };
 }

@@ -3,7 +3,9 @@ import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { domainErrorWith } from '@tokenvault/platform/testing';
 import type { TokenIntentEvent } from './tokens.events.ts';
 import {
+  intentDataForToken,
   intentKeySubject,
+  intentTimesOf,
   intentOfKeySubject,
   tokenIntentDecider,
   type TokenIntentView,
@@ -102,6 +104,48 @@ describe('token intent decider', () => {
     spec.given([created, converted]).when(expire(after)).then([]);
     spec.given([created, expired]).when(expire(after)).then([]);
     spec.given([]).when(expire(after)).then([]);
+  });
+
+  describe('the CVC’s retention', () => {
+    const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2040, cvc: '123' };
+    const { cvc: _cvc, ...withoutCvc } = card;
+    const createdAt = new Date('2026-01-01T00:00:00.000Z');
+
+    it('an intent holding a CVC expires with it, CARD_CVC_TTL_SECONDS after its creation; one without lives 24 hours', () => {
+      expect(intentTimesOf('card', card, createdAt, 3600)).toEqual({
+        expires_at: '2026-01-01T01:00:00.000Z',
+        cvc_expires_at: '2026-01-01T01:00:00.000Z',
+      });
+      expect(intentTimesOf('card', withoutCvc, createdAt, 3600)).toEqual({
+        expires_at: '2026-01-02T00:00:00.000Z',
+      });
+      expect(intentTimesOf('token', { cvc: '123' }, createdAt, 3600)).toEqual({
+        expires_at: '2026-01-02T00:00:00.000Z',
+      });
+      // A retention longer than an intent's life: the intent still ends at 24 hours.
+      expect(intentTimesOf('card', card, createdAt, 48 * 3600).expires_at).toBe('2026-01-02T00:00:00.000Z');
+    });
+
+    it('a token made of it gets the CVC’s time counted from the intent’s creation', () => {
+      const holding = { ...intent, cvc_expires_at: '2026-01-01T01:00:00.000Z' };
+      expect(intentDataForToken(holding, card, 3600, '2026-01-01T00:30:00.000Z')).toEqual({
+        data: card,
+        cvcExpiresAt: '2026-01-01T01:00:00.000Z',
+      });
+      expect(intentDataForToken(holding, withoutCvc, 3600, '2026-01-01T00:30:00.000Z')).toEqual({
+        data: withoutCvc,
+      });
+    });
+
+    it('an intent from before (no CVC time) past the CVC’s time hands its data without it', () => {
+      expect(intentDataForToken(intent, card, 3600, '2026-01-01T01:00:00.000Z')).toEqual({
+        data: withoutCvc,
+      });
+      expect(intentDataForToken(intent, card, 3600, '2026-01-01T00:59:59.999Z')).toEqual({
+        data: card,
+        cvcExpiresAt: '2026-01-01T01:00:00.000Z',
+      });
+    });
   });
 
   it('names its key so that no token id can take it (a token id has no slash)', () => {

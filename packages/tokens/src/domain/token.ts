@@ -9,7 +9,13 @@ import {
   type TokenPrivacy,
 } from '@tokenvault/contracts';
 import { allowedOnAll, revealsOnEvery, type Grants } from './access.ts';
-import type { BankSummary, CardSummary, TokenEvent, TokenSearchFields } from './tokens.events.ts';
+import type {
+  BankSummary,
+  CardSummary,
+  DerivedFromData,
+  TokenEvent,
+  TokenSearchFields,
+} from './tokens.events.ts';
 import { mergePatch } from './merge-patch.ts';
 
 /**
@@ -102,10 +108,15 @@ export type TokenCommand =
       /** The ciphertext the CVC was removed from: it must still be the token's. */
       basis: string;
       data_ciphertext: string;
+      /** What the token derives, recomputed by the command side from the data without the CVC. */
+      derived: RecomputedFromData;
       now: string;
     }
   | ({ type: 'AssociateParent'; tokenId: string; parentId: string } & Acting)
   | ({ type: 'DissociateParent'; tokenId: string; parentId: string } & Acting);
+
+/** What the command side recomputes from the data a removal leaves; the decider adds the claims. */
+export type RecomputedFromData = Omit<DerivedFromData, 'data_claim' | 'index_claims'>;
 
 const missing = () => notFoundError('No token with this id.');
 
@@ -148,8 +159,21 @@ export const tokenDecider: Decider<TokenState, TokenCommand, TokenEvent> = {
       }
       case 'TokenCvcRemoved': {
         if (state.status !== 'live') return state;
-        const { cvc_expires_at: _removed, ...token } = state.token;
-        return { ...state, token: { ...token, data_ciphertext: event.data.data_ciphertext } };
+        const { cvc_expires_at: _removed, ...kept } = state.token;
+        const { derived } = event.data;
+        if (!derived) return { ...state, token: { ...kept, data_ciphertext: event.data.data_ciphertext } };
+        // What the data derives is the event's in full: what it leaves out, the token no longer has.
+        const {
+          card: _card,
+          bank: _bank,
+          search_indexes: _indexes,
+          search_index_values: _values,
+          unique_index_values: _unique,
+          fingerprint_expression: _expression,
+          ...token
+        } = kept;
+        const { data_claim: _released, index_claims: _claims, ...recomputed } = derived;
+        return { ...state, token: { ...token, ...recomputed, data_ciphertext: event.data.data_ciphertext } };
       }
       case 'TokenAssociated':
         if (state.status !== 'live') return state;
@@ -496,7 +520,29 @@ function decideCvcRemoval(
         type: token.type,
         data_ciphertext: command.data_ciphertext,
         removed_at: command.now,
+        derived: derivedAfterRemoval(token, command.derived),
       },
     },
   ];
+}
+
+/**
+ * What a field's removal records of the data's derived values: the recomputed ones in full, and
+ * the claims they move. A changed fingerprint gives up the claim on the old data (never claims
+ * the new one: a removal must not fail on another token's claim, nor answer for it); changed
+ * unique index values give up the old claims and claim the new ones (the command side keeps
+ * among them only those the token held when another token holds one).
+ */
+export function derivedAfterRemoval(token: TokenView, recomputed: RecomputedFromData): DerivedFromData {
+  const fields = searchFieldsOf(recomputed);
+  const uniqueBefore = [...(token.unique_index_values ?? [])].sort();
+  const uniqueAfter = [...(fields.unique_index_values ?? [])].sort();
+  return {
+    fingerprint: recomputed.fingerprint,
+    ...(recomputed.card ? { card: recomputed.card } : {}),
+    ...(recomputed.bank ? { bank: recomputed.bank } : {}),
+    ...fields,
+    ...(recomputed.fingerprint === token.fingerprint ? {} : { data_claim: 'released' as const }),
+    ...(sameMembers(uniqueBefore, uniqueAfter) ? {} : { index_claims: true as const }),
+  };
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
 import { mergePatch } from './merge-patch.ts';
-import type { TokenEvent, TokenUpdate } from './tokens.events.ts';
-import { tokenDecider, type TokenPatch, type TokenView } from './token.ts';
+import type { DerivedFromData, TokenEvent, TokenUpdate } from './tokens.events.ts';
+import { tokenDecider, type RecomputedFromData, type TokenPatch, type TokenView } from './token.ts';
 import { domainErrorWith } from '@tokenvault/platform/testing';
 
 const tenantId = '0b7a5c3e-1111-4a4a-9b9b-222222222222';
@@ -554,15 +554,18 @@ describe('privacy, summaries and the CVC’s time', () => {
     card: cardSummary,
     cvc_expires_at: '2026-01-01T01:00:00.000Z',
   };
-  const removeCvc = (now: string, basis = 'v1.sealed') => ({
+  // Nothing derived from the CVC: the recomputed values are the token's own.
+  const unchanged: RecomputedFromData = { fingerprint: 'fp', card: cardSummary };
+  const removeCvc = (now: string, basis = 'v1.sealed', derived: RecomputedFromData = unchanged) => ({
     type: 'RemoveCvc' as const,
     tenantId,
     tokenId: 'tok-1',
     basis,
     data_ciphertext: 'v1.without-cvc',
+    derived,
     now,
   });
-  const cvcRemoved = (now: string): TokenEvent => ({
+  const cvcRemoved = (now: string, derived: DerivedFromData | null = unchanged): TokenEvent => ({
     type: 'TokenCvcRemoved',
     data: {
       token_id: 'tok-1',
@@ -570,6 +573,7 @@ describe('privacy, summaries and the CVC’s time', () => {
       type: 'card',
       data_ciphertext: 'v1.without-cvc',
       removed_at: now,
+      ...(derived ? { derived } : {}),
     },
   });
 
@@ -611,6 +615,87 @@ describe('privacy, summaries and the CVC’s time', () => {
     const later = '2026-01-01T02:00:00.000Z';
     spec.given([event!]).when(removeCvc(later, 'v1.older')).thenThrows(domainErrorWith('conflict'));
     spec.given([event!, deleted]).when(removeCvc(later)).thenThrows(domainErrorWith('not-found'));
+  });
+
+  describe('what was derived from the CVC goes with it', () => {
+    const cvcIndex = { expression: '{{ data.cvc }}', unique: true as const };
+    const indexedByCvc: TokenView = {
+      ...withCvc,
+      fingerprint: 'fp-of-cvc',
+      fingerprint_expression: '{{ data.cvc }}',
+      search_indexes: [cvcIndex, { expression: '{{ data.number | last4 }}' }],
+      search_index_values: ['hmac-of-cvc', 'hmac-of-last4'],
+      unique_index_values: ['hmac-of-cvc'],
+    };
+    const later = '2026-01-01T02:00:00.000Z';
+    const givenIndexed = () =>
+      tokenDecider.decide({ type: 'CreateToken', token: indexedByCvc }, tokenDecider.initialState());
+    // As the command side recomputes it without the CVC: the CVC index gives nothing, the
+    // fingerprint expression is gone and the number's fingerprint takes its place.
+    const recomputed: RecomputedFromData = {
+      fingerprint: 'fp-of-number',
+      card: cardSummary,
+      search_indexes: indexedByCvc.search_indexes!,
+      search_index_values: ['hmac-of-last4'],
+    };
+
+    it('records the recomputed values, gives up the old fingerprint’s claim and the CVC’s unique claim', () => {
+      spec
+        .given(givenIndexed())
+        .when(removeCvc(later, 'v1.sealed', recomputed))
+        .then([cvcRemoved(later, { ...recomputed, data_claim: 'released', index_claims: true })]);
+    });
+
+    it('claims nothing and releases nothing when the recomputed values are the token’s', () => {
+      const same: RecomputedFromData = {
+        fingerprint: 'fp-of-cvc',
+        card: cardSummary,
+        fingerprint_expression: '{{ data.cvc }}',
+        search_indexes: indexedByCvc.search_indexes!,
+        search_index_values: ['hmac-of-cvc', 'hmac-of-last4'],
+        unique_index_values: ['hmac-of-cvc'],
+      };
+      spec
+        .given(givenIndexed())
+        .when(removeCvc(later, 'v1.sealed', same))
+        .then([cvcRemoved(later, same)]);
+    });
+
+    it('folds them into the state: what the event leaves out, the token no longer has', () => {
+      const state = [
+        ...givenIndexed(),
+        cvcRemoved(later, { ...recomputed, data_claim: 'released', index_claims: true }),
+      ].reduce((folded, next) => tokenDecider.evolve(folded, next), tokenDecider.initialState());
+      const {
+        cvc_expires_at: _gone,
+        fingerprint_expression: _expression,
+        unique_index_values: _unique,
+        ...rest
+      } = indexedByCvc;
+      expect(state).toEqual({
+        status: 'live',
+        parents: [],
+        token: {
+          ...rest,
+          fingerprint: 'fp-of-number',
+          search_index_values: ['hmac-of-last4'],
+          data_ciphertext: 'v1.without-cvc',
+        },
+      });
+    });
+
+    it('an event from before `derived` changes the ciphertext only', () => {
+      const state = [...givenIndexed(), cvcRemoved(later, null)].reduce(
+        (folded, next) => tokenDecider.evolve(folded, next),
+        tokenDecider.initialState(),
+      );
+      const { cvc_expires_at: _gone, ...rest } = indexedByCvc;
+      expect(state).toEqual({
+        status: 'live',
+        parents: [],
+        token: { ...rest, data_ciphertext: 'v1.without-cvc' },
+      });
+    });
   });
 
   it('folds the removal into the state: the new ciphertext, no CVC time, the rest unchanged', () => {

@@ -148,7 +148,8 @@ export type TokenEvent =
   /**
    * A card's CVC removed from its data, CARD_CVC_TTL_SECONDS after it was given: the data without
    * it sealed under a new token key (the old key, which sealed every earlier ciphertext, is
-   * destroyed with this append); nothing else of the token changes.
+   * destroyed with this append), and what the token derives from its data recomputed from the
+   * data without it (`derived`); metadata, containers, privacy and mask do not change.
    */
   | DomainEvent<
       'TokenCvcRemoved',
@@ -158,6 +159,8 @@ export type TokenEvent =
         type: TokenType;
         data_ciphertext: string;
         removed_at: string;
+        /** Absent in events from before it: then nothing derived changed (search fields stayed). */
+        derived?: DerivedFromData;
       }
     >
   | DomainEvent<
@@ -192,6 +195,23 @@ export interface TokenSearchFields {
   /** The distinct blind values of the unique search indexes: the token claims each. */
   unique_index_values?: string[];
   fingerprint_expression?: string;
+}
+
+/**
+ * Everything a token derives from its data, as a field's removal (TokenCvcRemoved) recomputes it
+ * from the data left (docs/token-types.md, "Data derived from a removed field"), held in full: an
+ * absent field is none. A search index whose expression now fails is gone from `search_indexes`;
+ * one that gives nothing indexes nothing; a fingerprint expression that fails or gives nothing is
+ * gone, and the fingerprint is the type's own again.
+ */
+export interface DerivedFromData extends TokenSearchFields {
+  fingerprint: string;
+  card?: CardSummary;
+  bank?: BankSummary;
+  /** The fingerprint changed: the token gives up its claim on its old data (domain/tokens.uniqueness.ts). */
+  data_claim?: 'released';
+  /** The unique index values changed: the token gives up its claims on the old ones and claims these. */
+  index_claims?: true;
 }
 
 /** A card's summary as events record it: no more of the number than its BIN and last four digits. */
@@ -293,8 +313,17 @@ export type TokenIntentEvent =
         fingerprint: string;
         card?: CardSummary;
         bank?: BankSummary;
-        /** At most 24 hours after created_at: then the intent expires and its key is destroyed. */
+        /**
+         * At most 24 hours after created_at, and no later than `cvc_expires_at`: then the intent
+         * expires and its key is destroyed.
+         */
         expires_at: string;
+        /**
+         * When the card's CVC the data holds must go (CARD_CVC_TTL_SECONDS after created_at): the
+         * intent expires then, and a token made of it removes the CVC then. Absent: it holds none
+         * (or the intent is from before intents kept to it).
+         */
+        cvc_expires_at?: string;
         created_by: string;
         created_at: string;
       }

@@ -33,7 +33,8 @@ export const tokenIdOfHolder = (holder: string) => holder.slice(holder.indexOf('
 /**
  * What each token event claims and gives up: a token created or updated while its tenant
  * deduplicates claims its data, so a concurrent create of equal data is refused by its own append
- * (and answers with this token); an update or a delete gives the old claim up.
+ * (and answers with this token); an update or a delete gives the old claim up, and so does a
+ * field's removal whose recomputed fingerprint or unique index values differ.
  */
 export function tokenClaims(event: { type: string; data: unknown }): ClaimChanges | undefined {
   const typed = event as TokenEvent;
@@ -87,10 +88,26 @@ export function tokenClaims(event: { type: string; data: unknown }): ClaimChange
         ],
       };
     }
+    case 'TokenCvcRemoved': {
+      // What was derived from the removed field goes with it in the same append: the claim on
+      // the old fingerprint, and the unique index values it no longer gives.
+      const derived = typed.data.derived;
+      if (!derived?.data_claim && !derived?.index_claims) return undefined;
+      const holder = tokenHolder(typed.data.tenant_id, typed.data.token_id);
+      const claim = derived.index_claims
+        ? indexClaims(typed.data.tenant_id, holder, derived.unique_index_values)
+        : [];
+      return {
+        releaseHeldBy: [
+          ...(derived.data_claim ? [{ scope: tokenDataScope, holder }] : []),
+          ...(derived.index_claims ? [{ scope: tokenSearchIndexScope, holder }] : []),
+        ],
+        ...(claim.length ? { claim } : {}),
+      };
+    }
     case 'TokenAssociated':
     case 'TokenDissociated':
     case 'TokenReencrypted':
-    case 'TokenCvcRemoved':
       return undefined;
     default:
       // Another context's event (every event is asked).

@@ -28,7 +28,14 @@ export interface TokenRouteDeps {
    */
   tokenCommands: Pick<
     TokenCommands,
-    'create' | 'createFromIntent' | 'tokenize' | 'update' | 'delete' | 'associate' | 'dissociate'
+    | 'create'
+    | 'createFromIntent'
+    | 'tokenize'
+    | 'update'
+    | 'delete'
+    | 'associate'
+    | 'dissociate'
+    | 'cardCvcTtlSeconds'
   >;
   /** The process's one read auditor: every read of the process in one group commit. */
   readAuditor: ReadAuditor;

@@ -42,7 +42,12 @@ describe('token intent routes, in process (commands on an in-memory store, queri
       ...tokenResourceRoutes(deps, tokenAccess(deps)),
       ...tokenIntentRoutes({
         consistency: deps.consistency,
-        commands: new TokenIntentCommands({ store: deps.store, vault: deps.vault, clock: deps.clock }),
+        commands: new TokenIntentCommands({
+          store: deps.store,
+          vault: deps.vault,
+          clock: deps.clock,
+          cardCvcTtlSeconds: deps.tokenCommands.cardCvcTtlSeconds,
+        }),
       }),
     ],
   });
@@ -58,7 +63,18 @@ describe('token intent routes, in process (commands on an in-memory store, queri
       type: 'card',
       card: { bin: '42424242', last4: '4242', expiration_month: 12, expiration_year: 2040 },
     });
-    expect(Date.parse(intent.expires_at) - Date.parse(intent.created_at)).toBe(24 * 3600_000);
+    // A card with its CVC is held as long as the CVC may be (CARD_CVC_TTL_SECONDS, an hour by
+    // default); without one, 24 hours.
+    expect(Date.parse(intent.expires_at) - Date.parse(intent.created_at)).toBe(3600_000);
+    const { cvc: _cvc, ...withoutCvc } = card;
+    const plain = (
+      await api
+        .post('/token-intents')
+        .set('svc-api-key', 'publicKey')
+        .send({ type: 'card', data: withoutCvc })
+        .expect(201)
+    ).body as { expires_at: string; created_at: string };
+    expect(Date.parse(plain.expires_at) - Date.parse(plain.created_at)).toBe(24 * 3600_000);
     expect(intent).not.toHaveProperty('data');
     const events = await storedEvents(side.store, tokenIntentStream(tenant, intent.id));
     expect(events.map((event) => event.type)).toEqual(['TokenIntentCreated']);
@@ -81,9 +97,13 @@ describe('token intent routes, in process (commands on an in-memory store, queri
     expect((await storedEvents(side.store, tokenIntentStream(tenant, intent.id))).map((e) => e.type)).toEqual(
       ['TokenIntentCreated', 'TokenIntentConverted'],
     );
-    expect((await storedEvents(side.store, tokenStream(tenant, token.id))).map((e) => e.type)).toEqual([
-      'TokenCreated',
-    ]);
+    const tokenEvents = await storedEvents(side.store, tokenStream(tenant, token.id));
+    expect(tokenEvents.map((e) => e.type)).toEqual(['TokenCreated']);
+    // Its CVC goes when the intent's would have: counted from the intent's creation.
+    const intentEvents = await storedEvents(side.store, tokenIntentStream(tenant, intent.id));
+    const intentCvcTime = (intentEvents[0]!.data as { cvc_expires_at?: string }).cvc_expires_at;
+    expect(intentCvcTime).toBe(intent.expires_at);
+    expect((tokenEvents[0]!.data as { cvc_expires_at?: string }).cvc_expires_at).toBe(intentCvcTime);
     const head = await side.store.headPosition();
     await api.post('/tokens').set('svc-api-key', 'admin').send({ token_intent_id: intent.id }).expect(409);
     expect(await side.store.headPosition()).toEqual(head);

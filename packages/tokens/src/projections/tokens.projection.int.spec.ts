@@ -376,6 +376,64 @@ describe('tokensProjection', () => {
           );
         });
     });
+
+    it('takes what the event recomputed: fingerprint, indexes and their rows; what it leaves out is gone', async () => {
+      const card = { bin: '424242', last4: '4242' } as const;
+      const indexRows = async (tx: PoolClient) =>
+        (
+          await tx.query<{ value: string }>(
+            'SELECT value FROM token_search_index WHERE tenant_id = $1 AND token_id = $2 ORDER BY value',
+            [tenant, 'card-1'],
+          )
+        ).rows.map((row) => row.value);
+      const byCvc = { expression: '{{ data.cvc }}', unique: true as const };
+      const last4 = { expression: '{{ data.number | last4 }}' };
+      const removed = recordedEvent(
+        'TokenCvcRemoved',
+        {
+          token_id: 'card-1',
+          tenant_id: tenant,
+          type: 'card' as const,
+          data_ciphertext: 'sealed-without-cvc',
+          removed_at: '2026-01-10T11:00:00.000Z',
+          derived: {
+            fingerprint: 'fp-of-number',
+            card,
+            search_indexes: [byCvc, last4],
+            search_index_values: ['h-last4'],
+            data_claim: 'released' as const,
+            index_claims: true as const,
+          },
+        },
+        { stream: tokenStream(tenant, 'card-1') },
+      );
+      await spec()
+        .given([
+          created('card-1', {
+            type: 'card',
+            card,
+            fingerprint: 'fp-of-cvc',
+            fingerprint_expression: '{{ data.cvc }}',
+            search_indexes: [byCvc, last4],
+            search_index_values: ['h-cvc', 'h-last4'],
+            unique_index_values: ['h-cvc'],
+          }),
+        ])
+        .when([removed])
+        .then(async (tx) => {
+          const [row] = await tokens(tx);
+          expect(row).toEqual(
+            expect.objectContaining({
+              data_ciphertext: 'sealed-without-cvc',
+              fingerprint: 'fp-of-number',
+              fingerprint_expression: null,
+              search_indexes: [byCvc, last4],
+              card,
+            }),
+          );
+          expect(await indexRows(tx)).toEqual(['h-last4']);
+        });
+    });
   });
 
   describe('TokenUpdated', () => {

@@ -113,19 +113,56 @@ async function reencrypted(tx: PoolClient, events: DataOf<TokenEvent, 'TokenReen
 }
 
 /**
+ * The data without its CVC, in a new ciphertext, and what the token derives from its data as the
+ * event recomputed it (fingerprint, summaries, search indexes and their blind values: index rows
+ * of values the data no longer gives go). Events from before `derived` change the ciphertext only.
+ */
+async function cvcRemoved(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCvcRemoved'>[]): Promise<void> {
+  for (const event of events) {
+    const { derived } = event;
+    if (!derived) {
+      await tx.query(
+        'UPDATE tokens SET data_ciphertext = $3, cvc_removed_at = $4 WHERE tenant_id = $1 AND id = $2',
+        [event.tenant_id, event.token_id, event.data_ciphertext, event.removed_at],
+      );
+      continue;
+    }
+    await tx.query(
+      `UPDATE tokens SET data_ciphertext = $3, cvc_removed_at = $4, fingerprint = $5, card = $6, bank = $7,
+         search_indexes = $8, fingerprint_expression = $9
+       WHERE tenant_id = $1 AND id = $2`,
+      [
+        event.tenant_id,
+        event.token_id,
+        event.data_ciphertext,
+        event.removed_at,
+        derived.fingerprint,
+        derived.card ? JSON.stringify(derived.card) : null,
+        derived.bank ? JSON.stringify(derived.bank) : null,
+        derived.search_indexes ? JSON.stringify(derived.search_indexes) : null,
+        derived.fingerprint_expression ?? null,
+      ],
+    );
+  }
+  const recomputed = events.flatMap(({ tenant_id, token_id, derived }) =>
+    derived
+      ? [
+          {
+            tenant_id,
+            token_id,
+            ...(derived.search_index_values ? { search_index_values: derived.search_index_values } : {}),
+          },
+        ]
+      : [],
+  );
+  if (recomputed.length) await replaceSearchIndexValues(tx, recomputed);
+}
+
+/**
  * Each event holds the token's editable state in full, so only the last update of a token in the
  * run counts (one UPDATE … FROM would apply an arbitrary one of several). The token's association rows as a child carry its containers
  * and expiry for child lists: they change with it.
  */
-/** The data without its CVC, in a new ciphertext; nothing else of the token changes. */
-async function cvcRemoved(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCvcRemoved'>[]): Promise<void> {
-  for (const event of events) {
-    await tx.query(
-      'UPDATE tokens SET data_ciphertext = $3, cvc_removed_at = $4 WHERE tenant_id = $1 AND id = $2',
-      [event.tenant_id, event.token_id, event.data_ciphertext, event.removed_at],
-    );
-  }
-}
 
 async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'>[]): Promise<void> {
   const last = [...new Map(events.map((event) => [`${event.tenant_id}/${event.token_id}`, event])).values()];

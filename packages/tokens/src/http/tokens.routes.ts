@@ -19,7 +19,12 @@ import {
   tokenTypeSchema,
   updateTokenBody,
 } from '@tokenvault/contracts';
-import { tokenFields } from '../queries/tokens.queries.ts';
+import { assertMayHoldUniqueIndexes } from '../commands/create-token.ts';
+import { searchIndexSpecOf } from '../commands/search-fields.ts';
+import { readTransform } from '../domain/access.ts';
+import { summariesShown } from '../domain/token-details.ts';
+import { readTargetOf, tokenFields } from '../queries/tokens.queries.ts';
+import type { TokenRow } from '../queries/tokens.queries.ts';
 import { readableUnder, type TokenAccess, type TokenRouteDeps } from './token-access.ts';
 
 const metadataFilter = 'metadata.';
@@ -133,22 +138,30 @@ export function tokenResourceRoutes(
     requestId: string,
   ) => {
     const cursor = filter.start ? decodeCursor(filter.start, isTokenId) : undefined;
-    const { rows, hasMore } = await queries.list(principal.tenantId, {
-      types: filter.type,
-      containers: filter.container,
-      readableUnder: readableUnder(principal),
-      metadata: filter.metadata,
-      after: cursor && { createdAt: cursor.createdAt, id: cursor.key },
-      offset: cursor ? 0 : (filter.page - 1) * filter.size,
-      size: filter.size,
-    });
+    const decisionOn = (row: TokenRow) => readTransform(principal, 'token:read', readTargetOf(row));
+    // The SQL filter is the containers of the key's rules (and the higher impact levels a
+    // restriction policy reads): each row is then kept only if the key's read decision on it
+    // gives access, with or without data, so the list never shows a token its GET refuses.
+    const { rows, hasMore } = await queries.listKept(
+      principal.tenantId,
+      {
+        types: filter.type,
+        containers: filter.container,
+        readableUnder: readableUnder(principal),
+        metadata: filter.metadata,
+        after: cursor && { createdAt: cursor.createdAt, id: cursor.key },
+        offset: cursor ? 0 : (filter.page - 1) * filter.size,
+        size: filter.size,
+      },
+      (row) => decisionOn(row) !== undefined,
+    );
     const last = rows.at(-1);
     return {
       cursor,
       next: hasMore && last ? encodeCursor(last.created_at, last.id) : null,
       data: filter.includeData
         ? await withData(principal, rows, requestId)
-        : rows.map((row) => tokenFields(row)),
+        : rows.map((row) => summariesShown(tokenFields(row), decisionOn(row))),
     };
   };
   const tag = 'Tokens';
@@ -268,9 +281,27 @@ export function tokenResourceRoutes(
       },
       async handle({ principal, params, body, requestId }) {
         // An expired token is gone for updates too (404), like for reads.
-        await tokenFor(principal, params.id, 'token:update', 'all');
+        const row = await tokenFor(principal, params.id, 'token:update', 'all');
+        // Unique indexes are claimed again when they change or the data does: a 409 then tells
+        // whether another token holds the value, which only a key revealing them all may learn.
+        if (body.search_indexes !== undefined || body.data !== undefined) {
+          const indexes =
+            body.search_indexes === undefined
+              ? (row.search_indexes ?? [])
+              : (body.search_indexes ?? []).map(searchIndexSpecOf);
+          assertMayHoldUniqueIndexes(principal, indexes, 'body.search_indexes');
+        }
         const updated = await commands.update(principal, params.id, body, requestId);
-        return { status: 200, headers: await consistency.afterWrite(updated.position), body: updated.token };
+        // The answer's summaries as the key's read decision on the token after the update shows
+        // them: a key that may only update sees no card's BIN or last four.
+        const shown = summariesShown(
+          updated.token,
+          readTransform(principal, 'token:read', {
+            containers: updated.token.containers,
+            privacy: updated.token.privacy,
+          }),
+        );
+        return { status: 200, headers: await consistency.afterWrite(updated.position), body: shown };
       },
     }),
     defineRoute({

@@ -1,10 +1,11 @@
 // The generic oracle spec for terms on stored data. The attacker holds keys that may not reveal a
-// token: one whose rule masks everything (with token:search and token:create), one that may only
-// search, and the tenant's public key (token:create only). For every route that takes a value to
-// compare with the tenant's data (a search's `data:` and `fingerprint:` terms, on both searches;
-// deduplication on POST /tokens, POST /tokenize and a child create; a unique index; the lists'
-// filters, which take none on data), it sends the right guess and a wrong one: the answers must
-// have the same status and the same shape, and never name the token holding the value.
+// token: one whose rule masks everything (with token:search, token:create and token:update), one
+// that may only search, and the tenant's public key (token:create only). For every route that
+// takes a value to compare with the tenant's data (a search's `data:` and `fingerprint:` terms, on
+// both searches; deduplication on POST /tokens, POST /tokenize, a child create and PATCH
+// /tokens/{id}; a unique index; the lists' filters, which take none on data), it sends the right
+// guess and a wrong one: the answers must have the same status and the same shape, and never name
+// the token holding the value.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useStack } from '../support/stack.ts';
 
@@ -46,7 +47,7 @@ describe('attack: a term on stored data is an oracle for a key that may not reve
           {
             container: '/',
             transform: 'mask',
-            permissions: ['token:read', 'token:search', 'token:create'],
+            permissions: ['token:read', 'token:search', 'token:create', 'token:update'],
           },
         ],
       })
@@ -104,7 +105,7 @@ describe('attack: a term on stored data is an oracle for a key that may not reve
     }
   });
 
-  it('deduplication on POST /tokens, POST /tokenize and a child create answers a right guess as a wrong one', async () => {
+  it('deduplication on POST /tokens, POST /tokenize, a child create and an update answers a right guess as a wrong one', async () => {
     for (const name of ['masked', 'public']) {
       const apiKey = keys[name]!;
       const create = (value: string) =>
@@ -126,6 +127,17 @@ describe('attack: a term on stored data is an oracle for a key that may not reve
         apiKey: keys.masked,
       });
     expectNoOracle('masked POST /tokens/{id}/children', await child(right), await child(wrong));
+    // An update that would make the key's own token equal to another refuses only to a revealer.
+    const own = await env.tenant.client.request<{ id: string }>('POST', '/tokens', {
+      body: { data: `own ${stamp}` },
+      apiKey: keys.masked,
+    });
+    const update = (value: string) =>
+      env.tenant.client.request('PATCH', `/tokens/${own.body.id}`, {
+        body: { data: value, deduplicate_token: true },
+        apiKey: keys.masked,
+      });
+    expectNoOracle('masked PATCH /tokens/{id}', await update(right), await update(wrong));
   });
 
   it('a unique index on a create answers a right guess as a wrong one', async () => {
@@ -140,7 +152,11 @@ describe('attack: a term on stored data is an oracle for a key that may not reve
           body: { data: value, search_indexes: unique },
           apiKey: keys[name]!,
         });
-      expectNoOracle(`${name} unique index`, await create(`unique ${right}`), await create(`unique ${wrong}`));
+      expectNoOracle(
+        `${name} unique index`,
+        await create(`unique ${right}`),
+        await create(`unique ${wrong}`),
+      );
     }
   });
 

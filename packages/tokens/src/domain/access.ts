@@ -144,6 +144,7 @@ export function revealsEveryToken(grants: Grants): boolean {
   if (holdsTenantWide(grants, 'token:read')) return true;
   const readRules = grants.rules.filter((rule) => rule.permissions.includes('token:read'));
   return (
-    readRules.some((rule) => rule.container === '/') && readRules.every((rule) => transformOf(rule) === 'reveal')
+    readRules.some((rule) => rule.container === '/') &&
+    readRules.every((rule) => transformOf(rule) === 'reveal')
   );
 }

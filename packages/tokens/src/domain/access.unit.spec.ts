@@ -167,7 +167,12 @@ describe('terms on stored data: revealsToken, revealableContainers, revealsEvery
     privacy: { classification: 'general', impact_level: 'high', restriction_policy: 'redact' },
   } as const;
   const rule = (container: string, priority: number, transform?: 'reveal' | 'mask' | 'redact') =>
-    ({ container, priority, permissions: ['token:read'], ...(transform ? { transform } : {}) }) as ContainerRule;
+    ({
+      container,
+      priority,
+      permissions: ['token:read'],
+      ...(transform ? { transform } : {}),
+    }) as ContainerRule;
   const masker = { permissions: [], rules: [rule('/pci/', 1, 'mask'), rule('/', 2)] };
 
   it('a token is revealed only where the deciding rule reveals, never by a restriction policy', () => {

@@ -147,7 +147,9 @@ describe('token search routes, in process (commands on an in-memory store, queri
     const ids: string[] = [];
     // Newest first: revealed, masked, revealed, masked, revealed.
     for (const container of ['/pci/low/', '/general/', '/pci/high/', '/general/', '/pci/low/', '/general/']) {
-      ids.unshift((await create({ data: value, containers: [container], search_indexes: ['{{ data }}'] })).id);
+      ids.unshift(
+        (await create({ data: value, containers: [container], search_indexes: ['{{ data }}'] })).id,
+      );
     }
     const revealed = ids.filter((_, index) => index % 2 === 0);
     const all = (await searchV2(`data:${value}`)).data.map((found) => found.id);

@@ -134,9 +134,14 @@ describe('token routes, in process (commands on an in-memory store, queries on P
     await api.get(`/tokens/${id}`).set('svc-api-key', 'pciLowReader').expect(403);
     for (const path of ['/tokens?include_data=false&size=100', '/tokens?size=100', '/v2/tokens?size=100']) {
       const listed = await api.get(path).set('svc-api-key', 'pciLowReader').expect(200);
-      expect((listed.body as { data: { id: string }[] }).data.map((token) => token.id), path).not.toContain(id);
+      expect(
+        (listed.body as { data: { id: string }[] }).data.map((token) => token.id),
+        path,
+      ).not.toContain(id);
     }
-    const byAdmin = await api.get('/tokens?include_data=false&metadata.list=refused').set('svc-api-key', 'admin');
+    const byAdmin = await api
+      .get('/tokens?include_data=false&metadata.list=refused')
+      .set('svc-api-key', 'admin');
     expect((byAdmin.body as { data: { id: string }[] }).data.map((token) => token.id)).toEqual([id]);
   });
 

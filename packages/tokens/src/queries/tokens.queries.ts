@@ -217,7 +217,11 @@ export class TokenQueries {
       const first = result.rows[0];
       if (!first) return undefined;
       return {
-        parent: { containers: first.parent_containers, type: first.parent_type, privacy: first.parent_privacy },
+        parent: {
+          containers: first.parent_containers,
+          type: first.parent_type,
+          privacy: first.parent_privacy,
+        },
         children: result.rows.flatMap(({ id, containers, type, privacy }) =>
           id === null ? [] : [{ id, containers, type, privacy }],
         ),

@@ -393,13 +393,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the tenant’s live tokens the key may read, with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)
+         * List the tenant’s live tokens the key may read (its read decision on each, with or without data), with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)
          * @description Permission: `token:read`
          */
         get: operations["listTokens"];
         put?: never;
         /**
-         * Create a token (deduplicated when asked or when the tenant setting is on), or make one of a token intent (token_intent_id), which consumes it
+         * Create a token (deduplicated when asked or when the tenant setting is on, for a key that reveals tokens where it goes), or make one of a token intent (token_intent_id), which consumes it; a unique search index needs a key that reveals every token (403)
          * @description Permission: `token:create`
          */
         post: operations["createToken"];
@@ -467,7 +467,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; a result holds its data (a read) where the key also holds token:read; by cursor (start, size), as Basis Theory’s v2 search
+         * Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; `data` and `fingerprint` match only tokens the key’s token:read decision reveals; a result holds its data and summaries (a read) as that decision allows; by cursor (start, size), as Basis Theory’s v2 search
          * @description Permission: `token:search`
          */
         post: operations["searchTokensV2"];
@@ -487,7 +487,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; a result holds its data (a read) where the key also holds token:read; page by page (page, size), as Basis Theory’s first search
+         * Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; `data` and `fingerprint` match only tokens the key’s token:read decision reveals; a result holds its data and summaries (a read) as that decision allows; page by page (page, size), as Basis Theory’s first search
          * @description Permission: `token:search`
          */
         post: operations["searchTokens"];

@@ -126,7 +126,7 @@ export function tokenSearchRoutes(
   };
   const tag = 'Tokens';
   const summary =
-    'Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; a result holds its data (a read) where the key also holds token:read';
+    'Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; `data` and `fingerprint` match only tokens the key’s token:read decision reveals; a result holds its data and summaries (a read) as that decision allows';
   return [
     defineRoute({
       method: 'post',

@@ -171,7 +171,7 @@ export function tokenResourceRoutes(
       path: '/tokens',
       operationId: 'createToken',
       summary:
-        'Create a token (deduplicated when asked or when the tenant setting is on), or make one of a token intent (token_intent_id), which consumes it',
+        'Create a token (deduplicated when asked or when the tenant setting is on, for a key that reveals tokens where it goes), or make one of a token intent (token_intent_id), which consumes it; a unique search index needs a key that reveals every token (403)',
       tag,
       permission: 'token:create',
       body: createTokenRequestBody,
@@ -200,7 +200,7 @@ export function tokenResourceRoutes(
       path: '/tokens',
       operationId: 'listTokens',
       summary:
-        'List the tenant’s live tokens the key may read, with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)',
+        'List the tenant’s live tokens the key may read (its read decision on each, with or without data), with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)',
       tag,
       permission: 'token:read',
       query: listTokensQuery,

@@ -2,8 +2,9 @@
 // /pci/, with `token:search` and `token:create` there), or one that may only search /pci/ (its GET
 // is a 403). Every card answer used to show an 8-digit BIN and the last four: with the Luhn check
 // that leaves 1,000 candidates for a 16-digit number, and one `data:<candidate>` search per
-// candidate (or one deduplicated create per candidate) confirms the right one. Each answer it gets
-// must be the same for the right number and a wrong one; the masked key sees the first six only.
+// candidate (or one deduplicated create per candidate, or the fingerprint of the tenant's public
+// key's create of each candidate) confirms the right one. Each answer it gets must be the same for
+// the right number and a wrong one; the masked key sees the first six only, and no fingerprint.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { passesLuhn } from '@tokenvault/contracts';
 import { uniqueCardNumber } from '../support/cards.ts';
@@ -90,6 +91,42 @@ describe('attack: a masked or search-only key confirms a card number from its BI
         expect(right.ids, `${path}: the right number finds the card`).not.toContain(cardId);
         expect(right).toEqual(await answer(wrong));
       }
+    }
+  });
+
+  it('the public key’s create of the right number gives a fingerprint the masked key never sees', async () => {
+    const publicKey = (
+      await env.tenant.client.applications.create({
+        name: 'checkout page',
+        type: 'public',
+        permissions: ['token:create'],
+      })
+    ).key;
+    const guess = await env.tenant.client.request<{ fingerprint: string }>('POST', '/tokens', {
+      body: { type: 'card', data: card(number) },
+      apiKey: publicKey,
+    });
+    expect(guess.status).toBe(201);
+    const answers = [
+      await env.tenant.client.request('GET', `/tokens/${cardId}`, { apiKey: maskedKey }),
+      await env.tenant.client.request('GET', '/tokens', {
+        query: { include_data: 'false' },
+        apiKey: maskedKey,
+      }),
+      await env.tenant.client.request('GET', '/v2/tokens', { apiKey: maskedKey }),
+      await env.tenant.client.request('POST', '/v2/tokens/search', {
+        body: { query: '' },
+        apiKey: maskedKey,
+      }),
+      await env.tenant.client.request('POST', '/v2/tokens/search', {
+        body: { query: '' },
+        apiKey: searchOnlyKey,
+      }),
+    ];
+    for (const answer of answers) {
+      expect(JSON.stringify(answer.body), 'the card’s fingerprint equals the guess’s').not.toContain(
+        guess.body.fingerprint,
+      );
     }
   });
 

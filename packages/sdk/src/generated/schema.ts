@@ -4245,7 +4245,8 @@ export interface operations {
                             metadata: {
                                 [key: string]: string;
                             };
-                            fingerprint: string;
+                            /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                            fingerprint?: string;
                             /** Format: date-time */
                             expires_at?: string;
                             /** Format: uuid */
@@ -4267,9 +4268,9 @@ export interface operations {
                             };
                             /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                             mask?: components["schemas"]["schema1"];
-                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                             card?: {
-                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                                 bin: string;
                                 last4: string;
                                 /**
@@ -4285,7 +4286,7 @@ export interface operations {
                                 expiration_month?: number;
                                 expiration_year?: number;
                             };
-                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                             bank?: {
                                 routing_number: string;
                                 account_number_last4: string;
@@ -4479,7 +4480,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -4501,9 +4503,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema1"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -4519,7 +4521,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -4582,7 +4584,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -4604,9 +4607,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema1"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -4622,7 +4625,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -4777,7 +4780,8 @@ export interface operations {
                             metadata: {
                                 [key: string]: string;
                             };
-                            fingerprint: string;
+                            /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                            fingerprint?: string;
                             /** Format: date-time */
                             expires_at?: string;
                             /** Format: uuid */
@@ -4799,9 +4803,9 @@ export interface operations {
                             };
                             /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                             mask?: components["schemas"]["schema1"];
-                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                             card?: {
-                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                                 bin: string;
                                 last4: string;
                                 /**
@@ -4817,7 +4821,7 @@ export interface operations {
                                 expiration_month?: number;
                                 expiration_year?: number;
                             };
-                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                             bank?: {
                                 routing_number: string;
                                 account_number_last4: string;
@@ -4949,7 +4953,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -4971,9 +4976,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema1"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -4989,7 +4994,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -5314,7 +5319,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -5336,9 +5342,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema1"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -5354,7 +5360,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -5542,7 +5548,8 @@ export interface operations {
                             metadata: {
                                 [key: string]: string;
                             };
-                            fingerprint: string;
+                            /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                            fingerprint?: string;
                             /** Format: date-time */
                             expires_at?: string;
                             /** Format: uuid */
@@ -5564,9 +5571,9 @@ export interface operations {
                             };
                             /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                             mask?: components["schemas"]["schema1"];
-                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                             card?: {
-                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                                 bin: string;
                                 last4: string;
                                 /**
@@ -5582,7 +5589,7 @@ export interface operations {
                                 expiration_month?: number;
                                 expiration_year?: number;
                             };
-                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                             bank?: {
                                 routing_number: string;
                                 account_number_last4: string;
@@ -5764,7 +5771,8 @@ export interface operations {
                             metadata: {
                                 [key: string]: string;
                             };
-                            fingerprint: string;
+                            /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                            fingerprint?: string;
                             /** Format: date-time */
                             expires_at?: string;
                             /** Format: uuid */
@@ -5786,9 +5794,9 @@ export interface operations {
                             };
                             /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                             mask?: components["schemas"]["schema1"];
-                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                             card?: {
-                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                                 bin: string;
                                 last4: string;
                                 /**
@@ -5804,7 +5812,7 @@ export interface operations {
                                 expiration_month?: number;
                                 expiration_year?: number;
                             };
-                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                             bank?: {
                                 routing_number: string;
                                 account_number_last4: string;
@@ -6319,7 +6327,8 @@ export interface operations {
                             metadata: {
                                 [key: string]: string;
                             };
-                            fingerprint: string;
+                            /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                            fingerprint?: string;
                             /** Format: date-time */
                             expires_at?: string;
                             /** Format: uuid */
@@ -6341,9 +6350,9 @@ export interface operations {
                             };
                             /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                             mask?: components["schemas"]["schema1"];
-                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                             card?: {
-                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                                 bin: string;
                                 last4: string;
                                 /**
@@ -6359,7 +6368,7 @@ export interface operations {
                                 expiration_month?: number;
                                 expiration_year?: number;
                             };
-                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                             bank?: {
                                 routing_number: string;
                                 account_number_last4: string;
@@ -6573,7 +6582,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -6595,9 +6605,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema1"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -6613,7 +6623,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -6687,7 +6697,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -6709,9 +6720,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema1"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -6727,7 +6738,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -6989,7 +7000,7 @@ export interface operations {
                         expires_at: string;
                         /** @description A card’s summary (card and card_number intents) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -7128,7 +7139,7 @@ export interface operations {
                         expires_at: string;
                         /** @description A card’s summary (card and card_number intents) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**

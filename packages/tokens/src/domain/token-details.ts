@@ -39,14 +39,16 @@ export const maskedBinLength = 6;
  * 16 or more (the caller may see the number); `mask` the card's first six and last four (8 + 4
  * leaves a 16-digit number 1,000 candidates under the Luhn check, 6 + 4 leaves 100,000) and the
  * bank's routing number and last four; `redact`, or no read at all (a key that may only search or
- * update), none. A create's answer is of data the caller gave and is not passed through this.
+ * update), none. Only `reveal` shows the fingerprint. A create's answer is of data the caller
+ * gave and is not passed through this.
  */
-export function summariesShown<Fields extends { card?: { bin: string }; bank?: unknown }>(
-  fields: Fields,
-  transform: AccessTransform | undefined,
-): Fields {
+export function summariesShown<
+  Fields extends { card?: { bin: string }; bank?: unknown; fingerprint?: string },
+>(fields: Fields, transform: AccessTransform | undefined): Fields {
   if (transform === 'reveal') return fields;
-  const { card, bank, ...rest } = fields;
+  // The fingerprint goes too: any key that may create a token (a public key) gets the
+  // fingerprint of a guess in its create's answer, and equal fingerprints confirm the guess.
+  const { card, bank, fingerprint: _equalityTest, ...rest } = fields;
   if (transform !== 'mask') return rest as Fields;
   return {
     ...rest,

@@ -2,8 +2,8 @@
 // filtered by SQL containers only (every container its rules name, and the higher impact levels of
 // a rule's classification), never by the read decision, so `include_data=false` answered the
 // refused token with its metadata and card summary. A key that may only search (its GET is a 403
-// too) got each result's card summary. Every list must show only what the key's read decision on
-// each token allows.
+// too) got each result's card summary; a child list counted refused children in its total. Every
+// list must show only what the key's read decision on each token allows.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { uniqueCardNumber } from '../support/cards.ts';
 import { useStack } from '../support/stack.ts';
@@ -78,6 +78,34 @@ describe('attack: a list answers tokens the key is refused', () => {
     });
     expect(v2.status).toBe(200);
     expect(v2.body.data.map((token) => token.id)).not.toContain(refusedId);
+  });
+
+  it('a child list neither shows nor counts a child the key is refused', async () => {
+    const owner = env.tenant.client;
+    const lowReader = (
+      await owner.applications.create({
+        name: 'low child reader',
+        type: 'private',
+        rules: [{ container: '/general/low/', permissions: ['token:read'] }],
+      })
+    ).key;
+    const parent = await owner.request<Token>('POST', '/tokens', {
+      body: { data: 'employee e-7', containers: ['/general/low/'] },
+    });
+    const readable = await owner.request<Token>('POST', '/tokens', {
+      body: { data: 'desk 12', containers: ['/general/low/'] },
+    });
+    for (const child of [refusedId, readable.body.id]) {
+      expect((await owner.request('POST', `/tokens/${parent.body.id}/children/${child}`)).status).toBe(204);
+    }
+    const children = await owner.request<Page & { pagination: { total_items: number } }>(
+      'GET',
+      `/tokens/${parent.body.id}/children`,
+      { apiKey: lowReader },
+    );
+    expect(children.status).toBe(200);
+    expect(children.body.data.map((token) => token.id)).toEqual([readable.body.id]);
+    expect(children.body.pagination.total_items, 'the refused child is counted').toBe(1);
   });
 
   it('a key that may only search gets no card summary with its results', async () => {

@@ -107,13 +107,14 @@ export function tokenSearchRoutes(
     // not see (a masked card's number from its BIN and last four). Kept out, such a token changes
     // nothing of the answer, its pages or cursors.
     const onData = filter.indexValues.length > 0 || filter.fingerprints.length > 0;
-    const { rows, hasMore } = onData
-      ? await queries.listKept(
-          principal.tenantId,
-          { ...listFilter, revealableUnder: revealableContainers(principal) },
-          (row) => revealsToken(principal, readTargetOf(row)),
-        )
-      : await queries.list(principal.tenantId, listFilter);
+    const revealable = revealableContainers(principal);
+    // A key reading tenant-wide reveals every row: nothing to keep out.
+    const { rows, hasMore } =
+      onData && revealable !== null
+        ? await queries.listKept(principal.tenantId, { ...listFilter, revealableUnder: revealable }, (row) =>
+            revealsToken(principal, readTargetOf(row)),
+          )
+        : await queries.list(principal.tenantId, listFilter);
     // Shown as the key's deciding token:read rule says (data, mask or nothing; a restriction
     // policy included) and on record as such; a row it may not read is listed without data and
     // without the summaries of its data (a key that may only search sees no card's BIN or last four).

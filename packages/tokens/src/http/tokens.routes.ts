@@ -139,22 +139,24 @@ export function tokenResourceRoutes(
   ) => {
     const cursor = filter.start ? decodeCursor(filter.start, isTokenId) : undefined;
     const decisionOn = (row: TokenRow) => readTransform(principal, 'token:read', readTargetOf(row));
+    const readable = readableUnder(principal);
+    const listFilter = {
+      types: filter.type,
+      containers: filter.container,
+      readableUnder: readable,
+      metadata: filter.metadata,
+      after: cursor && { createdAt: cursor.createdAt, id: cursor.key },
+      offset: cursor ? 0 : (filter.page - 1) * filter.size,
+      size: filter.size,
+    };
     // The SQL filter is the containers of the key's rules (and the higher impact levels a
     // restriction policy reads): each row is then kept only if the key's read decision on it
-    // gives access, with or without data, so the list never shows a token its GET refuses.
-    const { rows, hasMore } = await queries.listKept(
-      principal.tenantId,
-      {
-        types: filter.type,
-        containers: filter.container,
-        readableUnder: readableUnder(principal),
-        metadata: filter.metadata,
-        after: cursor && { createdAt: cursor.createdAt, id: cursor.key },
-        offset: cursor ? 0 : (filter.page - 1) * filter.size,
-        size: filter.size,
-      },
-      (row) => decisionOn(row) !== undefined,
-    );
+    // gives access, with or without data, so the list never shows a token its GET refuses. A
+    // key reading tenant-wide reads every row.
+    const { rows, hasMore } =
+      readable === null
+        ? await queries.list(principal.tenantId, listFilter)
+        : await queries.listKept(principal.tenantId, listFilter, (row) => decisionOn(row) !== undefined);
     const last = rows.at(-1);
     return {
       cursor,

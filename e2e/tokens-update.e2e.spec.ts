@@ -11,7 +11,7 @@ interface Token {
   data?: unknown;
   containers: string[];
   metadata: Record<string, string>;
-  fingerprint: string;
+  fingerprint?: string;
   expires_at?: string;
   modified_by?: string;
   modified_at?: string;

@@ -206,7 +206,11 @@ export type UpdateTokenBody = z.output<typeof updateTokenBody>;
  * brand and funding from the BIN range table (cards.ts), and the expiry of a `card`.
  */
 export const cardDetailsSchema = z.object({
-  bin: z.string().describe('The first 8 digits of a number of 16 digits or more, the first 6 otherwise'),
+  bin: z
+    .string()
+    .describe(
+      'The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks',
+    ),
   last4: z.string(),
   brand: z.enum(cardBrands).optional().describe('Absent when no range of the table holds the number'),
   funding: z.enum(cardFundings).optional().describe('Known for well-known test BINs only; absent otherwise'),
@@ -233,7 +237,12 @@ export const tokenSchema = z.object({
   data: tokenData.optional(),
   containers: z.array(z.string()),
   metadata: z.record(z.string(), z.string()),
-  fingerprint: z.string(),
+  fingerprint: z
+    .string()
+    .optional()
+    .describe(
+      'The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise)',
+    ),
   expires_at: timestamp.optional(),
   created_by: uuid,
   created_at: timestamp,
@@ -246,10 +255,14 @@ export const tokenSchema = z.object({
     .describe('Its mask expression: as given, else its type’s default; absent when it has neither'),
   card: cardDetailsSchema
     .optional()
-    .describe('A card’s summary (card and card_number tokens), shown with or without the data'),
+    .describe(
+      'A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read)',
+    ),
   bank: bankDetailsSchema
     .optional()
-    .describe('A bank account’s summary (bank tokens), shown with or without the data'),
+    .describe(
+      'A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows',
+    ),
   search_indexes: z
     .array(z.union([z.string(), z.object({ expression: z.string(), unique: z.boolean().optional() })]))
     .optional()

@@ -393,13 +393,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the tenant’s live tokens the key may read, with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)
+         * List the tenant’s live tokens the key may read (its read decision on each, with or without data), with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)
          * @description Permission: `token:read`
          */
         get: operations["listTokens"];
         put?: never;
         /**
-         * Create a token (deduplicated when asked or when the tenant setting is on), or make one of a token intent (token_intent_id), which consumes it
+         * Create a token (deduplicated when asked or when the tenant setting is on, for a key that reveals tokens where it goes), or make one of a token intent (token_intent_id), which consumes it; a unique search index needs a key that reveals every token (403)
          * @description Permission: `token:create`
          */
         post: operations["createToken"];
@@ -467,7 +467,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; a result holds its data (a read) where the key also holds token:read; by cursor (start, size), as Basis Theory’s v2 search
+         * Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; `data` and `fingerprint` match only tokens the key’s token:read decision reveals; a result holds its data and summaries (a read) as that decision allows; by cursor (start, size), as Basis Theory’s v2 search
          * @description Permission: `token:search`
          */
         post: operations["searchTokensV2"];
@@ -487,7 +487,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; a result holds its data (a read) where the key also holds token:read; page by page (page, size), as Basis Theory’s first search
+         * Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; `data` and `fingerprint` match only tokens the key’s token:read decision reveals; a result holds its data and summaries (a read) as that decision allows; page by page (page, size), as Basis Theory’s first search
          * @description Permission: `token:search`
          */
         post: operations["searchTokens"];
@@ -4259,7 +4259,8 @@ export interface operations {
                             metadata: {
                                 [key: string]: string;
                             };
-                            fingerprint: string;
+                            /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                            fingerprint?: string;
                             /** Format: date-time */
                             expires_at?: string;
                             /** Format: uuid */
@@ -4281,9 +4282,9 @@ export interface operations {
                             };
                             /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                             mask?: components["schemas"]["schema1"];
-                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                             card?: {
-                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                                 bin: string;
                                 last4: string;
                                 /**
@@ -4299,7 +4300,7 @@ export interface operations {
                                 expiration_month?: number;
                                 expiration_year?: number;
                             };
-                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                             bank?: {
                                 routing_number: string;
                                 account_number_last4: string;
@@ -4491,7 +4492,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -4513,9 +4515,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema0"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -4531,7 +4533,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -4593,7 +4595,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -4615,9 +4618,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema0"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -4633,7 +4636,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -4788,7 +4791,8 @@ export interface operations {
                             metadata: {
                                 [key: string]: string;
                             };
-                            fingerprint: string;
+                            /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                            fingerprint?: string;
                             /** Format: date-time */
                             expires_at?: string;
                             /** Format: uuid */
@@ -4810,9 +4814,9 @@ export interface operations {
                             };
                             /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                             mask?: components["schemas"]["schema1"];
-                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                             card?: {
-                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                                 bin: string;
                                 last4: string;
                                 /**
@@ -4828,7 +4832,7 @@ export interface operations {
                                 expiration_month?: number;
                                 expiration_year?: number;
                             };
-                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                             bank?: {
                                 routing_number: string;
                                 account_number_last4: string;
@@ -4960,7 +4964,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -4982,9 +4987,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema1"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -5000,7 +5005,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -5323,7 +5328,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -5345,9 +5351,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema0"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -5363,7 +5369,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -5550,7 +5556,8 @@ export interface operations {
                             metadata: {
                                 [key: string]: string;
                             };
-                            fingerprint: string;
+                            /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                            fingerprint?: string;
                             /** Format: date-time */
                             expires_at?: string;
                             /** Format: uuid */
@@ -5572,9 +5579,9 @@ export interface operations {
                             };
                             /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                             mask?: components["schemas"]["schema1"];
-                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                             card?: {
-                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                                 bin: string;
                                 last4: string;
                                 /**
@@ -5590,7 +5597,7 @@ export interface operations {
                                 expiration_month?: number;
                                 expiration_year?: number;
                             };
-                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                             bank?: {
                                 routing_number: string;
                                 account_number_last4: string;
@@ -5778,7 +5785,8 @@ export interface operations {
                             metadata: {
                                 [key: string]: string;
                             };
-                            fingerprint: string;
+                            /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                            fingerprint?: string;
                             /** Format: date-time */
                             expires_at?: string;
                             /** Format: uuid */
@@ -5800,9 +5808,9 @@ export interface operations {
                             };
                             /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                             mask?: components["schemas"]["schema1"];
-                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                             card?: {
-                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                                 bin: string;
                                 last4: string;
                                 /**
@@ -5818,7 +5826,7 @@ export interface operations {
                                 expiration_month?: number;
                                 expiration_year?: number;
                             };
-                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                             bank?: {
                                 routing_number: string;
                                 account_number_last4: string;
@@ -6340,7 +6348,8 @@ export interface operations {
                             metadata: {
                                 [key: string]: string;
                             };
-                            fingerprint: string;
+                            /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                            fingerprint?: string;
                             /** Format: date-time */
                             expires_at?: string;
                             /** Format: uuid */
@@ -6362,9 +6371,9 @@ export interface operations {
                             };
                             /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                             mask?: components["schemas"]["schema1"];
-                            /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                            /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                             card?: {
-                                /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                                /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                                 bin: string;
                                 last4: string;
                                 /**
@@ -6380,7 +6389,7 @@ export interface operations {
                                 expiration_month?: number;
                                 expiration_year?: number;
                             };
-                            /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                            /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                             bank?: {
                                 routing_number: string;
                                 account_number_last4: string;
@@ -6592,7 +6601,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -6614,9 +6624,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema0"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -6632,7 +6642,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -6704,7 +6714,8 @@ export interface operations {
                         metadata: {
                             [key: string]: string;
                         };
-                        fingerprint: string;
+                        /** @description The HMAC of what makes its data equal: absent where the key’s token:read decision does not reveal the token (an equality test of guessed data otherwise) */
+                        fingerprint?: string;
                         /** Format: date-time */
                         expires_at?: string;
                         /** Format: uuid */
@@ -6726,9 +6737,9 @@ export interface operations {
                         };
                         /** @description Its mask expression: as given, else its type’s default; absent when it has neither */
                         mask?: components["schemas"]["schema0"];
-                        /** @description A card’s summary (card and card_number tokens), shown with or without the data */
+                        /** @description A card’s summary (card and card_number tokens), with or without the data, as the key’s token:read decision allows (none where it redacts or the key may not read) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -6744,7 +6755,7 @@ export interface operations {
                             expiration_month?: number;
                             expiration_year?: number;
                         };
-                        /** @description A bank account’s summary (bank tokens), shown with or without the data */
+                        /** @description A bank account’s summary (bank tokens), with or without the data, as the key’s token:read decision allows */
                         bank?: {
                             routing_number: string;
                             account_number_last4: string;
@@ -7006,7 +7017,7 @@ export interface operations {
                         expires_at: string;
                         /** @description A card’s summary (card and card_number intents) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**
@@ -7145,7 +7156,7 @@ export interface operations {
                         expires_at: string;
                         /** @description A card’s summary (card and card_number intents) */
                         card?: {
-                            /** @description The first 8 digits of a number of 16 digits or more, the first 6 otherwise */
+                            /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
                             last4: string;
                             /**

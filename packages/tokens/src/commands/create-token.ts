@@ -10,14 +10,14 @@ import {
   type CreateTokenBody,
   type TokenResponse,
 } from '@tokenvault/contracts';
-import { allowedOnAll, allowedOnAny } from '../domain/access.ts';
+import { allowedOnAll, revealsEveryToken, revealsToken, type Grants } from '../domain/access.ts';
 import type { TokenView } from '../domain/token.ts';
 import { holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
 import { assertMaskFits } from '../domain/token-mask.ts';
-import type { TokenSearchFields } from '../domain/tokens.events.ts';
+import type { SearchIndexSpec, TokenSearchFields } from '../domain/tokens.events.ts';
 import { tokenIdOfHolder, tokenSearchIndexScope } from '../domain/tokens.uniqueness.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
-import { tokenFields } from '../queries/tokens.queries.ts';
+import { readTargetOf, tokenFields } from '../queries/tokens.queries.ts';
 import { searchFieldsOf, searchIndexSpecOf } from './search-fields.ts';
 import { liveToken, type TokenCommandDeps } from './token-command-kit.ts';
 import { tokenResponseOf } from './token-response.ts';
@@ -48,20 +48,26 @@ export async function newTokenPlan(
     );
   }
   if (body.mask !== undefined) assertMaskFits(body.mask, body.data, body.type);
+  const indexes = (body.search_indexes ?? []).map(searchIndexSpecOf);
+  assertMayHoldUniqueIndexes(principal, indexes, `${where ?? 'body'}.search_indexes`);
   const { search, fingerprint } = await searchFieldsOf(
     deps.vault,
     principal.tenantId,
     body.type,
     body.data,
-    (body.search_indexes ?? []).map(searchIndexSpecOf),
+    indexes,
     body.fingerprint_expression,
   );
   const newId = newIdOf(body, `${where ?? 'body'}.id`);
   // A caller-chosen id asks for that token, not for any equal one; an alias asks for any id of
-  // the data's format, which an equal token's id stands in for as a random one does.
+  // the data's format, which an equal token's id stands in for as a random one does. Answering an
+  // equal token is a read of it that confirms its data: only a key whose token:read decision
+  // reveals a token where this one goes deduplicates; for any other the create makes a new token
+  // whatever the tenant holds, without a query that depends on the data (docs/search.md).
   const deduplicate =
     (body.id === undefined || newId.aliased) &&
-    (body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true');
+    (body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true') &&
+    revealsToken(principal, { containers, privacy: privacyOf(body.type, body.privacy) });
   return { containers, fingerprint, search, deduplicate, newId };
 }
 
@@ -125,7 +131,7 @@ export async function createToken(
   // read model finds one made before (with or without deduplication); the claim the new token
   // takes in its own append finds one made at the same moment, however far behind the read model.
   const existing = await deps.queries.findByFingerprint(tenantId, body.type, fingerprint, containers);
-  if (existing && allowedOnAny(principal, 'token:read', existing.containers)) {
+  if (existing && revealsToken(principal, readTargetOf(existing))) {
     return { created: false, token: tokenFields(existing) };
   }
   let claimTakenFrom: string | undefined;
@@ -140,7 +146,7 @@ export async function createToken(
       if (!(error instanceof UniqueClaimTaken)) throw error;
       const holderId = tokenIdOfHolder(error.holder);
       const holder = await liveToken(deps, tenantId, holderId);
-      if (holder && allowedOnAny(principal, 'token:read', holder.containers)) {
+      if (holder && revealsToken(principal, readTargetOf({ ...holder, privacy: holder.privacy ?? null }))) {
         return { created: false, token: tokenResponseOf(holder) };
       }
       // The holder expired: the new token takes its claim over (a concurrent twin doing the
@@ -247,6 +253,31 @@ export async function newTokenView(
     ...fields.search,
   };
   return { token, sealed };
+}
+
+/**
+ * A unique index's claim spans the tenant (every type and container): its 409 tells whether any
+ * token holds the value, one the caller may never read included. So only a caller whose token:read
+ * decision reveals every token of the tenant may give one (a public key never does); for any other
+ * key the create (or update) is a 403 whatever the data, before anything is evaluated.
+ */
+export function assertMayHoldUniqueIndexes(
+  grants: Grants,
+  indexes: readonly Pick<SearchIndexSpec, 'unique'>[],
+  field: string,
+): void {
+  const at = indexes.findIndex((index) => index.unique);
+  if (at < 0 || revealsEveryToken(grants)) return;
+  throw forbidden(
+    'A unique search index tells whether any token of the tenant holds its value: only a key that reveals every token (token:read on every container, no rule masking or redacting) may give one.',
+    {
+      errors: {
+        [`${field}.${at}`]: [
+          'Give this index without "unique", or make the call with a key whose token:read reveals every container',
+        ],
+      },
+    },
+  );
 }
 
 /**

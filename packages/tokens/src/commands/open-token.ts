@@ -5,6 +5,7 @@ import type { AccessTransform } from '@tokenvault/contracts';
 import { DecryptionError, TokenKeyDestroyedError, type Vault } from '@tokenvault/vault';
 import { tokenStream } from '../domain/tokens.events.ts';
 import { tokenDecider } from '../domain/token.ts';
+import { summariesShown } from '../domain/token-details.ts';
 import { maskedData, maskOf } from '../domain/token-mask.ts';
 import { tokenFields, type TokenRow } from '../queries/tokens.queries.ts';
 import type { ReadAuditor } from './read-audit.ts';
@@ -61,7 +62,8 @@ export async function openForReader(
   });
   const tokens = await Promise.all(
     shown.map(async ({ row, transform }) => {
-      const fields = tokenFields(row);
+      // Its summaries as the decision shows them (a masked card's BIN is six digits).
+      const fields = summariesShown(tokenFields(row), transform);
       if (transform === 'redact') return fields;
       const mask = transform === 'mask' ? maskOf(row.type, row.mask) : undefined;
       // A masked token without a mask shows nothing: its data is not even opened.

@@ -7,12 +7,12 @@ import {
 } from '@tokenvault/eventstore';
 import { badRequest, conflict, serviceUnavailable, type Principal } from '@tokenvault/platform';
 import type { CreateTokenBody, TokenResponse } from '@tokenvault/contracts';
-import { allowedOnAny } from '../domain/access.ts';
+import { revealsToken } from '../domain/access.ts';
 import { tokenDecider } from '../domain/token.ts';
 import { tokenStream } from '../domain/tokens.events.ts';
 import { tokenDataKey, tokenSearchIndexScope } from '../domain/tokens.uniqueness.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
-import { tokenFields } from '../queries/tokens.queries.ts';
+import { readTargetOf, tokenFields } from '../queries/tokens.queries.ts';
 import {
   aliasIdDraws,
   aliasIdsTaken,
@@ -41,7 +41,8 @@ export interface TokenizeResult {
  * Many tokens in one append (POST /tokenize): every request is checked as a create is (token:create
  * on its containers, its mask, its indexes) before anything is sealed, and the new tokens are one
  * commit of their streams, their claims and their keys, so a failure or a crash leaves none of them.
- * Deduplication works as on a create, within the call too (equal data answers the first's token);
+ * Deduplication works as on a create (only for a key that reveals where the token goes), within
+ * the call too (equal data answers the first's token);
  * a concurrent create of the same data refuses the whole call with a 409 to retry.
  */
 export async function tokenizeTokens(
@@ -88,7 +89,7 @@ export async function tokenizeTokens(
       plan.containers,
     );
     answers.push(
-      found && allowedOnAny(principal, 'token:read', found.containers)
+      found && revealsToken(principal, readTargetOf(found))
         ? { existing: tokenFields(found) }
         : { create: true },
     );

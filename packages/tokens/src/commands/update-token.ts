@@ -1,9 +1,9 @@
 import { aggregateStream, defaultCommandAttempts } from '@tokenvault/cqrs';
 import { UniqueClaimTaken, type Position } from '@tokenvault/eventstore';
 import { badRequest, conflict, notFound, type FieldErrors, type Principal } from '@tokenvault/platform';
-import { tokenDataIssues, type TokenResponse, type UpdateTokenBody } from '@tokenvault/contracts';
+import { privacyOf, tokenDataIssues, type TokenResponse, type UpdateTokenBody } from '@tokenvault/contracts';
 import { canonicalJson, type SealedToken } from '@tokenvault/vault';
-import { allowedOnAny, revealsOnEvery } from '../domain/access.ts';
+import { revealsOnEvery, revealsToken } from '../domain/access.ts';
 import { mergePatch } from '../domain/merge-patch.ts';
 import { assertMaskFits } from '../domain/token-mask.ts';
 import { StaleDataBasis, tokenDecider, type TokenPatch, type TokenView } from '../domain/token.ts';
@@ -13,6 +13,7 @@ import { tokenIdOfHolder, tokenSearchIndexScope } from '../domain/tokens.uniquen
 import { uniqueIndexTaken } from './create-token.ts';
 import { searchFieldsOf, searchIndexSpecOf } from './search-fields.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
+import { readTargetOf } from '../queries/tokens.queries.ts';
 import { liveToken, tokenCommandContext, type TokenCommandDeps } from './token-command-kit.ts';
 import { tokenResponseOf } from './token-response.ts';
 
@@ -158,7 +159,13 @@ async function updateOnce(
   const update = planned[0]!.data as TokenUpdate;
   // The call's deduplicate_token overrides the tenant's setting, as on a create.
   const deduplicate = body.deduplicate_token ?? principal.tenantSettings.deduplicate_tokens === 'true';
-  if (!deduplicate || !update.data_claim) return await execute(false);
+  // Refusing (naming the equal token) confirms a guess of its data: only a key that reveals a
+  // token where this one goes deduplicates; any other updates whatever the tenant holds (issue 48, 5).
+  const target = {
+    containers: update.containers,
+    privacy: privacyOf(current.type, update.privacy ?? current.privacy),
+  };
+  if (!deduplicate || !update.data_claim || !revealsToken(principal, target)) return await execute(false);
   // Only a token this key may read is named (and refuses the update): for any other, a 409
   // would tell a key what data a token it cannot read holds. Those updates go through, as a
   // create by such a key makes a new token (without the claim on the data).
@@ -173,14 +180,15 @@ async function updateOnce(
     update.containers,
     tokenId,
   );
-  if (existing && allowedOnAny(principal, 'token:read', existing.containers)) throw refuse(existing.id);
+  if (existing && revealsToken(principal, readTargetOf(existing))) throw refuse(existing.id);
   try {
     return await execute(true);
   } catch (error) {
     if (!(error instanceof UniqueClaimTaken)) throw error;
     const holderId = tokenIdOfHolder(error.holder);
     const holder = await liveToken(deps, tenantId, holderId);
-    if (holder && allowedOnAny(principal, 'token:read', holder.containers)) throw refuse(holderId);
+    if (holder && revealsToken(principal, readTargetOf({ ...holder, privacy: holder.privacy ?? null })))
+      throw refuse(holderId);
     return await execute(false);
   }
 }

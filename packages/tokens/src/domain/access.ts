@@ -4,6 +4,7 @@ import {
   impactLevels,
   lowerImpactContainers,
   readDecision,
+  transformOf,
   useDecision,
   type AccessTarget,
   type AccessTransform,
@@ -103,3 +104,37 @@ export function useTransform(
  */
 export const revealsOnEvery = (grants: Grants, containers: readonly string[]): boolean =>
   useTransform(grants, 'token:read', containers) === 'reveal';
+
+/**
+ * Whether the caller's token:read decision on the token reveals it: what a term compared with
+ * its data (a search's `data:` and `fingerprint:`, deduplication) needs to match it, since a
+ * match tells the caller the data (docs/security.md, "Terms on stored data").
+ */
+export const revealsToken = (grants: Grants, token: ReadTarget): boolean =>
+  readTransform(grants, 'token:read', token) === 'reveal';
+
+/**
+ * The containers under which a token:read rule reveals (null: every container), for the SQL
+ * filter of a search by terms on data; revealsToken then decides each row (a mask rule of a
+ * higher priority can still decide a token under them). A restriction policy never reveals.
+ */
+export function revealableContainers(grants: Grants): string[] | null {
+  if (holdsTenantWide(grants, 'token:read')) return null;
+  return grants.rules
+    .filter((rule) => rule.permissions.includes('token:read') && transformOf(rule) === 'reveal')
+    .map((rule) => rule.container);
+}
+
+/**
+ * Whether the caller's token:read decision reveals every token of the tenant, wherever it is:
+ * token:read tenant-wide, or a rule on `/` and no token:read rule that masks or redacts. A
+ * unique index's claim spans the tenant, so only such a caller may be told that a value is held.
+ */
+export function revealsEveryToken(grants: Grants): boolean {
+  if (holdsTenantWide(grants, 'token:read')) return true;
+  const readRules = grants.rules.filter((rule) => rule.permissions.includes('token:read'));
+  return (
+    readRules.some((rule) => rule.container === '/') &&
+    readRules.every((rule) => transformOf(rule) === 'reveal')
+  );
+}

@@ -6,6 +6,9 @@ import {
   readableContainers,
   readTransform,
   revealsOnEvery,
+  revealableContainers,
+  revealsEveryToken,
+  revealsToken,
   useTransform,
 } from './access.ts';
 
@@ -181,5 +184,46 @@ describe("revealsOnEvery: who may set or evaluate expressions on a token's data"
 
   it('given a tenant-wide token:read, then it reveals everywhere', () => {
     expect(revealsOnEvery({ permissions: ['token:read'], rules: [] }, ['/pci/high/', '/x/'])).toBe(true);
+  });
+});
+
+describe('terms on stored data: revealsToken, revealableContainers, revealsEveryToken', () => {
+  const card = {
+    containers: ['/pci/high/'],
+    privacy: { classification: 'pci', impact_level: 'high', restriction_policy: 'mask' },
+  } as const;
+  const general = {
+    containers: ['/general/high/'],
+    privacy: { classification: 'general', impact_level: 'high', restriction_policy: 'redact' },
+  } as const;
+  const rule = (container: string, priority: number, transform?: 'reveal' | 'mask' | 'redact') =>
+    ({
+      container,
+      priority,
+      permissions: ['token:read'],
+      ...(transform ? { transform } : {}),
+    }) as ContainerRule;
+  const masker = { permissions: [], rules: [rule('/pci/', 1, 'mask'), rule('/', 2)] };
+
+  it('a token is revealed only where the deciding rule reveals, never by a restriction policy', () => {
+    expect(revealsToken(masker, general)).toBe(true);
+    expect(revealsToken(masker, card)).toBe(false);
+    expect(revealsToken({ permissions: [], rules: [rule('/pci/low/', 1)] }, card)).toBe(false);
+    expect(revealsToken({ permissions: ['token:read'], rules: [] }, card)).toBe(true);
+    expect(revealsToken({ permissions: ['token:search'], rules: [] }, card)).toBe(false);
+  });
+
+  it('the SQL filter of a search by data is the revealing rules’ containers (null: tenant-wide)', () => {
+    expect(revealableContainers(masker)).toEqual(['/']);
+    expect(revealableContainers({ permissions: [], rules: [rule('/pci/', 1, 'mask')] })).toEqual([]);
+    expect(revealableContainers({ permissions: ['token:read'], rules: [] })).toBeNull();
+  });
+
+  it('every token is revealed only tenant-wide, or from a rule on / with no rule masking or redacting', () => {
+    expect(revealsEveryToken({ permissions: ['token:read'], rules: [] })).toBe(true);
+    expect(revealsEveryToken({ permissions: [], rules: [rule('/', 1)] })).toBe(true);
+    expect(revealsEveryToken(masker)).toBe(false);
+    expect(revealsEveryToken({ permissions: [], rules: [rule('/general/', 1)] })).toBe(false);
+    expect(revealsEveryToken({ permissions: ['token:create'], rules: [] })).toBe(false);
   });
 });

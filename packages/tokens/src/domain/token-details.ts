@@ -1,4 +1,10 @@
-import { cardBinOf, cardBrandOf, cardFundingOf, type TokenType } from '@tokenvault/contracts';
+import {
+  cardBinOf,
+  cardBrandOf,
+  cardFundingOf,
+  type AccessTransform,
+  type TokenType,
+} from '@tokenvault/contracts';
 import type { BankSummary, CardSummary } from './tokens.events.ts';
 
 // What the command side derives from a token's plaintext before sealing it: the summaries a read
@@ -22,6 +28,33 @@ export function cardSummaryOf(number: string, expiry?: { month: number; year: nu
     ...(funding ? { funding } : {}),
     ...(expiry ? { expiration_month: expiry.month, expiration_year: expiry.year } : {}),
   };
+}
+
+/** Digits of the BIN a masked card shows: PCI DSS's display maximum beside a masked number is the first six. */
+export const maskedBinLength = 6;
+
+/**
+ * A token's answer with its summaries as the caller's token:read decision shows them
+ * (docs/security.md, "Card summaries"): `reveal` all of them, the BIN of 8 digits for a number of
+ * 16 or more (the caller may see the number); `mask` the card's first six and last four (8 + 4
+ * leaves a 16-digit number 1,000 candidates under the Luhn check, 6 + 4 leaves 100,000) and the
+ * bank's routing number and last four; `redact`, or no read at all (a key that may only search or
+ * update), none. Only `reveal` shows the fingerprint. A create's answer is of data the caller
+ * gave and is not passed through this.
+ */
+export function summariesShown<
+  Fields extends { card?: { bin: string }; bank?: unknown; fingerprint?: string },
+>(fields: Fields, transform: AccessTransform | undefined): Fields {
+  if (transform === 'reveal') return fields;
+  // The fingerprint goes too: any key that may create a token (a public key) gets the
+  // fingerprint of a guess in its create's answer, and equal fingerprints confirm the guess.
+  const { card, bank, fingerprint: _equalityTest, ...rest } = fields;
+  if (transform !== 'mask') return rest as Fields;
+  return {
+    ...rest,
+    ...(card ? { card: { ...card, bin: card.bin.slice(0, maskedBinLength) } } : {}),
+    ...(bank === undefined ? {} : { bank }),
+  } as Fields;
 }
 
 /** `card` for card and card_number tokens, `bank` for bank tokens; nothing for the other types. */

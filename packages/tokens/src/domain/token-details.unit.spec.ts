@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { fingerprintSubjectOf, holdsCvc, tokenSummariesOf, withoutCvc } from './token-details.ts';
+import {
+  fingerprintSubjectOf,
+  holdsCvc,
+  summariesShown,
+  tokenSummariesOf,
+  withoutCvc,
+} from './token-details.ts';
 
 const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030, cvc: '123' };
 const bank = { routing_number: '011000015', account_number: '000123456789' };
@@ -87,5 +93,33 @@ describe('a card’s CVC', () => {
     expect(holdsCvc('token', { cvc: '123' })).toBe(false);
     expect(withoutCvc(card)).toEqual(rest);
     expect(card.cvc).toBe('123');
+  });
+});
+
+describe('summariesShown: a token’s summaries as the caller’s read decision shows them', () => {
+  const fields = {
+    id: 't',
+    fingerprint: 'f',
+    card: { bin: '42424242', last4: '4242', brand: 'visa', expiration_month: 12, expiration_year: 2030 },
+    bank: { routing_number: '011000015', account_number_last4: '6789' },
+  };
+
+  it('reveal: all of them, the BIN of eight', () => {
+    expect(summariesShown(fields, 'reveal')).toEqual(fields);
+  });
+
+  it('mask: the first six and last four of the card, the bank’s routing number and last four, no fingerprint', () => {
+    const { fingerprint: _fingerprint, ...withoutFingerprint } = fields;
+    expect(summariesShown(fields, 'mask')).toEqual({
+      ...withoutFingerprint,
+      card: { ...fields.card, bin: '424242' },
+    });
+    const short = { id: 't', card: { bin: '378282', last4: '0005' } };
+    expect(summariesShown(short, 'mask')).toEqual(short);
+  });
+
+  it('redact, or no read at all: none, nor the fingerprint', () => {
+    expect(summariesShown(fields, 'redact')).toEqual({ id: 't' });
+    expect(summariesShown(fields, undefined)).toEqual({ id: 't' });
   });
 });

@@ -17,6 +17,8 @@ import {
   writtenTokenSchema,
   tokenTypeSchema,
 } from '@tokenvault/contracts';
+import { readTransform } from '../domain/access.ts';
+import { readTargetOf } from '../queries/tokens.queries.ts';
 import { checkTokenAccess, readableUnder, type TokenAccess, type TokenRouteDeps } from './token-access.ts';
 
 /** A token's children: associate and dissociate, create a child, list them. */
@@ -116,11 +118,40 @@ export function childTokenRoutes(
       }),
       responses: { 200: { description: 'A page of child tokens', schema: paginatedSchema(tokenSchema) } },
       async handle({ principal, params, query, requestId }) {
+        const readable = readableUnder(principal);
+        if (readable !== null) {
+          // A key with rules: its SQL filter (the containers of its rules, and the higher impact
+          // levels a restriction policy reads) is wider than its read decision, so the page and
+          // the total are counted over the children the decision gives access to, one by one.
+          const targets = await queries.childTargets(principal.tenantId, params.parent_id, {
+            ids: query.id,
+            types: query.type,
+            readableUnder: readable,
+          });
+          checkTokenAccess(principal, params.parent_id, targets?.parent, 'token:read');
+          const readableIds = targets.children
+            .filter((child) => readTransform(principal, 'token:read', readTargetOf(child)) !== undefined)
+            .map((child) => child.id);
+          const pageIds = readableIds.slice((query.page - 1) * query.size, query.page * query.size);
+          const byId = new Map(
+            (await queries.getMany(principal.tenantId, pageIds)).map((row) => [row.id, row] as const),
+          );
+          const rows = pageIds.flatMap((id) => byId.get(id) ?? []);
+          return {
+            status: 200,
+            body: paginated(
+              await withData(principal, rows, requestId),
+              query.page,
+              query.size,
+              readableIds.length,
+            ),
+          };
+        }
         // The parent comes with the page (one query); nothing is opened before it is checked.
         const page = await queries.children(principal.tenantId, params.parent_id, {
           ids: query.id,
           types: query.type,
-          readableUnder: readableUnder(principal),
+          readableUnder: readable,
           page: query.page,
           size: query.size,
         });

@@ -17,6 +17,13 @@ const callers = {
   /** May search, not read: results come without their data. */
   searcher: testPrincipal(tenant, randomUUID(), ['token:search']),
   reader: testPrincipal(tenant, randomUUID(), ['token:read']),
+  /** Searches everything; reads /pci/ masked, everything else revealed. */
+  masker: testPrincipal(tenant, randomUUID(), [], {
+    rules: [
+      { container: '/', priority: 2, transform: 'reveal', permissions: ['token:read', 'token:search'] },
+      { container: '/pci/', priority: 1, transform: 'mask', permissions: ['token:read', 'token:search'] },
+    ],
+  }),
   otherTenant: testPrincipal(otherTenant, randomUUID(), all),
 };
 
@@ -120,12 +127,57 @@ describe('token search routes, in process (commands on an in-memory store, queri
     expect((await searchV2('data:paged AND type:card')).data).toEqual([]);
   });
 
-  it('a key with token:search but not token:read finds tokens without their data, and reads nothing', async () => {
-    const token = await create({ data: 'search-only-1111', search_indexes: ['{{ data | last4 }}'] });
-    const page = await searchV2('data:1111', 'searcher');
+  it('a key with token:search but not token:read finds tokens by metadata without their data, and reads nothing; data: finds nothing for it', async () => {
+    const token = await create({
+      data: 'search-only-1111',
+      search_indexes: ['{{ data | last4 }}'],
+      metadata: { owner: 'search-only' },
+    });
+    const page = await searchV2('metadata.owner:search-only', 'searcher');
     expect(page.data.map((found) => found.id)).toEqual([token.id]);
     expect(page.data[0]).not.toHaveProperty('data');
+    // A term on the data matches only tokens the key reveals: a match would confirm the value.
+    expect((await searchV2('data:1111', 'searcher')).data).toEqual([]);
     expect(await readsOf(token.id)).toEqual([]);
+    expect((await searchV2('data:1111')).data.map((found) => found.id)).toEqual([token.id]);
+  });
+
+  it('data: and fingerprint: match only tokens the key reveals; the ones kept out move no page or cursor', async () => {
+    const value = `shared-${randomUUID()}`;
+    const ids: string[] = [];
+    // Newest first: revealed, masked, revealed, masked, revealed.
+    for (const container of ['/pci/low/', '/general/', '/pci/high/', '/general/', '/pci/low/', '/general/']) {
+      ids.unshift(
+        (await create({ data: value, containers: [container], search_indexes: ['{{ data }}'] })).id,
+      );
+    }
+    const revealed = ids.filter((_, index) => index % 2 === 0);
+    const all = (await searchV2(`data:${value}`)).data.map((found) => found.id);
+    expect(all).toEqual(ids);
+    expect((await searchV2(`data:${value}`, 'masker')).data.map((found) => found.id)).toEqual(revealed);
+    // By cursor, one at a time: each revealed token once, then no next page.
+    const seen: string[] = [];
+    let start: string | undefined;
+    do {
+      const page = await searchV2(`data:${value}`, 'masker', { size: 1, ...(start ? { start } : {}) });
+      seen.push(...page.data.map((found) => found.id));
+      start = page.pagination.next ?? undefined;
+    } while (start);
+    expect(seen).toEqual(revealed);
+    const second = await api
+      .post('/tokens/search')
+      .set('svc-api-key', 'masker')
+      .send({ query: `data:${value}`, page: 2, size: 2 })
+      .expect(200);
+    expect((second.body as Page).data.map((found) => found.id)).toEqual([revealed[2]]);
+    expect((second.body as { pagination: { next: string | null } }).pagination.next).toBeNull();
+    // A fingerprint is a term on the data too; metadata-free searches list the masked ones.
+    const maskedOne = ids[1]!;
+    const { fingerprint } = (await api.get(`/tokens/${maskedOne}`).set('svc-api-key', 'admin').expect(200))
+      .body as { fingerprint: string };
+    const byPrint = await searchV2(`fingerprint:${fingerprint}`, 'masker');
+    expect(byPrint.data.map((found) => found.id)).toEqual(revealed);
+    expect((await searchV2(`fingerprint:${fingerprint}`, 'searcher')).data).toEqual([]);
   });
 
   it('never matches another tenant’s token with the same indexed value', async () => {

@@ -15,7 +15,9 @@ import {
   tokenSchema,
   tokenTypes,
 } from '@tokenvault/contracts';
-import { tokenFields } from '../queries/tokens.queries.ts';
+import { revealableContainers, revealsToken } from '../domain/access.ts';
+import { summariesShown } from '../domain/token-details.ts';
+import { readTargetOf, tokenFields, type TokenListFilter } from '../queries/tokens.queries.ts';
 import { parseSearchQuery } from './search-query.ts';
 import type { TokenAccess, TokenRouteDeps } from './token-access.ts';
 
@@ -37,9 +39,10 @@ const repeated = (field: string) =>
 /**
  * Token search (docs/search.md): POST /v2/tokens/search by cursor, POST /tokens/search by page.
  * `data:<value>` is the value's blind index under the tenant's search key, matched against the
- * stored ones: no plaintext is compared or scanned. A result is shown as the key's token:read
- * decision says (withData: its data, its mask or nothing, on record as a read with the
- * transform); a result the key may not read is listed without data and is no read.
+ * stored ones: no plaintext is compared or scanned; it and `fingerprint:` match only tokens the
+ * key's token:read decision reveals. A result is shown as that decision says (withData: its data,
+ * its mask or nothing, on record as a read with the transform); a result the key may not read is
+ * listed without data or summaries and is no read.
  */
 export function tokenSearchRoutes(
   { vault }: Pick<TokenRouteDeps, 'vault'>,
@@ -92,25 +95,39 @@ export function tokenSearchRoutes(
     }
     const cursor = request.start ? decodeCursor(request.start, isTokenId) : undefined;
     const page = request.page ?? 1;
-    const { rows, hasMore } = await queries.list(principal.tenantId, {
+    const listFilter: TokenListFilter = {
       ...filter,
       readableUnder: searchableUnder(principal),
       after: cursor && { createdAt: cursor.createdAt, id: cursor.key },
       offset: cursor ? 0 : (page - 1) * request.size,
       size: request.size,
-    });
+    };
+    // A term compared with the data (a blind index, a fingerprint) matches only tokens the key's
+    // token:read decision reveals: a match on any other would confirm a guess of data the key may
+    // not see (a masked card's number from its BIN and last four). Kept out, such a token changes
+    // nothing of the answer, its pages or cursors.
+    const onData = filter.indexValues.length > 0 || filter.fingerprints.length > 0;
+    const revealable = revealableContainers(principal);
+    // A key reading tenant-wide reveals every row: nothing to keep out.
+    const { rows, hasMore } =
+      onData && revealable !== null
+        ? await queries.listKept(principal.tenantId, { ...listFilter, revealableUnder: revealable }, (row) =>
+            revealsToken(principal, readTargetOf(row)),
+          )
+        : await queries.list(principal.tenantId, listFilter);
     // Shown as the key's deciding token:read rule says (data, mask or nothing; a restriction
-    // policy included) and on record as such; a row it may not read is listed without data.
+    // policy included) and on record as such; a row it may not read is listed without data and
+    // without the summaries of its data (a key that may only search sees no card's BIN or last four).
     const opened = new Map(
       (await withData(principal, rows, requestId)).map((token) => [token.id, token] as const),
     );
-    const data = rows.map((row) => opened.get(row.id) ?? tokenFields(row));
+    const data = rows.map((row) => opened.get(row.id) ?? summariesShown(tokenFields(row), undefined));
     const last = rows.at(-1);
     return { data, next: hasMore && last ? encodeCursor(last.created_at, last.id) : null, page };
   };
   const tag = 'Tokens';
   const summary =
-    'Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; a result holds its data (a read) where the key also holds token:read';
+    'Search the tenant’s live tokens the key may search by `data:<value>` (any of their search indexes), `metadata.<key>`, `type`, `container`, `fingerprint` and `created_at:[a TO b]`, terms joined by AND; `data` and `fingerprint` match only tokens the key’s token:read decision reveals; a result holds its data and summaries (a read) as that decision allows';
   return [
     defineRoute({
       method: 'post',

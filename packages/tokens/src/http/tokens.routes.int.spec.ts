@@ -123,6 +123,39 @@ describe('token routes, in process (commands on an in-memory store, queries on P
     });
   });
 
+  it('a list, with data or without, shows only tokens the key’s read decision gives access to', async () => {
+    // In /pci/high/ but of general privacy: a rule on /pci/low/ does not read it by a restriction policy.
+    const refused = await api
+      .post('/tokens')
+      .set('svc-api-key', 'admin')
+      .send({ data: secret, containers: ['/pci/high/'], metadata: { list: 'refused' } })
+      .expect(201);
+    const id = (refused.body as { id: string }).id;
+    await api.get(`/tokens/${id}`).set('svc-api-key', 'pciLowReader').expect(403);
+    for (const path of ['/tokens?include_data=false&size=100', '/tokens?size=100', '/v2/tokens?size=100']) {
+      const listed = await api.get(path).set('svc-api-key', 'pciLowReader').expect(200);
+      expect(
+        (listed.body as { data: { id: string }[] }).data.map((token) => token.id),
+        path,
+      ).not.toContain(id);
+    }
+    const byAdmin = await api
+      .get('/tokens?include_data=false&metadata.list=refused')
+      .set('svc-api-key', 'admin');
+    expect((byAdmin.body as { data: { id: string }[] }).data.map((token) => token.id)).toEqual([id]);
+  });
+
+  it('a unique search index is a 403 to a key that does not reveal every token, whatever the data', async () => {
+    const body = {
+      type: 'card',
+      data: { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 },
+      search_indexes: ['{{ data.number | last4 }}', { expression: '{{ data.number }}', unique: true }],
+    };
+    const refused = await api.post('/tokens').set('svc-api-key', 'pciWriter').send(body).expect(403);
+    expect(refused.body).toMatchObject({ errors: { 'body.search_indexes.1': [expect.any(String)] } });
+    await api.post('/tokens').set('svc-api-key', 'admin').send(body).expect(201);
+  });
+
   it('each read shows what the deciding rule allows: reveal, mask (no mask: no data), redact, by restriction policy', async () => {
     const card = { number: '4242424242424242', expiration_month: 12, expiration_year: 2030 };
     const created = await api.post('/tokens').set('svc-api-key', 'admin').send({ type: 'card', data: card });
@@ -134,11 +167,14 @@ describe('token routes, in process (commands on an in-memory store, queries on P
     expect(await got('redactor', general.id)).not.toHaveProperty('data');
     const redacted = await got('redactor', cardId);
     expect(redacted).not.toHaveProperty('data');
-    expect(redacted.card).toMatchObject({ last4: '4242' });
+    // Its summaries follow the decision too: none redacted, the first six and last four masked.
+    expect(redacted).not.toHaveProperty('card');
+    expect((created.body as { card: unknown }).card).toMatchObject({ bin: '42424242', last4: '4242' });
     for (const key of ['masker', 'pciLowReader']) {
       const masked = await got(key, cardId);
       expect(masked.data).not.toEqual(card);
       expect(JSON.stringify(masked)).not.toContain(card.number);
+      expect(masked.card).toMatchObject({ bin: '424242', last4: '4242' });
     }
     await api.get(`/tokens/${general.id}`).set('svc-api-key', 'pciLowReader').expect(403);
     for (const path of ['/tokens?size=100', '/v2/tokens?size=100']) {

@@ -20,7 +20,12 @@ import {
   tokenTypeSchema,
   updateTokenBody,
 } from '@tokenvault/contracts';
-import { tokenFields } from '../queries/tokens.queries.ts';
+import { assertMayHoldUniqueIndexes } from '../commands/create-token.ts';
+import { searchIndexSpecOf } from '../commands/search-fields.ts';
+import { readTransform } from '../domain/access.ts';
+import { summariesShown } from '../domain/token-details.ts';
+import { readTargetOf, tokenFields } from '../queries/tokens.queries.ts';
+import type { TokenRow } from '../queries/tokens.queries.ts';
 import { readableUnder, type TokenAccess, type TokenRouteDeps } from './token-access.ts';
 
 const metadataFilter = 'metadata.';
@@ -134,22 +139,32 @@ export function tokenResourceRoutes(
     requestId: string,
   ) => {
     const cursor = filter.start ? decodeCursor(filter.start, isTokenId) : undefined;
-    const { rows, hasMore } = await queries.list(principal.tenantId, {
+    const decisionOn = (row: TokenRow) => readTransform(principal, 'token:read', readTargetOf(row));
+    const readable = readableUnder(principal);
+    const listFilter = {
       types: filter.type,
       containers: filter.container,
-      readableUnder: readableUnder(principal),
+      readableUnder: readable,
       metadata: filter.metadata,
       after: cursor && { createdAt: cursor.createdAt, id: cursor.key },
       offset: cursor ? 0 : (filter.page - 1) * filter.size,
       size: filter.size,
-    });
+    };
+    // The SQL filter is the containers of the key's rules (and the higher impact levels a
+    // restriction policy reads): each row is then kept only if the key's read decision on it
+    // gives access, with or without data, so the list never shows a token its GET refuses. A
+    // key reading tenant-wide reads every row.
+    const { rows, hasMore } =
+      readable === null
+        ? await queries.list(principal.tenantId, listFilter)
+        : await queries.listKept(principal.tenantId, listFilter, (row) => decisionOn(row) !== undefined);
     const last = rows.at(-1);
     return {
       cursor,
       next: hasMore && last ? encodeCursor(last.created_at, last.id) : null,
       data: filter.includeData
         ? await withData(principal, rows, requestId)
-        : rows.map((row) => tokenFields(row)),
+        : rows.map((row) => summariesShown(tokenFields(row), decisionOn(row))),
     };
   };
   const tag = 'Tokens';
@@ -159,7 +174,7 @@ export function tokenResourceRoutes(
       path: '/tokens',
       operationId: 'createToken',
       summary:
-        'Create a token (deduplicated when asked or when the tenant setting is on), or make one of a token intent (token_intent_id), which consumes it',
+        'Create a token (deduplicated when asked or when the tenant setting is on, for a key that reveals tokens where it goes), or make one of a token intent (token_intent_id), which consumes it; a unique search index needs a key that reveals every token (403)',
       tag,
       permission: 'token:create',
       returnsSensitive: [],
@@ -192,7 +207,7 @@ export function tokenResourceRoutes(
       path: '/tokens',
       operationId: 'listTokens',
       summary:
-        'List the tenant’s live tokens the key may read, with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)',
+        'List the tenant’s live tokens the key may read (its read decision on each, with or without data), with their data (a read of each) unless include_data=false, newest first; filter by type, container (and below) and metadata.<key>=<value>; page by page or by cursor (pagination.next)',
       tag,
       permission: 'token:read',
       returnsSensitive: ['token-data'],
@@ -276,9 +291,27 @@ export function tokenResourceRoutes(
       },
       async handle({ principal, params, body, requestId }) {
         // An expired token is gone for updates too (404), like for reads.
-        await tokenFor(principal, params.id, 'token:update', 'all');
+        const row = await tokenFor(principal, params.id, 'token:update', 'all');
+        // Unique indexes are claimed again when they change or the data does: a 409 then tells
+        // whether another token holds the value, which only a key revealing them all may learn.
+        if (body.search_indexes !== undefined || body.data !== undefined) {
+          const indexes =
+            body.search_indexes === undefined
+              ? (row.search_indexes ?? [])
+              : (body.search_indexes ?? []).map(searchIndexSpecOf);
+          assertMayHoldUniqueIndexes(principal, indexes, 'body.search_indexes');
+        }
         const updated = await commands.update(principal, params.id, body, requestId);
-        return { status: 200, headers: await consistency.afterWrite(updated.position), body: updated.token };
+        // The answer's summaries as the key's read decision on the token after the update shows
+        // them: a key that may only update sees no card's BIN or last four.
+        const shown = summariesShown(
+          updated.token,
+          readTransform(principal, 'token:read', {
+            containers: updated.token.containers,
+            privacy: updated.token.privacy,
+          }),
+        );
+        return { status: 200, headers: await consistency.afterWrite(updated.position), body: shown };
       },
     }),
     defineRoute({

@@ -96,6 +96,22 @@ export const readTargetOf = (row: Pick<TokenRow, 'containers' | 'type' | 'privac
   privacy: privacyOf(row.type, row.privacy),
 });
 
+/** What a token list or search keeps (TokenQueries.list). */
+export interface TokenListFilter {
+  types: string[];
+  containers: string[];
+  readableUnder: string[] | null;
+  /** Only tokens under these containers (a search by terms on data: the key's revealing rules); null: no such limit. */
+  revealableUnder?: string[] | null;
+  metadata: Record<string, string>;
+  after: { createdAt: string; id: string } | undefined;
+  offset: number;
+  size: number;
+  indexValues?: string[];
+  fingerprints?: string[];
+  created?: { from?: string; to?: string };
+}
+
 /** Reads run as the tenant: row-level security hides every other tenant's rows. */
 export class TokenQueries {
   private readonly appPool: Pool;
@@ -139,6 +155,77 @@ export class TokenQueries {
         [tenantId, parentId],
       );
       return result.rows.map((row) => row.child_id);
+    });
+  }
+
+  /**
+   * Every live child of a live parent (by association time then id) under `readableUnder`, as
+   * what the access decider reads of each (its id, containers, type and privacy), with the
+   * parent's; undefined when the parent is not a live token of the tenant. A key with rules lists
+   * children by its read decision on each (children.routes.ts): its pages and total are counted
+   * over the children it may read, which the SQL filter alone cannot tell.
+   */
+  async childTargets(
+    tenantId: string,
+    parentId: string,
+    filter: { ids: string[]; types: string[]; readableUnder: string[] },
+  ): Promise<
+    | {
+        parent: Pick<TokenRow, 'containers' | 'type' | 'privacy'>;
+        children: Pick<TokenRow, 'id' | 'containers' | 'type' | 'privacy'>[];
+      }
+    | undefined
+  > {
+    const conditions = ['a.tenant_id = $1', 'a.parent_id = $2', liveAt('$3', 'a.')];
+    const values: unknown[] = [tenantId, parentId, this.clock.now(), filter.readableUnder];
+    conditions.push(
+      'EXISTS (SELECT 1 FROM unnest(a.containers) c, unnest($4::text[]) r WHERE starts_with(c, r))',
+    );
+    if (filter.ids.length) {
+      values.push(filter.ids);
+      conditions.push(`a.child_id = ANY($${values.length}::text[])`);
+    }
+    if (filter.types.length) {
+      values.push(filter.types);
+      conditions.push(`a.type = ANY($${values.length}::text[])`);
+    }
+    type TargetRow = {
+      parent_containers: string[];
+      parent_type: TokenType;
+      parent_privacy: TokenPrivacy | null;
+      id: string | null;
+      containers: string[];
+      type: TokenType;
+      privacy: TokenPrivacy | null;
+    };
+    return withTenant(this.appPool, tenantId, async (client) => {
+      const result = await client.query<TargetRow>(
+        `SELECT parent.containers AS parent_containers, parent.type AS parent_type,
+                parent.privacy AS parent_privacy, child.id, child.containers, child.type, child.privacy
+         FROM (SELECT containers, type, privacy FROM tokens WHERE tenant_id = $1 AND id = $2 AND ${liveAt('$3')}) parent
+         LEFT JOIN LATERAL (
+           SELECT t.id, t.containers, t.type, t.privacy, a.associated_at
+           FROM token_associations a
+           CROSS JOIN LATERAL (
+             SELECT id, containers, type, privacy FROM tokens t
+             WHERE t.tenant_id = $1 AND t.id = a.child_id LIMIT 1) t
+           WHERE ${conditions.join(' AND ')}
+         ) child ON true
+         ORDER BY child.associated_at, child.id`,
+        values,
+      );
+      const first = result.rows[0];
+      if (!first) return undefined;
+      return {
+        parent: {
+          containers: first.parent_containers,
+          type: first.parent_type,
+          privacy: first.parent_privacy,
+        },
+        children: result.rows.flatMap(({ id, containers, type, privacy }) =>
+          id === null ? [] : [{ id, containers, type, privacy }],
+        ),
+      };
     });
   }
 
@@ -233,25 +320,12 @@ export class TokenQueries {
    * A page of the tenant's live tokens, newest first (created_at, then id, both descending), by
    * offset or after a cursor; one extra row tells whether there is a next page. `containers`
    * keeps tokens with a container under one of these paths; `readableUnder` does the same for
-   * the key's rules (null: every container); `metadata` keeps tokens holding all these entries;
+   * the key's rules (null: every container), `revealableUnder` for its revealing token:read rules
+   * (a search by terms on data); `metadata` keeps tokens holding all these entries;
    * a search's `indexValues` keeps tokens holding each of these blind index values, `fingerprints`
    * those with one of these fingerprints, `created` those created in the range (either end open).
    */
-  async list(
-    tenantId: string,
-    filter: {
-      types: string[];
-      containers: string[];
-      readableUnder: string[] | null;
-      metadata: Record<string, string>;
-      after: { createdAt: string; id: string } | undefined;
-      offset: number;
-      size: number;
-      indexValues?: string[];
-      fingerprints?: string[];
-      created?: { from?: string; to?: string };
-    },
-  ): Promise<{ rows: TokenRow[]; hasMore: boolean }> {
+  async list(tenantId: string, filter: TokenListFilter): Promise<{ rows: TokenRow[]; hasMore: boolean }> {
     const conditions = ['t.tenant_id = $1', liveAt('$2', 't.')];
     const values: unknown[] = [tenantId, this.clock.now()];
     const add = (sql: (placeholder: string) => string, value: unknown) => {
@@ -263,6 +337,7 @@ export class TokenQueries {
     if (filter.types.length) add((p) => `t.type = ANY(${p}::text[])`, filter.types);
     if (filter.containers.length) add(under, filter.containers);
     if (filter.readableUnder) add(under, filter.readableUnder);
+    if (filter.revealableUnder) add(under, filter.revealableUnder);
     if (filter.fingerprints?.length) add((p) => `t.fingerprint = ANY(${p}::text[])`, filter.fingerprints);
     if (filter.created?.from) add((p) => `t.created_at >= ${p}::timestamptz`, filter.created.from);
     if (filter.created?.to) add((p) => `t.created_at <= ${p}::timestamptz`, filter.created.to);
@@ -318,6 +393,33 @@ export class TokenQueries {
       );
       return { rows: result.rows.slice(0, filter.size), hasMore: result.rows.length > filter.size };
     });
+  }
+
+  /**
+   * A page of list() of only the rows `keep` keeps (the caller's read decision on each): the rows
+   * are read batch by batch in the page order until the page and one more row are kept, so a row
+   * kept out moves neither the page, its offset, its next cursor nor whether there is one: the
+   * answer is the one a tenant without that row would get (docs/security.md, "Lists").
+   */
+  async listKept(
+    tenantId: string,
+    filter: TokenListFilter,
+    keep: (row: TokenRow) => boolean,
+  ): Promise<{ rows: TokenRow[]; hasMore: boolean }> {
+    const wanted = filter.offset + filter.size + 1;
+    // The first batch is what a page without kept-out rows needs (one more row than list() reads).
+    const batch = Math.min(wanted, 500);
+    const kept: TokenRow[] = [];
+    let after = filter.after;
+    for (;;) {
+      const { rows, hasMore } = await this.list(tenantId, { ...filter, after, offset: 0, size: batch });
+      kept.push(...rows.filter(keep));
+      const last = rows.at(-1);
+      if (kept.length >= wanted || !hasMore || !last) break;
+      after = { createdAt: last.created_at.toISOString(), id: last.id };
+    }
+    const end = filter.offset + filter.size;
+    return { rows: kept.slice(filter.offset, end), hasMore: kept.length > end };
   }
 
   /** The oldest live token with this fingerprint: what deduplication hands back. */

@@ -191,7 +191,16 @@ export function tokenResourceRoutes(
         const { token_intent_id: intentId, type: _type, data: _data, ...fields } = body;
         if (intentId !== undefined) {
           const made = await commands.createFromIntent(principal, intentId, fields, requestId);
-          return { status: 201, headers: await consistency.afterWrite(made.position), body: made.token };
+          // The data is the intent's, not the caller's (a public key collected it): the answer's
+          // summaries and fingerprint as the key's read decision on the new token shows them.
+          const shown = summariesShown(
+            made.token,
+            readTransform(principal, 'token:read', {
+              containers: made.token.containers,
+              privacy: made.token.privacy,
+            }),
+          );
+          return { status: 201, headers: await consistency.afterWrite(made.position), body: shown };
         }
         // The body schema checked it as createTokenBody does: this only gives its defaults.
         const result = await commands.create(principal, createTokenBody.parse(body), requestId);

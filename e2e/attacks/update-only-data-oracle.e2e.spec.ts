@@ -144,7 +144,10 @@ describe('attack: a data patch answers a guess of the data it patches', () => {
         expiration_year: thisYear + 4,
       });
       expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
-      const read = await env.tenant.client.request<{ data: Record<string, unknown> }>('GET', `/tokens/${card}`);
+      const read = await env.tenant.client.request<{ data: Record<string, unknown> }>(
+        'GET',
+        `/tokens/${card}`,
+      );
       expect(read.body.data).not.toHaveProperty('cvc');
       expect(read.body.data.expiration_month).toBe(7);
     }

@@ -51,7 +51,10 @@ export function tokenIntentCommandHandler(
  * data, and a fingerprint or an 8-digit BIN beside the last four would answer a public key's
  * guess of it (docs/security.md, "Card summaries").
  */
-export function tokenIntentResponseOf(intent: TokenIntentView, shown: 'created' | 'held'): TokenIntentResponse {
+export function tokenIntentResponseOf(
+  intent: TokenIntentView,
+  shown: 'created' | 'held',
+): TokenIntentResponse {
   const fields: TokenIntentResponse = {
     id: intent.id,
     tenant_id: intent.tenant_id,

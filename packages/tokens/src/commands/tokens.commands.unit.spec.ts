@@ -438,11 +438,18 @@ describe('card tokens: summaries, fingerprints and the CVC’s removal', () => {
       const before = appends.length;
       // Expired by the stored year if merged (2030 is not), a wrong length by the stored brand:
       // neither is looked at, the patch alone is not a card.
-      for (const data of [{ expiration_month: 1 }, { cvc: '1234' }, { cvc: '123' }]) {
+      const partialPatches: Record<string, string | number>[] = [
+        { expiration_month: 1 },
+        { cvc: '1234' },
+        { cvc: '123' },
+      ];
+      for (const data of partialPatches) {
         await expect(commands.update(key, tokenId, { data }, 'request-2')).rejects.toSatisfy(
           (error: unknown) => {
             const problem = error as { status: number; errors?: Record<string, string[]> };
-            return problem.status === 400 && /reveals the token/.test(problem.errors?.['body.data']?.[0] ?? '');
+            return (
+              problem.status === 400 && /reveals the token/.test(problem.errors?.['body.data']?.[0] ?? '')
+            );
           },
         );
       }

@@ -242,9 +242,7 @@ export function invalidPatchedData(
 ) {
   const errors: FieldErrors = {};
   for (const issue of issues) {
-    (errors[['body', ...(issue.path ?? []).map(String)].join('.')] ??= []).push(
-      issue.message ?? 'Invalid',
-    );
+    (errors[['body', ...(issue.path ?? []).map(String)].join('.')] ??= []).push(issue.message ?? 'Invalid');
   }
   if (reveals)
     return badRequest(`The data the patch leads to is not valid ${type} data; see errors.`, errors);

@@ -54,7 +54,7 @@ describe('token intent routes, in process (commands on an in-memory store, queri
 
   const createIntent = async (key = 'publicKey') =>
     (await api.post('/token-intents').set('svc-api-key', key).send({ type: 'card', data: card }).expect(201))
-      .body as { id: string; expires_at: string; created_at: string };
+      .body as { id: string; expires_at: string; created_at: string; fingerprint?: string; card?: object };
 
   it('POST appends TokenIntentCreated (data sealed) and answers its summary, never the data; GET six + four, no fingerprint', async () => {
     const intent = await createIntent();

@@ -474,6 +474,9 @@ describe('card tokens: summaries, fingerprints and the CVC’s removal', () => {
     await commands.update(updateOnlyCards, tokenId, { data: { ...withoutCvc, expiration_month: 11 } }, 'r-3');
     expect(await dataOf(tokenId)).toEqual({ ...withoutCvc, expiration_month: 11 });
     expect(appends.at(-1)!.events[0]!.data).not.toHaveProperty('cvc_expires_at');
+    // Without data (its indexes given again, as they are) such a key keeps the stored data.
+    await commands.update(updateOnlyCards, tokenId, { search_indexes: [] }, 'r-3b');
+    expect(await dataOf(tokenId)).toEqual({ ...withoutCvc, expiration_month: 11 });
     // A key that reveals still merges, and the same data again appends nothing.
     await commands.update(updater, tokenId, { data: { cvc: '456' } }, 'r-4');
     expect(await dataOf(tokenId)).toEqual({ ...withoutCvc, expiration_month: 11, cvc: '456' });

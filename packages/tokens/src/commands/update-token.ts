@@ -87,11 +87,12 @@ async function updateOnce(
     // A key the token is not revealed to replaces its data whole and never opens the stored data:
     // whatever it merged into, compared with or kept from data it cannot see would show in the
     // answer (a validation error, an unchanged token, the CVC's time): docs/security.md, "Data
-    // patches by keys that may not reveal". Indexes and a fingerprint expression need reveal
-    // (the decider's 403 above), so such a key only gets here with `data`.
-    const currentData = reveals
-      ? await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext)
-      : undefined;
+    // patches by keys that may not reveal". Without `data` (the token's own indexes given again,
+    // which the decider let through) the stored data is kept, its expressions evaluated untold.
+    const replaces = body.data !== undefined && !reveals;
+    const currentData = replaces
+      ? undefined
+      : await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext);
     const merged = dataAfterPatch(body.data, currentData, reveals);
     mergedData = merged;
     const issues = body.data === undefined ? [] : tokenDataIssues(current.type, merged, deps.clock.now());
@@ -110,13 +111,13 @@ async function updateOnce(
       reveals ? 'tell' : 'untold',
     );
     // A replacement is always new data (resealed, a new version), equal or not.
-    const changed = !reveals || canonicalJson(merged) !== canonicalJson(currentData);
+    const changed = replaces || canonicalJson(merged) !== canonicalJson(currentData);
     if (changed) {
       sealed = await deps.vault.sealToken(tenantId, tokenId, merged, {
         reuseKeyOf: current.data_ciphertext,
       });
     }
-    const cvcExpiresAt = cvcExpiryAfterUpdate(deps, current, reveals ? { currentData } : undefined, merged);
+    const cvcExpiresAt = cvcExpiryAfterUpdate(deps, current, replaces ? undefined : { currentData }, merged);
     patch.data = {
       basis: current.data_ciphertext,
       changed,

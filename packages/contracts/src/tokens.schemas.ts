@@ -385,13 +385,22 @@ export const tokenIntentSchema = z.object({
   id: uuid,
   tenant_id: uuid,
   type: tokenTypeSchema,
-  fingerprint: z.string().describe('The fingerprint a token of this data would have (its type’s default)'),
+  fingerprint: z
+    .string()
+    .optional()
+    .describe(
+      'The fingerprint a token of this data would have (its type’s default): in the answer of the create only (a later read would answer a guess of the data)',
+    ),
   created_by: uuid,
   created_at: timestamp,
   expires_at: timestamp.describe(
     'When it expires and its data is shredded: 24 hours after its creation, or as long as a card’s CVC may be kept when the data holds one (CARD_CVC_TTL_SECONDS, an hour by default)',
   ),
-  card: cardDetailsSchema.optional().describe('A card’s summary (card and card_number intents)'),
+  card: cardDetailsSchema
+    .optional()
+    .describe(
+      'A card’s summary (card and card_number intents): the BIN as the create computed it in the create’s answer, its first six digits in any later read',
+    ),
   bank: bankDetailsSchema.optional().describe('A bank account’s summary (bank intents)'),
 });
 export type TokenIntentResponse = z.output<typeof tokenIntentSchema>;

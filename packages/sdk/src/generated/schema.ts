@@ -399,7 +399,7 @@ export interface paths {
         get: operations["listTokens"];
         put?: never;
         /**
-         * Create a token (deduplicated when asked or when the tenant setting is on, for a key that reveals tokens where it goes), or make one of a token intent (token_intent_id), which consumes it; a unique search index needs a key that reveals every token (403)
+         * Create a token (deduplicated when asked or when the tenant setting is on, for a key that reveals tokens where it goes), or make one of a token intent (token_intent_id), which consumes it (its answer’s summaries and fingerprint as the key’s read decision shows them); a unique search index needs a key that reveals every token (403)
          * @description Permission: `token:create`
          */
         post: operations["createToken"];
@@ -451,7 +451,7 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Update a token by JSON merge patch (RFC 7396) of data, metadata, containers and expires_at; application/merge-patch+json or application/json
+         * Update a token by JSON merge patch (RFC 7396) of data, metadata, containers and expires_at; application/merge-patch+json or application/json. A key whose token:read does not reveal the token replaces its data whole (complete data of the type, else a 400 naming body.data)
          * @description Permission: `token:update`
          */
         patch: operations["updateToken"];
@@ -633,7 +633,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get a token intent (never its data); 404 once it was made a token, deleted or expired
+         * Get a token intent (never its data; a card’s first six and last four, no fingerprint, whoever reads); 404 once it was made a token, deleted or expired
          * @description Permission: `token-intent:read`
          */
         get: operations["getTokenIntent"];
@@ -7004,8 +7004,8 @@ export interface operations {
                         tenant_id: string;
                         /** @enum {string} */
                         type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
-                        /** @description The fingerprint a token of this data would have (its type’s default) */
-                        fingerprint: string;
+                        /** @description The fingerprint a token of this data would have (its type’s default): in the answer of the create only (a later read would answer a guess of the data) */
+                        fingerprint?: string;
                         /** Format: uuid */
                         created_by: string;
                         /** Format: date-time */
@@ -7015,7 +7015,7 @@ export interface operations {
                          * @description When it expires and its data is shredded: 24 hours after its creation, or as long as a card’s CVC may be kept when the data holds one (CARD_CVC_TTL_SECONDS, an hour by default)
                          */
                         expires_at: string;
-                        /** @description A card’s summary (card and card_number intents) */
+                        /** @description A card’s summary (card and card_number intents): the BIN as the create computed it in the create’s answer, its first six digits in any later read */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;
@@ -7143,8 +7143,8 @@ export interface operations {
                         tenant_id: string;
                         /** @enum {string} */
                         type: "token" | "card" | "bank" | "card_number" | "us_bank_account_number" | "us_bank_routing_number" | "social_security_number" | "employer_id_number";
-                        /** @description The fingerprint a token of this data would have (its type’s default) */
-                        fingerprint: string;
+                        /** @description The fingerprint a token of this data would have (its type’s default): in the answer of the create only (a later read would answer a guess of the data) */
+                        fingerprint?: string;
                         /** Format: uuid */
                         created_by: string;
                         /** Format: date-time */
@@ -7154,7 +7154,7 @@ export interface operations {
                          * @description When it expires and its data is shredded: 24 hours after its creation, or as long as a card’s CVC may be kept when the data holds one (CARD_CVC_TTL_SECONDS, an hour by default)
                          */
                         expires_at: string;
-                        /** @description A card’s summary (card and card_number intents) */
+                        /** @description A card’s summary (card and card_number intents): the BIN as the create computed it in the create’s answer, its first six digits in any later read */
                         card?: {
                             /** @description The first 8 digits of a number of 16 digits or more (the first 6 otherwise) where the key’s token:read decision reveals the token; the first 6 where it masks */
                             bin: string;

@@ -18,7 +18,7 @@ import {
   type TokenIntentState,
   type TokenIntentView,
 } from '../domain/token-intent.ts';
-import { fingerprintSubjectOf, tokenSummariesOf } from '../domain/token-details.ts';
+import { fingerprintSubjectOf, summariesShown, tokenSummariesOf } from '../domain/token-details.ts';
 import { tokenIntentStream, type TokenIntentEvent } from '../domain/tokens.events.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
 import type { TokenCommandsVault } from './token-command-kit.ts';
@@ -43,9 +43,19 @@ export function tokenIntentCommandHandler(
   );
 }
 
-/** A token intent as the API shows it: never its data, nor its ciphertext. */
-export function tokenIntentResponseOf(intent: TokenIntentView): TokenIntentResponse {
-  return {
+/**
+ * A token intent as the API shows it: never its data, nor its ciphertext. The answer of its
+ * create (`'created'`) shows its creator the summaries and fingerprint of the data it sent; any
+ * later read (`'held'`) shows what a token's masked read shows (summariesShown with `mask`: a
+ * card's first six and last four, no fingerprint), whoever reads: no key may read an intent's
+ * data, and a fingerprint or an 8-digit BIN beside the last four would answer a public key's
+ * guess of it (docs/security.md, "Card summaries").
+ */
+export function tokenIntentResponseOf(
+  intent: TokenIntentView,
+  shown: 'created' | 'held',
+): TokenIntentResponse {
+  const fields: TokenIntentResponse = {
     id: intent.id,
     tenant_id: intent.tenant_id,
     type: intent.type,
@@ -56,6 +66,7 @@ export function tokenIntentResponseOf(intent: TokenIntentView): TokenIntentRespo
     ...(intent.card ? { card: intent.card } : {}),
     ...(intent.bank ? { bank: intent.bank } : {}),
   };
+  return shown === 'created' ? fields : summariesShown(fields, 'mask');
 }
 
 /**
@@ -102,14 +113,14 @@ export class TokenIntentCommands {
       { newStream: true, sideData: tokenKeysSideData([sealed]) },
     );
     if (sealed.newKey) vault.keepTokenKey(sealed.newKey);
-    return { intent: tokenIntentResponseOf(intent), position: outcome.position };
+    return { intent: tokenIntentResponseOf(intent, 'created'), position: outcome.position };
   }
 
   /** The caller's tenant's intent, held and not expired; otherwise a 404 (another tenant's too). */
   async get(principal: Principal, intentId: string): Promise<TokenIntentResponse> {
     const intent = await heldIntent(this.deps, principal.tenantId, intentId);
     if (!intent) throw notFoundIntent();
-    return tokenIntentResponseOf(intent);
+    return tokenIntentResponseOf(intent, 'held');
   }
 
   async delete(

@@ -19,7 +19,8 @@ import { tokenResponseOf } from './token-response.ts';
 
 /**
  * A merge patch of a live token (docs/decisions.md, Tokens). The data is merged here, where it
- * can be opened, then checked by the token's type, sealed and fingerprinted; the decider merges
+ * can be opened, then checked by the token's type, sealed and fingerprinted (a key the token is
+ * not revealed to replaces the data whole instead: dataAfterPatch); the decider merges
  * the rest and checks the permissions. Everything that can refuse the update runs before
  * anything is appended. With the tenant deduplicating, an update that would make the token equal
  * to another one this key may read is a 409 naming it.
@@ -83,19 +84,19 @@ async function updateOnce(
     body.search_indexes !== undefined ||
     body.fingerprint_expression !== undefined
   ) {
-    const currentData = await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext);
-    const merged = body.data === undefined ? currentData : mergePatch(currentData, body.data);
+    // A key the token is not revealed to replaces its data whole and never opens the stored data:
+    // whatever it merged into, compared with or kept from data it cannot see would show in the
+    // answer (a validation error, an unchanged token, the CVC's time): docs/security.md, "Data
+    // patches by keys that may not reveal". Without `data` (the token's own indexes given again,
+    // which the decider let through) the stored data is kept, its expressions evaluated untold.
+    const replaces = body.data !== undefined && !reveals;
+    const currentData = replaces
+      ? undefined
+      : await deps.vault.decrypt(tenantId, tokenId, current.data_ciphertext);
+    const merged = dataAfterPatch(body.data, currentData, reveals);
     mergedData = merged;
     const issues = body.data === undefined ? [] : tokenDataIssues(current.type, merged, deps.clock.now());
-    if (issues.length) {
-      const errors: FieldErrors = {};
-      for (const issue of issues) {
-        (errors[['body', ...(issue.path ?? []).map(String)].join('.')] ??= []).push(
-          issue.message ?? 'Invalid',
-        );
-      }
-      throw badRequest(`The data the patch leads to is not valid ${current.type} data; see errors.`, errors);
-    }
+    if (issues.length) throw invalidPatchedData(current.type, issues, reveals);
     const { search, fingerprint } = await searchFieldsOf(
       deps.vault,
       tenantId,
@@ -109,13 +110,14 @@ async function updateOnce(
         : (body.fingerprint_expression ?? undefined),
       reveals ? 'tell' : 'untold',
     );
-    const changed = canonicalJson(merged) !== canonicalJson(currentData);
+    // A replacement is always new data (resealed, a new version), equal or not.
+    const changed = replaces || canonicalJson(merged) !== canonicalJson(currentData);
     if (changed) {
       sealed = await deps.vault.sealToken(tenantId, tokenId, merged, {
         reuseKeyOf: current.data_ciphertext,
       });
     }
-    const cvcExpiresAt = cvcExpiryAfterUpdate(deps, current, currentData, merged);
+    const cvcExpiresAt = cvcExpiryAfterUpdate(deps, current, replaces ? undefined : { currentData }, merged);
     patch.data = {
       basis: current.data_ciphertext,
       changed,
@@ -220,19 +222,59 @@ function expressionsGivenBy(body: UpdateTokenBody, current: TokenView): Pick<Tok
 }
 
 /**
+ * The token's data after a patch: `data` merged into the stored data (RFC 7396) for a key the
+ * token is revealed to; for any other, `data` merged into nothing, i.e. the whole new data (its
+ * `null` members dropped), so that nothing of the stored data decides what is checked or kept.
+ */
+export function dataAfterPatch(patchData: unknown, currentData: unknown, reveals: boolean): unknown {
+  if (patchData === undefined) return currentData;
+  return mergePatch(reveals ? currentData : undefined, patchData);
+}
+
+/**
+ * The 400 for patched data that is not valid data of the token's type. For a key the token is
+ * not revealed to, the data was its own patch alone (dataAfterPatch): the answer says so, and how
+ * to merge a partial patch instead.
+ */
+export function invalidPatchedData(
+  type: string,
+  issues: readonly { path?: readonly PropertyKey[]; message?: string }[],
+  reveals: boolean,
+) {
+  const errors: FieldErrors = {};
+  for (const issue of issues) {
+    (errors[['body', ...(issue.path ?? []).map(String)].join('.')] ??= []).push(issue.message ?? 'Invalid');
+  }
+  if (reveals)
+    return badRequest(`The data the patch leads to is not valid ${type} data; see errors.`, errors);
+  (errors['body.data'] ??= []).unshift(
+    `This API key's token:read does not reveal the token, so body.data replaces its data whole and must be complete ${type} data; to merge a partial patch into the stored data, use a key whose token:read reveals the token on each of its containers`,
+  );
+  return badRequest(
+    `body.data is not complete ${type} data: a key the token is not revealed to replaces the data whole (it cannot merge into data it may not see); see errors.`,
+    errors,
+  );
+}
+
+/**
  * When the CVC of the updated data goes: a new CVC (another value, or one where none was left)
  * gets CARD_CVC_TTL_SECONDS of its own; the same CVC keeps its time (one given before removals
- * existed gets it from this update); no CVC, no time.
+ * existed gets it from this update); no CVC, no time. Without the stored data (a key the token is
+ * not revealed to: whether the CVC is the same would be an answer to a guess of it) the time is
+ * always counted anew.
  */
-function cvcExpiryAfterUpdate(
-  deps: TokenCommandDeps,
-  current: TokenView,
-  currentData: unknown,
+export function cvcExpiryAfterUpdate(
+  deps: Pick<TokenCommandDeps, 'clock' | 'cardCvcTtlSeconds'>,
+  current: Pick<TokenView, 'type' | 'cvc_expires_at'>,
+  before: { currentData: unknown } | undefined,
   merged: unknown,
 ): string | undefined {
   if (!holdsCvc(current.type, merged)) return undefined;
   const cvcOf = (data: unknown) => (data as { cvc?: unknown }).cvc;
-  const sameCvc = holdsCvc(current.type, currentData) && cvcOf(currentData) === cvcOf(merged);
+  const sameCvc =
+    before !== undefined &&
+    holdsCvc(current.type, before.currentData) &&
+    cvcOf(before.currentData) === cvcOf(merged);
   if (sameCvc && current.cvc_expires_at) return current.cvc_expires_at;
   return new Date(deps.clock.now().getTime() + deps.cardCvcTtlSeconds * 1000).toISOString();
 }

@@ -54,9 +54,9 @@ describe('token intent routes, in process (commands on an in-memory store, queri
 
   const createIntent = async (key = 'publicKey') =>
     (await api.post('/token-intents').set('svc-api-key', key).send({ type: 'card', data: card }).expect(201))
-      .body as { id: string; expires_at: string; created_at: string };
+      .body as { id: string; expires_at: string; created_at: string; fingerprint?: string; card?: object };
 
-  it('POST appends TokenIntentCreated (data sealed) and answers its summary, never the data; GET alike', async () => {
+  it('POST appends TokenIntentCreated (data sealed) and answers its summary, never the data; GET six + four, no fingerprint', async () => {
     const intent = await createIntent();
     expect(intent).toMatchObject({
       tenant_id: tenant,
@@ -79,8 +79,12 @@ describe('token intent routes, in process (commands on an in-memory store, queri
     const events = await storedEvents(side.store, tokenIntentStream(tenant, intent.id));
     expect(events.map((event) => event.type)).toEqual(['TokenIntentCreated']);
     expect(JSON.stringify(events[0]!.data)).not.toContain(card.number);
+    // A read (by any key: none reads an intent's data) shows what a masked read of a token shows:
+    // the first six and the last four, no fingerprint (they would answer a guess of the card).
     const read = await api.get(`/token-intents/${intent.id}`).set('svc-api-key', 'admin').expect(200);
-    expect(read.body).toEqual(intent);
+    const { fingerprint: _fingerprint, ...withoutFingerprint } = intent;
+    expect(intent.fingerprint).toBeTruthy();
+    expect(read.body).toEqual({ ...withoutFingerprint, card: { ...intent.card, bin: '424242' } });
   });
 
   it('POST /tokens { token_intent_id } makes the token once: the data is the intent’s, a second conversion is a 409', async () => {

@@ -39,7 +39,8 @@ export function tokenIntentRoutes({
       method: 'get',
       path: '/token-intents/:id',
       operationId: 'getTokenIntent',
-      summary: 'Get a token intent (never its data); 404 once it was made a token, deleted or expired',
+      summary:
+        'Get a token intent (never its data; a card’s first six and last four, no fingerprint, whoever reads); 404 once it was made a token, deleted or expired',
       tag,
       permission: 'token-intent:read',
       returnsSensitive: [],

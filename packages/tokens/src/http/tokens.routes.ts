@@ -174,7 +174,7 @@ export function tokenResourceRoutes(
       path: '/tokens',
       operationId: 'createToken',
       summary:
-        'Create a token (deduplicated when asked or when the tenant setting is on, for a key that reveals tokens where it goes), or make one of a token intent (token_intent_id), which consumes it; a unique search index needs a key that reveals every token (403)',
+        'Create a token (deduplicated when asked or when the tenant setting is on, for a key that reveals tokens where it goes), or make one of a token intent (token_intent_id), which consumes it (its answer’s summaries and fingerprint as the key’s read decision shows them); a unique search index needs a key that reveals every token (403)',
       tag,
       permission: 'token:create',
       returnsSensitive: [],
@@ -191,7 +191,16 @@ export function tokenResourceRoutes(
         const { token_intent_id: intentId, type: _type, data: _data, ...fields } = body;
         if (intentId !== undefined) {
           const made = await commands.createFromIntent(principal, intentId, fields, requestId);
-          return { status: 201, headers: await consistency.afterWrite(made.position), body: made.token };
+          // The data is the intent's, not the caller's (a public key collected it): the answer's
+          // summaries and fingerprint as the key's read decision on the new token shows them.
+          const shown = summariesShown(
+            made.token,
+            readTransform(principal, 'token:read', {
+              containers: made.token.containers,
+              privacy: made.token.privacy,
+            }),
+          );
+          return { status: 201, headers: await consistency.afterWrite(made.position), body: shown };
         }
         // The body schema checked it as createTokenBody does: this only gives its defaults.
         const result = await commands.create(principal, createTokenBody.parse(body), requestId);
@@ -275,7 +284,7 @@ export function tokenResourceRoutes(
       path: '/tokens/:id',
       operationId: 'updateToken',
       summary:
-        'Update a token by JSON merge patch (RFC 7396) of data, metadata, containers and expires_at; application/merge-patch+json or application/json',
+        'Update a token by JSON merge patch (RFC 7396) of data, metadata, containers and expires_at; application/merge-patch+json or application/json. A key whose token:read does not reveal the token replaces its data whole (complete data of the type, else a 400 naming body.data)',
       tag,
       permission: 'token:update',
       returnsSensitive: [],

@@ -4,6 +4,9 @@
 // and the CVC, whole or in pieces, and reads the card again through the masked key, hoping for
 // the number. Setting a mask needs a rule that reveals the token (403 otherwise), and a mask,
 // whoever sets it, sees at most the last four digits of the number and never the CVC.
+// In free-form data, a mask that copies a boolean ("{{ data.hiv_positive }}") or the names of an
+// object's properties (`json: '$.diagnoses.*~'`, or the object itself) shows data too: booleans
+// and nulls are hidden in what a mask sees, and a mask may show no property name it does not spell.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { uniqueCardNumber } from '../support/cards.ts';
 import { useStack } from '../support/stack.ts';
@@ -112,5 +115,55 @@ describe('attack: a key that may update masked cards rewrites their mask', () =>
     }
     // The default mask still shows the last four.
     expect(await readAs(maskedReader)).toContain(maskedNumber);
+  });
+
+  it('a mask keeps masking free-form data: no boolean, no property name it does not spell', async () => {
+    const record = await env.tenant.client.request<Token>('POST', '/tokens', {
+      body: {
+        data: {
+          patient: 'Ada Lovelace',
+          hiv_positive: true,
+          diagnoses: { 'F20.9 schizophrenia': { since: '2019' } },
+        },
+        containers: ['/health/'],
+      },
+    });
+    expect(record.status).toBe(201);
+    const healthReader = await keyOf('masked health reader', [
+      { container: '/health/', transform: 'mask', permissions: ['token:read'] },
+    ]);
+    const nameMask = { patient: '{{ data.patient | reveal_last: 4 }}' };
+    const fitting = await env.tenant.client.request('PATCH', `/tokens/${record.body.id}`, {
+      body: { mask: nameMask },
+    });
+    expect(fitting.status, JSON.stringify(fitting.body)).toBe(200);
+    const copyingStructure = [
+      { hiv: '{{ data.hiv_positive }}' },
+      { hiv: 'positive: {{ data.hiv_positive }}' },
+      { d: "{{ data | json: '$.diagnoses.*~' }}" },
+      { d: '{{ data.diagnoses }}' },
+      { d: 'codes {{ data.diagnoses | to_string }}' },
+    ];
+    for (const mask of copyingStructure) {
+      const patched = await env.tenant.client.request<{ errors?: Record<string, string[]> }>(
+        'PATCH',
+        `/tokens/${record.body.id}`,
+        { body: { mask } },
+      );
+      expect(patched.status, JSON.stringify(mask)).toBe(400);
+      expect(Object.keys(patched.body.errors ?? {})).toEqual(['body.mask']);
+      const read = await env.tenant.client.request<Token>('GET', `/tokens/${record.body.id}`, {
+        apiKey: healthReader,
+      });
+      expect(read.status).toBe(200);
+      const seen = JSON.stringify(read.body.data);
+      expect(seen, JSON.stringify(mask)).not.toContain('true');
+      expect(seen, JSON.stringify(mask)).not.toContain('F20.9');
+      expect(seen, JSON.stringify(mask)).not.toContain('schizophrenia');
+    }
+    const read = await env.tenant.client.request<Token>('GET', `/tokens/${record.body.id}`, {
+      apiKey: healthReader,
+    });
+    expect(read.body.data).toEqual({ patient: 'XXXXXXXXlace' });
   });
 });

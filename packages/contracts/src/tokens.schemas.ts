@@ -177,7 +177,14 @@ export const updateTokenBody = z.strictObject({
     .refine((map) => Object.keys(map).length <= 100, 'At most 100 entries')
     .nullable()
     .optional(),
-  containers: z.array(containerPath).min(1).max(10).optional(),
+  containers: z
+    .array(containerPath)
+    .min(1)
+    .max(10)
+    .optional()
+    .describe(
+      'Replaces the token’s containers. Needs token:update on every container before and after; another set than the token’s also needs token:read revealing the token on each of them (where a token is decides what other keys read of it), else 403 naming body.containers (docs/security.md, Authoring what others read)',
+    ),
   expires_at: timestamp
     .refine((value) => Date.parse(value) > Date.now(), 'Must be in the future')
     .nullable()
@@ -191,12 +198,12 @@ export const updateTokenBody = z.strictObject({
   mask: tokenMaskOrNullSchema
     .optional()
     .describe(
-      'A new mask (checked against the data after the update; it sees at most the last four characters of each field, never a CVC); null returns the token to its type’s default mask. Either needs token:read revealing the token on its containers, as search_indexes and fingerprint_expression do, else 403 (docs/token-types.md, Masks)',
+      'A new mask (checked against the data after the update; it sees at most the last four characters of each text or number, no boolean, no property name it does not spell, never a CVC); null returns the token to its type’s default mask. Either needs token:read revealing the token on its containers, as search_indexes and fingerprint_expression do, else 403 (docs/token-types.md, Masks)',
     ),
   privacy: privacySchema
     .optional()
     .describe(
-      'A new impact level (not below the type’s lowest) or restriction policy; the classification cannot change (given, it must be the token’s). A token in its old privacy’s container (/pci/high/) moves to the new one (/pci/moderate/) unless containers are given; the key needs token:update on both (docs/token-types.md, Privacy)',
+      'A new impact level (not below the type’s lowest) or restriction policy; the classification cannot change (given, it must be the token’s). A token in its old privacy’s container (/pci/high/) moves to the new one (/pci/moderate/) unless containers are given; the key needs token:update on both, and for any change token:read revealing the token where it is and goes (the privacy decides what other keys read), else 403 naming body.privacy (docs/token-types.md, Privacy)',
     ),
 });
 export type UpdateTokenBody = z.output<typeof updateTokenBody>;

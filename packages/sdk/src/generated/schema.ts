@@ -5197,6 +5197,7 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | null;
                     } | null;
+                    /** @description Replaces the token’s containers. Needs token:update on every container before and after; another set than the token’s also needs token:read revealing the token on each of them (where a token is decides what other keys read of it), else 403 naming body.containers (docs/security.md, Authoring what others read) */
                     containers?: string[];
                     expires_at?: string | null;
                     search_indexes?: (string | {
@@ -5207,9 +5208,9 @@ export interface operations {
                     fingerprint_expression?: string | null;
                     /** @description Overrides the tenant’s deduplicate_tokens setting for this update */
                     deduplicate_token?: boolean;
-                    /** @description A new mask (checked against the data after the update; it sees at most the last four characters of each field, never a CVC); null returns the token to its type’s default mask. Either needs token:read revealing the token on its containers, as search_indexes and fingerprint_expression do, else 403 (docs/token-types.md, Masks) */
+                    /** @description A new mask (checked against the data after the update; it sees at most the last four characters of each text or number, no boolean, no property name it does not spell, never a CVC); null returns the token to its type’s default mask. Either needs token:read revealing the token on its containers, as search_indexes and fingerprint_expression do, else 403 (docs/token-types.md, Masks) */
                     mask?: components["schemas"]["schema1"];
-                    /** @description A new impact level (not below the type’s lowest) or restriction policy; the classification cannot change (given, it must be the token’s). A token in its old privacy’s container (/pci/high/) moves to the new one (/pci/moderate/) unless containers are given; the key needs token:update on both (docs/token-types.md, Privacy) */
+                    /** @description A new impact level (not below the type’s lowest) or restriction policy; the classification cannot change (given, it must be the token’s). A token in its old privacy’s container (/pci/high/) moves to the new one (/pci/moderate/) unless containers are given; the key needs token:update on both, and for any change token:read revealing the token where it is and goes (the privacy decides what other keys read), else 403 naming body.privacy (docs/token-types.md, Privacy) */
                     privacy?: {
                         /** @enum {string} */
                         classification?: "general" | "bank" | "pci" | "pii";
@@ -5245,6 +5246,7 @@ export interface operations {
                     metadata?: {
                         [key: string]: string | null;
                     } | null;
+                    /** @description Replaces the token’s containers. Needs token:update on every container before and after; another set than the token’s also needs token:read revealing the token on each of them (where a token is decides what other keys read of it), else 403 naming body.containers (docs/security.md, Authoring what others read) */
                     containers?: string[];
                     expires_at?: string | null;
                     search_indexes?: (string | {
@@ -5255,9 +5257,9 @@ export interface operations {
                     fingerprint_expression?: string | null;
                     /** @description Overrides the tenant’s deduplicate_tokens setting for this update */
                     deduplicate_token?: boolean;
-                    /** @description A new mask (checked against the data after the update; it sees at most the last four characters of each field, never a CVC); null returns the token to its type’s default mask. Either needs token:read revealing the token on its containers, as search_indexes and fingerprint_expression do, else 403 (docs/token-types.md, Masks) */
+                    /** @description A new mask (checked against the data after the update; it sees at most the last four characters of each text or number, no boolean, no property name it does not spell, never a CVC); null returns the token to its type’s default mask. Either needs token:read revealing the token on its containers, as search_indexes and fingerprint_expression do, else 403 (docs/token-types.md, Masks) */
                     mask?: components["schemas"]["schema1"];
-                    /** @description A new impact level (not below the type’s lowest) or restriction policy; the classification cannot change (given, it must be the token’s). A token in its old privacy’s container (/pci/high/) moves to the new one (/pci/moderate/) unless containers are given; the key needs token:update on both (docs/token-types.md, Privacy) */
+                    /** @description A new impact level (not below the type’s lowest) or restriction policy; the classification cannot change (given, it must be the token’s). A token in its old privacy’s container (/pci/high/) moves to the new one (/pci/moderate/) unless containers are given; the key needs token:update on both, and for any change token:read revealing the token where it is and goes (the privacy decides what other keys read), else 403 naming body.privacy (docs/token-types.md, Privacy) */
                     privacy?: {
                         /** @enum {string} */
                         classification?: "general" | "bank" | "pci" | "pii";

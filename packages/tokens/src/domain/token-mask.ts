@@ -36,10 +36,15 @@ function lastCharactersOnly(text: string): string {
   return 'X'.repeat(characters.length - shown) + characters.slice(characters.length - shown).join('');
 }
 
-/** Every text and number of a value reduced to lastCharactersOnly (numbers become texts). */
+/**
+ * Every text and number of a value reduced to lastCharactersOnly (numbers become texts); a
+ * boolean or null, which is all value and no characters to keep, becomes `X` as a one-character
+ * text does (a flag such as `hiv_positive` is data, and "last four" of it would be all of it).
+ */
 function reducedLeaves(value: unknown): unknown {
   if (typeof value === 'string') return lastCharactersOnly(value);
   if (typeof value === 'number') return lastCharactersOnly(String(value));
+  if (typeof value === 'boolean' || value === null) return 'X';
   if (Array.isArray(value)) return value.map(reducedLeaves);
   if (typeof value === 'object' && value !== null) {
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, reducedLeaves(item)]));
@@ -73,6 +78,57 @@ export function maskableData(type: TokenType, data: unknown): unknown {
   return reducedLeaves(data);
 }
 
+/** Every text of a mask, its fields' names and its expressions: the names it spells. */
+function textsOf(mask: TokenMask): string[] {
+  if (typeof mask === 'string') return [mask];
+  if (Array.isArray(mask)) return mask.flatMap(textsOf);
+  return Object.entries(mask).flatMap(([field, inner]) => [field, ...textsOf(inner)]);
+}
+
+/**
+ * The value with every property name that the mask does not spell replaced by a placeholder
+ * (`\u0000` and a number: no name a mask can spell). A mask finds fields by the names it spells;
+ * the other names reach its result only as names (`json: '$.diagnoses.*~'`, an object copied or
+ * stringified), and in free-form data a name can be the data (`{"F20.9 schizophrenia": …}`).
+ */
+function withUnspelledNamesReplaced(value: unknown, spelled: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => withUnspelledNamesReplaced(item, spelled));
+  if (typeof value !== 'object' || value === null) return value;
+  const entries = Object.entries(value);
+  const names = new Set(entries.map(([name]) => name));
+  let next = 0;
+  const placeholder = () => {
+    let name = `\u0000${next++}`;
+    while (names.has(name)) name = `\u0000${next++}`;
+    names.add(name);
+    return name;
+  };
+  return Object.fromEntries(
+    entries.map(([name, item]) => [
+      spelled.includes(name) ? name : placeholder(),
+      withUnspelledNamesReplaced(item, spelled),
+    ]),
+  );
+}
+
+/**
+ * The mask evaluated on the data's maskable form, or undefined when it does not fit it, or when
+ * its result shows a property name it does not spell (it differs once those names are replaced):
+ * a mask shows values reduced to their last four, never the data's structure as data.
+ */
+function maskedAsShown(mask: TokenMask, type: TokenType, data: unknown): unknown {
+  const maskable = maskableData(type, data);
+  try {
+    const masked = evaluateMask(mask, maskable);
+    const spelled = textsOf(mask).join('\n');
+    const withoutNames = evaluateMask(mask, withUnspelledNamesReplaced(maskable, spelled));
+    return sameJson(masked, withoutNames) ? masked : undefined;
+  } catch (error) {
+    if (error instanceof MaskFailure) return undefined;
+    throw error;
+  }
+}
+
 /**
  * A given mask checked against the data it masks: every field it names exists and every filter
  * applies (else a 400 naming where in `body.mask`); it shows no more than its maskable data holds
@@ -90,17 +146,11 @@ export function assertMaskFits(mask: TokenMask, data: unknown, type: TokenType):
       [`body.${error.location}`]: [error.message],
     });
   }
-  let maskedAsShown: unknown;
-  try {
-    maskedAsShown = evaluateMask(mask, maskableData(type, data));
-  } catch (error) {
-    if (!(error instanceof MaskFailure)) throw error;
-    maskedAsShown = undefined;
-  }
-  if (maskedAsShown === undefined || !sameJson(masked, maskedAsShown)) {
+  const shown = maskedAsShown(mask, type, data);
+  if (shown === undefined || !sameJson(masked, shown)) {
     throw invalidCommand('The mask shows more of the data than a mask may.', {
       'body.mask': [
-        'Must show at most the last four characters of each field (half of a shorter one), a card’s expiry and a bank’s routing number, and never a CVC: use reveal_last (docs/token-types.md, Masks)',
+        'Must show at most the last four characters of each text or number (half of a shorter one), no boolean or null, no property name of the data that the mask does not spell itself, a card’s expiry and a bank’s routing number, and never a CVC: use reveal_last on the fields it names (docs/token-types.md, Masks)',
       ],
     });
   }
@@ -115,15 +165,11 @@ export function assertMaskFits(mask: TokenMask, data: unknown, type: TokenType):
  * What a masked read shows in place of the data: the mask evaluated on its maskable data
  * (maskableData: never more of it than the last four characters of a field, whatever the mask);
  * undefined (no data) when the token has no mask, or when its mask does not fit that (a default
- * mask on data too short to hide anything, a mask naming the CVC) or would reveal the data whole.
+ * mask on data too short to hide anything, a mask naming the CVC), shows a property name it does
+ * not spell (a mask stored before that rule), or would reveal the data whole.
  */
 export function maskedData(mask: TokenMask | undefined, data: unknown, type: TokenType): unknown {
   if (mask === undefined) return undefined;
-  try {
-    const masked = evaluateMask(mask, maskableData(type, data));
-    return sameJson(masked, data) ? undefined : masked;
-  } catch (error) {
-    if (error instanceof MaskFailure) return undefined;
-    throw error;
-  }
+  const masked = maskedAsShown(mask, type, data);
+  return masked === undefined || sameJson(masked, data) ? undefined : masked;
 }

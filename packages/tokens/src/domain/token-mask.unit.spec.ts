@@ -37,7 +37,16 @@ describe('maskableData: what a mask may show, whatever its filters do', () => {
       pin: 'XX34',
       code: 'X2',
       nested: ['XXXXefgh'],
-      flag: true,
+      flag: 'X',
+    });
+  });
+
+  it('given booleans and nulls, then each is hidden as a one-character text is (X), whatever it holds', () => {
+    expect(maskableData('token', { yes: true, no: false, none: null, one: 'a' })).toEqual({
+      yes: 'X',
+      no: 'X',
+      none: 'X',
+      one: 'X',
     });
   });
 });
@@ -75,6 +84,43 @@ describe('assertMaskFits: a given mask keeps masking, whoever sets it', () => {
     ).toBeUndefined();
   });
 
+  it('given free-form data, when a mask copies a boolean, a null or a property name it does not spell, then it is refused naming body.mask', () => {
+    const record = {
+      patient: 'Ada Lovelace',
+      hiv_positive: true,
+      discharged: null,
+      diagnoses: { 'F20.9 schizophrenia': { since: '2019' } },
+    };
+    const masks: TokenMask[] = [
+      { hiv: '{{ data.hiv_positive }}' },
+      { hiv: 'positive: {{ data.hiv_positive }}' },
+      { discharged: '{{ data.discharged }}' },
+      { d: "{{ data | json: '$.diagnoses.*~' }}" },
+      { d: "{{ data | json: '$..*~' }}" },
+      { d: '{{ data.diagnoses }}' },
+      { d: 'codes {{ data.diagnoses | to_string }}' },
+    ];
+    for (const mask of masks) {
+      expect(
+        refusal(() => assertMaskFits(mask, record, 'token')),
+        JSON.stringify(mask),
+      ).toBe('body.mask');
+    }
+    // Names the mask spells are its own: values under them are reduced as any other.
+    expect(
+      refusal(() =>
+        assertMaskFits(
+          {
+            patient: '{{ data.patient | reveal_last: 4 }}',
+            since: "{{ data | json: '$.diagnoses.*.since' | reveal_last: 4 }}",
+          },
+          { ...record, diagnoses: { 'F20.9 schizophrenia': { since: 'since 2019' } } },
+          'token',
+        ),
+      ),
+    ).toBeUndefined();
+  });
+
   it('given a mask naming a field the data lacks, then it is refused naming where', () => {
     expect(refusal(() => assertMaskFits({ number: '{{ data.pan | last4 }}' }, card, 'card'))).toBe(
       'body.mask.number',
@@ -99,5 +145,14 @@ describe('maskedData: a masked read', () => {
       expiration_month: 4,
       expiration_year: 2031,
     });
+  });
+
+  it('given a mask stored before booleans and names were hidden, then it shows neither', () => {
+    const record = { hiv_positive: true, diagnoses: { 'F20.9 schizophrenia': { since: '2019' } } };
+    expect(maskedData({ hiv: '{{ data.hiv_positive }}' }, record, 'token')).toEqual({ hiv: 'X' });
+    for (const mask of [{ d: "{{ data | json: '$.diagnoses.*~' }}" }, { d: '{{ data.diagnoses }}' }]) {
+      const shown = maskedData(mask, record, 'token');
+      expect(shown, JSON.stringify(mask)).toBeUndefined();
+    }
   });
 });

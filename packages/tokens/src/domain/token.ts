@@ -337,6 +337,50 @@ const sameMetadata = (a: Record<string, string>, b: Record<string, string>) =>
   Object.keys(a).every((key) => a[key] === b[key]);
 
 /**
+ * The fields of a patch that change where the token is or how its privacy reads (`body.containers`,
+ * `body.privacy`): another set of containers, or a privacy whose impact level, restriction policy
+ * or classification differs from the token's. The same values sent back (an SDK returning what it
+ * read) change nothing and name nothing.
+ */
+export function placementFieldsChangedBy(
+  patch: Pick<TokenPatch, 'containers' | 'privacy'>,
+  token: Pick<TokenView, 'type' | 'containers' | 'privacy'>,
+): string[] {
+  const fields: string[] = [];
+  if (patch.containers) {
+    const after = [...new Set(patch.containers)].sort();
+    if (!sameMembers(after, [...new Set(token.containers)].sort())) fields.push('body.containers');
+  }
+  if (patch.privacy) {
+    const before = privacyOf(token.type, token.privacy);
+    const given = patch.privacy;
+    const differs = (['classification', 'impact_level', 'restriction_policy'] as const).some(
+      (field) => given[field] !== undefined && given[field] !== before[field],
+    );
+    if (differs) fields.push('body.privacy');
+  }
+  return fields;
+}
+
+/**
+ * Moving a token or changing its privacy without a rule that reveals it where it is and goes (a
+ * 403 naming the fields): either changes what other keys' rules show of it, which only a key
+ * that may see all of it may decide.
+ */
+export const placementNeedsReveal = (fields: readonly string[]) =>
+  notAllowed(
+    'Changing a token’s containers or privacy changes what other keys read of it: it needs token:read that reveals the token (not masks or redacts it) on each container it is in and goes to.',
+    Object.fromEntries(
+      fields.map((field) => [
+        field,
+        [
+          'Needs a token:read rule that reveals the token on every container it is in and goes to (or token:read tenant-wide); leave it out to keep it as it is',
+        ],
+      ]),
+    ),
+  );
+
+/**
  * The token's data changed after a data patch was merged into it: the command side merges again
  * into the new data (so two identical patches at once both succeed); only a token that keeps
  * changing under it answers this conflict. A class of its own so the command side can tell it.
@@ -362,6 +406,13 @@ function decideUpdate(
   if (!allowedOnAll(command.grants, 'token:update', token.containers)) {
     throw notAllowed('This API key lacks token:update on the token’s containers.');
   }
+  // Where the token is and how its privacy reads decide what OTHER keys see of it: a change of
+  // either is authored only by a key its rules reveal the token to (docs/security.md, "Authoring
+  // what others read"), refused before anything of the patch is checked.
+  const changing = placementFieldsChangedBy(patch, token);
+  if (changing.length && !revealsOnEvery(command.grants, token.containers)) {
+    throw placementNeedsReveal(changing);
+  }
   const privacy = privacyAfterUpdate(token, patch.privacy);
   const containers = patch.containers
     ? [...new Set(patch.containers)]
@@ -370,6 +421,9 @@ function decideUpdate(
       : token.containers;
   if (!allowedOnAll(command.grants, 'token:update', containers)) {
     throw notAllowed('This API key lacks token:update on the requested containers.');
+  }
+  if (changing.length && !revealsOnEvery(command.grants, containers)) {
+    throw placementNeedsReveal(changing);
   }
   // Expressions on the token's data are set only by a caller its rules reveal it to, where it is
   // and where it goes: a mask or an index is another way to read the data (docs/security.md).

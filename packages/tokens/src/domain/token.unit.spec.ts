@@ -365,22 +365,22 @@ describe('token updates (merge patches prepared by the command side)', () => {
     const redacting = { classification: 'pci', impact_level: 'high', restriction_policy: 'redact' } as const;
     spec
       .given([created])
-      .when(update({ privacy: { restriction_policy: 'redact' } }))
+      .when(updateRevealing({ privacy: { restriction_policy: 'redact' } }))
       .then([updated({ privacy: redacting })]);
     spec
       .given([created, updated({ privacy: redacting })])
-      .when(update({ privacy: { classification: 'pci', restriction_policy: 'redact' } }))
+      .when(updateRevealing({ privacy: { classification: 'pci', restriction_policy: 'redact' } }))
       .then([]);
   });
 
   it('refuses a card’s impact level below high and another classification, naming the field', () => {
     spec
       .given([created])
-      .when(update({ privacy: { impact_level: 'low' } }))
+      .when(updateRevealing({ privacy: { impact_level: 'low' } }))
       .thenThrows(domainErrorWith('invalid', { field: 'body.privacy.impact_level' }));
     spec
       .given([created])
-      .when(update({ privacy: { classification: 'general' } }))
+      .when(updateRevealing({ privacy: { classification: 'general' } }))
       .thenThrows(domainErrorWith('invalid', { field: 'body.privacy.classification' }));
   });
 
@@ -395,7 +395,10 @@ describe('token updates (merge patches prepared by the command side)', () => {
         privacy: { classification: 'general', impact_level: 'high', restriction_policy: 'redact' },
       },
     };
-    const onGeneral = { permissions: [], rules: [{ container: '/', permissions: ['token:update'] }] };
+    const onGeneral = {
+      permissions: [],
+      rules: [{ container: '/', permissions: ['token:update', 'token:read'] }],
+    };
     spec
       .given([general])
       .when(update({ privacy: { impact_level: 'low' } }, onGeneral))
@@ -423,8 +426,8 @@ describe('token updates (merge patches prepared by the command side)', () => {
     const onHigh = {
       permissions: [],
       rules: [
-        { container: '/general/high/', permissions: ['token:update'] },
-        { container: '/teams/', permissions: ['token:update'] },
+        { container: '/general/high/', permissions: ['token:update', 'token:read'] },
+        { container: '/teams/', permissions: ['token:update', 'token:read'] },
       ],
     };
     spec
@@ -481,7 +484,10 @@ describe('token updates (merge patches prepared by the command side)', () => {
   });
 
   it('needs token:update on every container before and after', () => {
-    const onPci = { permissions: [], rules: [{ container: '/pci/', permissions: ['token:update'] }] };
+    const onPci = {
+      permissions: [],
+      rules: [{ container: '/pci/', permissions: ['token:update', 'token:read'] }],
+    };
     spec
       .given([created])
       .when(update({ containers: ['/pci/low/'] }, onPci))
@@ -503,6 +509,89 @@ describe('token updates (merge patches prepared by the command side)', () => {
       .given([created])
       .when(update({ metadata: { a: 'b' } }, { permissions: ['token:read', 'token:create'] }))
       .thenThrows(domainErrorWith('not-allowed'));
+  });
+
+  it('given a key its rules do not reveal the token to everywhere, when a patch changes the containers or the privacy, then it is refused (403 naming the field) before anything else', () => {
+    const general: TokenEvent = {
+      type: 'TokenCreated',
+      data: {
+        ...tokenWithoutId(),
+        type: 'token',
+        token_id: 'tok-1',
+        containers: ['/pii/high/'],
+        privacy: { classification: 'pii', impact_level: 'high', restriction_policy: 'redact' },
+      },
+    };
+    type Rule = {
+      container: string;
+      permissions: string[];
+      transform?: 'reveal' | 'mask' | 'redact';
+      priority?: number;
+    };
+    const keyWith = (...rules: Rule[]) => ({ permissions: [], rules });
+    const updateOnly = keyWith({ container: '/', permissions: ['token:update'] });
+    const maskedWhereItIs = keyWith(
+      { container: '/pii/', permissions: ['token:update', 'token:read'], transform: 'mask', priority: 1 },
+      { container: '/general/', permissions: ['token:update', 'token:read'], priority: 2 },
+    );
+    const revealsOnlyWhereItGoes = keyWith(
+      { container: '/general/', permissions: ['token:update', 'token:read'], priority: 1 },
+      { container: '/pii/', permissions: ['token:update'], priority: 2 },
+    );
+    const revealsWhereItIsOnly = keyWith(
+      { container: '/pii/', permissions: ['token:update', 'token:read'] },
+      { container: '/general/', permissions: ['token:update'] },
+    );
+    for (const grants of [updateOnly, maskedWhereItIs, revealsOnlyWhereItGoes, revealsWhereItIsOnly]) {
+      spec
+        .given([general])
+        .when(update({ containers: ['/general/x/'] }, grants))
+        .thenThrows(domainErrorWith('not-allowed', { field: 'body.containers' }));
+      spec
+        .given([general])
+        .when(update({ containers: ['/pii/high/', '/general/x/'] }, grants))
+        .thenThrows(domainErrorWith('not-allowed', { field: 'body.containers' }));
+    }
+    for (const grants of [updateOnly, maskedWhereItIs, revealsOnlyWhereItGoes]) {
+      for (const privacy of [
+        { restriction_policy: 'mask' },
+        { impact_level: 'moderate' },
+        // Checked before the privacy is: the 403 comes first, whatever else is wrong.
+        { classification: 'general' },
+      ] as const) {
+        spec
+          .given([general])
+          .when(update({ privacy }, grants))
+          .thenThrows(domainErrorWith('not-allowed', { field: 'body.privacy' }));
+      }
+    }
+    // The same containers and privacy sent back change nothing: no reveal needed.
+    spec
+      .given([general])
+      .when(
+        update(
+          {
+            containers: ['/pii/high/', '/pii/high/'],
+            privacy: { classification: 'pii', impact_level: 'high', restriction_policy: 'redact' },
+            metadata: { k: 'w' },
+          },
+          updateOnly,
+        ),
+      )
+      .then([updated({ type: 'token', containers: ['/pii/high/'], metadata: { k: 'w' } })]);
+    // A key that reveals it where it is and where it goes moves it.
+    const revealing = keyWith({ container: '/', permissions: ['token:update', 'token:read'] });
+    spec
+      .given([general])
+      .when(update({ containers: ['/general/x/'], privacy: { restriction_policy: 'mask' } }, revealing))
+      .then([
+        updated({
+          type: 'token',
+          containers: ['/general/x/'],
+          privacy: { classification: 'pii', impact_level: 'high', restriction_policy: 'mask' },
+          data_claim: 'released',
+        }),
+      ]);
   });
 
   it('refuses (not found) a token that is absent, deleted or expired', () => {

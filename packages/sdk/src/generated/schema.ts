@@ -3618,7 +3618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the permission. */
+            /** @description The calling key holds less than the ADMIN member an invitation makes (every permission tenant-wide, as a management key), or it expires: a 403 naming body.role. Only such a key, without an expiry, or a member, may invite or resend. */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3626,9 +3626,7 @@ export interface operations {
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -3730,7 +3728,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the permission. */
+            /** @description The calling key holds less than the ADMIN member an invitation makes (every permission tenant-wide, as a management key), or it expires: a 403 naming body.role. Only such a key, without an expiry, or a member, may invite or resend. */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3738,9 +3736,7 @@ export interface operations {
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description No such resource in the tenant. */
             404: {

@@ -8243,8 +8243,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -8287,7 +8287,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8399,7 +8398,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8411,7 +8409,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8423,14 +8420,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -8438,7 +8445,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8631,8 +8637,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -8670,7 +8676,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8782,7 +8787,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8794,7 +8798,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8806,7 +8809,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8818,14 +8820,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -8833,7 +8845,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8924,8 +8935,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -8982,7 +8993,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9094,7 +9104,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9106,7 +9115,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9118,7 +9126,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9130,14 +9137,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -9145,7 +9162,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9646,7 +9662,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -9997,7 +10013,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -10291,7 +10307,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];

@@ -4,7 +4,10 @@
 // application (every key acts as it; the idempotency record is the application's) and sends the
 // same request again under the same Idempotency-Key, within the 24 hours a record is kept, even
 // after the minted key was deleted: the kept response must not hand the secret out again. The same
-// for every other answer that holds a secret: a webhook signing secret's rotation, a proxy's key.
+// for every other answer that holds a secret: a webhook signing secret's rotation, a proxy's key,
+// and a reactor's configuration (a processor's credentials), which its create, replace and patch
+// answer in plain: replayed after the secret was rotated and the reactor deleted, the kept answer
+// would hand out the old secret (issue 48, red team finding 6).
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TokenvaultClient } from '@tokenvault/sdk';
@@ -116,5 +119,77 @@ describe('attack: another key of the application replays the request that minted
     const created = await idempotent(first, '/proxies', creation, proxy);
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expectWithheld(await idempotent(other, '/proxies', creation, proxy), created.body.key!, 'proxy key');
+  });
+
+  it('a reactor’s create, replace and patch, replayed by another key after rotation and deletion, do not answer its configuration', async () => {
+    const owner = env.tenant.client;
+    const payments = await owner.request<Answer>('POST', '/applications', {
+      body: {
+        name: 'Payments ops',
+        type: 'private',
+        permissions: ['reactor:create', 'reactor:read', 'reactor:update', 'reactor:delete'],
+      },
+    });
+    expect(payments.status).toBe(201);
+    const first = owner.withKey(payments.body.key!);
+    const second = await owner.request<Answer>('POST', `/applications/${payments.body.id}/keys`);
+    const other = owner.withKey(second.body.key!);
+    const formula = await owner.request<Answer>('POST', '/reactor-formulas', {
+      body: {
+        name: 'Charge',
+        type: 'private',
+        code: 'module.exports = async (req) => ({ raw: { ok: true } });',
+        configuration: [{ name: 'PROCESSOR_SECRET', type: 'string' }],
+        request_parameters: [],
+      },
+    });
+    expect(formula.status, JSON.stringify(formula.body)).toBe(201);
+    const secretOf = (label: string) => `sk_live_${label}_${randomBytes(12).toString('hex')}`;
+    const write = (
+      client: TokenvaultClient,
+      method: 'POST' | 'PUT' | 'PATCH',
+      path: string,
+      key: string,
+      body: unknown,
+    ) => client.request<Answer>(method, path, { body, headers: { 'idempotency-key': key } });
+    const expectWithheld = (replayed: { status: number; body: Answer }, secret: string) => {
+      expect(JSON.stringify(replayed.body)).not.toContain(secret);
+      expect(replayed.status).toBe(409);
+      expect(replayed.body.type).toMatch(/idempotency-response-not-kept$/);
+      expect(replayed.body.detail).toContain('configuration');
+    };
+
+    const createdSecret = secretOf('created');
+    const createBody = {
+      name: 'Charge',
+      formula: { id: formula.body.id },
+      configuration: { PROCESSOR_SECRET: createdSecret },
+    };
+    const creation = `reactor-${randomBytes(8).toString('hex')}`;
+    const created = await write(first, 'POST', '/reactors', creation, createBody);
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(JSON.stringify(created.body)).toContain(createdSecret);
+    const path = `/reactors/${created.body.id}`;
+
+    const replacedSecret = secretOf('replaced');
+    const replaceBody = { name: 'Charge', configuration: { PROCESSOR_SECRET: replacedSecret } };
+    const replacing = `replace-${randomBytes(8).toString('hex')}`;
+    expect((await write(first, 'PUT', path, replacing, replaceBody)).status).toBe(200);
+
+    const patchedSecret = secretOf('patched');
+    const patchBody = { configuration: { PROCESSOR_SECRET: patchedSecret } };
+    const patching = `patch-${randomBytes(8).toString('hex')}`;
+    expect((await write(first, 'PATCH', path, patching, patchBody)).status).toBe(200);
+
+    // Rotated again, then deleted: none of the earlier secrets is anywhere to be read.
+    expect(
+      (await first.request('PATCH', path, { body: { configuration: { PROCESSOR_SECRET: secretOf('now') } } }))
+        .status,
+    ).toBe(200);
+    expect((await first.request('DELETE', path)).status).toBe(204);
+
+    expectWithheld(await write(other, 'POST', '/reactors', creation, createBody), createdSecret);
+    expectWithheld(await write(other, 'PUT', path, replacing, replaceBody), replacedSecret);
+    expectWithheld(await write(other, 'PATCH', path, patching, patchBody), patchedSecret);
   });
 });

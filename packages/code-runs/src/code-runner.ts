@@ -9,8 +9,20 @@ import {
 import { createSandboxPool, type SandboxPool } from '@tokenvault/sandbox';
 import { headersAndBody, rawAndTokens } from './answers.ts';
 import { guestProblem } from './run-problems.ts';
-import { principalFromData, problemData, type CodeRunOutcome, type CodeRunRequest } from './run-request.ts';
-import { ServiceClient, serviceMethodNames } from './service-client.ts';
+import {
+  principalFromData,
+  problemData,
+  type CodeRunOutcome,
+  type CodeRunRequest,
+  type SeenDecisions,
+} from './run-request.ts';
+import { ServiceClient, serviceMethodNames, type TokensAnswered } from './service-client.ts';
+
+/** What `svc` read in a run: as which application, and each token as it was answered. */
+interface SvcReads {
+  application?: Principal;
+  tokens: TokensAnswered;
+}
 
 export type CodeRunnerConfig = Pick<
   Config,
@@ -76,8 +88,25 @@ export class CodeRunner {
   /** The run's outcome, with the tokens whose data it saw (its args', and what `svc` read). */
   async run(request: CodeRunRequest): Promise<CodeRunOutcome> {
     const tokensRead = new Set(request.token_ids ?? []);
-    const outcome = await this.runCode(request, tokensRead);
-    return tokensRead.size > 0 ? { ...outcome, token_ids: [...tokensRead] } : outcome;
+    const svcReads: SvcReads = { tokens: new Map() };
+    const outcome = await this.runCode(request, tokensRead, svcReads);
+    if (tokensRead.size === 0) return outcome;
+    const args = request.token_transforms;
+    const { application } = svcReads;
+    const svc: SeenDecisions['svc'] =
+      application && svcReads.tokens.size > 0
+        ? {
+            application_id: application.actorId,
+            permissions: [...application.permissions],
+            rules: [...application.rules],
+            tokens: Object.fromEntries(svcReads.tokens),
+          }
+        : undefined;
+    return {
+      ...outcome,
+      token_ids: [...tokensRead],
+      ...(args || svc ? { seen: { ...(args ? { args } : {}), ...(svc ? { svc } : {}) } } : {}),
+    };
   }
 
   /** The sandbox processes go (runs in flight answer that the sandbox is closed). */
@@ -85,12 +114,17 @@ export class CodeRunner {
     await this.sandbox.close();
   }
 
-  private async runCode(request: CodeRunRequest, tokensRead: Set<string>): Promise<CodeRunOutcome> {
+  private async runCode(
+    request: CodeRunRequest,
+    tokensRead: Set<string>,
+    svcReads: SvcReads,
+  ): Promise<CodeRunOutcome> {
     try {
       const caller = principalFromData(request.caller);
       const application = request.application_id
         ? await this.options.applicationPrincipal(caller.tenantId, request.application_id)
         : undefined;
+      svcReads.application = application;
       if (request.application_id && !application) {
         throw badRequest('The reactor’s application no longer exists.', undefined, {
           type: 'invalid-reactor-configuration',
@@ -103,7 +137,8 @@ export class CodeRunner {
           configuration: request.configuration,
           serviceMethods: application ? serviceMethodNames : null,
         },
-        (method, args) => this.services.invoke(method, args, application!, request.request_id, tokensRead),
+        (method, args) =>
+          this.services.invoke(method, args, application!, request.request_id, tokensRead, svcReads.tokens),
       );
       if (!outcome.ok) return { ok: false, problem: guestProblem(outcome) };
       switch (request.answers) {

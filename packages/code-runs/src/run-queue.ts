@@ -23,17 +23,22 @@ const queueGraceMs = 2_000;
 export const runHoldMs = (config: Pick<Config, 'REACTOR_TIMEOUT_MS'>): number =>
   2 * config.REACTOR_TIMEOUT_MS + 30_000;
 
-/** `withdrawn`: the result saw a token deleted (or its CVC removed) since, and is gone with it. */
+/**
+ * `withdrawn`: the result saw a token deleted (or its CVC removed) since, or what decides on one
+ * now shows less than the run saw, and is gone with it.
+ */
 export type CodeRunStatus =
   | { status: 'pending' }
   | { status: 'withdrawn' }
   | { status: 'completed' | 'failed'; outcome: CodeRunOutcome };
 
 /**
- * Whether every one of these tokens of the tenant is still live (not deleted, not expired) and
- * holds all it held when the run began (`seenAt`: no card's CVC removed since).
+ * Whether a result that saw tokens (its `token_ids`) may still be answered: every one of them
+ * still live (not deleted, not expired) and holding all it held when the run began (`seenAt`: no
+ * card's CVC removed since), and what decides on each now showing as much as the run saw
+ * (its `seen`).
  */
-export type TokensLive = (tenantId: string, tokenIds: readonly string[], seenAt: Date) => Promise<boolean>;
+export type ResultStillShown = (tenantId: string, outcome: CodeRunOutcome, seenAt: Date) => Promise<boolean>;
 
 /** A failed outcome of tenant code names what ran it (`reactors/<id>`): its log line says so. */
 function withSource(outcome: CodeRunOutcome, owner: string): CodeRunOutcome {
@@ -129,14 +134,15 @@ export class CodeRunQueue {
 
   /**
    * An async run of this owner's code that this caller started, or undefined (unknown, expired,
-   * another's). A result that saw a token no longer live is removed, not answered: a deleted
-   * token's data does not come back from here.
+   * another's). A result that saw a token no longer live, or that what decides on a token now
+   * shows less of than the run saw (`stillShown`), is removed, not answered: a deleted token's
+   * data, or more than a narrowed rule shows, does not come back from here.
    */
   async status(
     caller: Pick<Principal, 'tenantId' | 'actorId'>,
     owner: string,
     runId: string,
-    tokensLive: TokensLive,
+    stillShown: ResultStillShown,
   ): Promise<CodeRunStatus | undefined> {
     const tenantId = caller.tenantId;
     const job: Job<CodeRunJob, string> | undefined = await this.queue.getJob(runId);
@@ -151,7 +157,7 @@ export class CodeRunQueue {
       const outcome = await this.open(tenantId, runId, finished.returnvalue);
       // The run read its tokens after the worker took it (processedOn).
       const seenAt = new Date(finished.processedOn ?? finished.timestamp);
-      if (outcome.token_ids?.length && !(await tokensLive(tenantId, outcome.token_ids, seenAt))) {
+      if (outcome.token_ids?.length && !(await stillShown(tenantId, outcome, seenAt))) {
         await finished.remove();
         return { status: 'withdrawn' };
       }

@@ -45,6 +45,11 @@ export interface CodeRunRequest {
   request_id: string;
   /** The tokens detokenized into `args`: an async result that saw them is kept while they live. */
   token_ids?: string[];
+  /**
+   * What the caller's use decision showed of each token in `args` (reveal, mask, redact): an
+   * async result is answered only while the caller's decision now shows as much.
+   */
+  token_transforms?: Record<string, string>;
   answers: RunAnswers;
 }
 
@@ -69,7 +74,24 @@ export interface ProblemData {
  */
 export type CodeRunOutcome = (
   { ok: true; body: { tokens?: unknown; raw?: unknown } } | { ok: false; problem: ProblemData }
-) & { token_ids?: string[] };
+) & { token_ids?: string[]; seen?: SeenDecisions };
+
+/**
+ * What decided what the run saw of each token: an async result is answered only while what
+ * decides now shows as much (the reactors context compares them), so narrowing a rule narrows
+ * the results it shaped.
+ */
+export interface SeenDecisions {
+  /** Tokens detokenized into `args`: the caller's token:use transform on each (its request's `token_transforms`). */
+  args?: Record<string, string>;
+  /** Tokens `svc` read, as the run's application: its grants then, and each token as answered (containers, privacy). */
+  svc?: {
+    application_id: string;
+    permissions: string[];
+    rules: ContainerRule[];
+    tokens: Record<string, { containers: string[]; privacy?: unknown }>;
+  };
+}
 
 /** A run the worker could not carry out (not the code's own error, which is an outcome). */
 export const runFailure: CodeRunOutcome = {

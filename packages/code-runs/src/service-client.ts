@@ -19,15 +19,15 @@ const serviceMethods: Record<
   {
     route: string;
     input(args: unknown[]): RouteInput;
-    /** The tokens whose data the answer holds (methods that read token data). */
-    tokensRead?(body: unknown): string[];
+    /** The tokens whose data the answer holds (methods that read token data), as answered. */
+    tokensRead?(body: unknown): unknown[];
   }
 > = {
   'tokens.create': { route: 'post /tokens', input: ([body]) => ({ body }) },
   'tokens.retrieve': {
     route: 'get /tokens/:id',
     input: ([id]) => ({ params: { id: String(id) } }),
-    tokensRead: (body) => idsOf([body]),
+    tokensRead: (body) => [body],
   },
   'tokens.delete': { route: 'delete /tokens/:id', input: ([id]) => ({ params: { id: String(id) } }) },
   'tokens.createAssociation': {
@@ -48,12 +48,21 @@ const serviceMethods: Record<
       params: { parent_id: String(parentId) },
       query: isPlainObject(query) ? query : {},
     }),
-    tokensRead: (body) => idsOf(isPlainObject(body) && Array.isArray(body.data) ? body.data : []),
+    tokensRead: (body) => (isPlainObject(body) && Array.isArray(body.data) ? (body.data as unknown[]) : []),
   },
 };
 
-const idsOf = (tokens: unknown[]): string[] =>
-  tokens.flatMap((token) => (isPlainObject(token) && typeof token.id === 'string' ? [token.id] : []));
+/** Each token a run's `svc` read, by id: what decides a read of it (its containers and privacy, as answered). */
+export type TokensAnswered = Map<string, { containers: string[]; privacy?: unknown }>;
+
+/** A token of an answer: its id, and what decided its read. */
+function answeredToken(token: unknown): [string, { containers: string[]; privacy?: unknown }] | undefined {
+  if (!isPlainObject(token) || typeof token.id !== 'string') return undefined;
+  const containers = Array.isArray(token.containers)
+    ? token.containers.filter((container): container is string => typeof container === 'string')
+    : [];
+  return [token.id, { containers, ...(token.privacy === undefined ? {} : { privacy: token.privacy }) }];
+}
 
 export const serviceMethodNames: readonly string[] = Object.keys(serviceMethods);
 
@@ -76,7 +85,8 @@ export class ServiceClient {
 
   /**
    * A guest's `svc.<method>(...args)`: the response body, or a ServiceCallError (the route's
-   * problem). The ids of the tokens whose data it answered are added to `tokensRead`.
+   * problem). The ids of the tokens whose data it answered are added to `tokensRead`, and each
+   * such token as answered to `answered`.
    */
   async invoke(
     method: string,
@@ -84,12 +94,18 @@ export class ServiceClient {
     principal: Principal,
     requestId: string,
     tokensRead: Set<string>,
+    answered?: TokensAnswered,
   ): Promise<unknown> {
     const known = Object.hasOwn(serviceMethods, method) ? serviceMethods[method] : undefined;
     if (!known) throw new ServiceCallError(`svc has no method ${method}.`, 400);
     try {
       const result = await this.call(known.route, known.input(args), principal, requestId);
-      for (const id of known.tokensRead?.(result.body) ?? []) tokensRead.add(id);
+      for (const token of known.tokensRead?.(result.body) ?? []) {
+        const [id, target] = answeredToken(token) ?? [];
+        if (id === undefined) continue;
+        tokensRead.add(id);
+        answered?.set(id, target!);
+      }
       return result.body ?? null;
     } catch (error) {
       // The guest sees the problem as Basis Theory's SDK error (status and data); anything else is

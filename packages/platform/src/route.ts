@@ -86,6 +86,8 @@ export const sensitiveData = {
   'session-token': 'a session token, of which only the SHA-256 is kept',
   'signing-secret': 'a webhook signing secret, shown only to whoever rotates or reads it',
   'proxy-key': 'a proxy key, which invokes the proxy',
+  configuration:
+    'a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion',
 } as const;
 export type SensitiveData = keyof typeof sensitiveData;
 

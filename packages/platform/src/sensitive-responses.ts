@@ -19,7 +19,7 @@ type JsonSchema = {
 
 /** What a response schema shows it can hold: where, and what kind. */
 interface Found {
-  kind: 'token-data' | 'secret' | 'any JSON';
+  kind: 'token-data' | 'secret' | 'configuration' | 'any JSON';
   at: string;
 }
 
@@ -42,6 +42,10 @@ const annotations = new Set([
 const unconstrained = (schema: JsonSchema | boolean | undefined) =>
   schema === true ||
   (typeof schema === 'object' && Object.keys(schema).every((keyword) => annotations.has(keyword)));
+
+/** A map of names to values (`z.record`): what a reactor's or proxy's `configuration` is. */
+const isMap = (schema: JsonSchema) =>
+  schema.additionalProperties !== undefined && schema.additionalProperties !== false && !schema.properties;
 
 const isString = (schema: JsonSchema) =>
   schema.type === 'string' || (schema.anyOf ?? []).some((branch) => branch.type === 'string');
@@ -74,6 +78,10 @@ export function sensitiveIn(zodSchema: z.ZodType): Found[] {
       const path = `${at}.${name}`;
       // A token's `data` is a JSON value; a page's `data` is a list of described items.
       if (name === 'data' && !isListOfObjects(property)) found.push({ kind: 'token-data', at: path });
+      // A configuration's values are the tenant's credentials for a processor (a formula's
+      // `configuration` is a list of declarations: names and types, no values).
+      else if (name === 'configuration' && isMap(property.$ref ? resolve(property) : property))
+        found.push({ kind: 'configuration', at: path });
       else if (credentialName.test(name) && isString(property.$ref ? resolve(property) : property))
         found.push({ kind: 'secret', at: path });
       else walk(property, path, seen);
@@ -82,7 +90,7 @@ export function sensitiveIn(zodSchema: z.ZodType): Found[] {
       walk(branch, at, seen);
     }
     // The whole response any object or list (POST /detokenize answers the body it was sent).
-    // Deeper, a map of anything is configuration (a reactor's, a proxy's), not data.
+    // Deeper, a map of anything is not token data (a `configuration` map is found above).
     for (const [open, suffix] of [
       [schema.additionalProperties, '.*'],
       [schema.items, '[]'],
@@ -97,7 +105,9 @@ export function sensitiveIn(zodSchema: z.ZodType): Found[] {
   return found;
 }
 
-const secretKinds = new Set(Object.keys(sensitiveData).filter((kind) => kind !== 'token-data'));
+const secretKinds = new Set(
+  Object.keys(sensitiveData).filter((kind) => kind !== 'token-data' && kind !== 'configuration'),
+);
 
 /**
  * What a route can return but does not declare, one line each. `reviewedAnyJson` names routes
@@ -118,6 +128,8 @@ export function undeclaredSensitive(
         problems.push(`${where}: token data, not in returnsSensitive`);
       } else if (kind === 'secret' && ![...declared].some((own) => secretKinds.has(own))) {
         problems.push(`${where}: a secret, returnsSensitive names none (${[...secretKinds].join(', ')})`);
+      } else if (kind === 'configuration' && !declared.has('configuration')) {
+        problems.push(`${where}: a configuration (credentials), not in returnsSensitive`);
       } else if (kind === 'any JSON' && declared.size === 0 && reviewedAnyJson[name] === undefined) {
         problems.push(`${where}: any JSON, which can hold token data: declare what it returns`);
       }

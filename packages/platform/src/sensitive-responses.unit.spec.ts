@@ -54,8 +54,22 @@ describe('what a route can return, read from its response schemas', () => {
       { kind: 'any JSON', at: '(the whole response).*' },
       { kind: 'any JSON', at: '(the whole response)[]' },
     ]);
-    // Configuration deeper down is a map of anything the caller set, not data.
-    expect(sensitiveIn(z.object({ configuration: z.record(z.string(), z.unknown()) }))).toEqual([]);
+  });
+
+  it('finds a configuration map (a processor’s credentials), but not a list of configuration declarations', () => {
+    const reactor = z.object({ configuration: z.record(z.string(), z.unknown()) });
+    expect(sensitiveIn(reactor)).toEqual([{ kind: 'configuration', at: '.configuration' }]);
+    expect(sensitiveIn(z.object({ configuration: z.record(z.string(), z.string()) }))).toEqual([
+      { kind: 'configuration', at: '.configuration' },
+    ]);
+    const formula = z.object({ configuration: z.array(z.object({ name: z.string(), type: z.string() })) });
+    expect(sensitiveIn(formula)).toEqual([]);
+    expect(undeclaredSensitive(route(reactor))).toEqual([
+      'post /new-things 201 .configuration: a configuration (credentials), not in returnsSensitive',
+    ]);
+    // A proxy key does not cover it: each kind is declared.
+    expect(undeclaredSensitive(route(reactor, ['proxy-key']))).toHaveLength(1);
+    expect(undeclaredSensitive(route(reactor, ['configuration']))).toEqual([]);
   });
 
   it('fails a new route that answers a key, a token or any JSON without declaring it, and passes it declared', () => {

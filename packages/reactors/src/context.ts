@@ -1,6 +1,6 @@
 import type { ContextManifest, ReadModelConsistency } from '@tokenvault/cqrs';
 import type { CodeRunQueue } from '@tokenvault/code-runs';
-import type { Detokenizer } from '@tokenvault/tokens';
+import type { Detokenizer, TokenQueries } from '@tokenvault/tokens';
 import { FormulaCommands, type FormulaCommandDeps } from './commands/formulas.commands.ts';
 import { ReactorCommands, type ReactorCommandDeps } from './commands/reactors.commands.ts';
 import { reactorsEventTypes } from './domain/reactors.events.ts';
@@ -23,6 +23,8 @@ export interface ReactorsContextDeps extends ReactorCommandDeps, Omit<FormulaCom
   /** Invocations one tenant may have in flight: REACTOR_MAX_CONCURRENT_PER_TENANT. */
   maxReactorInvocationsPerTenant: number;
   detokenizer: Detokenizer;
+  /** The process's token queries: an async result is compared with its tokens as they are now. */
+  tokenQueries: Pick<TokenQueries, 'getMany'>;
   /** The process's cache of reactor definitions: read once, kept until a change evicts them. */
   reactorDefinitions: Pick<ReactorQueries, 'get'>;
 }
@@ -53,6 +55,8 @@ export const reactorsContext: ContextManifest<ReactorsContextDeps> = {
         detokenizer: deps.detokenizer,
         reactors: deps.reactorDefinitions,
         maxInFlightPerTenant: deps.maxReactorInvocationsPerTenant,
+        tokens: deps.tokenQueries,
+        applications: deps.applications,
       }),
     ];
   },

@@ -7,7 +7,14 @@ import {
   undeclaredSensitive,
   type TestDatabase,
 } from '@tokenvault/platform/testing';
-import { tokenCursorPageV2Schema, tokenSchema, writtenTokenSchema } from '@tokenvault/contracts';
+import {
+  proxySchema,
+  reactorFormulaSchema,
+  reactorSchema,
+  tokenCursorPageV2Schema,
+  tokenSchema,
+  writtenTokenSchema,
+} from '@tokenvault/contracts';
 import { apiOperations } from './gateway.ts';
 import { allMigrations, createRuntime, type Runtime } from './runtime.ts';
 
@@ -32,6 +39,14 @@ describe('token schemas', () => {
     expect(sensitiveIn(tokenSchema)).toEqual([{ kind: 'token-data', at: '.data' }]);
     expect(sensitiveIn(tokenCursorPageV2Schema)).toEqual([{ kind: 'token-data', at: '.data[].data' }]);
     expect(sensitiveIn(writtenTokenSchema)).toEqual([]);
+  });
+});
+
+describe('configuration schemas', () => {
+  it('hold a configuration in a reactor and a proxy, and none in a formula (its declarations)', () => {
+    expect(sensitiveIn(reactorSchema)).toEqual([{ kind: 'configuration', at: '.configuration' }]);
+    expect(sensitiveIn(proxySchema)).toContainEqual({ kind: 'configuration', at: '.configuration' });
+    expect(sensitiveIn(reactorFormulaSchema)).toEqual([]);
   });
 });
 
@@ -77,7 +92,13 @@ describe('every route of the service', () => {
       'post /applications/:id/keys': ['api-key'],
       'post /sessions': ['session-token'],
       'post /webhooks/signing-key/rotate': ['signing-secret'],
-      'post /proxies': ['proxy-key'],
+      'post /proxies': ['proxy-key', 'configuration'],
+      // A reactor's configuration is a processor's credentials: its answers are not kept either.
+      'post /reactors': ['configuration'],
+      'put /reactors/:id': ['configuration'],
+      'patch /reactors/:id': ['configuration'],
+      // A formula declares configuration names and types, no values.
+      'post /reactor-formulas': [],
       // Writes answer a token without its data: their responses are kept for a retry.
       'post /tokens': [],
       'patch /tokens/:id': [],

@@ -5,15 +5,18 @@ import {
   type RouteDefinition,
   type TenantConcurrencyCap,
 } from '@tokenvault/platform';
-import type { Detokenizer } from '@tokenvault/tokens';
+import type { Detokenizer, TokenQueries } from '@tokenvault/tokens';
+import type { ApplicationQueries } from '@tokenvault/tenancy';
 import {
   outcomeBody,
   principalData,
   problemFromData,
   type CodeRunQueue,
   type CodeRunRequest,
+  type ResultStillShown,
 } from '@tokenvault/code-runs';
 import {
+  privacyOf,
   asyncReactorRequestSchema,
   asyncReactorResultSchema,
   idParams,
@@ -23,6 +26,7 @@ import {
 } from '@tokenvault/contracts';
 import { findTokenExpressions, prepareArguments, substituteTokens } from '../domain/arguments.ts';
 import { reactorRunBase, reactorRunOwner } from '../domain/reactor-run.ts';
+import { seenStillShown, useTransformOf, type TokenNow } from '../domain/result-decisions.ts';
 import type { ReactorQueries } from '../queries/reactors.queries.ts';
 
 export interface InvocationRouteDeps {
@@ -32,6 +36,9 @@ export interface InvocationRouteDeps {
   reactors: Pick<ReactorQueries, 'get'>;
   /** Invocations (`react`, `react-async`) one tenant may have in flight: REACTOR_MAX_CONCURRENT_PER_TENANT. */
   maxInFlightPerTenant: number;
+  /** Tokens as they are now, and applications' grants now: what an async result is compared with. */
+  tokens: Pick<TokenQueries, 'getMany'>;
+  applications: Pick<ApplicationQueries, 'getMany'>;
 }
 
 /** Invoking needs token:use (and token:use on a container of every detokenized token). */
@@ -67,14 +74,47 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       requestId,
       'body.args',
     );
+    // What the caller's use decision showed of each: a result is answered while it shows as much.
+    const transforms = Object.fromEntries(
+      [...opened.tokens].flatMap(([id, token]) => {
+        const transform = useTransformOf(principal, (token as { containers?: string[] }).containers ?? []);
+        return transform ? [[id, transform]] : [];
+      }),
+    );
     return {
       ...base,
       args: prepareArguments(reactor.formula.request_parameters, substituteTokens(args, opened)),
       caller: principalData(principal),
       request_id: requestId,
-      ...(tokenIds.length > 0 ? { token_ids: [...tokenIds] } : {}),
+      ...(tokenIds.length > 0 ? { token_ids: [...tokenIds], token_transforms: transforms } : {}),
     };
   };
+
+  /**
+   * Whether an async result may still be answered to this caller: every token it saw live, with
+   * nothing removed since (a card's CVC), and what decides on each now (the caller's use decision
+   * for its args, the run's application's read decision for what `svc` read) showing as much as
+   * the run saw (seenStillShown).
+   */
+  const stillShown =
+    (principal: Principal): ResultStillShown =>
+    async (tenantId, outcome, seenAt) => {
+      if (!(await deps.detokenizer.allLive(tenantId, outcome.token_ids ?? [], seenAt))) return false;
+      const { seen } = outcome;
+      if (!seen) return true;
+      const ids = [...new Set([...Object.keys(seen.args ?? {}), ...Object.keys(seen.svc?.tokens ?? {})])];
+      const rows = await deps.tokens.getMany(tenantId, ids);
+      const tokens = new Map<string, TokenNow>(
+        rows.map((row) => [
+          row.id,
+          { containers: row.containers, privacy: privacyOf(row.type, row.privacy) },
+        ]),
+      );
+      const [application] = seen.svc
+        ? await deps.applications.getMany(tenantId, [seen.svc.application_id])
+        : [];
+      return seenStillShown(seen, { caller: principal, application }, tokens);
+    };
 
   return [
     defineRoute({
@@ -129,7 +169,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       path: '/reactors/:id/results/:request_id',
       operationId: 'getReactorResult',
       summary:
-        'The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted, or a card’s CVC it saw is removed)',
+        'The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted, a card’s CVC it saw is removed, or a rule now shows less of a token than the run saw)',
       tag,
       permission: 'token:use',
       returnsSensitive: ['token-data'],
@@ -140,12 +180,12 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
           principal,
           reactorRunOwner(params.id),
           params.request_id,
-          (tenantId, ids, seenAt) => deps.detokenizer.allLive(tenantId, ids, seenAt),
+          stillShown(principal),
         );
         if (!run) throw notFound('No reactor request with this id.');
         if (run.status === 'withdrawn') {
           throw notFound(
-            'This result saw data of a token deleted (or a card’s CVC removed) since: it was withdrawn with that data.',
+            'This result saw data of a token deleted (or a card’s CVC removed) since, or more of a token than a rule now shows: it was withdrawn with that data.',
           );
         }
         const base = { async_reactor_request_id: params.request_id, status: run.status };

@@ -805,7 +805,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted, or a card’s CVC it saw is removed)
+         * The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted, a card’s CVC it saw is removed, or a rule now shows less of a token than the run saw)
          * @description Permission: `token:use`
          */
         get: operations["getReactorResult"];
@@ -3618,7 +3618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the permission. */
+            /** @description The calling key holds less than the ADMIN member an invitation makes (every permission tenant-wide, as a management key), or it expires: a 403 naming body.role. Only such a key, without an expiry, or a member, may invite or resend. */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3626,9 +3626,7 @@ export interface operations {
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -3730,7 +3728,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The API key lacks the permission. */
+            /** @description The calling key holds less than the ADMIN member an invitation makes (every permission tenant-wide, as a management key), or it expires: a 403 naming body.role. Only such a key, without an expiry, or a member, may invite or resend. */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3738,9 +3736,7 @@ export interface operations {
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
+                content?: never;
             };
             /** @description No such resource in the tenant. */
             404: {
@@ -8249,8 +8245,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -8293,7 +8289,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8405,7 +8400,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8417,7 +8411,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8429,14 +8422,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -8444,7 +8447,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8637,8 +8639,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -8676,7 +8678,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8788,7 +8789,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8800,7 +8800,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8812,7 +8811,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8824,14 +8822,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -8839,7 +8847,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8930,8 +8937,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
-                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
             };
@@ -8988,7 +8995,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9100,7 +9106,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9112,7 +9117,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9124,7 +9128,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9136,14 +9139,24 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            409: components["responses"]["IdempotencyKeyInUse"];
+            /** @description The first request with this Idempotency-Key completed, and this operation’s responses can hold what is never kept (`x-returns-sensitive`; `idempotency-response-not-kept`): it is not run again; send a new Idempotency-Key to run it again. Or: A request with this Idempotency-Key is still running (`idempotency-key-in-use`); retry after Retry-After seconds to get its response. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             /** @description An error (RFC 9457 problem details). */
@@ -9151,7 +9164,6 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
-                    "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9652,7 +9664,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -10003,7 +10015,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -10297,7 +10309,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];

@@ -7,7 +7,7 @@ import {
   type CommandOutcome,
 } from '@tokenvault/cqrs';
 import type { EventStore, Position } from '@tokenvault/eventstore';
-import { unauthorized, type Principal } from '@tokenvault/platform';
+import type { Principal } from '@tokenvault/platform';
 import type {
   CreateApplicationBody,
   CreatedApplicationKeyResponse,
@@ -25,12 +25,8 @@ import {
 } from '../domain/application.ts';
 import type { Clock } from '@tokenvault/platform';
 import { streams } from '../domain/tenancy.events.ts';
-import {
-  operatorGrants,
-  quotaOf,
-  serviceDefaultQuota,
-  type ApplicationCaller,
-} from '../domain/grant-rule.ts';
+import { serviceDefaultQuota, type ApplicationCaller } from '../domain/grant-rule.ts';
+import { callerGrantsOf } from './caller-grants.ts';
 
 function viewOf(outcome: CommandOutcome<ApplicationState, ApplicationEvent>): ApplicationView {
   if (outcome.state.status !== 'active') throw new Error('the application is not active after the command');
@@ -52,31 +48,9 @@ export class ApplicationCommands {
     );
   }
 
-  /**
-   * The caller's own application as its stream has it now: its type is not part of the principal,
-   * and the stream is fresher than a cached principal.
-   */
-  private async callerGrants(principal: Principal): Promise<ApplicationCaller> {
-    // A member (OWNER or ADMIN) has full access: every grant, like the operator.
-    if (principal.actorType === 'user') {
-      return { ...operatorGrants, serviceDefaultPerMinute: this.serviceDefaultPerMinute };
-    }
-    const { state } = await aggregateStream(
-      this.store,
-      streams.application(principal.tenantId, principal.actorId),
-      applicationDecider,
-    );
-    if (state.status !== 'active') throw unauthorized();
-    const { type, permissions, rules, rate_limit } = state.application;
-    const serviceDefaultPerMinute = this.serviceDefaultPerMinute;
-    return {
-      type,
-      permissions,
-      rules,
-      requestsPerMinute: quotaOf(rate_limit, serviceDefaultPerMinute),
-      serviceDefaultPerMinute,
-      ...(principal.keyExpiresAt === undefined ? {} : { keyExpiresAt: principal.keyExpiresAt }),
-    };
+  /** What the caller holds (callerGrantsOf). */
+  private callerGrants(principal: Principal): Promise<ApplicationCaller> {
+    return callerGrantsOf(this.store, principal, this.serviceDefaultPerMinute);
   }
 
   async create(principal: Principal, body: CreateApplicationBody, correlationId: string) {

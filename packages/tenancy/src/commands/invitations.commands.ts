@@ -43,6 +43,8 @@ import { userDecider, type UserCommand, type UserEvent, type UserState } from '.
 import { invitationStatusAt } from '../queries/invitations.queries.ts';
 import type { MemberQueries } from '../queries/members.queries.ts';
 import type { InvitationMailLimits } from './invitation-mail-limits.ts';
+import { invitationNotHeld, invitationNotHeldError } from '../domain/grant-rule.ts';
+import { callerGrantsOf } from './caller-grants.ts';
 
 export interface InvitationCommandDeps {
   store: EventStore;
@@ -92,11 +94,22 @@ export class InvitationCommands {
   }
 
   /**
+   * An invitation grants the ADMIN role: only a caller holding all of it, with no expiry, may make
+   * or resend one (invitationNotHeld; a 403 naming body.role), before anything is claimed or sent.
+   */
+  private async assertMayInvite(principal: Principal) {
+    // The quota plays no part: a role is not a request limit.
+    const notHeld = invitationNotHeld(await callerGrantsOf(this.deps.store, principal, Infinity));
+    if (notHeld.length > 0) throw invitationNotHeldError(notHeld);
+  }
+
+  /**
    * A new invitation (PENDING, 72 hours). One invitation per address and tenant: the invitation
    * claims its address in its own append, so of concurrent invitations of one address exactly one
    * is stored, however far behind the read models are.
    */
   async create(principal: Principal, email: string, correlationId: string) {
+    await this.assertMayInvite(principal);
     const tenantId = principal.tenantId;
     const member = await this.members.hasMemberWithEmail(tenantId, email);
     if (member) throw conflict('A member of this tenant has this e-mail address.');
@@ -129,6 +142,7 @@ export class InvitationCommands {
 
   /** A new link version (every earlier link stops working) and 72 hours from now. */
   async resend(principal: Principal, invitationId: string, correlationId: string) {
+    await this.assertMayInvite(principal);
     const stream = streams.invitation(principal.tenantId, invitationId);
     const { state: current } = await aggregateStream(this.deps.store, stream, invitationDecider);
     // Only a pending invitation sends an e-mail; anything else is refused by the decider below.

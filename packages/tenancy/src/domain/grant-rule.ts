@@ -395,3 +395,43 @@ export function assertActingApplication(
   const notHeld = actingGrantsNotHeld(caller, application);
   if (notHeld.length > 0) throw actingGrantsNotHeldError(subject, field, notHeld);
 }
+
+/**
+ * What an invitation gives: an ADMIN member (the one role there is to invite), whose session holds
+ * every permission tenant-wide, as the management type, and never expires (createCallerAuthenticator).
+ */
+export const invitedMemberGrants: ApplicationGrants = {
+  type: 'management',
+  permissions: [...everyPermission],
+  rules: [],
+};
+
+/**
+ * Why the caller may not invite a member (or send an invitation again), naming each reason; empty
+ * when it may. An invitation grants the member's role, so it is a grant like an application's: no
+ * key grants what it does not hold (grantsNotHeld against what the role holds), and a key's expiry
+ * bounds its holder, while a member's seat has no expiry: a key that expires invites no one.
+ * Bounding the invitation and the seat by the key instead would make a member whose sessions end
+ * unannounced; a vault invites with a lasting credential (a member's session, a key without expiry).
+ */
+export function invitationNotHeld(
+  caller: Pick<ApplicationCaller, keyof ApplicationGrants | 'keyExpiresAt'>,
+): string[] {
+  const reasons = Object.values(grantsNotHeld(caller, invitedMemberGrants)).flat();
+  const notHeld = reasons.map((reason) =>
+    reason.replace(/ is not held by this key/, ' is held by an ADMIN member but not by this key'),
+  );
+  if (caller.keyExpiresAt !== undefined) {
+    notHeld.push(
+      `This key expires (${caller.keyExpiresAt}) and an ADMIN member does not: only a key without an expiry, or a member, may invite`,
+    );
+  }
+  return notHeld;
+}
+
+/** Not allowed: the caller may not grant the role an invitation gives (`body.role`). */
+export const invitationNotHeldError = (notHeld: string[]): DomainError =>
+  notAllowed(
+    'An invitation makes an ADMIN member, who holds every permission and never expires: only a key holding all of it, without an expiry, may invite or resend.',
+    { 'body.role': notHeld },
+  );

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { grantsNotHeld, type ApplicationGrants } from './grant-rule.ts';
+import {
+  grantsNotHeld,
+  invitationNotHeld,
+  invitedMemberGrants,
+  operatorGrants,
+  type ApplicationGrants,
+} from './grant-rule.ts';
 
 const grants = (
   type: ApplicationGrants['type'],
@@ -192,5 +198,47 @@ describe('grantsNotHeld: no key grants what it does not hold', () => {
     expect(grantsNotHeld(grants('private'), grants('management'), 'path.id')).toEqual({
       'path.id': ['management is not held by this key (it is private)'],
     });
+  });
+});
+
+describe('invitationNotHeld (an invitation grants the ADMIN role)', () => {
+  const everything = {
+    type: 'management' as const,
+    permissions: [...invitedMemberGrants.permissions],
+    rules: [],
+  };
+
+  it('lets a caller holding every permission tenant-wide, as management, with no expiry, invite', () => {
+    expect(invitationNotHeld(everything)).toEqual([]);
+    expect(invitationNotHeld(operatorGrants)).toEqual([]);
+  });
+
+  it('names each permission a key holding only tenant:invitation:create lacks', () => {
+    const notHeld = invitationNotHeld({
+      type: 'management',
+      permissions: ['tenant:invitation:create'],
+      rules: [],
+    });
+    expect(notHeld).toContain('token:read is held by an ADMIN member but not by this key');
+    expect(notHeld).not.toContainEqual(expect.stringContaining('tenant:invitation:create'));
+  });
+
+  it('counts a rule revealing every container as no tenant-wide permission, and a lower type as less', () => {
+    const byRule = invitationNotHeld({
+      type: 'private',
+      permissions: everything.permissions.filter((permission) => permission !== 'token:read'),
+      rules: [{ container: '/', permissions: ['token:read'], transform: 'reveal' }],
+    });
+    expect(byRule).toEqual([
+      'management is held by an ADMIN member but not by this key (it is private)',
+      'token:read is held by an ADMIN member but not by this key',
+    ]);
+  });
+
+  it('refuses a key that expires, whatever it holds: a member outlives it', () => {
+    const expiring = { ...everything, keyExpiresAt: '2026-12-08T00:00:00.000Z' };
+    expect(invitationNotHeld(expiring)).toEqual([
+      'This key expires (2026-12-08T00:00:00.000Z) and an ADMIN member does not: only a key without an expiry, or a member, may invite',
+    ]);
   });
 });

@@ -49,6 +49,10 @@ const createInvitationBody = z.strictObject({ email: emailAddress, role: z.liter
 
 const missing = () => notFound('No invitation with this id.');
 
+/** An invitation makes an ADMIN member: the grant rule, as OpenAPI tells it. */
+const notHeldByKey =
+  'The calling key holds less than the ADMIN member an invitation makes (every permission tenant-wide, as a management key), or it expires: a 403 naming body.role. Only such a key, without an expiry, or a member, may invite or resend.';
+
 export function invitationRoutes({
   commands,
   queries,
@@ -66,7 +70,10 @@ export function invitationRoutes({
       permission: 'tenant:invitation:create',
       returnsSensitive: [],
       body: createInvitationBody,
-      responses: { 201: { description: 'Created (PENDING for 72 hours)', schema: invitationSchema } },
+      responses: {
+        201: { description: 'Created (PENDING for 72 hours)', schema: invitationSchema },
+        403: { description: notHeldByKey },
+      },
       async handle({ principal, body, requestId }) {
         const created = await commands.create(principal, body.email, requestId);
         return {
@@ -85,7 +92,10 @@ export function invitationRoutes({
       permission: 'tenant:invitation:create',
       returnsSensitive: [],
       params: idParams,
-      responses: { 200: { description: 'The invitation, PENDING again', schema: invitationSchema } },
+      responses: {
+        200: { description: 'The invitation, PENDING again', schema: invitationSchema },
+        403: { description: notHeldByKey },
+      },
       async handle({ principal, params, requestId }) {
         if (!holdsPermission(principal, 'tenant:invitation:update')) {
           throw forbidden('This API key lacks the permission tenant:invitation:update.');

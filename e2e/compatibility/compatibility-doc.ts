@@ -296,7 +296,7 @@ const intro = [
   '  ([docs/decisions.md, The proxy and its expressions](decisions.md#the-proxy-and-its-expressions)).',
   '- **`tenants.invitations.create`** takes the role `ADMIN` only',
   '  ([docs/decisions.md, Invitations](decisions.md#invitations)).',
-  "- **`tenants.invitations.create` and `resend`** need more than `tenant:invitation:create` (and",
+  '- **`tenants.invitations.create` and `resend`** need more than `tenant:invitation:create` (and',
   "  `tenant:invitation:update` for a resend), which is all Basis Theory's reference names: the",
   '  calling key must hold what the ADMIN member it invites holds (every permission tenant-wide, as a',
   '  management key) and have no expiry; a member’s session may. Otherwise a 403 naming `body.role`',

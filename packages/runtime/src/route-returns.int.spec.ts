@@ -31,7 +31,7 @@ import { allMigrations, createRuntime, type Runtime } from './runtime.ts';
 const reviewedAnyJson: Record<string, string> = {
   'post /tokenize':
     'the body as sent, each token request answered by its token without data (tokenizeResponseSchema): ' +
-    'the caller’s own JSON, no stored data',
+    'the caller’s own JSON, no stored data; its tokens’ summaries and fingerprints are declared (token-summary)',
 };
 
 describe('token schemas', () => {

@@ -6,7 +6,16 @@ import { createReactor } from './support/reactors.ts';
 
 interface Token {
   id: string;
+  fingerprint?: string;
+  card?: unknown;
+  bank?: unknown;
 }
+
+/**
+ * A token write's answer as a replay gives it: without the card and bank summaries and the
+ * fingerprint, which follow the caller's read decision at the time (not kept; issue 48).
+ */
+const withoutSummaries = ({ fingerprint: _fingerprint, card: _card, bank: _bank, ...rest }: Token) => rest;
 
 const newKey = () => `retry-${randomBytes(8).toString('hex')}`;
 
@@ -45,14 +54,15 @@ describe('Idempotency-Key', () => {
       }
       expect(answer.status).toBe(201);
       expect(answer.headers.get('idempotency-replayed')).toBe('true');
-      expect(answer.body).toEqual(original.body);
+      expect(answer.body).toEqual(withoutSummaries(original.body));
+      expect(answer.headers.get('idempotency-withheld-fields')).toBe('card, bank, fingerprint');
       expect(answer.headers.get('content-type')).toBe(original.headers.get('content-type'));
     }
     // Once it has finished, a retry replays it (also for those that were told 409).
     const retry = await send();
     expect(retry.status).toBe(201);
     expect(retry.headers.get('idempotency-replayed')).toBe('true');
-    expect(retry.body).toEqual(original.body);
+    expect(retry.body).toEqual(withoutSummaries(original.body));
     expect(retry.headers.get('x-request-id')).not.toBe(original.headers.get('x-request-id'));
     expect(await tokenCount()).toBe(before + 1);
   });
@@ -166,7 +176,7 @@ describe('Idempotency-Key', () => {
     expect(replayedConflict.body).toEqual(after.body);
   });
 
-  it('replays a response identically, never one holding a secret, and keeps nothing readable in Redis', async () => {
+  it('replays a response (a token without its summaries and fingerprint), never one holding a secret, and keeps nothing readable in Redis', async () => {
     const marker = `MARKER-${randomBytes(8).toString('hex')}`;
     const key = `key-${marker}`;
     const create = () =>
@@ -178,7 +188,7 @@ describe('Idempotency-Key', () => {
     expect(parent.status).toBe(201);
     const again = await create();
     expect(again.headers.get('idempotency-replayed')).toBe('true');
-    expect(again.body).toEqual(parent.body);
+    expect(again.body).toEqual(withoutSummaries(parent.body));
     // A write whose response holds a secret: an application's create answers its new API key,
     // shown once (only its SHA-256 is kept): its replay is a 409 that says why, without the key.
     const appKey = newKey();
@@ -320,7 +330,7 @@ describe('Idempotency-Key on a request still running, and on PUT and PATCH', () 
     expect(replayed.status).toBe(200);
     expect(replayed.headers.get('idempotency-replayed')).toBe('true');
     expect(replayed.headers.get('content-type')).toBe(first.headers.get('content-type'));
-    expect(replayed.body).toEqual(first.body);
+    expect(replayed.body).toEqual(withoutSummaries(first.body));
     const read = await env.tenant.client.request<{ metadata: Record<string, string> }>(
       'GET',
       `/tokens/${token.id}`,

@@ -35,6 +35,7 @@ const exposedHeaders = [
   'ratelimit-policy',
   'x-read-model-lagging',
   'idempotency-replayed',
+  'idempotency-withheld-fields',
 ].join(', ');
 
 /**

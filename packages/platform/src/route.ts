@@ -82,6 +82,12 @@ type AnyZodObject = z.ZodObject<z.ZodRawShape>;
 /** What a response can hold that is kept nowhere, each with why (a route's `returnsSensitive`). */
 export const sensitiveData = {
   'token-data': 'token data, which outlives neither the token nor a narrowed rule',
+  /**
+   * A token's or intent's `card` and `bank` summaries and `fingerprint`: the only kind whose
+   * answers are still kept, with those fields removed (the idempotency guard).
+   */
+  'token-summary':
+    'card and bank summaries and the fingerprint, which follow the caller’s read decision at the time: a kept copy would outlive the decision and the token',
   'api-key': 'a new API key, of which only the SHA-256 is kept',
   'session-token': 'a session token, of which only the SHA-256 is kept',
   'signing-secret': 'a webhook signing secret, shown only to whoever rotates or reads it',
@@ -127,7 +133,9 @@ export interface RouteDefinition<
    * that every route says it. On POST, PUT and PATCH an Idempotency-Key then keeps only that the
    * request completed and its status, never the response: a token's data must not outlive its
    * deletion or a narrowed rule, and a secret is shown once (only its SHA-256 is kept); a replay
-   * is a 409 saying why. `packages/runtime/src/route-returns.int.spec.ts` reads every route's
+   * is a 409 saying why. A route whose only kind is `token-summary` has its answer kept without
+   * the tokens' `card`, `bank` and `fingerprint` (a replay answers that copy, its id and status
+   * intact). `packages/runtime/src/route-returns.int.spec.ts` reads every route's
    * response schemas and fails when one can hold such data undeclared.
    */
   returnsSensitive: readonly SensitiveData[];

@@ -19,7 +19,7 @@ type JsonSchema = {
 
 /** What a response schema shows it can hold: where, and what kind. */
 interface Found {
-  kind: 'token-data' | 'secret' | 'configuration' | 'any JSON';
+  kind: 'token-data' | 'token-summary' | 'secret' | 'configuration' | 'any JSON';
   at: string;
 }
 
@@ -46,6 +46,9 @@ const unconstrained = (schema: JsonSchema | boolean | undefined) =>
 /** A map of names to values (`z.record`): what a reactor's or proxy's `configuration` is. */
 const isMap = (schema: JsonSchema) =>
   schema.additionalProperties !== undefined && schema.additionalProperties !== false && !schema.properties;
+
+/** A token's or intent's card and bank summaries and its fingerprint (`returnsSensitive` 'token-summary'). */
+const summaryNames = new Set(['card', 'bank', 'fingerprint']);
 
 const isString = (schema: JsonSchema) =>
   schema.type === 'string' || (schema.anyOf ?? []).some((branch) => branch.type === 'string');
@@ -80,6 +83,7 @@ export function sensitiveIn(zodSchema: z.ZodType): Found[] {
       if (name === 'data' && !isListOfObjects(property)) found.push({ kind: 'token-data', at: path });
       // A configuration's values are the tenant's credentials for a processor (a formula's
       // `configuration` is a list of declarations: names and types, no values).
+      else if (summaryNames.has(name)) found.push({ kind: 'token-summary', at: path });
       else if (name === 'configuration' && isMap(property.$ref ? resolve(property) : property))
         found.push({ kind: 'configuration', at: path });
       else if (credentialName.test(name) && isString(property.$ref ? resolve(property) : property))
@@ -106,7 +110,9 @@ export function sensitiveIn(zodSchema: z.ZodType): Found[] {
 }
 
 const secretKinds = new Set(
-  Object.keys(sensitiveData).filter((kind) => kind !== 'token-data' && kind !== 'configuration'),
+  Object.keys(sensitiveData).filter(
+    (kind) => kind !== 'token-data' && kind !== 'token-summary' && kind !== 'configuration',
+  ),
 );
 
 /**
@@ -126,6 +132,11 @@ export function undeclaredSensitive(
       const where = `${name} ${status} ${at}`;
       if (kind === 'token-data' && !declared.has('token-data')) {
         problems.push(`${where}: token data, not in returnsSensitive`);
+      } else if (kind === 'token-summary' && !declared.has('token-summary') && !declared.has('token-data')) {
+        // A route declaring token data keeps no answer at all: its summaries go with it.
+        problems.push(
+          `${where}: a card or bank summary or a fingerprint, not in returnsSensitive (token-summary)`,
+        );
       } else if (kind === 'secret' && ![...declared].some((own) => secretKinds.has(own))) {
         problems.push(`${where}: a secret, returnsSensitive names none (${[...secretKinds].join(', ')})`);
       } else if (kind === 'configuration' && !declared.has('configuration')) {

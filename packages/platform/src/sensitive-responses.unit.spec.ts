@@ -33,6 +33,29 @@ describe('what a route can return, read from its response schemas', () => {
     expect(sensitiveIn(token.omit({ data: true }))).toEqual([]);
   });
 
+  it('finds a token’s card and bank summaries and fingerprint, declared by token-summary or token-data', () => {
+    const written = token.omit({ data: true }).extend({
+      fingerprint: z.string().optional(),
+      card: z.object({ bin: z.string(), last4: z.string() }).optional(),
+      bank: z.object({ routing_number: z.string() }).optional(),
+      fingerprint_expression: z.string().optional(),
+    });
+    expect(sensitiveIn(written)).toEqual([
+      { kind: 'token-summary', at: '.fingerprint' },
+      { kind: 'token-summary', at: '.card' },
+      { kind: 'token-summary', at: '.bank' },
+    ]);
+    expect(undeclaredSensitive(route(written))).toEqual([
+      'post /new-things 201 .fingerprint: a card or bank summary or a fingerprint, not in returnsSensitive (token-summary)',
+      'post /new-things 201 .card: a card or bank summary or a fingerprint, not in returnsSensitive (token-summary)',
+      'post /new-things 201 .bank: a card or bank summary or a fingerprint, not in returnsSensitive (token-summary)',
+    ]);
+    expect(undeclaredSensitive(route(written, ['token-summary']))).toEqual([]);
+    // A route that keeps no answer at all (token data) keeps none of its summaries either.
+    expect(undeclaredSensitive(route(written, ['token-data']))).toEqual([]);
+    expect(undeclaredSensitive(route(written, ['api-key']))).toHaveLength(3);
+  });
+
   it('finds a secret by its name, not a public key or a key’s id', () => {
     const answer = z.object({
       id: z.string(),

@@ -31,14 +31,19 @@ import { allMigrations, createRuntime, type Runtime } from './runtime.ts';
 const reviewedAnyJson: Record<string, string> = {
   'post /tokenize':
     'the body as sent, each token request answered by its token without data (tokenizeResponseSchema): ' +
-    'the caller’s own JSON, no stored data',
+    'the caller’s own JSON, no stored data; its tokens’ summaries and fingerprints are declared (token-summary)',
 };
 
 describe('token schemas', () => {
-  it('hold data in a token and a page of tokens, and none in a token as writes answer it', () => {
-    expect(sensitiveIn(tokenSchema)).toEqual([{ kind: 'token-data', at: '.data' }]);
-    expect(sensitiveIn(tokenCursorPageV2Schema)).toEqual([{ kind: 'token-data', at: '.data[].data' }]);
-    expect(sensitiveIn(writtenTokenSchema)).toEqual([]);
+  it('hold data in a token and a page of tokens, and only its summaries in a token as writes answer it', () => {
+    const summaries = (at: string) =>
+      ['fingerprint', 'card', 'bank'].map((name) => ({ kind: 'token-summary', at: `${at}.${name}` }));
+    expect(sensitiveIn(tokenSchema)).toEqual([{ kind: 'token-data', at: '.data' }, ...summaries('')]);
+    expect(sensitiveIn(tokenCursorPageV2Schema)).toEqual([
+      { kind: 'token-data', at: '.data[].data' },
+      ...summaries('.data[]'),
+    ]);
+    expect(sensitiveIn(writtenTokenSchema)).toEqual(summaries(''));
   });
 });
 
@@ -99,10 +104,13 @@ describe('every route of the service', () => {
       'patch /reactors/:id': ['configuration'],
       // A formula declares configuration names and types, no values.
       'post /reactor-formulas': [],
-      // Writes answer a token without its data: their responses are kept for a retry.
-      'post /tokens': [],
-      'patch /tokens/:id': [],
-      'post /tokenize': [],
+      // Writes answer a token without its data, with its summaries and fingerprint as the
+      // caller's read decision showed them: kept for a retry without those.
+      'post /tokens': ['token-summary'],
+      'patch /tokens/:id': ['token-summary'],
+      'post /tokens/:parent_id/children': ['token-summary'],
+      'post /token-intents': ['token-summary'],
+      'post /tokenize': ['token-summary'],
     });
   });
 });

@@ -136,6 +136,57 @@ describe('Idempotency records', () => {
     await clear();
   });
 
+  it('keep a token write’s answer without its tokens’ summaries and fingerprints, replayed with its id and status', async () => {
+    const call = await callOf(['token-summary']);
+    const token = (id: string) => ({
+      id,
+      tenant_id: call.principal.tenantId,
+      type: 'card',
+      created_at: '2026-12-08T00:00:00.000Z',
+      metadata: { n: '1' },
+      fingerprint: 'fp-of-the-data',
+      card: { bin: '55555555', last4: '4444' },
+      bank: { routing_number: '110000000', last4: '6789' },
+    });
+    let runs = 0;
+    // A tokenize answer: the caller's JSON, tokens anywhere in it (its own `card` stays).
+    const answer = { order: { card: 'the caller’s own' }, payment: token('t-1'), more: [token('t-2')] };
+    const run = async () => {
+      runs++;
+      return { status: 201, headers: { location: '/tokens/t-1' }, body: answer };
+    };
+    const key = randomUUID();
+    expect((await guard().run(call, key, run)).body).toEqual(answer);
+    const [record] = await records();
+    const kept = JSON.stringify(
+      await vault.decrypt(
+        call.principal.tenantId,
+        `idempotency/${record!.recordId}`,
+        record!.value.split('|')[2]!,
+      ),
+    );
+    for (const field of ['fingerprint', 'fp-of-the-data', '55555555', '110000000', 'last4']) {
+      expect(kept).not.toContain(field);
+    }
+    const stripped = ({ fingerprint: _f, card: _c, bank: _b, ...rest }: ReturnType<typeof token>) => rest;
+    expect(await guard().run(call, key, run)).toEqual({
+      status: 201,
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        location: '/tokens/t-1',
+        'idempotency-replayed': 'true',
+        'idempotency-withheld-fields': 'card, bank, fingerprint',
+      },
+      body: {
+        order: { card: 'the caller’s own' },
+        payment: stripped(token('t-1')),
+        more: [stripped(token('t-2'))],
+      },
+    });
+    expect(runs).toBe(1);
+    await clear();
+  });
+
   it('keep only the status of a route that returns a secret: its replay, by any key of the application, says why', async () => {
     const call = await callOf(['api-key']);
     const secret = `tv_mgt_${randomUUID()}`;

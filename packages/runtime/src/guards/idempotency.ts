@@ -21,6 +21,8 @@ import {
 
 export const idempotencyHeaders = ['idempotency-key', 'svc-idempotency-key'] as const;
 export const replayedHeader = 'idempotency-replayed';
+/** On a replay whose tokens' summaries and fingerprints were not kept: which fields. */
+export const withheldFieldsHeader = 'idempotency-withheld-fields';
 
 /** 1–255 printable ASCII characters (space to tilde). */
 export const idempotencyKeyPattern = /^[\x20-\x7e]{1,255}$/;
@@ -73,6 +75,10 @@ return 1`;
  * searches, a reactor's answer, detokenize, a new API key, a signing secret, a proxy key) has only
  * its status kept, never its response: a deleted token's data, or data its caller may no longer
  * see, must not come back from here, nor a secret that is shown once; a replay is a 409 saying why.
+ * A route whose only kind is `token-summary` (a token write: its answer holds the token's card
+ * and bank summaries and fingerprint as the caller's read decision showed them then) has its
+ * answer kept without those fields, so that a retried create still gets its token's id and
+ * status; the replay says so in `Idempotency-Withheld-Fields`.
  */
 export class Idempotency {
   private readonly redis: Redis;
@@ -135,15 +141,18 @@ export class Idempotency {
         });
       }
       if (state === 'r') throw inFlight();
-      return this.replay(tenantId, third, recordId);
+      return this.replay(tenantId, third, recordId, onlySummaries(route.returnsSensitive));
     }
     let stored: StoredResponse | undefined;
     const returns = route.returnsSensitive;
-    const withheld = returns.length > 0;
+    const summariesOnly = onlySummaries(returns);
+    const withheld = returns.length > 0 && !summariesOnly;
     try {
       const result = await run();
       if (storable(result.status)) {
-        stored = withheld ? { status: result.status, withheld, returns } : responseOf(result);
+        stored = withheld
+          ? { status: result.status, withheld, returns }
+          : responseOf(summariesOnly ? { ...result, body: withoutSummaries(result.body) } : result);
       }
       return result;
     } catch (error) {
@@ -170,16 +179,22 @@ export class Idempotency {
     }
   }
 
-  private async replay(tenantId: string, sealed: string, recordId: string): Promise<HandlerResult> {
+  private async replay(
+    tenantId: string,
+    sealed: string,
+    recordId: string,
+    summariesOnly: boolean,
+  ): Promise<HandlerResult> {
     const response = await this.open(tenantId, sealed, recordId);
     if (!response || 'withheld' in response) throw responseNotKept(response?.status, response?.returns);
-    const headers = { ...response.headers, [replayedHeader]: 'true' };
+    const headers: Record<string, string> = { ...response.headers, [replayedHeader]: 'true' };
     if (response.html !== undefined) return { status: response.status, headers, html: response.html };
-    return {
-      status: response.status,
-      headers,
-      ...(response.json === undefined ? {} : { body: JSON.parse(response.json) as unknown }),
-    };
+    if (response.json === undefined) return { status: response.status, headers };
+    const body = JSON.parse(response.json) as unknown;
+    if (!summariesOnly) return { status: response.status, headers, body };
+    // Removed again: a record kept whole before the route declared its summaries has them still.
+    headers[withheldFieldsHeader] = summaryFields.join(', ');
+    return { status: response.status, headers, body: withoutSummaries(body) };
   }
 
   private mac(text: string): string {
@@ -211,6 +226,36 @@ export class Idempotency {
 
 /** What a record is sealed for, bound to its id (`/` never occurs in a token id). */
 const recordSubject = (recordId: string) => `idempotency/${recordId}`;
+
+/** The fields of a token (or intent) that follow the caller's read decision at the time. */
+const summaryFields = ['card', 'bank', 'fingerprint'] as const;
+
+/** A route whose answers are kept, without the tokens' summaries and fingerprints. */
+const onlySummaries = (returns: readonly SensitiveData[]) =>
+  returns.length > 0 && returns.every((kind) => kind === 'token-summary');
+
+/** A token or a token intent as an answer shows it (a problem, a page or the caller's JSON is none). */
+const isTokenLike = (value: Record<string, unknown>) =>
+  typeof value.id === 'string' &&
+  typeof value.tenant_id === 'string' &&
+  typeof value.type === 'string' &&
+  typeof value.created_at === 'string';
+
+/**
+ * The answer without the `card`, `bank` and `fingerprint` of each token in it, wherever it is:
+ * the answer itself, a list of them, or anywhere in POST /tokenize's answer (the body as sent).
+ */
+export function withoutSummaries(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSummaries);
+  if (value === null || typeof value !== 'object') return value;
+  const object = value as Record<string, unknown>;
+  const tokenLike = isTokenLike(object);
+  return Object.fromEntries(
+    Object.entries(object)
+      .filter(([name]) => !(tokenLike && (summaryFields as readonly string[]).includes(name)))
+      .map(([name, inner]) => [name, withoutSummaries(inner)]),
+  );
+}
 
 /** Server errors and 429s are not kept: the client may retry them. */
 const storable = (status: number) => status < 500 && status !== 429;

@@ -40,7 +40,10 @@ const keyDescription =
   '`Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token ' +
   'data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only ' +
   'that it completed and its status: the same request is not run again but answered 409 ' +
-  '(`idempotency-response-not-kept`, saying why). The same key with another ' +
+  '(`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: ' +
+  '`token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and ' +
+  '`fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). ' +
+  'The same key with another ' +
   'method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII ' +
   'characters, else a 400.';
 
@@ -81,6 +84,13 @@ const components = {
       description:
         '`true` when this is the kept response to an earlier request with the same Idempotency-Key.',
       schema: { type: 'string', enum: ['true'] },
+    },
+    'Idempotency-Withheld-Fields': {
+      description:
+        'On a replay of a token write: the fields of its tokens not kept with its response ' +
+        '(`card, bank, fingerprint`: they follow the caller’s read decision at the time; read the ' +
+        'token for them now).',
+      schema: { type: 'string' },
     },
   },
   responses: {
@@ -175,13 +185,18 @@ export function describeRouteGuard<D extends OpenApiDocument>(document: D): D {
       if (operation['x-permission'] === undefined) continue;
       const idempotent = idempotentMethods.has(method);
       const returns = operation['x-returns-sensitive'] ?? [];
-      const withheld = idempotent && returns.length > 0;
+      // Kept without the tokens' summaries and fingerprints (the idempotency guard).
+      const summariesOnly = returns.length > 0 && returns.every((kind) => kind === 'token-summary');
+      const withheld = idempotent && returns.length > 0 && !summariesOnly;
       for (const response of Object.values(operation.responses ?? {})) {
         if ('$ref' in response) continue;
         response.headers = {
           ...response.headers,
           ...rateLimitHeaders,
           ...(idempotent && !withheld ? { 'Idempotency-Replayed': header('Idempotency-Replayed') } : {}),
+          ...(idempotent && summariesOnly
+            ? { 'Idempotency-Withheld-Fields': header('Idempotency-Withheld-Fields') }
+            : {}),
         };
       }
       addResponse(operation, '429', 'TooManyRequests');

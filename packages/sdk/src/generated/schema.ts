@@ -1237,7 +1237,7 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+        /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
         "Idempotency-Key": string;
         /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
         "SVC-IDEMPOTENCY-KEY": string;
@@ -1252,6 +1252,8 @@ export interface components {
         "Retry-After": number;
         /** @description `true` when this is the kept response to an earlier request with the same Idempotency-Key. */
         "Idempotency-Replayed": "true";
+        /** @description On a replay of a token write: the fields of its tokens not kept with its response (`card, bank, fingerprint`: they follow the caller’s read decision at the time; read the token for them now). */
+        "Idempotency-Withheld-Fields": string;
     };
     pathItems: never;
 }
@@ -1672,7 +1674,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a new API key, of which only the SHA-256 is kept. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a new API key, of which only the SHA-256 is kept. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -2124,7 +2126,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -2501,7 +2503,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a new API key, of which only the SHA-256 is kept. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a new API key, of which only the SHA-256 is kept. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -3006,7 +3008,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -3528,7 +3530,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -3649,7 +3651,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -4362,7 +4364,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -4436,6 +4438,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4549,6 +4552,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4652,6 +4656,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4664,6 +4669,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4676,6 +4682,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4691,6 +4698,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5155,7 +5163,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -5274,6 +5282,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5387,6 +5396,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5399,6 +5409,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5411,6 +5422,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5423,6 +5435,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5438,6 +5451,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5450,7 +5464,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -5674,7 +5688,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -5903,7 +5917,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -5926,6 +5940,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5941,6 +5956,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5953,6 +5969,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5965,6 +5982,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5980,6 +5998,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5992,7 +6011,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -6087,7 +6106,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -6464,7 +6483,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -6547,6 +6566,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6660,6 +6680,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6773,6 +6794,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6785,6 +6807,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6797,6 +6820,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6809,6 +6833,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6824,6 +6849,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6939,7 +6965,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -6969,6 +6995,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7045,6 +7072,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7057,6 +7085,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7069,6 +7098,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7084,6 +7114,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "Idempotency-Replayed": components["headers"]["Idempotency-Replayed"];
+                    "Idempotency-Withheld-Fields": components["headers"]["Idempotency-Withheld-Fields"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7467,7 +7498,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -7785,7 +7816,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -8245,7 +8276,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -8639,7 +8670,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -8937,7 +8968,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -9176,7 +9207,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -9297,7 +9328,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -9664,7 +9695,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -10015,7 +10046,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -10309,7 +10340,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a proxy key, which invokes the proxy; a reactor’s or proxy’s configuration (a processor’s credentials), which must not outlive its rotation or deletion. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -10689,7 +10720,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -10977,7 +11008,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a webhook signing secret, shown only to whoever rotates or reads it. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold a webhook signing secret, shown only to whoever rotates or reads it. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -11070,7 +11101,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -11304,7 +11335,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -11521,7 +11552,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -12293,7 +12324,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -12416,7 +12447,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];
@@ -12644,7 +12675,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
+                /** @description Makes a retry safe: the first completed response under this key (per application) is kept for IDEMPOTENCY_TTL_SECONDS (24 h by default), sealed under the tenant’s key, and replayed, with `Idempotency-Replayed: true`, to the same request. An operation whose responses can hold token data or a secret (`x-returns-sensitive`: a search, a reactor’s answer, a new API key) keeps only that it completed and its status: the same request is not run again but answered 409 (`idempotency-response-not-kept`, saying why). A token write (`x-returns-sensitive`: `token-summary` only) is kept and replayed without its tokens’ `card`, `bank` and `fingerprint`, which follow the caller’s read decision at the time (`Idempotency-Withheld-Fields`). The same key with another method, path or body is a 422; while the first request runs, a 409. 1–255 printable ASCII characters, else a 400. This operation’s responses are never kept: they can hold token data, which outlives neither the token nor a narrowed rule. */
                 "Idempotency-Key"?: string;
                 /** @description An alias of `Idempotency-Key`; when both are sent they must be equal. */
                 "SVC-IDEMPOTENCY-KEY"?: components["parameters"]["SVC-IDEMPOTENCY-KEY"];

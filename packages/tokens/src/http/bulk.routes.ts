@@ -71,7 +71,8 @@ export function bulkTokenRoutes({ consistency, commands, detokenizer }: BulkRout
         'Create up to 100 tokens from the token requests nested anywhere in the body, all in one append or none; answered in the body’s shape',
       tag,
       permission: 'token:create',
-      returnsSensitive: [],
+      // Its answer carries the token's summaries and fingerprint: kept without them.
+      returnsSensitive: ['token-summary'],
       body: tokenizeBody,
       responses: {
         200: {

@@ -74,7 +74,8 @@ export function childTokenRoutes(
       summary: 'Create a token as a child of another, in one event',
       tag,
       permission: 'token:create',
-      returnsSensitive: [],
+      // Its answer carries the token's summaries and fingerprint: kept without them.
+      returnsSensitive: ['token-summary'],
       params: parentParams,
       body: createTokenBody,
       sealedBodyFields: ['data'],

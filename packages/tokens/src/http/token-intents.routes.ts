@@ -24,7 +24,8 @@ export function tokenIntentRoutes({
         'Create a token intent: data checked as a token of its type, held sealed for at most 24 hours until POST /tokens with token_intent_id makes it a token',
       tag,
       permission: 'token-intent:create',
-      returnsSensitive: [],
+      // Its answer carries the token's summaries and fingerprint: kept without them.
+      returnsSensitive: ['token-summary'],
       body: createTokenIntentBody,
       sealedBodyFields: ['data'],
       responses: {
@@ -43,7 +44,8 @@ export function tokenIntentRoutes({
         'Get a token intent (never its data; a card’s first six and last four, no fingerprint, whoever reads); 404 once it was made a token, deleted or expired',
       tag,
       permission: 'token-intent:read',
-      returnsSensitive: [],
+      // Its answer carries the token's summaries and fingerprint: kept without them.
+      returnsSensitive: ['token-summary'],
       params: tokenIntentParams,
       responses: { 200: { description: 'The token intent, without its data', schema: tokenIntentSchema } },
       async handle({ principal, params }) {

@@ -177,7 +177,8 @@ export function tokenResourceRoutes(
         'Create a token (deduplicated when asked or when the tenant setting is on, for a key that reveals tokens where it goes), or make one of a token intent (token_intent_id), which consumes it (its answer’s summaries and fingerprint as the key’s read decision shows them); a unique search index needs a key that reveals every token (403)',
       tag,
       permission: 'token:create',
-      returnsSensitive: [],
+      // Its answer carries the token's summaries and fingerprint: kept without them.
+      returnsSensitive: ['token-summary'],
       body: createTokenRequestBody,
       sealedBodyFields: ['data'],
       responses: {
@@ -287,7 +288,8 @@ export function tokenResourceRoutes(
         'Update a token by JSON merge patch (RFC 7396) of data, metadata, containers and expires_at; application/merge-patch+json or application/json. A key whose token:read does not reveal the token replaces its data whole (complete data of the type, else a 400 naming body.data)',
       tag,
       permission: 'token:update',
-      returnsSensitive: [],
+      // Its answer carries the token's summaries and fingerprint: kept without them.
+      returnsSensitive: ['token-summary'],
       params: tokenParams,
       body: updateTokenBody,
       sealedBodyFields: ['data'],

@@ -805,7 +805,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted, a card’s CVC it saw is removed, or a rule now shows less of a token than the run saw)
+         * The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted or changed, a card’s CVC it saw is removed, or a rule now shows less of a token than the run saw)
          * @description Permission: `token:use`
          */
         get: operations["getReactorResult"];
@@ -4143,7 +4143,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The link expired, was replaced, deleted or already used */
+            /** @description The link expired, was replaced, deleted or already used, or its inviter no longer stands (the application that sent it deleted or no longer holding every permission, the member who sent it removed) */
             410: {
                 headers: {
                     [name: string]: unknown;

@@ -907,7 +907,7 @@ export interface paths {
         get: operations["listWebhooks"];
         put?: never;
         /**
-         * Subscribe an https URL to event types (enabled unless status says otherwise)
+         * Subscribe an https URL to event types (enabled unless status says otherwise); each event type needs its resource’s read permission tenant-wide (token:read for token:*), and a key that expires may not (403 naming body.events or body.url)
          * @description Permission: `webhook:create`
          */
         post: operations["createWebhook"];
@@ -1050,7 +1050,7 @@ export interface paths {
          */
         get: operations["getWebhook"];
         /**
-         * Replace a webhook’s settings (its status stays as it is unless named)
+         * Replace a webhook’s settings (its status stays as it is unless named); a new URL or added event types need what creating does (403 naming body.events or body.url)
          * @description Permission: `webhook:update`
          */
         put: operations["updateWebhook"];

@@ -301,5 +301,12 @@ const intro = [
   '  calling key must hold what the ADMIN member it invites holds (every permission tenant-wide, as a',
   '  management key) and have no expiry; a member’s session may. Otherwise a 403 naming `body.role`',
   '  ([docs/applications.md, No key grants more than it holds](applications.md#several-keys-per-application)).',
+  '  A pending invitation stands only while the application or member that sent it does (410 once',
+  '  it is deleted, narrowed or removed).',
+  '- **`webhooks.create` and `update`** need more than `webhook:create` (`webhook:update`), which is',
+  "  all Basis Theory's reference names: subscribing to an event type needs the permission that reads",
+  '  its resource tenant-wide (`token:read` for `token:*`, `application:read`, `reactor:read`,',
+  '  `proxy:read`), and a key that expires may not create a webhook or change its URL or events (a',
+  '  403 naming `body.events` or `body.url`) ([docs/webhooks.md](webhooks.md#who-may-subscribe)).',
   '',
 ];

@@ -105,6 +105,7 @@ export class CodeRunner {
     return {
       ...outcome,
       token_ids: [...tokensRead],
+      ...(request.reads_from ? { reads_from: request.reads_from } : {}),
       ...(args || svc ? { seen: { ...(args ? { args } : {}), ...(svc ? { svc } : {}) } } : {}),
     };
   }

@@ -155,8 +155,9 @@ export class CodeRunQueue {
       const finished = job.returnvalue ? job : await this.queue.getJob(runId);
       if (!finished?.returnvalue) return undefined;
       const outcome = await this.open(tenantId, runId, finished.returnvalue);
-      // The run read its tokens after the worker took it (processedOn).
-      const seenAt = new Date(finished.processedOn ?? finished.timestamp);
+      // The run's args were read when it was asked for (reads_from), what `svc` read after the
+      // worker took it (processedOn): the earliest bounds what the run saw.
+      const seenAt = new Date(outcome.reads_from ?? finished.processedOn ?? finished.timestamp);
       if (outcome.token_ids?.length && !(await stillShown(tenantId, outcome, seenAt))) {
         await finished.remove();
         return { status: 'withdrawn' };

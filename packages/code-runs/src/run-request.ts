@@ -50,6 +50,11 @@ export interface CodeRunRequest {
    * async result is answered only while the caller's decision now shows as much.
    */
   token_transforms?: Record<string, string>;
+  /**
+   * When the reads of the run began (ISO time, taken before its args were detokenized): a token
+   * changed, or a card's CVC removed, after it may no longer hold what the run saw.
+   */
+  reads_from?: string;
   answers: RunAnswers;
 }
 
@@ -74,7 +79,7 @@ export interface ProblemData {
  */
 export type CodeRunOutcome = (
   { ok: true; body: { tokens?: unknown; raw?: unknown } } | { ok: false; problem: ProblemData }
-) & { token_ids?: string[]; seen?: SeenDecisions };
+) & { token_ids?: string[]; seen?: SeenDecisions; reads_from?: string };
 
 /**
  * What decided what the run saw of each token: an async result is answered only while what

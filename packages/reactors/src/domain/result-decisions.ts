@@ -34,6 +34,15 @@ const isTransform = (value: unknown): value is AccessTransform =>
 const showsAsMuch = (now: AccessTransform | undefined, then: AccessTransform) =>
   now !== undefined && transformRank[now] >= transformRank[then];
 
+/**
+ * Whether a token last changed (`modifiedAt`, null: never) before a run began (`seenAt`): if not,
+ * its data may no longer be what the run saw, and a result derived from it goes with that data.
+ * Any change counts (metadata too): a result is withdrawn rather than risk answering data the
+ * token no longer holds.
+ */
+export const unchangedSince = (modifiedAt: Date | null, seenAt: Date): boolean =>
+  modifiedAt === null || modifiedAt.getTime() < seenAt.getTime();
+
 /** A token as it is now: what decides on it. */
 export type TokenNow = AccessTarget;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SeenDecisions } from '@tokenvault/code-runs';
-import { seenStillShown, useTransformOf, type TokenNow } from './result-decisions.ts';
+import { seenStillShown, unchangedSince, useTransformOf, type TokenNow } from './result-decisions.ts';
 
 const card: TokenNow = {
   containers: ['/pci/high/'],
@@ -84,5 +84,15 @@ describe('seenStillShown: a result is answered while what decides now shows as m
         ['/pci/high/', '/general/'],
       ),
     ).toBe('mask');
+  });
+});
+
+describe('unchangedSince: a result goes with data changed after its run began', () => {
+  const seenAt = new Date('2026-01-01T00:00:10Z');
+  it('a token never changed, or changed before, keeps it; one changed at or after the run began does not', () => {
+    expect(unchangedSince(null, seenAt)).toBe(true);
+    expect(unchangedSince(new Date('2026-01-01T00:00:09Z'), seenAt)).toBe(true);
+    expect(unchangedSince(seenAt, seenAt)).toBe(false);
+    expect(unchangedSince(new Date('2026-01-01T00:00:11Z'), seenAt)).toBe(false);
   });
 });

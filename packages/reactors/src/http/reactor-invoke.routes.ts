@@ -26,7 +26,7 @@ import {
 } from '@tokenvault/contracts';
 import { findTokenExpressions, prepareArguments, substituteTokens } from '../domain/arguments.ts';
 import { reactorRunBase, reactorRunOwner } from '../domain/reactor-run.ts';
-import { seenStillShown, useTransformOf, type TokenNow } from '../domain/result-decisions.ts';
+import { seenStillShown, unchangedSince, useTransformOf, type TokenNow } from '../domain/result-decisions.ts';
 import type { ReactorQueries } from '../queries/reactors.queries.ts';
 
 export interface InvocationRouteDeps {
@@ -67,6 +67,8 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
     if (!reactor) throw notFound('No reactor with this id.');
     const base = reactorRunBase(reactor);
     const tokenIds = findTokenExpressions(args);
+    // Before detokenizing: a token changed from here on may no longer hold what the run sees.
+    const readsFrom = new Date().toISOString();
     const opened = await deps.detokenizer.openTokens(
       principal,
       tokenIds,
@@ -86,13 +88,15 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       args: prepareArguments(reactor.formula.request_parameters, substituteTokens(args, opened)),
       caller: principalData(principal),
       request_id: requestId,
+      reads_from: readsFrom,
       ...(tokenIds.length > 0 ? { token_ids: [...tokenIds], token_transforms: transforms } : {}),
     };
   };
 
   /**
    * Whether an async result may still be answered to this caller: every token it saw live, with
-   * nothing removed since (a card's CVC), and what decides on each now (the caller's use decision
+   * nothing removed since (a card's CVC), none changed since the run began (its data may differ
+   * from what the run saw: unchangedSince), and what decides on each now (the caller's use decision
    * for its args, the run's application's read decision for what `svc` read) showing as much as
    * the run saw (seenStillShown).
    */
@@ -101,9 +105,17 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
     async (tenantId, outcome, seenAt) => {
       if (!(await deps.detokenizer.allLive(tenantId, outcome.token_ids ?? [], seenAt))) return false;
       const { seen } = outcome;
-      if (!seen) return true;
-      const ids = [...new Set([...Object.keys(seen.args ?? {}), ...Object.keys(seen.svc?.tokens ?? {})])];
+      const ids = [
+        ...new Set([
+          ...(outcome.token_ids ?? []),
+          ...Object.keys(seen?.args ?? {}),
+          ...Object.keys(seen?.svc?.tokens ?? {}),
+        ]),
+      ];
       const rows = await deps.tokens.getMany(tenantId, ids);
+      // Derived data goes with its data: a token changed since the run began may no longer hold what it saw.
+      if (!rows.every((row) => unchangedSince(row.modified_at, seenAt))) return false;
+      if (!seen) return true;
       const tokens = new Map<string, TokenNow>(
         rows.map((row) => [
           row.id,
@@ -169,7 +181,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
       path: '/reactors/:id/results/:request_id',
       operationId: 'getReactorResult',
       summary:
-        'The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted, a card’s CVC it saw is removed, or a rule now shows less of a token than the run saw)',
+        'The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted or changed, a card’s CVC it saw is removed, or a rule now shows less of a token than the run saw)',
       tag,
       permission: 'token:use',
       returnsSensitive: ['token-data'],
@@ -185,7 +197,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
         if (!run) throw notFound('No reactor request with this id.');
         if (run.status === 'withdrawn') {
           throw notFound(
-            'This result saw data of a token deleted (or a card’s CVC removed) since, or more of a token than a rule now shows: it was withdrawn with that data.',
+            'This result saw data of a token deleted or changed (or a card’s CVC removed) since, or more of a token than a rule now shows: it was withdrawn with that data.',
           );
         }
         const base = { async_reactor_request_id: params.request_id, status: run.status };

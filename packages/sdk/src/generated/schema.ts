@@ -805,7 +805,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted, a card’s CVC it saw is removed, or a rule now shows less of a token than the run saw)
+         * The status of an async invocation and, once done, its response or problem (404 once a token whose data the run saw is deleted or changed, a card’s CVC it saw is removed, or a rule now shows less of a token than the run saw)
          * @description Permission: `token:use`
          */
         get: operations["getReactorResult"];
@@ -907,7 +907,7 @@ export interface paths {
         get: operations["listWebhooks"];
         put?: never;
         /**
-         * Subscribe an https URL to event types (enabled unless status says otherwise)
+         * Subscribe an https URL to event types (enabled unless status says otherwise); each event type needs its resource’s read permission tenant-wide (token:read for token:*), and a key that expires may not (403 naming body.events or body.url)
          * @description Permission: `webhook:create`
          */
         post: operations["createWebhook"];
@@ -1050,7 +1050,7 @@ export interface paths {
          */
         get: operations["getWebhook"];
         /**
-         * Replace a webhook’s settings (its status stays as it is unless named)
+         * Replace a webhook’s settings (its status stays as it is unless named); a new URL or added event types need what creating does (403 naming body.events or body.url)
          * @description Permission: `webhook:update`
          */
         put: operations["updateWebhook"];
@@ -4145,7 +4145,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The link expired, was replaced, deleted or already used */
+            /** @description The link expired, was replaced, deleted or already used, or its inviter no longer stands (the application that sent it deleted or no longer holding every permission, the member who sent it removed) */
             410: {
                 headers: {
                     [name: string]: unknown;

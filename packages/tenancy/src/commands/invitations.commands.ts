@@ -26,6 +26,8 @@ import { memberIdOfInvitation, userIdOfEmail } from '../domain/ids.ts';
 import {
   checkLink,
   invitationDecider,
+  inviterWithdrawal,
+  type InvitationView,
   linkGone,
   type InvitationCommand,
   type InvitationEvent,
@@ -45,6 +47,7 @@ import type { MemberQueries } from '../queries/members.queries.ts';
 import type { InvitationMailLimits } from './invitation-mail-limits.ts';
 import { invitationNotHeld, invitationNotHeldError } from '../domain/grant-rule.ts';
 import { callerGrantsOf } from './caller-grants.ts';
+import { applicationDecider } from '../domain/application.ts';
 
 export interface InvitationCommandDeps {
   store: EventStore;
@@ -199,11 +202,41 @@ export class InvitationCommands {
       { linkVersion: link.linkVersion, tokenHash: hashLinkToken(token) },
       clock.now().toISOString(),
     );
+    await this.assertInviterStands(link.tenantId, invitation);
     const tenant = await ownerPool.query<{ name: string }>('SELECT name FROM tenants WHERE id = $1', [
       link.tenantId,
     ]);
     if (!tenant.rows[0]) throw linkGone('This tenant no longer exists.');
     return { tenant_name: tenant.rows[0].name, email: invitation.email, expires_at: invitation.expires_at };
+  }
+
+  /**
+   * An invitation stands only while its inviter does (inviterWithdrawal): the sender of its
+   * current link, as its stream has it now (an application), or as a member (a user). Otherwise
+   * the link is gone (410), before anything is written.
+   */
+  private async assertInviterStands(tenantId: string, invitation: InvitationView) {
+    const inviterId = invitation.modified_by ?? invitation.created_by;
+    const { state: application } = await aggregateStream(
+      this.deps.store,
+      streams.application(tenantId, inviterId),
+      applicationDecider,
+    );
+    const withdrawal =
+      application.status === 'absent'
+        ? inviterWithdrawal({
+            kind: 'user',
+            member:
+              (await this.deps.store.claimHolder(
+                tenancyClaimScopes.tenantMember,
+                tenantMemberKey(tenantId, inviterId),
+              )) !== undefined,
+          })
+        : inviterWithdrawal({
+            kind: 'application',
+            grants: application.status === 'active' ? application.application : undefined,
+          });
+    if (withdrawal) throw linkGone(withdrawal);
   }
 
   async accept(
@@ -229,7 +262,9 @@ export class InvitationCommands {
     // Accepted already through this very link: a retry, or a concurrent twin; finish it.
     const finishing =
       state.status === 'accepted' && state.memberId === memberId && state.linkVersion === linkVersion;
-    const email = finishing ? state.email : checkLink(state, { linkVersion, tokenHash }, now).email;
+    const invitation = finishing ? undefined : checkLink(state, { linkVersion, tokenHash }, now);
+    if (invitation) await this.assertInviterStands(tenantId, invitation);
+    const email = finishing ? state.email : invitation!.email;
     const tenant = await ownerPool.query('SELECT 1 FROM tenants WHERE id = $1', [tenantId]);
     if (tenant.rowCount === 0) throw linkGone('This tenant no longer exists.');
 

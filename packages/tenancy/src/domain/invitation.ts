@@ -2,6 +2,7 @@ import { alreadyExists, goneError, notFoundError } from '@tokenvault/platform';
 import type { DataOf, Decider, EventOf } from '@tokenvault/cqrs';
 import type { TenancyEvent } from './tenancy.events.ts';
 import { sameDigest } from './invitation-link.ts';
+import { invitationNotHeld, type ApplicationGrants } from './grant-rule.ts';
 
 export type InvitationEvent = EventOf<
   TenancyEvent,
@@ -214,3 +215,27 @@ export const invitationDecider: Decider<InvitationState, InvitationCommand, Invi
     }
   },
 };
+
+/**
+ * Who sent an invitation's current link (its resender, else its creator), as it is now: an
+ * application (its stream: active with its grants, or deleted), or a user (whether still a member).
+ */
+export type InviterNow =
+  { kind: 'application'; grants: ApplicationGrants | undefined } | { kind: 'user'; member: boolean };
+
+/**
+ * Why an invitation no longer stands (undefined: it does). An invitation grants the ADMIN role
+ * for its inviter, so it stands only while the inviter does: an application not deleted and
+ * still holding everything an ADMIN member holds (invitationNotHeld), a member still a member.
+ */
+export function inviterWithdrawal(inviter: InviterNow): string | undefined {
+  if (inviter.kind === 'user') {
+    return inviter.member
+      ? undefined
+      : 'The member who sent this invitation is no longer a member: ask for a new one.';
+  }
+  if (!inviter.grants) return 'The application that sent this invitation was deleted: ask for a new one.';
+  return invitationNotHeld(inviter.grants).length > 0
+    ? 'The application that sent this invitation no longer holds every permission an ADMIN member holds: ask for a new one.'
+    : undefined;
+}

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '@tokenvault/cqrs/testing';
-import { invitationDecider, type InvitationCommand, type InvitationEvent } from './invitation.ts';
+import {
+  invitationDecider,
+  inviterWithdrawal,
+  type InvitationCommand,
+  type InvitationEvent,
+} from './invitation.ts';
+import { permissions as everyPermission } from '@tokenvault/contracts';
 import { InvitationLinks, hashLinkToken } from './invitation-link.ts';
 import { memberDecider, type MemberEvent } from './member.ts';
 import { derivedUuid, memberIdOfInvitation, userIdOfEmail } from './ids.ts';
@@ -225,5 +231,25 @@ describe('invitation links', () => {
       /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
     );
     expect(derivedUuid('a', 'b')).not.toBe(derivedUuid('a', 'c'));
+  });
+});
+
+describe('inviterWithdrawal: an invitation stands only while its inviter does', () => {
+  const full = { type: 'management' as const, permissions: everyPermission, rules: [] };
+
+  it('an application holding everything keeps it; one deleted or narrowed withdraws it', () => {
+    expect(inviterWithdrawal({ kind: 'application', grants: full })).toBeUndefined();
+    expect(inviterWithdrawal({ kind: 'application', grants: undefined })).toMatch(/was deleted/);
+    expect(
+      inviterWithdrawal({
+        kind: 'application',
+        grants: { ...full, permissions: everyPermission.filter((p) => p !== 'token:read') },
+      }),
+    ).toMatch(/no longer holds/);
+  });
+
+  it('a member keeps it while a member', () => {
+    expect(inviterWithdrawal({ kind: 'user', member: true })).toBeUndefined();
+    expect(inviterWithdrawal({ kind: 'user', member: false })).toMatch(/no longer a member/);
   });
 });

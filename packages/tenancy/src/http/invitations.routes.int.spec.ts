@@ -1,11 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commandHandler } from '@tokenvault/cqrs';
 import { storedEvents, testPrincipal, useReadSide } from '@tokenvault/cqrs/testing';
 import { createRedis, systemClock } from '@tokenvault/platform';
 import { routeApp } from '@tokenvault/platform/testing';
 import { InvitationMailLimits } from '../commands/invitation-mail-limits.ts';
 import { InvitationCommands } from '../commands/invitations.commands.ts';
 import { InvitationLinks } from '../domain/invitation-link.ts';
+import { memberDecider } from '../domain/member.ts';
 import { streams } from '../domain/tenancy.events.ts';
 import { tenancyClaims } from '../domain/tenancy.uniqueness.ts';
 import { tenancyMigrations } from '../migrations.ts';
@@ -57,6 +59,22 @@ describe('invitation routes, in process (commands on an in-memory store, queries
       memberQueries: new MemberQueries(appPool),
     });
     const queries = new InvitationQueries(appPool);
+    // The inviting member is a member: an invitation stands only while its inviter does.
+    await commandHandler(store, memberDecider, (command) =>
+      streams.member(command.tenantId, command.memberId),
+    )(
+      {
+        type: 'AddMember',
+        memberId: randomUUID(),
+        tenantId: tenant,
+        userId: member,
+        role: 'ADMIN',
+        actorId: member,
+        now: new Date().toISOString(),
+      },
+      { tenant_id: tenant, actor_id: member, actor_type: 'user' },
+      { newStream: true },
+    );
     api = routeApp(invitationRoutes({ commands, queries, consistency, clock: systemClock }), callers);
     // The tenant the invitations are to (accepting one needs it).
     const created = await store.given(streams.tenant(tenant), [

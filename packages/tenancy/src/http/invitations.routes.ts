@@ -187,7 +187,10 @@ export function invitationRoutes({
       body: invitationLinkBody,
       responses: {
         200: { description: 'The pending invitation the link is for', schema: invitationLinkSchema },
-        410: { description: 'The link expired, was replaced, deleted or already used' },
+        410: {
+          description:
+            'The link expired, was replaced, deleted or already used, or its inviter no longer stands (the application that sent it deleted or no longer holding every permission, the member who sent it removed)',
+        },
       },
       async handle({ body }) {
         return { status: 200, body: await commands.describeLink(body.token) };

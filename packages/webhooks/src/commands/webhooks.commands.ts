@@ -14,7 +14,8 @@ import {
   type Resolver,
 } from '@tokenvault/destinations';
 import type { EventStore } from '@tokenvault/eventstore';
-import { badRequest, type Clock, type Principal } from '@tokenvault/platform';
+import { badRequest, notAllowed, type Clock, type Principal } from '@tokenvault/platform';
+import { subscriptionNotHeld } from '../domain/subscription-grant.ts';
 import {
   webhookDecider,
   webhookMissing,
@@ -86,6 +87,7 @@ export class WebhookCommands {
   }
 
   async create(principal: Principal, body: CreateWebhookBody, correlationId: string) {
+    assertMaySubscribe(principal, body.events);
     await this.checkUrl(body.url);
     const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
     const outcome = await this.handle(
@@ -99,6 +101,10 @@ export class WebhookCommands {
   /** Replaces the settings; `status` stays as it is unless the body names it. */
   async update(principal: Principal, webhookId: string, body: UpdateWebhookBody, correlationId: string) {
     const current = await this.current(principal.tenantId, webhookId);
+    // A new URL receives every event subscribed; otherwise only the events added are new grants.
+    const urlChanged = body.url !== current.url;
+    const added = body.events.filter((event) => !current.events.includes(event));
+    if (urlChanged || added.length > 0) assertMaySubscribe(principal, urlChanged ? body.events : added);
     await this.checkUrl(body.url);
     const { acting, metadata } = commandContext(principal, correlationId, this.deps.clock);
     const outcome = await this.handle(
@@ -150,3 +156,18 @@ const settingsOf = (
   ...(body.notify_email === undefined ? {} : { notify_email: body.notify_email }),
   status,
 });
+
+/**
+ * A webhook delivers its events after the key that made it is gone: subscribing needs what reads
+ * each event's resource tenant-wide, and a key without an expiry (subscriptionNotHeld; a 403
+ * naming body.events or body.url, before anything is checked or written).
+ */
+function assertMaySubscribe(principal: Principal, events: readonly string[]) {
+  const notHeld = subscriptionNotHeld(principal, events);
+  if (notHeld) {
+    throw notAllowed(
+      'A webhook delivers every event of its types to its URL, and outlives the key that made it: only a key that reads each event type’s resource tenant-wide, without an expiry, may subscribe to it.',
+      notHeld,
+    );
+  }
+}

@@ -14,7 +14,16 @@ const actorId = '5b1f0a1e-0000-4000-8000-000000000012';
 const webhookId = '5b1f0a1e-0000-4000-8000-000000000013';
 const now = '2026-03-01T00:00:00.000Z';
 const correlationId = 'request-1';
-const principal = testPrincipal(tenantId, actorId, ['webhook:create', 'webhook:update', 'webhook:delete']);
+const principal = testPrincipal(tenantId, actorId, [
+  'webhook:create',
+  'webhook:update',
+  'webhook:delete',
+  // What subscribing to each event type needs (subscriptionNotHeld).
+  'token:read',
+  'application:read',
+  'reactor:read',
+  'proxy:read',
+]);
 const metadata: EventMetadata = {
   tenant_id: tenantId,
   actor_id: actorId,

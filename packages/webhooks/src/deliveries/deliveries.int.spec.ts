@@ -36,8 +36,14 @@ interface Received {
 
 const tenant = randomUUID();
 const otherTenant = randomUUID();
-const admin = testPrincipal(tenant, randomUUID(), ['webhook:create', 'webhook:update']);
-const otherAdmin = testPrincipal(otherTenant, randomUUID(), ['webhook:create', 'webhook:update']);
+// What subscribing to each event type needs (subscriptionNotHeld).
+const eventReads = ['token:read', 'application:read', 'reactor:read', 'proxy:read'];
+const admin = testPrincipal(tenant, randomUUID(), ['webhook:create', 'webhook:update', ...eventReads]);
+const otherAdmin = testPrincipal(otherTenant, randomUUID(), [
+  'webhook:create',
+  'webhook:update',
+  ...eventReads,
+]);
 
 describe('webhook deliveries: the enqueuer on the event log, the worker to a receiver on loopback', () => {
   const side = useReadSide([...vaultMigrations, ...webhooksMigrations], [webhooksProjection]);

@@ -24,7 +24,15 @@ import { webhookRoutes } from './webhooks.routes.ts';
 const tenant = randomUUID();
 const otherTenant = randomUUID();
 const actor = randomUUID();
-const writes = ['webhook:create', 'webhook:read', 'webhook:update', 'webhook:delete'];
+// With what subscribing to each event type needs (subscriptionNotHeld).
+const writes = [
+  'webhook:create',
+  'webhook:read',
+  'webhook:update',
+  'webhook:delete',
+  'token:read',
+  'application:read',
+];
 /** SVC-API-KEY → the caller it names. */
 const callers = {
   admin: testPrincipal(tenant, actor, writes),

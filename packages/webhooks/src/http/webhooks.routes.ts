@@ -71,7 +71,8 @@ export function webhookRoutes({
       method: 'post',
       path: '/webhooks',
       operationId: 'createWebhook',
-      summary: 'Subscribe an https URL to event types (enabled unless status says otherwise)',
+      summary:
+        'Subscribe an https URL to event types (enabled unless status says otherwise); each event type needs its resource’s read permission tenant-wide (token:read for token:*), and a key that expires may not (403 naming body.events or body.url)',
       tag,
       permission: 'webhook:create',
       returnsSensitive: [],
@@ -232,7 +233,8 @@ export function webhookRoutes({
       method: 'put',
       path: '/webhooks/:id',
       operationId: 'updateWebhook',
-      summary: 'Replace a webhook’s settings (its status stays as it is unless named)',
+      summary:
+        'Replace a webhook’s settings (its status stays as it is unless named); a new URL or added event types need what creating does (403 naming body.events or body.url)',
       tag,
       permission: 'webhook:update',
       returnsSensitive: [],

@@ -8,19 +8,8 @@
 // re-evaluation fails. Every guess must get the same answer.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { uniqueCardNumber } from '../support/cards.ts';
+import { answerShape, type Answer } from '../support/oracle.ts';
 import { useStack } from '../support/stack.ts';
-
-interface Answer {
-  status: number;
-  body: unknown;
-}
-
-/** What of an answer may be compared across guesses: the status, and the body without ids. */
-const shapeOf = ({ status, body }: Answer) => {
-  if (status < 400) return { status, keys: Object.keys(body as object).sort() };
-  const { request_id: _requestId, instance: _instance, ...rest } = body as Record<string, unknown>;
-  return { status, body: rest };
-};
 
 const digitProbe = (position: number, digit: string) =>
   `{{ data.number | slice: ${position}, 1 | replace: "${digit}", "true" | to_boolean }}`;
@@ -65,7 +54,7 @@ describe('attack: expression errors on stored data read a card number character 
     for (let position = 0; position < positions; position++) {
       const answers: string[] = [];
       for (const digit of '0123456789') {
-        answers.push(JSON.stringify(shapeOf(await probe([digitProbe(position, digit), alwaysFails]))));
+        answers.push(JSON.stringify(answerShape(await probe([digitProbe(position, digit), alwaysFails]))));
       }
       answersAt.push(answers);
     }
@@ -119,7 +108,7 @@ describe('attack: expression errors on stored data read a card number character 
     expect(token.status).toBe(201);
     // "t" + "RUE" evaluates, "f" + "alse" would too: the attacker guesses the first letter.
     const guess = async (letter: string) =>
-      shapeOf(
+      answerShape(
         await admin.request('PATCH', `/tokens/${token.body.id}`, {
           body: { data: { note: letter === 't' ? 'RUE' : 'alse' } },
           apiKey: updateOnly,

@@ -8,19 +8,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { uniqueCardNumber } from '../support/cards.ts';
 import { createReactor, react } from '../support/reactors.ts';
+import { answerShape, type Answer } from '../support/oracle.ts';
 import { useStack } from '../support/stack.ts';
-
-interface Answer {
-  status: number;
-  body: unknown;
-}
-
-/** What of an answer may be compared across guesses: the status, and the body without ids. */
-const shapeOf = ({ status, body }: Answer) => {
-  if (status < 400) return { status, keys: Object.keys(body as object).sort() };
-  const { request_id: _requestId, instance: _instance, ...rest } = body as Record<string, unknown>;
-  return { status, body: rest };
-};
 
 /** Evaluates (to `true`) only when the number's first digit is the guess; fails otherwise. */
 const firstDigitIs = (digit: string) =>
@@ -225,8 +214,8 @@ describe('attack: a key without reveal reads stored data off the answers to its 
   }
 
   it.each(routes)('%s: a right and a wrong guess are answered alike', async (_name, guess) => {
-    const right = shapeOf(await guess(true));
-    const wrong = shapeOf(await guess(false));
+    const right = answerShape(await guess(true));
+    const wrong = answerShape(await guess(false));
     expect(wrong).toEqual(right);
     // Nothing names one expression of several either.
     expect(JSON.stringify(right)).not.toMatch(/search_indexes\.\d|body\.mask\./);

@@ -57,6 +57,7 @@ export const reactorsContext: ContextManifest<ReactorsContextDeps> = {
         maxInFlightPerTenant: deps.maxReactorInvocationsPerTenant,
         tokens: deps.tokenQueries,
         applications: deps.applications,
+        clock: deps.clock,
       }),
     ];
   },

@@ -1,6 +1,7 @@
 import {
   defineRoute,
   notFound,
+  type Clock,
   type Principal,
   type RouteDefinition,
   type TenantConcurrencyCap,
@@ -39,6 +40,8 @@ export interface InvocationRouteDeps {
   /** Tokens as they are now, and applications' grants now: what an async result is compared with. */
   tokens: Pick<TokenQueries, 'getMany'>;
   applications: Pick<ApplicationQueries, 'getMany'>;
+  /** The time a run's reads begin, compared with the tokens' `modified_at` (the tokens' clock). */
+  clock: Clock;
 }
 
 /** Invoking needs token:use (and token:use on a container of every detokenized token). */
@@ -68,7 +71,7 @@ export function invocationRoutes(deps: InvocationRouteDeps): RouteDefinition[] {
     const base = reactorRunBase(reactor);
     const tokenIds = findTokenExpressions(args);
     // Before detokenizing: a token changed from here on may no longer hold what the run sees.
-    const readsFrom = new Date().toISOString();
+    const readsFrom = deps.clock.now().toISOString();
     const opened = await deps.detokenizer.openTokens(
       principal,
       tokenIds,

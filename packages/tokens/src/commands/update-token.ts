@@ -10,7 +10,7 @@ import { StaleDataBasis, tokenDecider, type TokenPatch, type TokenView } from '.
 import { holdsCvc, tokenSummariesOf } from '../domain/token-details.ts';
 import { tokenStream, type TokenUpdate } from '../domain/tokens.events.ts';
 import { tokenIdOfHolder, tokenSearchIndexScope } from '../domain/tokens.uniqueness.ts';
-import { uniqueIndexTaken } from './create-token.ts';
+import { assertMayHoldUniqueIndexes, uniqueIndexTaken } from './create-token.ts';
 import { searchFieldsOf, searchIndexSpecOf } from './search-fields.ts';
 import { tokenKeysSideData } from '../projections/token-keys.projection.ts';
 import { readTargetOf } from '../queries/tokens.queries.ts';
@@ -73,6 +73,16 @@ async function updateOnce(
   // nothing from checks of the data it would lead to. New expressions on the data go with them:
   // only a key its rules reveal the token to may set them (the decider's 403), before any runs.
   tokenDecider.decide(commandOf({ ...patch, ...expressionsGivenBy(body, current) }), state);
+  // Unique indexes are claimed again when they change or the data does: a 409 then tells whether
+  // another token holds the value, which only a key revealing them all may learn. Decided on the
+  // token's stream (its indexes as of now), before the data is opened.
+  if (body.search_indexes !== undefined || body.data !== undefined) {
+    const indexes =
+      body.search_indexes === undefined
+        ? (current.search_indexes ?? [])
+        : (body.search_indexes ?? []).map(searchIndexSpecOf);
+    assertMayHoldUniqueIndexes(principal, indexes, 'body.search_indexes');
+  }
   // A key that may update but not read the token (an update-only or a masked key) learns nothing
   // of the data from the stored expressions a data patch evaluates again: their failures are not
   // told (docs/security.md, "One rule for expressions on stored data").

@@ -20,8 +20,6 @@ import {
   tokenTypeSchema,
   updateTokenBody,
 } from '@tokenvault/contracts';
-import { assertMayHoldUniqueIndexes } from '../commands/create-token.ts';
-import { searchIndexSpecOf } from '../commands/search-fields.ts';
 import { readTransform } from '../domain/access.ts';
 import { summariesShown } from '../domain/token-details.ts';
 import { readTargetOf, tokenFields } from '../queries/tokens.queries.ts';
@@ -151,13 +149,17 @@ export function tokenResourceRoutes(
       size: filter.size,
     };
     // The SQL filter is the containers of the key's rules (and the higher impact levels a
-    // restriction policy reads): each row is then kept only if the key's read decision on it
-    // gives access, with or without data, so the list never shows a token its GET refuses. A
-    // key reading tenant-wide reads every row.
-    const { rows, hasMore } =
-      readable === null
-        ? await queries.list(principal.tenantId, listFilter)
-        : await queries.listKept(principal.tenantId, listFilter, (row) => decisionOn(row) !== undefined);
+    // restriction policy reads): the list never shows a token its GET refuses. A row under a
+    // token:read rule's own container always has a deciding rule; only rows reached through a
+    // higher impact level may be refused, so only then is each row decided before paging
+    // (listKept reads more rows than the page). A key reading tenant-wide reads every row.
+    const ruleContainers = new Set(
+      principal.rules.filter((rule) => rule.permissions.includes('token:read')).map((rule) => rule.container),
+    );
+    const mayRefuseRows = readable?.some((container) => !ruleContainers.has(container)) ?? false;
+    const { rows, hasMore } = mayRefuseRows
+      ? await queries.listKept(principal.tenantId, listFilter, (row) => decisionOn(row) !== undefined)
+      : await queries.list(principal.tenantId, listFilter);
     const last = rows.at(-1);
     return {
       cursor,
@@ -302,16 +304,7 @@ export function tokenResourceRoutes(
       },
       async handle({ principal, params, body, requestId }) {
         // An expired token is gone for updates too (404), like for reads.
-        const row = await tokenFor(principal, params.id, 'token:update', 'all');
-        // Unique indexes are claimed again when they change or the data does: a 409 then tells
-        // whether another token holds the value, which only a key revealing them all may learn.
-        if (body.search_indexes !== undefined || body.data !== undefined) {
-          const indexes =
-            body.search_indexes === undefined
-              ? (row.search_indexes ?? [])
-              : (body.search_indexes ?? []).map(searchIndexSpecOf);
-          assertMayHoldUniqueIndexes(principal, indexes, 'body.search_indexes');
-        }
+        await tokenFor(principal, params.id, 'token:update', 'all');
         const updated = await commands.update(principal, params.id, body, requestId);
         // The answer's summaries as the key's read decision on the token after the update shows
         // them: a key that may only update sees no card's BIN or last four.

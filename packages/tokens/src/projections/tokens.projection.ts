@@ -160,10 +160,9 @@ async function cvcRemoved(tx: PoolClient, events: DataOf<TokenEvent, 'TokenCvcRe
 
 /**
  * Each event holds the token's editable state in full, so only the last update of a token in the
- * run counts (one UPDATE … FROM would apply an arbitrary one of several). The token's association rows as a child carry its containers
- * and expiry for child lists: they change with it.
+ * run counts (one UPDATE … FROM would apply an arbitrary one of several). The token's association
+ * rows as a child carry its containers and expiry for child lists: they change with it.
  */
-
 async function updated(tx: PoolClient, events: DataOf<TokenEvent, 'TokenUpdated'>[]): Promise<void> {
   const last = [...new Map(events.map((event) => [`${event.tenant_id}/${event.token_id}`, event])).values()];
   // The token rows and their metadata entries in one statement: entries the update dropped go,
